@@ -1,0 +1,46 @@
+"""The one error type a learner sees for a bad scenario."""
+
+from __future__ import annotations
+
+__all__ = ["RecordingTimeout", "ScenarioError"]
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot be loaded or run, worded for a learner.
+
+    ``field`` names the scenario field (``forward.code``, ``calls[1].loss``),
+    ``line`` and ``col`` are 1-based positions inside that field's text.
+
+    >>> str(ScenarioError("name 'z' is not defined", field="calls[0].loss", line=1, col=3))
+    "calls[0].loss, line 1, column 3: name 'z' is not defined"
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        line: int | None = None,
+        col: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.line = line
+        self.col = col
+
+    def where(self) -> str:
+        parts = [self.field] if self.field else []
+        if self.line is not None:
+            parts.append(f"line {self.line}")
+        if self.col is not None:
+            parts.append(f"column {self.col}")
+        return ", ".join(parts)
+
+    def __str__(self) -> str:
+        where = self.where()
+        return f"{where}: {self.message}" if where else self.message
+
+
+class RecordingTimeout(ScenarioError):
+    """A recording ran past its time limit."""

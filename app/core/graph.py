@@ -1,0 +1,244 @@
+"""Capture the autograd graph behind some tensors as plain, immutable data.
+
+Capture is separate from drawing (``app.render``) and from recording
+(``app.core.recorder``): it walks ``grad_fn.next_functions`` once, gives every
+node an id of our own, and reads each ``_saved_*`` slot while it is still
+readable.
+
+# NOTE [node ids]
+torchviz names nodes ``str(id(obj))``; ids of freed Python wrappers are reused,
+and unpacked saved tensors are temporaries that collide on ``id()``. We give
+each node ``n<k>`` in discovery order and each slot ``n<k>.<name>``; a
+:class:`GraphCapture` keeps the live ``grad_fn`` objects while a recording
+runs, and the resulting :class:`Graph` holds none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+import torch
+
+__all__ = [
+    "Edge",
+    "Graph",
+    "GraphCapture",
+    "GraphNode",
+    "SavedSlot",
+    "SlotKind",
+    "saved_slot_names",
+    "trace",
+]
+
+SlotKind = Literal["tensor", "value", "none"]
+SAVED_PREFIX = "_saved_"
+
+
+@dataclass(frozen=True)
+class SavedSlot:
+    """One ``_saved_<name>`` attribute of a node, as it was at capture time."""
+
+    name: str
+    kind: SlotKind
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    device: str | None = None
+    nbytes: int | None = None
+    storage: tuple[str, int] | None = None  # (device, data pointer): shared buffers counted once
+    value: str | None = None  # text of a non-tensor value, e.g. "2" or "(2,)"
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    id: str
+    name: str  # PyTorch's class name, e.g. "PowBackward0"
+    label: str | None  # the scenario text that made it, or the leaf's name
+    saved: tuple[SavedSlot, ...] = ()
+    added_at_call: int | None = None  # None: part of the forward graph
+    is_leaf: bool = False
+
+    @property
+    def tensor_slots(self) -> tuple[SavedSlot, ...]:
+        return tuple(s for s in self.saved if s.kind == "tensor")
+
+
+class Edge(NamedTuple):
+    """From a node to one of its ``next_functions``."""
+
+    src: str
+    dst: str
+
+
+@dataclass(frozen=True)
+class Graph:
+    nodes: tuple[GraphNode, ...]
+    edges: tuple[Edge, ...]
+    _index: dict[str, GraphNode] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index.update({n.id: n for n in self.nodes})
+
+    def node(self, node_id: str) -> GraphNode:
+        return self._index[node_id]
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._index
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def saved_slot_names(fn: Any) -> list[str]:
+    """Names of a node's saved slots, without the ``_saved_`` prefix."""
+    return [a[len(SAVED_PREFIX) :] for a in dir(fn) if a.startswith(SAVED_PREFIX)]
+
+
+def describe_slot(name: str, value: Any) -> SavedSlot:
+    if value is None:
+        return SavedSlot(name, "none")
+    tensors = _as_tensors(value)
+    if tensors is None:
+        return SavedSlot(name, "value", value=_short_text(value))
+    first = tensors[0]
+    storage = first.untyped_storage()
+    return SavedSlot(
+        name,
+        "tensor",
+        shape=tuple(first.shape) if isinstance(value, torch.Tensor) else None,
+        dtype=str(first.dtype).removeprefix("torch."),
+        device=str(first.device),
+        nbytes=sum(t.untyped_storage().nbytes() for t in tensors),
+        storage=(str(first.device), storage.data_ptr()) if storage.data_ptr() else None,
+    )
+
+
+def _read_slot(fn: Any, name: str) -> SavedSlot:
+    try:
+        return describe_slot(name, getattr(fn, SAVED_PREFIX + name))
+    except RuntimeError:  # already freed when first seen: a tensor whose details are gone
+        return SavedSlot(name, "tensor")
+
+
+def _as_tensors(value: Any) -> list[torch.Tensor] | None:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
+        return list(value)
+    return None
+
+
+def _short_text(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _next_functions(fn: Any) -> Iterator[Any]:
+    for child, _ in fn.next_functions:
+        if child is not None:
+            yield child
+
+
+class GraphCapture:
+    """A growing graph over live ``grad_fn`` objects (only while recording).
+
+    >>> x = torch.tensor([1., 2.], requires_grad=True)
+    >>> capture = GraphCapture()
+    >>> _ = capture.add_roots([x.square().sum().grad_fn])
+    >>> [n.name for n in capture.freeze().nodes]
+    ['SumBackward0', 'PowBackward0', 'AccumulateGrad']
+    """
+
+    def __init__(self) -> None:
+        self.fns: dict[str, Any] = {}  # our id -> grad_fn (insertion = discovery order)
+        self._ids: dict[int, str] = {}  # id(grad_fn) -> our id; safe: we hold every fn
+        self._nodes: dict[str, GraphNode] = {}
+        self._edges: list[Edge] = []
+        self.labels: dict[str, str] = {}
+
+    def id_of(self, fn: Any) -> str | None:
+        return self._ids.get(id(fn))
+
+    def add_roots(self, roots: Iterable[Any], *, call: int | None = None) -> list[str]:
+        """Walk from ``roots``; return the ids of nodes seen for the first time."""
+        new: list[str] = []
+        stack = [r for r in roots if r is not None]
+        while stack:
+            fn = stack.pop()
+            if id(fn) in self._ids:
+                continue
+            node_id = self._register(fn, call)
+            new.append(node_id)
+            children = list(_next_functions(fn))
+            self._edges.extend(Edge(node_id, self._id_or_pending(c)) for c in children)
+            stack.extend(reversed(children))
+        self._resolve_pending()
+        return new
+
+    def _register(self, fn: Any, call: int | None) -> str:
+        node_id = f"n{len(self.fns)}"
+        self.fns[node_id] = fn
+        self._ids[id(fn)] = node_id
+        saved = tuple(_read_slot(fn, name) for name in saved_slot_names(fn))
+        self._nodes[node_id] = GraphNode(
+            id=node_id,
+            name=type(fn).__name__,
+            label=None,
+            saved=saved,
+            added_at_call=call,
+            is_leaf=hasattr(fn, "variable"),
+        )
+        return node_id
+
+    def _id_or_pending(self, fn: Any) -> str:
+        return self._ids.get(id(fn)) or f"?{id(fn)}"
+
+    def _resolve_pending(self) -> None:
+        self._edges = [
+            Edge(e.src, self._ids[int(e.dst[1:])] if e.dst.startswith("?") else e.dst) for e in self._edges
+        ]
+
+    def node(self, node_id: str) -> GraphNode:
+        return self._nodes[node_id]
+
+    def reachable_from(self, root: Any) -> list[str]:
+        """Ids of the known nodes reachable from ``root`` (itself included)."""
+        seen: dict[str, None] = {}
+        stack = [root] if root is not None else []
+        while stack:
+            fn = stack.pop()
+            node_id = self.id_of(fn)
+            if node_id is None or node_id in seen:
+                continue
+            seen[node_id] = None
+            stack.extend(_next_functions(fn))
+        return list(seen)
+
+    def label(self, fn: Any, text: str, *, override: bool = False) -> None:
+        node_id = self.id_of(fn)
+        if node_id is not None and (override or node_id not in self.labels):
+            self.labels[node_id] = text
+
+    def leaf_variable(self, node_id: str) -> torch.Tensor | None:
+        return getattr(self.fns[node_id], "variable", None)
+
+    def freeze(self) -> Graph:
+        nodes = tuple(
+            GraphNode(n.id, n.name, self.labels.get(n.id), n.saved, n.added_at_call, n.is_leaf)
+            for n in self._nodes.values()
+        )
+        return Graph(nodes, tuple(dict.fromkeys(self._edges)))
+
+
+def trace(*tensors: torch.Tensor) -> Graph:
+    """The graph behind ``tensors``: nodes, edges and saved slots (``micrograd``'s ``trace``).
+
+    >>> x = torch.tensor([1., 2.], requires_grad=True)
+    >>> g = trace(x.square().sum())
+    >>> [(s.name, s.kind) for s in g.nodes[1].saved]
+    [('exponent', 'value'), ('self', 'tensor')]
+    """
+    capture = GraphCapture()
+    capture.add_roots(t.grad_fn for t in tensors)
+    return capture.freeze()

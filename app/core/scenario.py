@@ -1,0 +1,347 @@
+"""Scenario files: TOML data checked into a :class:`Scenario` before anything runs.
+
+>>> s = load_builtin("two-losses")
+>>> [c.loss for c in s.calls]
+['y.sum()', '(y * 3).sum()']
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import tomllib
+
+from ..resources import scenario_files
+from .errors import ScenarioError
+from .expr import assigned_names, free_names, parse
+from .whitelist import build_namespaces
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "Call",
+    "Scenario",
+    "builtin_names",
+    "load_builtin",
+    "load_file",
+    "load_scenario",
+    "parse_scenario",
+    "scenario_from_dict",
+]
+
+MAX_FILE_BYTES = 1_000_000
+CallKind = Literal["backward", "grad"]
+
+TOP_FIELDS = ("name", "title", "summary", "notes", "inputs", "forward", "calls")
+FORWARD_FIELDS = ("code",)
+CALL_FIELDS = ("kind", "loss", "retain_graph", "create_graph", "inputs", "bind")
+_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One ``backward`` or ``torch.autograd.grad`` call, in scenario order."""
+
+    kind: CallKind
+    loss: str
+    retain_graph: bool | None = None  # None: PyTorch's default, which follows create_graph
+    create_graph: bool = False
+    inputs: tuple[str, ...] = ()
+    bind: str | None = None
+
+    @property
+    def effective_retain(self) -> bool:
+        return self.create_graph if self.retain_graph is None else self.retain_graph
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    summary: str
+    inputs: tuple[tuple[str, str], ...]
+    forward: str
+    calls: tuple[Call, ...]
+    notes: str = ""
+    path: Path | None = field(default=None, compare=False)
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.inputs)
+
+    def with_call(self, index: int, **changes: Any) -> Scenario:
+        """A copy with one call changed, e.g. ``with_call(0, retain_graph=True)``."""
+        calls = list(self.calls)
+        calls[index] = replace(calls[index], **changes)
+        return replace(self, calls=tuple(calls))
+
+    def summed(self) -> Scenario:
+        """One backward of the sum of every backward loss: the usual fix, no retention."""
+        losses = [c.loss for c in self.calls if c.kind == "backward"]
+        loss = " + ".join(f"({text})" for text in losses)
+        return replace(
+            self,
+            name=f"{self.name}-summed",
+            title=f"{self.title} (one backward of the summed loss)",
+            calls=(Call("backward", loss),),
+        )
+
+    def to_python(self) -> tuple[list[str], dict[int, int]]:
+        """The scenario as the plain Python a learner would write.
+
+        Returns the lines and, per call index, its 0-based line number.
+        """
+        lines = ["import torch", ""]
+        lines += [f"{name} = {expr}" for name, expr in self.inputs]
+        lines += [line for line in self.forward.strip("\n").splitlines()]
+        call_lines: dict[int, int] = {}
+        for index, call in enumerate(self.calls):
+            call_lines[index] = len(lines)
+            lines.append(_call_python(call))
+        return lines, call_lines
+
+
+def _wrap(expr: str) -> str:
+    try:
+        body = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return f"({expr})"
+    simple = isinstance(body, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
+    return expr if simple else f"({expr})"
+
+
+def _call_python(call: Call) -> str:
+    options = []
+    if call.retain_graph is not None:
+        options.append(f"retain_graph={call.retain_graph}")
+    if call.create_graph:
+        options.append("create_graph=True")
+    if call.kind == "backward":
+        if call.inputs:
+            options.insert(0, f"inputs=[{', '.join(call.inputs)}]")
+        return f"{_wrap(call.loss)}.backward({', '.join(options)})"
+    args = ", ".join([call.loss, f"[{', '.join(call.inputs)}]", *options])
+    text = f"torch.autograd.grad({args})"
+    if call.bind is None:
+        return text
+    return f"{call.bind} = {text}" + ("[0]" if len(call.inputs) == 1 else "")
+
+
+# -- loading ---------------------------------------------------------------
+
+
+def builtin_names() -> list[str]:
+    return [p.stem for p in scenario_files()]
+
+
+def load_builtin(name: str) -> Scenario:
+    for path in scenario_files():
+        if path.stem == name:
+            return load_file(path)
+    known = builtin_names()
+    hint = _suggest(name, known)
+    raise ScenarioError(f"no built-in scenario '{name}'{hint}; try one of: {', '.join(known)}")
+
+
+def load_scenario(name_or_path: str | Path) -> Scenario:
+    """A built-in by name, or a ``.toml`` file by path."""
+    text = str(name_or_path)
+    path = Path(text)
+    if text in builtin_names() and not path.exists():
+        return load_builtin(text)
+    if path.suffix == ".toml" or path.exists():
+        return load_file(path)
+    return load_builtin(text)
+
+
+def load_file(path: Path) -> Scenario:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ScenarioError(f"{path.name} is {size:,} bytes; scenario files are limited to 1 MB")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return replace(parse_scenario(raw), path=path)
+
+
+def parse_scenario(raw: bytes | str) -> Scenario:
+    """Check TOML text (bytes or str) into a :class:`Scenario`."""
+    if isinstance(raw, bytes):
+        if len(raw) > MAX_FILE_BYTES:
+            raise ScenarioError(f"this file is {len(raw):,} bytes; scenario files are limited to 1 MB")
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ScenarioError(f"the file is not UTF-8 text (bad byte at offset {exc.start})") from None
+    try:
+        data = tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as exc:
+        raise _toml_error(exc) from None
+    return scenario_from_dict(data)
+
+
+def _toml_error(exc: tomllib.TOMLDecodeError) -> ScenarioError:
+    message = str(exc)
+    match = re.search(r"\(at line (\d+), column (\d+)\)", message)
+    text = re.sub(r"\s*\(at .*\)$", "", message)
+    if match:
+        return ScenarioError(
+            f"this is not valid TOML: {text}", field="file", line=int(match[1]), col=int(match[2])
+        )
+    return ScenarioError(f"this is not valid TOML: {text}", field="file")
+
+
+def _suggest(word: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _check_keys(table: Mapping[str, Any], known: tuple[str, ...], where: str) -> None:
+    for key in table:
+        if key not in known:
+            prefix = f"{where}." if where else ""
+            raise ScenarioError(
+                f"unknown field '{key}'{_suggest(key, known)}; known fields: {', '.join(known)}",
+                field=f"{prefix}{key}",
+            )
+
+
+def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = True) -> str:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise ScenarioError(f"missing field '{key}'", field=where)
+        return ""
+    if not isinstance(value, str):
+        raise ScenarioError(f"must be text, not {type(value).__name__}", field=where)
+    return value
+
+
+def _flag(data: Mapping[str, Any], key: str, where: str) -> bool | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ScenarioError("must be true or false", field=where)
+    return value
+
+
+def _identifier(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not _IDENT.match(value):
+        raise ScenarioError(f"'{value}' is not a plain name (letters, digits, _; no leading _)", field=where)
+    if value in build_namespaces():
+        raise ScenarioError(f"'{value}' is a built-in name and cannot be reused", field=where)
+    return value
+
+
+def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
+    """Validate parsed TOML: fields, types, syntax of every expression, and names."""
+    _check_keys(data, TOP_FIELDS, "")
+    name = _text(data, "name", "name")
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", name):
+        raise ScenarioError("use letters, digits, '-', '_' or '.'", field="name")
+    inputs = _inputs(data.get("inputs"))
+    forward = data.get("forward", {})
+    if not isinstance(forward, dict):
+        raise ScenarioError("must be a table with a 'code' field", field="forward")
+    _check_keys(forward, FORWARD_FIELDS, "forward")
+    scenario = Scenario(
+        name=name,
+        title=_text(data, "title", "title"),
+        summary=_text(data, "summary", "summary"),
+        notes=_text(data, "notes", "notes", required=False),
+        inputs=inputs,
+        forward=_text(forward, "code", "forward.code", required=False),
+        calls=_calls(data.get("calls")),
+    )
+    check_scenario(scenario)
+    return scenario
+
+
+def _inputs(table: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(table, dict) or not table:
+        raise ScenarioError(
+            'add at least one input, e.g. x = "torch.tensor([1., 2.], requires_grad=True)"', field="inputs"
+        )
+    out = []
+    for key, value in table.items():
+        where = f"inputs.{key}"
+        _identifier(key, where)
+        if not isinstance(value, str):
+            raise ScenarioError("must be an expression in quotes", field=where)
+        out.append((key, value))
+    return tuple(out)
+
+
+def _calls(items: Any) -> tuple[Call, ...]:
+    if not isinstance(items, list) or not items:
+        raise ScenarioError("add at least one [[calls]] table", field="calls")
+    return tuple(_call(item, f"calls[{i}]") for i, item in enumerate(items))
+
+
+def _call(item: Any, where: str) -> Call:
+    if not isinstance(item, dict):
+        raise ScenarioError("each call must be a table", field=where)
+    _check_keys(item, CALL_FIELDS, where)
+    kind = item.get("kind", "backward")
+    if kind not in ("backward", "grad"):
+        raise ScenarioError(f"kind must be 'backward' or 'grad', not {kind!r}", field=f"{where}.kind")
+    inputs = item.get("inputs", [])
+    if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
+        raise ScenarioError('must be a list of names, e.g. ["x"]', field=f"{where}.inputs")
+    if kind == "grad" and not inputs:
+        raise ScenarioError('a grad call needs inputs, e.g. inputs = ["x"]', field=f"{where}.inputs")
+    bind = item.get("bind")
+    if bind is not None:
+        if kind != "grad":
+            raise ScenarioError("only a grad call returns a value to bind", field=f"{where}.bind")
+        _identifier(bind, f"{where}.bind")
+    return Call(
+        kind=kind,
+        loss=_text(item, "loss", f"{where}.loss"),
+        retain_graph=_flag(item, "retain_graph", f"{where}.retain_graph"),
+        create_graph=bool(_flag(item, "create_graph", f"{where}.create_graph")),
+        inputs=tuple(inputs),
+        bind=bind,
+    )
+
+
+def check_scenario(scenario: Scenario) -> None:
+    """Parse every expression and check each name is bound before it is used."""
+    known = set(build_namespaces())
+    for name, expr in scenario.inputs:
+        _check_defined(parse(expr, field=f"inputs.{name}", mode="eval"), known, f"inputs.{name}")
+        known.add(name)
+    leaves = set(scenario.input_names)
+    tree = parse(scenario.forward, field="forward.code", mode="exec")
+    assert isinstance(tree, ast.Module)
+    for statement in tree.body:
+        _check_defined(statement, known, "forward.code")
+        known.update(assigned_names(statement))
+    for index, call in enumerate(scenario.calls):
+        where = f"calls[{index}]"
+        _check_defined(parse(call.loss, field=f"{where}.loss", mode="eval"), known, f"{where}.loss")
+        for name in call.inputs:
+            if name not in known:
+                raise ScenarioError(f"'{name}' is not defined", field=f"{where}.inputs")
+        if call.bind is not None:
+            if call.bind in leaves or call.bind in known:
+                raise ScenarioError(
+                    f"'{call.bind}' already names a value; pick a new name", field=f"{where}.bind"
+                )
+            known.add(call.bind)
+
+
+def _check_defined(tree: ast.AST, known: set[str], field: str) -> None:
+    for node in free_names(tree):
+        if node.id not in known:
+            raise ScenarioError(
+                f"name '{node.id}' is not defined{_suggest(node.id, known)}",
+                field=field,
+                line=node.lineno,
+                col=node.col_offset + 1,
+            )

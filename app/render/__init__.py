@@ -1,0 +1,1 @@
+"""Graph layout (Graphviz, once) and per-step styling; no widgets."""

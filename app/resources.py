@@ -1,0 +1,37 @@
+"""The one place that finds files under ``resources/`` (scenarios, styles, icons).
+
+From a source checkout the folder sits beside ``app/``; an installed wheel
+carries it as the package ``autograd_lens_resources`` (see pyproject.toml).
+This module never imports Qt.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+from pathlib import Path
+
+__all__ = ["resource_path", "resource_root", "scenario_files", "style_files"]
+
+
+@cache
+def resource_root() -> Path:
+    beside = Path(__file__).resolve().parent.parent / "resources"
+    if (beside / "scenarios").is_dir():
+        return beside
+    spec = importlib.util.find_spec("autograd_lens_resources")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the resources folder of Autograd Lens is missing")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def resource_path(*parts: str) -> Path:
+    return resource_root().joinpath(*parts)
+
+
+def scenario_files() -> list[Path]:
+    return sorted(resource_path("scenarios").glob("*.toml"))
+
+
+def style_files() -> list[Path]:
+    return sorted(resource_path("styles").glob("*.qss"))

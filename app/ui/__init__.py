@@ -1,0 +1,1 @@
+"""Widgets only: each view takes the model it shows."""

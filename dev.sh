@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Set up everything Autograd Lens needs, then run it or its tests.
+#
+#   ./dev.sh run [SCENARIO]   install what is missing, open the window
+#   ./dev.sh test [PYTEST ARGS]  install what is missing, run every check and test
+#
+# Installs (only when missing): Graphviz's `dot` and Xvfb from Debian/Ubuntu
+# packages (apt-get, via sudo when not root), a virtualenv in .venv, and the
+# pinned versions from requirements/constraints.txt.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+want_pkgs=()
+command -v dot >/dev/null 2>&1 || want_pkgs+=(graphviz)
+if [ "${1:-}" = "test" ] && ! command -v Xvfb >/dev/null 2>&1; then want_pkgs+=(xvfb); fi
+if [ ${#want_pkgs[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "dev.sh: installing system packages: ${want_pkgs[*]}" >&2
+    $sudo apt-get update -qq >/dev/null || true
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${want_pkgs[@]}" >/dev/null
+  else
+    echo "dev.sh: please install ${want_pkgs[*]} with your system's package manager" >&2
+  fi
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.setup-stamp
+want=$(cat pyproject.toml requirements/constraints.txt | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  # torch first, alone and pinned: on machines with a local wheel this is seconds,
+  # and nothing later may pull a different (multi-GB) build.
+  .venv/bin/python -m pip install -q -c requirements/constraints.txt "torch==$(grep -i '^torch==' requirements/constraints.txt | cut -d= -f3)"
+  .venv/bin/python -m pip install -q -c requirements/constraints.txt -e ".[test]"
+  echo "$want" > "$stamp"
+fi
+
+cmd=${1:-run}; shift || true
+case "$cmd" in
+  run)
+    exec .venv/bin/python -m app gui "$@"
+    ;;
+  test)
+    export QT_QPA_PLATFORM=offscreen
+    .venv/bin/ruff format --check app tests benchmarks
+    .venv/bin/ruff check app tests benchmarks
+    .venv/bin/mypy
+    exec .venv/bin/python -m pytest "$@"
+    ;;
+  *)
+    echo "usage: ./dev.sh run [SCENARIO] | ./dev.sh test [PYTEST ARGS]" >&2
+    exit 2
+    ;;
+esac
