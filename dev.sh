@@ -46,8 +46,10 @@ case "$cmd" in
     ;;
   test)
     export QT_QPA_PLATFORM=offscreen
-    .venv/bin/ruff format --check app tests benchmarks
-    .venv/bin/ruff check app tests benchmarks
+    lint=(app tests)
+    [ -d benchmarks ] && lint+=(benchmarks)
+    .venv/bin/ruff format --check "${lint[@]}"
+    .venv/bin/ruff check "${lint[@]}"
     .venv/bin/mypy
     exec .venv/bin/python -m pytest "$@"
     ;;
