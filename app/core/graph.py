@@ -28,12 +28,22 @@ __all__ = [
     "GraphNode",
     "SavedSlot",
     "SlotKind",
+    "StorageRef",
     "saved_slot_names",
     "trace",
 ]
 
 SlotKind = Literal["tensor", "value", "none"]
 SAVED_PREFIX = "_saved_"
+RAW_PREFIX = "_raw_saved_"
+
+
+class StorageRef(NamedTuple):
+    """One storage a saved tensor lives in: shared buffers are counted once."""
+
+    device: str
+    pointer: int  # data pointer; 0 for an empty storage
+    nbytes: int
 
 
 @dataclass(frozen=True)
@@ -45,9 +55,15 @@ class SavedSlot:
     shape: tuple[int, ...] | None = None
     dtype: str | None = None
     device: str | None = None
-    nbytes: int | None = None
-    storage: tuple[str, int] | None = None  # (device, data pointer): shared buffers counted once
+    nbytes: int | None = None  # bytes of the distinct storages it holds
+    storages: tuple[StorageRef, ...] = ()  # one per tensor it holds (a list slot holds several)
     value: str | None = None  # text of a non-tensor value, e.g. "2" or "(2,)"
+
+    @property
+    def storage(self) -> tuple[str, int] | None:
+        """(device, data pointer) of the first tensor's storage, when it has one."""
+        first = next((s for s in self.storages if s.pointer), None)
+        return None if first is None else (first.device, first.pointer)
 
 
 @dataclass(frozen=True)
@@ -101,31 +117,58 @@ def describe_slot(name: str, value: Any) -> SavedSlot:
     tensors = _as_tensors(value)
     if tensors is None:
         return SavedSlot(name, "value", value=_short_text(value))
+    return _tensor_slot(name, tensors, value if isinstance(value, torch.Tensor) else None)
+
+
+def _tensor_slot(name: str, tensors: list[torch.Tensor], single: torch.Tensor | None) -> SavedSlot:
+    refs = tuple(dict.fromkeys(_storage_ref(t) for t in tensors))
     first = tensors[0]
-    storage = first.untyped_storage()
     return SavedSlot(
         name,
         "tensor",
-        shape=tuple(first.shape) if isinstance(value, torch.Tensor) else None,
+        shape=None if single is None else tuple(single.shape),
         dtype=str(first.dtype).removeprefix("torch."),
         device=str(first.device),
-        nbytes=sum(t.untyped_storage().nbytes() for t in tensors),
-        storage=(str(first.device), storage.data_ptr()) if storage.data_ptr() else None,
+        nbytes=sum(r.nbytes for r in refs),
+        storages=refs,
     )
+
+
+def _storage_ref(tensor: torch.Tensor) -> StorageRef:
+    storage = tensor.untyped_storage()
+    return StorageRef(str(tensor.device), storage.data_ptr(), storage.nbytes())
 
 
 def _read_slot(fn: Any, name: str) -> SavedSlot:
     try:
         return describe_slot(name, getattr(fn, SAVED_PREFIX + name))
-    except RuntimeError:  # already freed when first seen: a tensor whose details are gone
-        return SavedSlot(name, "tensor")
+    except RuntimeError:
+        # Freed (details gone) or modified in place (PyTorch refuses to unpack it,
+        # but the raw saved tensor still holds its storage: read that, unchecked).
+        tensors = raw_saved_tensors(fn, name)
+        single = tensors[0] if len(tensors) == 1 else None
+        return _tensor_slot(name, tensors, single) if tensors else SavedSlot(name, "tensor")
+
+
+def raw_saved_tensors(fn: Any, name: str) -> list[torch.Tensor]:
+    """The tensors a slot still holds, read without PyTorch's version check; [] once freed."""
+    try:
+        raw = getattr(fn, RAW_PREFIX + name)
+        raws = raw if isinstance(raw, (list, tuple)) else [raw]
+        data = [r.data for r in raws if r is not None]
+    except (AttributeError, RuntimeError):
+        return []
+    return [t for t in data if isinstance(t, torch.Tensor)]
 
 
 def _as_tensors(value: Any) -> list[torch.Tensor] | None:
+    """The tensors of a tensor slot: one tensor, or a list of them (``None`` entries allowed,
+    as in the ``indices`` of ``x[:, i]``)."""
     if isinstance(value, torch.Tensor):
         return [value]
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
-        return list(value)
+    if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, torch.Tensor) for v in value):
+        tensors = [v for v in value if v is not None]
+        return tensors or None
     return None
 
 

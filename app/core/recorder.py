@@ -97,8 +97,8 @@ class _Recorder:
         self.env: dict[str, Any] = {}
         self.steps: list[Step] = []
         self.states: dict[SlotKey, SlotState] = {}
-        self.held: Counter[tuple[str, int] | SlotKey] = Counter()
-        self.bytes_of: dict[tuple[str, int] | SlotKey, int] = {}
+        self.held: Counter[tuple[str, int]] = Counter()  # (device, pointer) -> slots holding it
+        self.bytes_of: dict[tuple[str, int], int] = {}
         self.has_run: set[str] = set()
         self.pending: dict[SlotKey, SlotState] = {}
         self.pending_nodes: list[str] = []
@@ -204,13 +204,11 @@ class _Recorder:
         if old == state:
             return
         slot = slot or self._slot(key)
-        storage: tuple[str, int] | SlotKey = slot.storage or key
-        self.bytes_of[storage] = slot.nbytes or 0
         holds = ("alive", "retained", "modified")
-        if old in holds and state not in holds:
-            self.held[storage] -= 1
-        elif state in holds and old not in holds:
-            self.held[storage] += 1
+        change = (state in holds) - (old in holds)
+        for ref in slot.storages:  # a storage is held while any slot holding it is
+            self.bytes_of[ref.device, ref.pointer] = ref.nbytes
+            self.held[ref.device, ref.pointer] += change
         self.states[key] = state
         self.pending[key] = state
 
