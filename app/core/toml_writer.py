@@ -1,0 +1,171 @@
+"""Write a :class:`~app.core.scenario.Scenario` back as TOML text.
+
+The output reads like the hand-written built-ins (code in multi-line strings,
+long prose wrapped with TOML's line-ending backslash) and always loads back
+to an equal scenario.
+
+>>> from app.core.scenario import load_builtin, parse_scenario
+>>> s = load_builtin("two-losses")
+>>> parse_scenario(to_toml(s)) == s
+True
+>>> to_toml(s).splitlines()[:2]
+['name = "two-losses"', 'title = "Backward twice through a shared square"']
+
+# NOTE [exact strings]
+Every string is written so that TOML gives back exactly the same characters:
+multi-line strings start with the newline TOML trims, control characters are
+escaped, and a wrapped line is broken only after a space followed by a
+non-space (TOML's line-ending backslash eats the newline and the indent after
+it, never the space before it). Text that cannot be stored in a UTF-8 file
+(lone surrogates) is refused with ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .scenario import Call, Scenario
+
+__all__ = ["to_toml", "toml_key", "toml_string"]
+
+WRAP_AT = 80
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_SHORT_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+# Characters TOML does not allow raw in a literal string (tab is allowed).
+_NOT_LITERAL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_NOT_MULTILINE_LITERAL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def to_toml(scenario: Scenario) -> str:
+    """The scenario as the text of a ``.toml`` file (ends with a newline)."""
+    return "".join(_document(scenario))
+
+
+def _document(scenario: Scenario) -> Iterator[str]:
+    yield f"name = {toml_string(scenario.name)}\n"
+    yield f"title = {toml_string(scenario.title)}\n"
+    yield f"summary = {toml_string(scenario.summary)}\n"
+    if scenario.notes:
+        yield f"notes = {toml_string(scenario.notes)}\n"
+    yield "\n[inputs]\n"
+    for name, expr in scenario.inputs:
+        yield f"{toml_key(name)} = {toml_string(expr, wrap=False)}\n"
+    yield "\n[forward]\n"
+    yield f"code = {toml_string(scenario.forward, wrap=False)}\n"
+    for call in scenario.calls:
+        yield "\n[[calls]]\n"
+        yield from _call(call)
+
+
+def _call(call: Call) -> Iterator[str]:
+    yield f"kind = {toml_string(call.kind)}\n"
+    yield f"loss = {toml_string(call.loss, wrap=False)}\n"
+    if call.retain_graph is not None:
+        yield f"retain_graph = {_bool(call.retain_graph)}\n"
+    if call.create_graph:
+        yield "create_graph = true\n"
+    if call.inputs:
+        yield f"inputs = [{', '.join(toml_string(name) for name in call.inputs)}]\n"
+    if call.bind is not None:
+        yield f"bind = {toml_string(call.bind)}\n"
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def toml_key(key: str) -> str:
+    """A key, bare when TOML allows it, quoted otherwise.
+
+    >>> toml_key("x"), toml_key("a b")
+    ('x', '"a b"')
+    """
+    return key if _BARE_KEY.fullmatch(key) else _basic(key)
+
+
+def toml_string(text: str, *, wrap: bool = True) -> str:
+    """``text`` as a TOML string value that loads back unchanged.
+
+    Multi-line text becomes a multi-line string; with ``wrap``, long prose is
+    folded at spaces.
+
+    >>> toml_string('say "hi"'), toml_string("a\\\\b"), toml_string("tab\\there")
+    ('\\'say "hi"\\'', "'a\\\\b'", '"tab\\\\there"')
+    """
+    _check_encodable(text)
+    if "\n" in text:
+        return _multiline(text)
+    if wrap and len(text) > WRAP_AT and _wrap_points(text):
+        return _wrapped(text)
+    if ('"' in text or "\\" in text) and "'" not in text and not _NOT_LITERAL.search(text):
+        return f"'{text}'"
+    return _basic(text)
+
+
+def _check_encodable(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"text with a lone surrogate (position {exc.start}) cannot be written to a UTF-8 file"
+        ) from None
+
+
+def _escape(text: str, *, keep_newlines: bool) -> str:
+    out = []
+    for char in text:
+        if char == "\n" and keep_newlines:
+            out.append(char)
+        elif char in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[char])
+        elif char < " " or char == "\x7f":
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _basic(text: str) -> str:
+    return f'"{_escape(text, keep_newlines=False)}"'
+
+
+def _multiline(text: str) -> str:
+    # A newline right after the opening quotes is trimmed by TOML, so adding
+    # one keeps a leading newline of ``text`` intact (see NOTE [exact strings]).
+    escaped = _escape(text, keep_newlines=True)
+    literal_ok = "'''" not in text and not text.endswith("'") and not _NOT_MULTILINE_LITERAL.search(text)
+    if escaped != text and literal_ok:  # backslashes and quotes read better unescaped
+        return f"'''\n{text}'''"
+    return f'"""\n{escaped}"""'
+
+
+def _wrap_points(text: str) -> list[int]:
+    """Indexes just after a space that is followed by a non-space."""
+    return [m.end() for m in re.finditer(r" (?=\S)", text)]
+
+
+def _wrapped(text: str) -> str:
+    escaped = _escape(text, keep_newlines=False)
+    lines: list[str] = []
+    start = 0
+    last_break = 0
+    for point in _wrap_points(escaped):
+        if point - start > WRAP_AT and last_break > start:
+            lines.append(escaped[start:last_break])
+            start = last_break
+        last_break = point
+    if len(escaped) - start > WRAP_AT and last_break > start:
+        lines.append(escaped[start:last_break])
+        start = last_break
+    lines.append(escaped[start:])
+    # Each line but the last ends with a space; the backslash after it folds the newline away.
+    return '"""' + "\\\n".join(lines) + '"""'
