@@ -1,0 +1,80 @@
+"""The text inside each box, shared by the DOT source (sizing) and the drawing (Qt-free).
+
+>>> from app.core.graph import GraphNode, SavedSlot
+>>> node_lines(GraphNode("n0", "PowBackward0", "y = x.square()"))
+('PowBackward0', 'y = x.square()')
+>>> slot_lines(SavedSlot("self", "tensor", (2,), "float32", "cpu", 8), "● alive")
+('self ● alive', '(2,) float32 · 8 B')
+"""
+
+from __future__ import annotations
+
+from app.core.captions import format_bytes
+from app.core.graph import Graph, GraphNode, SavedSlot
+from app.core.timeline import SlotKey
+
+from .style import NodeKind
+
+__all__ = [
+    "FONT_FAMILY",
+    "NODE_FONT_PX",
+    "SLOT_FONT_PX",
+    "clip",
+    "drawn_slots",
+    "node_kinds",
+    "node_lines",
+    "slot_key",
+    "slot_lines",
+]
+
+FONT_FAMILY = "DejaVu Sans"
+NODE_FONT_PX = 14.0
+SLOT_FONT_PX = 11.0
+MAX_CHARS = 40  # scenario text is user text: keep boxes a sane width
+
+
+def clip(text: str, limit: int = MAX_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def node_lines(node: GraphNode) -> tuple[str, ...]:
+    """Name first (a leaf is named by its variable), then what made it."""
+    if node.is_leaf:
+        return (clip(node.label or "leaf"), node.name)
+    return (node.name, clip(node.label)) if node.label else (node.name,)
+
+
+def drawn_slots(node: GraphNode) -> tuple[SavedSlot, ...]:
+    """Slots that get a box: tensors and non-tensor values (``None`` slots are skipped, as torchviz)."""
+    return tuple(s for s in node.saved if s.kind in ("tensor", "value"))
+
+
+def slot_key(node: GraphNode, slot: SavedSlot) -> SlotKey:
+    return (node.id, slot.name)
+
+
+def _tensor_detail(slot: SavedSlot) -> str:
+    parts = []
+    if slot.shape is not None:
+        parts.append(str(slot.shape) if slot.shape else "scalar")
+    if slot.dtype:
+        parts.append(slot.dtype)
+    text = " ".join(parts)
+    if slot.nbytes is not None:
+        text = f"{text} · {format_bytes(slot.nbytes)}" if text else format_bytes(slot.nbytes)
+    return text or "tensor"
+
+
+def slot_lines(slot: SavedSlot, tag: str) -> tuple[str, ...]:
+    """``('self ● alive', '(2,) float32 · 8 B')`` or ``('exponent ▪ value', '= 2')``."""
+    head = clip(f"{slot.name} {tag}".strip())
+    if slot.kind == "value":
+        return (head, clip(f"= {slot.value}", 30))
+    return (head, _tensor_detail(slot))
+
+
+def node_kinds(graph: Graph) -> dict[str, NodeKind]:
+    """``leaf`` for AccumulateGrad, ``root`` for a node nothing points to (a loss), else ``op``."""
+    has_parent = {e.dst for e in graph.edges}
+    return {n.id: "leaf" if n.is_leaf else ("op" if n.id in has_parent else "root") for n in graph.nodes}

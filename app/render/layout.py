@@ -1,0 +1,185 @@
+"""Lay out a graph once with Graphviz ``dot`` and keep the result as plain data.
+
+# NOTE [layout once]
+``dot`` runs once per recording (``layout_graph``), never per step: stepping
+only restyles boxes that already have their places. The result is frozen,
+Qt-free data keyed by our ids, so this module is safe to call from a worker
+thread. Coordinates are Graphviz points (1/72 inch) turned into scene units
+with the origin top-left and y growing downwards, as Qt draws.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from app.core.graph import Edge, Graph
+from app.core.timeline import SlotKey
+
+from .dot_source import dot_source, slot_dot_id
+from .labels import drawn_slots
+
+__all__ = ["INSTALL_HINT", "Box", "EdgePath", "Layout", "LayoutError", "layout_graph", "parse_layout"]
+
+INSTALL_HINT = (
+    "install Graphviz: sudo apt-get install graphviz (macOS: brew install graphviz; "
+    "Windows: winget install graphviz)"
+)
+POINTS_PER_INCH = 72.0
+Point = tuple[float, float]
+
+
+class LayoutError(RuntimeError):
+    """Graphviz is missing, failed or took too long; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class Box:
+    """A box by its centre and size, in scene units."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+
+    @property
+    def left(self) -> float:
+        return self.x - self.width / 2
+
+    @property
+    def top(self) -> float:
+        return self.y - self.height / 2
+
+    def contains(self, point: Point, slack: float = 0.0) -> bool:
+        px, py = point
+        return abs(px - self.x) <= self.width / 2 + slack and abs(py - self.y) <= self.height / 2 + slack
+
+
+@dataclass(frozen=True)
+class EdgePath:
+    """A Graphviz spline: ``points`` = start, then (control, control, end) triples."""
+
+    points: tuple[Point, ...]
+    arrow: Point | None = None  # tip of the arrowhead, after the last point
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where everything goes. ``edges`` are keyed by the graph's ``Edge(src, dst)``;
+    their paths run from ``dst`` (the next function) to ``src``, as torchviz draws."""
+
+    width: float
+    height: float
+    nodes: Mapping[str, Box]
+    slots: Mapping[SlotKey, Box]
+    edges: Mapping[Edge, EdgePath]
+    slot_edges: Mapping[SlotKey, EdgePath]
+
+
+def layout_graph(graph: Graph, *, timeout_s: float = 20.0) -> Layout:
+    """Run ``dot -Tjson0`` once over ``graph`` and parse where every box goes.
+
+    >>> from app.core.graph import Edge, Graph, GraphNode
+    >>> g = Graph((GraphNode("n0", "SumBackward0", "y.sum()"), GraphNode("n1", "AccumulateGrad", "x",
+    ...           is_leaf=True)), (Edge("n0", "n1"),))
+    >>> lay = layout_graph(g)
+    >>> lay.nodes["n1"].y < lay.nodes["n0"].y  # leaves on top, as torchviz
+    True
+    """
+    exe = shutil.which("dot")
+    if exe is None:
+        raise LayoutError(f"Graphviz 'dot' was not found on PATH; {INSTALL_HINT}")
+    source = dot_source(graph, reserve_tags=True)
+    try:
+        done = subprocess.run(
+            [exe, "-Tjson0"],
+            input=source.encode("utf-8"),
+            capture_output=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise LayoutError(
+            f"Graphviz 'dot' took longer than {timeout_s:g} s to lay out {len(graph)} nodes; "
+            f"try a smaller scenario, or {INSTALL_HINT} (a recent version)"
+        ) from None
+    except OSError as exc:
+        raise LayoutError(f"Graphviz 'dot' could not start ({exc.strerror or exc}); {INSTALL_HINT}") from None
+    if done.returncode != 0:
+        why = " ".join(done.stderr.decode("utf-8", "replace").split())[:300] or "no message"
+        raise LayoutError(f"Graphviz 'dot' failed with exit status {done.returncode}: {why}; {INSTALL_HINT}")
+    return parse_layout(done.stdout.decode("utf-8", "replace"), graph)
+
+
+def _names(graph: Graph) -> tuple[dict[str, str], dict[str, SlotKey]]:
+    nodes = {n.id: n.id for n in graph.nodes}
+    slots = {slot_dot_id(n.id, s.name): (n.id, s.name) for n in graph.nodes for s in drawn_slots(n)}
+    return nodes, slots
+
+
+def _point(text: str, top: float, left: float) -> Point:
+    x, y = text.split(",")[:2]
+    return (float(x) - left, top - float(y))
+
+
+def _box(obj: Mapping[str, Any], top: float, left: float) -> Box:
+    x, y = _point(obj["pos"], top, left)
+    return Box(x, y, float(obj["width"]) * POINTS_PER_INCH, float(obj["height"]) * POINTS_PER_INCH)
+
+
+def _spline(pos: str, top: float, left: float) -> EdgePath:
+    arrow: Point | None = None
+    points: list[Point] = []
+    for token in pos.split(";", maxsplit=1)[0].split():
+        if token.startswith("e,"):
+            arrow = _point(token[2:], top, left)
+        elif not token.startswith("s,"):
+            points.append(_point(token, top, left))
+    return EdgePath(tuple(points), arrow)
+
+
+def parse_layout(text: str, graph: Graph) -> Layout:
+    """Turn ``dot -Tjson0`` output for ``dot_source(graph)`` into a :class:`Layout`."""
+    try:
+        data = json.loads(text)
+        left, bottom, right, top = (float(v) for v in data["bb"].split(","))
+        objects = data.get("objects", [])
+        by_gvid = {obj["_gvid"]: obj["name"] for obj in objects}
+        boxes = {obj["name"]: _box(obj, top, left) for obj in objects if "pos" in obj}
+        paths = [
+            (by_gvid[e["tail"]], by_gvid[e["head"]], _spline(e["pos"], top, left))
+            for e in data.get("edges", [])
+            if "pos" in e
+        ]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise LayoutError(f"could not read Graphviz's layout ({exc!r}); {INSTALL_HINT}") from None
+    return _assemble(graph, boxes, paths, right - left, top - bottom)
+
+
+def _assemble(
+    graph: Graph, boxes: dict[str, Box], paths: list[tuple[str, str, EdgePath]], width: float, height: float
+) -> Layout:
+    node_names, slot_names = _names(graph)
+    missing = [name for name in (*node_names, *slot_names) if name not in boxes]
+    if missing:
+        raise LayoutError(f"Graphviz's layout has no place for {', '.join(missing[:5])}; {INSTALL_HINT}")
+    edges: dict[Edge, EdgePath] = {}
+    slot_edges: dict[SlotKey, EdgePath] = {}
+    for tail, head, path in paths:
+        if head in slot_names:
+            slot_edges[slot_names[head]] = path
+        else:
+            edges[Edge(head, tail)] = path  # drawn child -> parent; ours is parent -> child
+    return Layout(
+        width=width,
+        height=height,
+        nodes=MappingProxyType({n: boxes[n] for n in node_names}),
+        slots=MappingProxyType({key: boxes[name] for name, key in slot_names.items()}),
+        edges=MappingProxyType(edges),
+        slot_edges=MappingProxyType(slot_edges),
+    )
