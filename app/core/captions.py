@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 import torch
 
 from .graph import Graph, GraphNode
-from .timeline import SlotKey, Step
+from .timeline import SlotKey, SlotState, Step
 
 if TYPE_CHECKING:
     from .recorder import CallInfo
+    from .scenario import Call
 
-__all__ = ["format_bytes", "format_values", "node_title", "write_captions"]
+__all__ = ["call_name", "format_bytes", "format_values", "node_title", "write_captions"]
 
 
 def format_values(tensor: torch.Tensor | None, limit: int = 6) -> str:
@@ -39,67 +40,137 @@ def node_title(node: GraphNode) -> str:
     return f"{node.name} ({node.label})" if node.label else node.name
 
 
-def _slot_list(names: Sequence[str]) -> str:
-    return " and ".join(names)
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
 
-def _later(needed: Sequence[int], call: int) -> list[int]:
-    return [c for c in needed if c > call]
+def call_name(index: int, call: Call, total: int = 2) -> str:
+    """``the second backward`` or ``the first autograd.grad call``: how a teacher names a call.
+
+    >>> from app.core.scenario import Call
+    >>> call_name(1, Call("backward", "y.sum()"))
+    'the second backward'
+    >>> call_name(0, Call("grad", "y.sum()", inputs=("x",)), total=1)
+    'the autograd.grad call'
+    """
+    what = "backward" if call.kind == "backward" else "autograd.grad call"
+    if total == 1:
+        return f"the {what}"
+    if index < len(_ORDINALS):
+        return f"the {_ORDINALS[index]} {what}"
+    return f"{what} {index + 1}"
 
 
-def _node_caption(step: Step, graph: Graph, needed_by: Mapping[str, tuple[int, ...]]) -> str:
-    assert step.node is not None and step.call is not None
-    node = graph.node(step.node)
-    head = f"{node_title(node)} ran in call {step.call + 1}"
-    if node.is_leaf:
-        return f"{head} and added this call's gradient into {node.label}.grad."
-    slots = [s.name for s in node.tensor_slots]
-    if not slots:
-        return f"{head}; it saved no tensors, so there is nothing to free."
-    states = {key[1]: state for key, state in step.slot_changes.items() if key[0] == node.id}
-    freed = [name for name in slots if states.get(name) == "freed"]
-    later = _later(needed_by.get(node.id, ()), step.call)
-    if freed:
-        text = f"{head} and released its saved {_slot_list(freed)}"
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _listed(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _retention(call: Call) -> str:
+    return "create_graph=True" if call.retain_graph is None else "retain_graph=True"
+
+
+class _Captioner:
+    """Writes the caption of each step in order, tracking the full slot state as it goes."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        calls: Sequence[CallInfo],
+        freed_by: Mapping[SlotKey, int],
+        needed_by: Mapping[str, tuple[int, ...]],
+        total: int,
+    ) -> None:
+        self.graph = graph
+        self.total = total  # calls in the scenario, recorded or not
+        self.infos = {info.index: info for info in calls}
+        self.freed_by = freed_by
+        self.needed_by = needed_by
+        self.slots: dict[SlotKey, SlotState] = {}
+
+    def caption(self, step: Step) -> str:
+        self.slots.update(step.slot_changes)
+        if step.kind == "forward":
+            return self._forward(step)
+        assert step.call is not None
+        info = self.infos[step.call]
+        if step.kind == "node":
+            return self._node(step, info)
+        if step.kind == "call_end":
+            return self._call_end(step, info)
+        return self._error(step, info)
+
+    def _forward(self, step: Step) -> str:
+        nodes = [n for n in self.graph.nodes if n.added_at_call is None]
+        tensors = sum(len(n.tensor_slots) for n in nodes)
+        head = f"The forward pass built {_plural(len(nodes), 'node')}"
+        if not tensors:
+            return f"{head}, and none of them saved a tensor for backward."
+        held = f"{_plural(tensors, 'saved tensor')} ({format_bytes(step.saved_bytes)})"
+        return f"{head} holding {held} for backward."
+
+    def _node(self, step: Step, info: CallInfo) -> str:
+        assert step.node is not None
+        node = self.graph.node(step.node)
+        if node.is_leaf:
+            grad = step.grad_changes.get(node.label or "")
+            now = "" if grad is None else f", which is now {format_values(grad)}"
+            return (
+                f"{node_title(node)} added {self._name(info.index)}'s gradient into {node.label}.grad{now}."
+            )
+        slots = [s.name for s in node.tensor_slots]
+        if not slots:
+            return f"{node_title(node)} ran; it saved no tensors, so there was nothing to free."
+        freed = [name for name in slots if self.slots.get((node.id, name)) == "freed"]
+        later = [c for c in self.needed_by.get(node.id, ()) if c > info.index]
+        pronoun = "it" if len(slots) == 1 else "them"
+        if freed:
+            text = f"{node_title(node)} ran and released its saved {_listed(freed)}"
+            if later:
+                text += f"; {self._name(later[0])} will need {pronoun}"
+            return text + "."
+        text = f"{node_title(node)} ran and kept its saved {_listed(slots)} ({_retention(info.call)})"
         if later:
-            text += f"; call {later[0] + 1} will need {'it' if len(freed) == 1 else 'them'}"
-        return text + "."
-    text = f"{head} and kept its saved {_slot_list(slots)} (retain_graph)"
-    return text + (f"; call {later[0] + 1} can reuse them." if later else ".")
+            return text + f", so {self._name(later[0])} can reuse {pronoun}."
+        return text + ", though no later call needs " + pronoun + "."
 
+    def _name(self, index: int) -> str:
+        return call_name(index, self.infos[index].call, self.total)
 
-def _call_end_caption(step: Step, info: CallInfo, last_call: bool) -> str:
-    call = info.call
-    parts = [f"Call {info.index + 1} ({call.kind}) finished."]
-    for name, share in (step.contribution or {}).items():
-        parts.append(f"It added {format_values(share)} to {name}.grad.")
-    for name, value in (step.result or {}).items():
-        parts.append(f"It returned {name} = {format_values(value)}.")
-    if call.effective_retain and last_call:
-        parts.append("This was the last call: retaining its graph only keeps memory alive.")
-    elif not call.effective_retain:
-        parts.append("Without retain_graph it released the saved tensors it used.")
-    return " ".join(parts)
+    def _call_end(self, step: Step, info: CallInfo) -> str:
+        head = f"{self._name(info.index).capitalize()} finished"
+        parts = [f"adding {format_values(v)} to {k}.grad" for k, v in (step.contribution or {}).items()]
+        parts += [f"returning {k} = {format_values(v)}" for k, v in (step.result or {}).items()]
+        if not info.call.effective_retain:
+            parts.append("freeing the saved tensors it used")
+        elif info.index == self.total - 1:
+            parts.append(f"keeping its graph ({_retention(info.call)}) though no later call needs it")
+        else:
+            parts.append(f"keeping its graph ({_retention(info.call)}) for the next call")
+        return f"{head}, {_listed(parts)}."
 
-
-def _error_caption(step: Step, graph: Graph, freed_by: Mapping[SlotKey, int]) -> str:
-    assert step.call is not None
-    head = f"Call {step.call + 1} failed"
-    if step.node is None:
-        return f"{head} before any node ran: PyTorch refused the call itself."
-    node = graph.node(step.node)
-    culprits = [
-        (slot.name, freed_by[(node.id, slot.name)])
-        for slot in node.tensor_slots
-        if (node.id, slot.name) in freed_by
-    ]
-    if culprits:
-        name, by = culprits[0]
-        return (
-            f"{head} at {node_title(node)}: its saved {name} was freed by call {by + 1}, "
-            "which ran without retain_graph=True."
-        )
-    return f"{head} at {node_title(node)}."
+    def _error(self, step: Step, info: CallInfo) -> str:
+        head = f"{self._name(info.index).capitalize()} failed"
+        if step.node is None:
+            return f"{head} before any node ran: PyTorch refused the call itself."
+        node = self.graph.node(step.node)
+        for slot in node.tensor_slots:
+            key = (node.id, slot.name)
+            state = self.slots.get(key)
+            if state == "freed" and key in self.freed_by:
+                by = self.freed_by[key]
+                return (
+                    f"{head} at {node_title(node)}: its saved {slot.name} was freed by "
+                    f"{self._name(by)}, which ran without retain_graph=True."
+                )
+            if state == "modified":
+                return (
+                    f"{head} at {node_title(node)}: its saved {slot.name} was changed in place after "
+                    "the forward pass, and PyTorch's version counter caught it."
+                )
+        return f"{head} at {node_title(node)}."
 
 
 def write_captions(
@@ -108,22 +179,13 @@ def write_captions(
     calls: Sequence[CallInfo],
     freed_by: Mapping[SlotKey, int],
     needed_by: Mapping[str, tuple[int, ...]],
+    *,
+    total_calls: int | None = None,
 ) -> list[Step]:
-    infos = {info.index: info for info in calls}
-    out = []
-    for step in steps:
-        if step.kind == "forward":
-            tensors = sum(len(n.tensor_slots) for n in graph.nodes if n.added_at_call is None)
-            text = (
-                f"Forward pass recorded: {sum(1 for n in graph.nodes if n.added_at_call is None)} nodes; "
-                f"{tensors} saved tensors ({format_bytes(step.saved_bytes)}) wait for backward."
-            )
-        elif step.kind == "node":
-            text = _node_caption(step, graph, needed_by)
-        elif step.kind == "call_end":
-            assert step.call is not None
-            text = _call_end_caption(step, infos[step.call], step.call == len(calls) - 1)
-        else:
-            text = _error_caption(step, graph, freed_by)
-        out.append(replace(step, caption=text))
-    return out
+    """The steps again, each with one plain sentence saying what happened at it.
+
+    ``total_calls`` is the number of calls in the scenario (default: those recorded).
+    """
+    total = len(calls) if total_calls is None else total_calls
+    captioner = _Captioner(graph, calls, freed_by, needed_by, total)
+    return [replace(step, caption=captioner.caption(step)) for step in steps]

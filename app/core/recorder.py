@@ -117,7 +117,14 @@ class _Recorder:
                 if not self._run_call(index, call):
                     break
         graph = self.capture.freeze()
-        steps = write_captions(self.steps, graph, self.calls, self.freed_by, self._needed_by())
+        steps = write_captions(
+            self.steps,
+            graph,
+            self.calls,
+            self.freed_by,
+            self._needed_by(),
+            total_calls=len(self.scenario.calls),
+        )
         return Recording(
             scenario=self.scenario,
             device=str(self.device),
@@ -281,7 +288,7 @@ class _Recorder:
             step = self._snapshot("error", index, observer.failed_node(), error=error)
             self.calls.append(CallInfo(index, call, first, step.index, error, observer.failed_node()))
             return False
-        bound = self._bind(call, result)
+        bound = self._bind(index, call, result)
         contribution = {name: _difference(self._grad_copy(name), before) for name, before in start.items()}
         step = self._snapshot(
             "call_end",
@@ -306,17 +313,29 @@ class _Recorder:
         loss.backward(retain_graph=call.retain_graph, create_graph=call.create_graph, inputs=inputs or None)
         return None
 
-    def _bind(self, call: Call, result: Any) -> Mapping[str, torch.Tensor] | None:
+    def _bind(self, index: int, call: Call, result: Any) -> Mapping[str, torch.Tensor] | None:
         if call.kind != "grad" or result is None:
             return None
         value = result[0] if len(result) == 1 else tuple(result)
         if call.bind is not None:
             self.env[call.bind] = value
+            self._label_bound(index, result)
         name = call.bind or "result"
         shown = {f"{name}[{i}]" if len(result) > 1 else name: t for i, t in enumerate(result)}
         return MappingProxyType(
             {k: v.detach().to("cpu", copy=True) for k, v in shown.items() if v is not None}
         )
+
+    def _label_bound(self, index: int, result: Any) -> None:
+        """A create_graph result has a graph of its own: label its top node with the call's code.
+
+        Its nodes join the graph when a later loss reaches them (``_add_nodes``).
+        """
+        lines, where = self.scenario.to_python()
+        text = lines[where[index]]
+        for value in result:
+            if isinstance(value, torch.Tensor) and value.grad_fn is not None:
+                self._labels.append((value.grad_fn, text, (0, 0), True))
 
     def _leaf_grad(self, name: str) -> torch.Tensor | None:
         variable = self.capture.leaf_variable(self.leaves[name])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
 from .captions import format_bytes, format_values
 from .recorder import Recording
+from .timeline import SlotKey, Step
 
 __all__ = ["to_json", "to_table"]
 
@@ -80,29 +82,53 @@ def to_json(rec: Recording) -> dict[str, Any]:
     }
 
 
-_MARK = {"alive": "alive", "retained": "RETAINED", "freed": "freed", "modified": "MODIFIED"}
+def _slot_changes(rec: Recording, before: Mapping[SlotKey, str], step: Step) -> list[str]:
+    out = []
+    for (node_id, slot), state in step.slot_changes.items():
+        old = before.get((node_id, slot))
+        change = state if old is None else f"{old} -> {state}"
+        out.append(f"{node_id} {rec.graph.node(node_id).name}.{slot}: {change}")
+    return out
+
+
+def _wrapped(prefix: str, items: list[str], width: int = 100) -> list[str]:
+    """``prefix`` then ``items`` joined by ``; ``, wrapped under the prefix."""
+    lines, line = [], prefix
+    for item in items:
+        if line != prefix and len(line) + len(item) + 2 > width:
+            lines.append(line.rstrip())
+            line = " " * len(prefix)
+        line += item + ("; " if item is not items[-1] else "")
+    return [*lines, line]
+
+
+_INDENT = " " * 12
 
 
 def to_table(rec: Recording) -> str:
-    """One line per step: call, node, slot states of the nodes with tensors, grads, bytes."""
+    """One line per step (step, call, kind, node, saved bytes, grads), then what changed and why.
+
+    Slot lines list only the slots whose state changed at that step, as
+    ``n1 PowBackward0.self: alive -> retained``; node ids tell apart nodes of the same name.
+    """
     lines = [f"{rec.scenario.name} on {rec.device} (torch {rec.torch_version})", ""]
-    header = f"{'step':>4}  {'call':>4}  {'kind':<8}  {'node':<28}  {'saved bytes':>11}  grads"
+    header = f"{'step':>4}  {'call':>4}  {'kind':<8}  {'node':<30}  {'saved bytes':>11}  grads"
     lines += [header, "-" * len(header)]
+    before: Mapping[SlotKey, str] = {}
     for i in range(len(rec.timeline)):
         state = rec.timeline.state(i)
         step = state.step
-        node = rec.graph.node(step.node).name if step.node else ""
+        node = f"{step.node} {rec.graph.node(step.node).name}" if step.node else ""
         grads = "  ".join(f"{k}.grad={format_values(state.grads.get(k))}" for k in rec.leaves)
         call = "" if step.call is None else str(step.call + 1)
         lines.append(
-            f"{i:>4}  {call:>4}  {step.kind:<8}  {node:<28}  {format_bytes(step.saved_bytes):>11}  {grads}"
+            f"{i:>4}  {call:>4}  {step.kind:<8}  {node:<30}  {format_bytes(step.saved_bytes):>11}  {grads}"
         )
-        slots = ", ".join(
-            f"{rec.graph.node(n).name}.{s}={_MARK[v]}" for (n, s), v in sorted(state.slots.items())
-        )
-        if slots:
-            lines.append(f"{'':>22}saved: {slots}")
-        lines.append(f"{'':>22}{step.caption}")
+        changes = _slot_changes(rec, before, step)
+        if changes:
+            lines += _wrapped(f"{_INDENT}saved: ", changes)
+        lines.append(f"{_INDENT}{step.caption}")
         if step.error:
-            lines.append(f"{'':>22}PyTorch: {step.error.splitlines()[0]}")
+            lines.append(f"{_INDENT}PyTorch: {step.error.splitlines()[0]}")
+        before = state.slots
     return "\n".join(lines)
