@@ -1,0 +1,161 @@
+"""What each built-in scenario is there to show, checked against PyTorch.
+
+The general agreement (every grad, error text, state, byte) is in
+``test_recorder.py``; here each built-in's own lesson is stated explicitly,
+with expected values computed by torch from the scenario's input.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from test_recorder import build_forward, node_named, plain_run
+
+from app.core import Recording, builtin_names, load_builtin, record
+
+
+def recorded(name: str) -> Recording:
+    return record(load_builtin(name))
+
+
+def input_x(name: str) -> torch.Tensor:
+    return build_forward(load_builtin(name))["x"].detach()
+
+
+def states_of(rec: Recording, node: str, slot: str) -> list[str]:
+    return [rec.timeline.state(i).slots[(node, slot)] for i in range(len(rec.timeline))]
+
+
+@pytest.mark.parametrize("name", ["two-losses", "summed-loss", "separate-forwards"])
+def test_shared_square_gives_8x(name: str) -> None:
+    rec = recorded(name)
+    assert rec.failed is None
+    final = rec.grads_at_end(len(rec.calls) - 1)["x"]
+    assert final is not None
+    assert torch.equal(final, 8 * input_x(name))
+    assert torch.equal(final, plain_run(load_builtin(name))[-1].grads["x"])  # type: ignore[arg-type]
+
+
+def test_two_losses_keeps_then_frees_the_saved_x() -> None:
+    rec = recorded("two-losses")
+    pow_id = node_named(rec, "PowBackward0")
+    assert rec.grads_at_end(0)["x"] is not None
+    assert torch.equal(rec.grads_at_end(0)["x"], 2 * input_x("two-losses"))  # type: ignore[arg-type]
+    assert rec.timeline.state(rec.calls[0].last_step).slots[(pow_id, "self")] == "retained"
+    assert rec.timeline.state(rec.calls[1].last_step).slots[(pow_id, "self")] == "freed"
+    assert rec.freed_by[(pow_id, "self")] == 1
+    assert rec.needed_by[pow_id] == (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "node"), [("forgot-retain", "PowBackward0"), ("square-needs-saved", "MulBackward0")]
+)
+def test_without_retention_the_second_call_fails(name: str, node: str) -> None:
+    rec = recorded(name)
+    plain = plain_run(load_builtin(name))
+    assert [c.error is None for c in plain] == [True, False]
+    assert len(rec.calls) == 2
+    assert rec.calls[0].error is None
+    assert rec.calls[1].error == plain[1].error
+    assert rec.failed is rec.calls[1]
+    assert rec.graph.node(rec.calls[1].failed_node or "").name == node
+    failing = rec.timeline[rec.calls[1].last_step]
+    assert failing.kind == "error" and failing.node == rec.calls[1].failed_node
+    assert all(rec.freed_by[(failing.node, s.name)] == 0 for s in rec.graph.node(failing.node).tensor_slots)
+
+
+def test_forgot_retain_error_is_pytorchs_own_text() -> None:
+    scenario = load_builtin("forgot-retain")
+    env = build_forward(scenario)
+    env["y"].sum().backward()
+    with pytest.raises(RuntimeError) as exc:
+        (env["y"] * 3).sum().backward()
+    assert recorded("forgot-retain").calls[1].error == str(exc.value)
+
+
+def test_no_saved_values_succeeds_twice_and_frees_nothing_it_needs() -> None:
+    rec = recorded("no-saved-values")
+    assert [c.error for c in rec.calls] == [None, None]
+    x = input_x("no-saved-values")
+    assert torch.equal(rec.grads_at_end(1)["x"], torch.full_like(x, 4.0))  # type: ignore[arg-type]
+    add = node_named(rec, "AddBackward0")
+    assert rec.graph.node(add).tensor_slots == ()
+    assert rec.timeline[0].saved_bytes == 0
+
+
+def test_higher_derivative_returns_6x_and_leaves_x_grad_alone() -> None:
+    rec = recorded("higher-derivative")
+    x = input_x("higher-derivative")
+    first, second = (rec.timeline[c.last_step].result for c in rec.calls)
+    assert first is not None and second is not None
+    assert torch.equal(first["g"], 3 * x**2)
+    assert torch.equal(second["second"], 6 * x)
+    assert rec.grads_at_end(1)["x"] is None
+    # create_graph added a gradient graph that the second call walks and frees
+    added = [n for n in rec.graph.nodes if n.added_at_call == 1]
+    assert {n.name for n in added} >= {"SumBackward0", "MulBackward0", "PowBackward0"}
+    assert any(n.label and n.label.startswith("g = torch.autograd.grad(") for n in added)
+
+
+def test_summed_loss_needs_no_retention() -> None:
+    rec = recorded("summed-loss")
+    assert len(rec.calls) == 1 and rec.calls[0].call.retain_graph is None
+    pow_id = node_named(rec, "PowBackward0")
+    assert states_of(rec, pow_id, "self")[-1] == "freed"
+    assert rec.timeline[-1].saved_bytes == 0
+
+
+def test_separate_forwards_has_two_squares_each_freed_by_its_own_call() -> None:
+    rec = recorded("separate-forwards")
+    squares = [n.id for n in rec.graph.nodes if n.name == "PowBackward0"]
+    assert len(squares) == 2
+    assert sorted(rec.freed_by[(n, "self")] for n in squares) == [0, 1]
+    assert {rec.needed_by[n] for n in squares} == {(0,), (1,)}
+
+
+def test_weight_and_input_fills_both_grads() -> None:
+    rec = recorded("weight-and-input")
+    plain = plain_run(load_builtin("weight-and-input"))
+    assert set(rec.leaves) == {"w", "v"}
+    for call in (0, 1):
+        for leaf in ("w", "v"):
+            got, want = rec.grads_at_end(call)[leaf], plain[call].grads[leaf]
+            assert got is not None and want is not None and torch.equal(got, want)
+
+
+# -- captions ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_every_caption_is_one_sentence_that_matches_the_step(name: str) -> None:
+    rec = recorded(name)
+    for step in rec.timeline.steps:
+        text = step.caption
+        assert text.endswith(".") and text[0].isupper(), text
+        assert not re.search(r"[.;:]\s+[A-Z][a-z]", text.replace("PyTorch", "pytorch")), text
+        if step.kind == "node":
+            assert step.node is not None
+            node = rec.graph.node(step.node)
+            assert text.startswith(node.name)
+            states = {s for (n, _), s in step.slot_changes.items() if n == step.node}
+            assert ("released" in text) == ("freed" in states), text
+            assert ("kept its saved" in text) == ("retained" in states), text
+        if step.kind == "error":
+            assert "failed" in text
+
+
+def test_captions_name_what_a_later_call_needs() -> None:
+    rec = recorded("forgot-retain")
+    pow_id = node_named(rec, "PowBackward0")
+    ran = next(s for s in rec.timeline.steps if s.node == pow_id and s.kind == "node")
+    assert ran.caption == (
+        "PowBackward0 (y = x.square()) ran and released its saved self; the second backward will need it."
+    )
+    error = rec.timeline[-1].caption
+    assert "its saved self was freed by the first backward" in error
+    kept = recorded("two-losses")
+    kept_pow = node_named(kept, "PowBackward0")
+    step = next(s for s in kept.timeline.steps if s.node == kept_pow and s.call == 0)
+    assert "kept its saved self (retain_graph=True), so the second backward can reuse it" in step.caption
