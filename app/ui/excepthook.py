@@ -62,6 +62,13 @@ class _Relay(QObject):
             log.exception("showing an error failed")
 
 
+def _instance(exc_type: type[BaseException]) -> BaseException:
+    try:
+        return exc_type()
+    except Exception:  # an exception type that needs arguments
+        return RuntimeError(exc_type.__name__)
+
+
 def install_exception_handler(show: Callable[[str], None]) -> Callable[[], None]:
     """Route unhandled exceptions to ``show`` and the log; returns a function that undoes it."""
     previous_hook = sys.excepthook
@@ -69,8 +76,9 @@ def install_exception_handler(show: Callable[[str], None]) -> Callable[[], None]
     relay = _Relay(show)
 
     def handle(exc_type: type[BaseException], exc: BaseException | None, tb: TracebackType | None) -> None:
+        exc = exc if exc is not None else _instance(exc_type)
         if issubclass(exc_type, KeyboardInterrupt):
-            previous_hook(exc_type, exc or exc_type(), tb)
+            previous_hook(exc_type, exc, tb)
             return
         log.error("unhandled exception", exc_info=(exc_type, exc, tb))
         relay.message.emit(describe_exception(exc_type, exc))
