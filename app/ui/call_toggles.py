@@ -1,0 +1,112 @@
+"""Per call: ``retain_graph`` and ``create_graph`` boxes; a change records again at once.
+
+``retain_graph`` has three states, as in PyTorch: ticked (True), unticked
+(False) and unset (None, drawn partly ticked), which follows ``create_graph``.
+The box's text says what unset means right now.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QVBoxLayout, QWidget
+
+from .session import Session
+
+if TYPE_CHECKING:
+    from app.core.recorder import Recording
+    from app.core.scenario import Call
+
+__all__ = ["UNSET_TIP", "CallToggles"]
+
+UNSET_TIP = "unset: follows create_graph"
+_STATE_OF = {
+    True: Qt.CheckState.Checked,
+    False: Qt.CheckState.Unchecked,
+    None: Qt.CheckState.PartiallyChecked,
+}
+
+
+def retain_text(call: Call) -> str:
+    if call.retain_graph is None:
+        return f"retain_graph unset → {call.effective_retain}"
+    return f"retain_graph={call.retain_graph}"
+
+
+def call_text(index: int, call: Call) -> str:
+    if call.kind == "backward":
+        return f"Call {index + 1}: {call.loss} .backward()"
+    return f"Call {index + 1}: autograd.grad({call.loss}, [{', '.join(call.inputs)}])"
+
+
+class CallToggles(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self.retain_boxes: list[QCheckBox] = []
+        self.create_boxes: list[QCheckBox] = []
+        self._grid = QGridLayout()
+        title = QLabel("Calls (a change records again)")
+        title.setProperty("role", "title")
+        title.setWordWrap(True)
+        hint = QLabel(
+            "A partly ticked retain_graph box is unset: PyTorch's default, which follows create_graph."
+        )
+        hint.setProperty("role", "hint")
+        hint.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(title)
+        layout.addLayout(self._grid)
+        layout.addWidget(hint)
+        layout.addStretch(1)
+        session.recording_applied.connect(self._on_recording_applied)
+        session.failed.connect(self._on_failed)
+
+    def _on_recording_applied(self, recording: Recording) -> None:
+        self._rebuild(self._session.scenario.calls if self._session.scenario else ())
+
+    def _on_failed(self, message: str) -> None:
+        recording = self._session.recording
+        self._rebuild(recording.scenario.calls if recording else ())  # back to what is on screen
+
+    def _rebuild(self, calls: tuple[Call, ...]) -> None:
+        while self._grid.count():
+            item = self._grid.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        self.retain_boxes, self.create_boxes = [], []
+        for i, call in enumerate(calls):
+            name = QLabel(call_text(i, call))
+            name.setWordWrap(True)
+            retain = QCheckBox(retain_text(call))
+            retain.setTristate(True)
+            retain.setCheckState(_STATE_OF[call.retain_graph])
+            retain.setToolTip(f"retain_graph for call {i + 1}: ticked True, unticked False, {UNSET_TIP}")
+            create = QCheckBox("create_graph")
+            create.setChecked(call.create_graph)
+            create.setToolTip(f"create_graph for call {i + 1}: record the backward pass as a graph too")
+            retain.checkStateChanged.connect(lambda state, i=i: self._on_retain_toggled(i, state))
+            create.toggled.connect(lambda on, i=i: self._on_create_toggled(i, on))
+            self._grid.addWidget(name, 2 * i, 0, 1, 2)
+            self._grid.addWidget(retain, 2 * i + 1, 0)
+            self._grid.addWidget(create, 2 * i + 1, 1)
+            self.retain_boxes.append(retain)
+            self.create_boxes.append(create)
+        self._grid.setColumnStretch(1, 1)
+
+    def _on_retain_toggled(self, index: int, state: Qt.CheckState) -> None:
+        value = {Qt.CheckState.Checked: True, Qt.CheckState.Unchecked: False}.get(state)
+        self._change(index, retain_graph=value)
+
+    def _on_create_toggled(self, index: int, on: bool) -> None:
+        self._change(index, create_graph=on)
+
+    def _change(self, index: int, **changes: object) -> None:
+        scenario = self._session.scenario
+        if scenario is None:
+            return
+        changed = scenario.with_call(index, **changes)
+        self.retain_boxes[index].setText(retain_text(changed.calls[index]))
+        self._session.rerecord(changed)

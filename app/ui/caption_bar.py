@@ -1,0 +1,26 @@
+"""The current step's caption, in large type: the sentence a teacher reads out."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+from .session import Session
+
+__all__ = ["CaptionBar"]
+
+
+class CaptionBar(QLabel):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        self.setText("Recording the scenario…")
+        session.step_applied.connect(self._on_step_applied)
+
+    def _on_step_applied(self, index: int) -> None:
+        state = self._session.state()
+        self.setText(state.step.caption if state else "")

@@ -1,0 +1,266 @@
+"""Each leaf's ``.grad`` as it accumulates: numbers per call and a bar per element that grows.
+
+Everything shown comes from the recording: ``.grad`` at the current step
+(``state.grads``), the gradient after each finished call (``grads_at_end``) and
+each call's contribution (the ``contribution`` of its ``call_end`` step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Property, QRectF, Qt
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+
+from .session import Session
+
+if TYPE_CHECKING:
+    import torch
+
+    from app.core.recorder import Recording
+    from app.core.timeline import StepState
+
+__all__ = ["MAX_BARS", "GradBars", "GradPanel"]
+
+MAX_BARS = 16  # elements drawn per leaf; the rest are summarised in the text
+MAX_LEAVES = 12
+
+
+def _values(tensor: torch.Tensor | None) -> list[float]:
+    if tensor is None:
+        return []
+    return [float(v) for v in tensor.detach().reshape(-1)[:MAX_BARS].tolist()]
+
+
+def _format(tensor: torch.Tensor | None) -> str:
+    from app.core.captions import format_values
+
+    return format_values(tensor)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One call's share of one bar: from ``start`` to ``end``, coloured by ``call``."""
+
+    call: int
+    start: float
+    end: float
+
+
+class GradBars(QWidget):
+    """Per-element bars, stacked by call: the part each call added, on a fixed scale."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._bars: list[list[Segment]] = []
+        self._scale = 1.0
+        self._colors = [QColor("#1f77b4"), QColor("#ff7f0e"), QColor("#2ca02c")]
+        self.setMinimumHeight(120)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    # Colours come from the stylesheet: GradBars { qproperty-firstColor: ...; }
+    def _set_color(self, i: int, color: QColor) -> None:
+        self._colors[i] = QColor(color)
+        self.update()
+
+    def _get_first(self) -> QColor:
+        return self._colors[0]
+
+    def _set_first(self, color: QColor) -> None:
+        self._set_color(0, color)
+
+    def _get_second(self) -> QColor:
+        return self._colors[1]
+
+    def _set_second(self, color: QColor) -> None:
+        self._set_color(1, color)
+
+    def _get_third(self) -> QColor:
+        return self._colors[2]
+
+    def _set_third(self, color: QColor) -> None:
+        self._set_color(2, color)
+
+    firstColor = Property(QColor, _get_first, _set_first)
+    secondColor = Property(QColor, _get_second, _set_second)
+    thirdColor = Property(QColor, _get_third, _set_third)
+
+    def set_bars(self, bars: list[list[Segment]], scale: float) -> None:
+        self._bars = bars
+        self._scale = scale if scale > 0 else 1.0
+        self.update()
+
+    def values(self) -> list[float]:
+        """The height each bar reaches now (the top of its last segment)."""
+        return [segments[-1].end if segments else 0.0 for segments in self._bars]
+
+    def segments(self) -> list[list[Segment]]:
+        return self._bars
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if not self._bars:
+            return
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        text_height = painter.fontMetrics().height()
+        area = QRectF(self.rect()).adjusted(4, text_height + 2, -4, -text_height - 4)
+        negative = any(seg.end < 0 or seg.start < 0 for bar in self._bars for seg in bar)
+        zero_y = area.center().y() if negative else area.bottom()
+        unit = (area.height() / 2 if negative else area.height()) / self._scale
+        width = area.width() / len(self._bars)
+        for i, bar in enumerate(self._bars):
+            left = area.left() + i * width + width * 0.15
+            self._paint_bar(painter, bar, (left, width * 0.7), zero_y, unit)
+            self._paint_labels(painter, i, bar, QRectF(left - width * 0.15, 0, width, self.height()))
+        painter.setPen(QPen(self.palette().windowText().color(), 2))
+        painter.drawLine(int(area.left()), int(zero_y), int(area.right()), int(zero_y))
+        painter.end()
+
+    def _paint_bar(
+        self, painter: QPainter, bar: list[Segment], span: tuple[float, float], zero_y: float, unit: float
+    ) -> None:
+        left, width = span
+        painter.setPen(QPen(self.palette().windowText().color(), 1))
+        for seg in bar:
+            top, bottom = zero_y - seg.end * unit, zero_y - seg.start * unit
+            painter.setBrush(self._colors[seg.call % len(self._colors)])
+            painter.drawRect(QRectF(left, min(top, bottom), width, abs(bottom - top)))
+
+    def _paint_labels(self, painter: QPainter, i: int, bar: list[Segment], column: QRectF) -> None:
+        painter.setPen(self.palette().windowText().color())
+        value = bar[-1].end if bar else 0.0
+        painter.drawText(column, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignHCenter, f"{value:.4g}")
+        painter.drawText(column, Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignHCenter, f"[{i}]")
+
+
+class _LeafView(QWidget):
+    """One leaf: ``x.grad = [8, 16]``, a line per call, and its bars."""
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.value = QLabel(f"{name}.grad = None", objectName="gradValue")
+        self.history = QLabel("", objectName="gradHistory")
+        self.history.setTextFormat(Qt.TextFormat.PlainText)
+        self.bars = GradBars()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 8)
+        layout.addWidget(self.value)
+        layout.addWidget(self.history)
+        layout.addWidget(self.bars, 1)
+
+
+class GradPanel(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._leaves: dict[str, _LeafView] = {}
+        self._scales: dict[str, float] = {}
+        title = QLabel("Gradients (.grad of each leaf)")
+        title.setProperty("role", "title")
+        self._legend = QLabel("", objectName="gradLegend")
+        self._legend.setProperty("role", "hint")
+        self._legend.setWordWrap(True)
+        self._body = QWidget()
+        self._rows = QVBoxLayout(self._body)
+        self._rows.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(self._body)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(title)
+        layout.addWidget(self._legend)
+        layout.addWidget(scroll, 1)
+        session.recording_applied.connect(self._on_recording_applied)
+        session.step_applied.connect(self._on_step_applied)
+
+    # -- what tests and people read ------------------------------------------------
+    def grad_text(self, leaf: str) -> str:
+        return self._leaves[leaf].value.text()
+
+    def history_text(self, leaf: str) -> str:
+        return self._leaves[leaf].history.text()
+
+    def bars(self, leaf: str) -> GradBars:
+        return self._leaves[leaf].bars
+
+    def leaf_names(self) -> list[str]:
+        return list(self._leaves)
+
+    # -- updates ---------------------------------------------------------------------
+    def _on_recording_applied(self, recording: Recording) -> None:
+        for view in self._leaves.values():
+            view.deleteLater()
+        self._leaves.clear()
+        names = list(recording.leaves)[:MAX_LEAVES]
+        while self._rows.count():  # the stretch left by the previous recording
+            self._rows.takeAt(0)
+        for name in names:
+            self._leaves[name] = _LeafView(name, self._body)
+            self._rows.addWidget(self._leaves[name], 1)
+        self._scales = {name: _largest(recording, name) for name in names}
+        self._legend.setText("Bars: one colour per call, stacked as the calls add up; fixed scale.")
+
+    def _on_step_applied(self, index: int) -> None:
+        state, recording = self._session.state(), self._session.recording
+        if state is None or recording is None:
+            return
+        for name, view in self._leaves.items():
+            grad = state.grads.get(name)
+            view.value.setText(f"{name}.grad = {_format(grad)}")
+            view.history.setText("\n".join(_history(recording, state, name)))
+            view.bars.set_bars(_bars(recording, state, name), self._scales.get(name, 1.0))
+
+
+def _finished_calls(recording: Recording, state: StepState) -> list[int]:
+    index = state.step.index
+    return [info.index for info in recording.calls if info.last_step <= index and info.error is None]
+
+
+def _history(recording: Recording, state: StepState, name: str) -> list[str]:
+    lines = []
+    for call in _finished_calls(recording, state):
+        end = recording.timeline[recording.calls[call].last_step]
+        after = recording.grads_at_end(call).get(name)
+        if end.contribution is not None:
+            lines.append(f"call {call + 1}: +{_format(end.contribution.get(name))} → {_format(after)}")
+        else:
+            returned = ", ".join(f"{k} = {_format(v)}" for k, v in (end.result or {}).items())
+            lines.append(f"call {call + 1}: returned {returned}; {name}.grad stays {_format(after)}")
+    step = state.step
+    if step.call is not None and step.kind in ("node", "error"):
+        status = "FAILED" if step.kind == "error" else "running"
+        lines.append(f"call {step.call + 1}: {status}; {name}.grad now {_format(state.grads.get(name))}")
+    return lines or ["no backward call has run yet"]
+
+
+def _bars(recording: Recording, state: StepState, name: str) -> list[list[Segment]]:
+    """Per element, the segment each call added: stacked from the grad before it to after it."""
+    tops: list[tuple[int, list[float]]] = []
+    for call in _finished_calls(recording, state):
+        tops.append((call, _values(recording.grads_at_end(call).get(name))))
+    if state.step.call is not None and state.step.kind != "call_end":
+        tops.append((state.step.call, _values(state.grads.get(name))))
+    size = max((len(v) for _, v in tops), default=0)
+    bars: list[list[Segment]] = [[] for _ in range(size)]
+    previous = [0.0] * size
+    for call, values in tops:
+        for i, value in enumerate(values):
+            if value != previous[i]:
+                bars[i].append(Segment(call, previous[i], value))
+            previous[i] = value
+    return bars
+
+
+def _largest(recording: Recording, name: str) -> float:
+    """The largest |value| the leaf's grad ever reaches: the bars' fixed scale."""
+    largest = 0.0
+    for step in recording.timeline.steps:
+        grad = step.grad_changes.get(name)
+        if grad is not None and grad.numel():
+            largest = max(largest, float(grad.detach().reshape(-1)[:MAX_BARS].abs().max()))
+    return largest or 1.0

@@ -1,0 +1,123 @@
+"""Start the window: ``python -m app``, ``python -m app gui [SCENARIO]``, ``autograd-lens-gui``.
+
+Environment variables (for screenshots, benchmarks and tests):
+
+- ``AUTOGRAD_LENS_SETTINGS``: an INI file to use instead of the user's settings.
+- ``AUTOGRAD_LENS_SCREENSHOT``: save the window to this PNG once the first graph
+  is painted, then quit (exit status 0, or 1 when nothing could be recorded).
+- ``AUTOGRAD_LENS_STEP``: the step to show first: a number, ``end``, or
+  ``call:N`` (the last step of call N, counted from 1).
+- ``AUTOGRAD_LENS_SIZE``: window size as ``WIDTHxHEIGHT`` (e.g. ``1600x1000``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QApplication
+
+from .main_window import MainWindow
+from .settings import APPLICATION, ORGANIZATION, AppSettings
+
+__all__ = ["run_gui"]
+
+log = logging.getLogger(__name__)
+
+SETTLE_MS = 400  # after the graph is set, let Qt lay out and paint before grabbing
+GIVE_UP_MS = 120_000
+
+
+def _application() -> QApplication:
+    existing = QApplication.instance()
+    if isinstance(existing, QApplication):
+        return existing
+    app = QApplication(sys.argv[:1])
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    app.setApplicationDisplayName(APPLICATION)
+    return app
+
+
+def _install_exception_handler(window: MainWindow) -> None:
+    try:
+        from .excepthook import install_exception_handler
+    except ImportError:  # HOOK(excepthook): app/ui/excepthook.py not there yet
+        return
+    install_exception_handler(window.show_notice)
+
+
+def _size(text: str) -> tuple[int, int] | None:
+    width, _, height = text.lower().partition("x")
+    try:
+        return int(width), int(height)
+    except ValueError:
+        return None
+
+
+def step_from_text(window: MainWindow, text: str) -> int | None:
+    """``"7"`` -> 7, ``"end"`` -> the last step, ``"call:2"`` -> the last step of call 2."""
+    recording = window.session.recording
+    if recording is None or not text:
+        return None
+    if text == "end":
+        return window.session.last_index
+    if text.startswith("call:"):
+        number = int(text[5:]) - 1
+        return recording.calls[number].last_step if 0 <= number < len(recording.calls) else None
+    return int(text)
+
+
+class _Screenshot(QObject):
+    """Save the window to a PNG once the first recording is painted, then quit."""
+
+    def __init__(self, window: MainWindow, path: Path, step: str) -> None:
+        super().__init__(window)
+        self._window, self._path, self._step = window, path, step
+        window.session.recording_applied.connect(self._on_recording_applied)
+        window.session.failed.connect(self._on_failed)
+        QTimer.singleShot(GIVE_UP_MS, lambda: self._save(1))
+
+    def _on_recording_applied(self, recording: object) -> None:
+        self._window.session.recording_applied.disconnect(self._on_recording_applied)
+        QTimer.singleShot(SETTLE_MS, self._go_to_step)
+
+    def _on_failed(self, message: str) -> None:
+        if self._window.session.recording is None and self._window.session.busy is False:
+            log.error("nothing to screenshot: %s", message)
+
+    def _go_to_step(self) -> None:
+        try:
+            index = step_from_text(self._window, self._step)
+        except ValueError:
+            index = None
+        if index is not None:
+            self._window.session.go_to(index)
+        QTimer.singleShot(SETTLE_MS, lambda: self._save(0))
+
+    def _save(self, status: int) -> None:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        ok = self._window.grab().save(str(self._path), "PNG")
+        QApplication.exit(status if ok else 1)
+
+
+def run_gui(scenario: str | None = None) -> int:
+    """Open the window on ``scenario`` (a built-in name or a .toml path) and run until it closes."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app = _application()
+    settings_path = os.environ.get("AUTOGRAD_LENS_SETTINGS")
+    settings = AppSettings(settings_path or None)
+    window = MainWindow(settings, scenario)
+    size = _size(os.environ.get("AUTOGRAD_LENS_SIZE", ""))
+    if size is not None:
+        window.resize(*size)
+    screenshot = os.environ.get("AUTOGRAD_LENS_SCREENSHOT")
+    if screenshot:
+        _Screenshot(window, Path(screenshot), os.environ.get("AUTOGRAD_LENS_STEP", ""))
+    _install_exception_handler(window)
+    window.show()
+    QTimer.singleShot(0, window.start)  # paint the window first, then record (torch loads meanwhile)
+    return int(app.exec())

@@ -1,0 +1,174 @@
+"""Bytes of saved tensors held at each step, drawn over the whole timeline.
+
+On CUDA the recording also has the allocator's ``memory_allocated`` per step;
+it is drawn as a second line. The current step is marked; a click jumps there.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Property, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from .session import Session
+
+if TYPE_CHECKING:
+    from app.core.recorder import Recording
+
+__all__ = ["MemoryChart"]
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+class MemoryChart(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._saved: list[int] = []
+        self._device: list[int] | None = None
+        self._stops: list[int] = []
+        self._marker = 0
+        self._saved_color = QColor("#1f77b4")
+        self._device_color = QColor("#7b3fa0")
+        self._marker_color = QColor("#d62728")
+        self.setMinimumHeight(140)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.setToolTip("Bytes held by saved tensors at each step; click to jump to a step")
+        session.recording_applied.connect(self._on_recording_applied)
+        session.step_applied.connect(self._on_step_applied)
+
+    # Colours come from the stylesheet: MemoryChart { qproperty-savedColor: ...; }
+    def _get_saved(self) -> QColor:
+        return self._saved_color
+
+    def _set_saved(self, color: QColor) -> None:
+        self._saved_color = QColor(color)
+        self.update()
+
+    def _get_device(self) -> QColor:
+        return self._device_color
+
+    def _set_device(self, color: QColor) -> None:
+        self._device_color = QColor(color)
+        self.update()
+
+    def _get_marker(self) -> QColor:
+        return self._marker_color
+
+    def _set_marker(self, color: QColor) -> None:
+        self._marker_color = QColor(color)
+        self.update()
+
+    savedColor = Property(QColor, _get_saved, _set_saved)
+    deviceColor = Property(QColor, _get_device, _set_device)
+    markerColor = Property(QColor, _get_marker, _set_marker)
+
+    # -- what is drawn ------------------------------------------------------------
+    def saved_series(self) -> list[int]:
+        return list(self._saved)
+
+    def device_series(self) -> list[int] | None:
+        return None if self._device is None else list(self._device)
+
+    def marker(self) -> int:
+        return self._marker
+
+    def _on_recording_applied(self, recording: Recording) -> None:
+        steps = recording.timeline.steps
+        self._saved = [s.saved_bytes for s in steps]
+        known = [s.device_bytes for s in steps]
+        self._device = [b or 0 for b in known] if any(b is not None for b in known) else None
+        self._stops = [info.last_step for info in recording.calls]
+        self.update()
+
+    def _on_step_applied(self, index: int) -> None:
+        self._marker = index
+        self.update()
+
+    # -- drawing ----------------------------------------------------------------------
+    def _plot_area(self) -> QRectF:
+        line = self.fontMetrics().height()
+        return QRectF(self.rect()).adjusted(8, line * 2 + 6, -8, -line - 6)
+
+    def _x(self, area: QRectF, index: int) -> float:
+        count = max(len(self._saved), 1)
+        return area.left() + area.width() * (index + 0.5) / count
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if not self._saved:
+            return
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        area = self._plot_area()
+        top = max([*self._saved, *(self._device or []), 1])
+        self._paint_title(painter)
+        self._paint_series(painter, area, self._saved, top, self._saved_color, fill=True)
+        if self._device is not None:
+            self._paint_series(painter, area, self._device, top, self._device_color, fill=False)
+        self._paint_stops(painter, area)
+        self._paint_marker(painter, area)
+        painter.end()
+
+    def _paint_title(self, painter: QPainter) -> None:
+        text = self.palette().windowText().color()
+        painter.setPen(text)
+        line = self.fontMetrics().height()
+        now = self._saved[self._marker] if self._marker < len(self._saved) else 0
+        title = f"Saved tensors held: {_bytes(now)}  (peak {_bytes(max(self._saved))})"
+        painter.drawText(QRectF(8, 2, self.width() - 16, line), Qt.AlignmentFlag.AlignLeft, title)
+        if self._device is not None:
+            device_now = self._device[self._marker] if self._marker < len(self._device) else 0
+            painter.setPen(self._device_color)
+            painter.drawText(
+                QRectF(8, 2 + line, self.width() - 16, line),
+                Qt.AlignmentFlag.AlignLeft,
+                f"— device memory allocated: {_bytes(device_now)}",
+            )
+
+    def _paint_series(
+        self, painter: QPainter, area: QRectF, values: list[int], top: int, color: QColor, *, fill: bool
+    ) -> None:
+        path = QPainterPath(QPointF(area.left(), area.bottom()))
+        step_width = area.width() / max(len(values), 1)
+        for i, value in enumerate(values):
+            y = area.bottom() - area.height() * value / top
+            path.lineTo(area.left() + i * step_width, y)
+            path.lineTo(area.left() + (i + 1) * step_width, y)
+        path.lineTo(area.right(), area.bottom())
+        painter.setPen(QPen(color, 3))
+        if fill:
+            shade = QColor(color)
+            shade.setAlpha(90)
+            painter.setBrush(shade)
+        else:
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(path)
+
+    def _paint_stops(self, painter: QPainter, area: QRectF) -> None:
+        step_width = area.width() / max(len(self._saved), 1)
+        painter.setPen(QPen(self.palette().windowText().color(), 1, Qt.PenStyle.DashLine))
+        for call, stop in enumerate(self._stops):
+            x = area.left() + (stop + 1) * step_width
+            painter.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()))
+            label = QRectF(x - 80, area.bottom() + 2, 78, self.fontMetrics().height())
+            painter.drawText(label, Qt.AlignmentFlag.AlignRight, f"call {call + 1}")
+
+    def _paint_marker(self, painter: QPainter, area: QRectF) -> None:
+        x = self._x(area, self._marker)
+        painter.setPen(QPen(self._marker_color, 4))
+        painter.drawLine(QPointF(x, area.top() - 4), QPointF(x, area.bottom() + 4))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if not self._saved:
+            return
+        area = self._plot_area()
+        fraction = (event.position().x() - area.left()) / max(area.width(), 1)
+        self._session.go_to(int(fraction * len(self._saved)))

@@ -1,0 +1,140 @@
+"""One node up close: PyTorch's name, its label, and each saved slot with its state now.
+
+Shows the node clicked in the graph; until one is clicked, it follows the node
+of the current step (or the last one that ran before it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .session import Session
+
+if TYPE_CHECKING:
+    from app.core.graph import GraphNode, SavedSlot
+    from app.core.recorder import Recording
+    from app.core.timeline import StepState
+
+__all__ = ["COLUMNS", "NodeDetails"]
+
+COLUMNS = ("Slot", "Shape", "Dtype", "Bytes", "State")
+STATE_COLUMN = COLUMNS.index("State")
+
+
+def _shape(slot: SavedSlot) -> str:
+    return "—" if slot.shape is None else f"({', '.join(map(str, slot.shape))})"
+
+
+def _nbytes(slot: SavedSlot) -> str:
+    from app.core.captions import format_bytes
+
+    return "—" if slot.nbytes is None else format_bytes(slot.nbytes)
+
+
+def _latest_node(recording: Recording, index: int) -> str | None:
+    """The node of step ``index``, or of the latest step before it that ran one."""
+    for step in reversed(recording.timeline.steps[: index + 1]):
+        if step.node is not None:
+            return step.node
+    return None
+
+
+class NodeDetails(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._pinned: str | None = None
+        self.node_id: str | None = None
+        self.title = QLabel("Click a node in the graph", objectName="nodeTitle")
+        self.subtitle = QLabel("", objectName="nodeSubtitle")
+        self.subtitle.setWordWrap(True)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.title)
+        layout.addWidget(self.subtitle)
+        layout.addWidget(self.table, 1)
+        session.recording_applied.connect(self._on_recording_applied)
+        session.step_applied.connect(self._on_step_applied)
+
+    def show_node(self, node_id: str | None) -> None:
+        """Pin ``node_id`` (None: follow the current step's node again)."""
+        self._pinned = node_id
+        self._update_node()
+
+    def slot_states(self) -> dict[str, str]:
+        """Slot name -> the state text shown in the table."""
+        return {
+            self.table.item(row, 0).text(): self.table.item(row, STATE_COLUMN).text()
+            for row in range(self.table.rowCount())
+        }
+
+    def _on_recording_applied(self, recording: Recording) -> None:
+        if self._pinned is not None and self._pinned not in recording.graph:
+            self._pinned = None
+
+    def _on_step_applied(self, index: int) -> None:
+        self._update_node()
+
+    def _update_node(self) -> None:
+        state, recording = self._session.state(), self._session.recording
+        if state is None or recording is None:
+            return
+        node_id = self._pinned or _latest_node(recording, state.step.index)
+        self.node_id = node_id
+        if node_id is None or node_id not in recording.graph:
+            self.title.setText("Click a node in the graph")
+            self.subtitle.setText("Its saved values and their state at this step appear here.")
+            self.table.setRowCount(0)
+            return
+        node = recording.graph.node(node_id)
+        self.title.setText(node.name)
+        self.subtitle.setText(self._subtitle(recording, state, node))
+        self._fill_table(node, state)
+
+    def _subtitle(self, recording: Recording, state: StepState, node: GraphNode) -> str:
+        from app.core.captions import format_values
+
+        parts = [node.label or "(no label)"]
+        parts.append(
+            "forward graph" if node.added_at_call is None else f"added by call {node.added_at_call + 1}"
+        )
+        calls = recording.needed_by.get(node.id, ())
+        if calls:
+            parts.append("reached by call " + ", ".join(str(c + 1) for c in calls))
+        leaf = next((name for name, nid in recording.leaves.items() if nid == node.id), None)
+        if leaf is not None:
+            parts.append(f"{leaf}.grad = {format_values(state.grads.get(leaf))}")
+        if not node.saved:
+            parts.append("saves nothing")
+        return " · ".join(parts)
+
+    def _fill_table(self, node: GraphNode, state: StepState) -> None:
+        self.table.setRowCount(len(node.saved))
+        for row, slot in enumerate(node.saved):
+            if slot.kind == "tensor":
+                cells = [slot.name, _shape(slot), slot.dtype or "—", _nbytes(slot)]
+                cells.append(state.slots.get((node.id, slot.name), "—"))
+            elif slot.kind == "value":
+                cells = [slot.name, "—", "—", "—", f"value {slot.value}"]
+            else:
+                cells = [slot.name, "—", "—", "—", "None"]
+            for column, text in enumerate(cells):
+                self.table.setItem(row, column, QTableWidgetItem(text))

@@ -1,0 +1,227 @@
+"""The window's view model: the current recording and the step shown.
+
+Views read from a :class:`Session` and call its methods; they never touch
+torch. Stepping back replays ``timeline.state(i)`` (a recorded snapshot); a
+change to the scenario or the device asks the worker for a new recording, and
+the previous one stays on screen until the new one arrives, or for good when
+the new one fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from .worker import RecordingFailure, RecordingResult, RecordingWorker
+
+if TYPE_CHECKING:
+    from app.core.recorder import Recording
+    from app.core.scenario import Scenario
+    from app.core.timeline import StepState
+
+__all__ = ["SPEEDS", "Session"]
+
+SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0)  # steps per second
+Mode = Literal["start", "keep"]
+
+
+class Session(QObject):
+    """Current recording + current step index, and the logic to move between steps."""
+
+    step_applied = Signal(int)  # the step now shown (after recording_applied too)
+    recording_applied = Signal(object)  # a new Recording is on screen
+    busy_changed = Signal(bool)  # a recording is being made
+    failed = Signal(str)  # a recording could not be made; the previous one stays
+    playing_changed = Signal(bool)
+
+    def __init__(self, worker: RecordingWorker | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.worker = worker or RecordingWorker(self)
+        self._recording: Recording | None = None
+        self._index = 0
+        self._state: StepState | None = None
+        self._requested: Scenario | None = None
+        self._default_device = "cpu"
+        self._modes: dict[int, Mode] = {}
+        self.layout: Any | None = None
+        self.layout_error: str | None = None
+        self.last_error: BaseException | None = None
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._on_tick)
+        self._speed = 2.0
+        self.set_speed(self._speed)
+        self.worker.finished.connect(self._on_result)
+        self.worker.failed.connect(self._on_failure)
+        self.worker.busy_changed.connect(self.busy_changed)
+
+    # -- what is shown -----------------------------------------------------------
+    @property
+    def recording(self) -> Recording | None:
+        return self._recording
+
+    @property
+    def index(self) -> int:
+        return self._index
+
+    @property
+    def last_index(self) -> int:
+        return len(self._recording.timeline) - 1 if self._recording else 0
+
+    @property
+    def device(self) -> str:
+        return self._recording.device if self._recording else self._default_device
+
+    @property
+    def scenario(self) -> Scenario | None:
+        """The newest scenario asked for (pending or recorded): what the next change builds on."""
+        if self._requested is not None:
+            return self._requested
+        return self._recording.scenario if self._recording else None
+
+    @property
+    def busy(self) -> bool:
+        return self.worker.busy
+
+    def state(self) -> StepState | None:
+        """The full recorded state of the current step (replayed once per step)."""
+        if self._recording is None:
+            return None
+        if self._state is None or self._state.step.index != self._index:
+            self._state = self._recording.timeline.state(self._index)
+        return self._state
+
+    # -- asking for recordings --------------------------------------------------
+    def load(self, source: Scenario | str | Path, device: str | None = None) -> int:
+        """Record a scenario (object, built-in name or path) and show it from step 0."""
+        return self._request(source, device or self.device, "start")
+
+    def rerecord(self, scenario: Scenario) -> int:
+        """Record a changed scenario on the current device, staying near the current step."""
+        return self._request(scenario, self.device, "keep")
+
+    def set_device(self, name: str) -> int | None:
+        """Record the current scenario again on ``name``."""
+        if self._recording is None:
+            self._default_device = name
+            return None
+        return self._request(self.scenario or self._recording.scenario, name, "keep")
+
+    def _request(self, source: Scenario | str | Path, device: str, mode: Mode) -> int:
+        self._requested = None if isinstance(source, (str, Path)) else source
+        number = self.worker.request(source, device)
+        self._modes = {number: mode}  # older requests are dropped by the worker
+        return number
+
+    def _on_result(self, result: RecordingResult) -> None:
+        mode = self._modes.pop(result.request, "keep")
+        self._requested = None
+        self.apply(result.recording, result.layout, result.layout_error, mode=mode)
+
+    def _on_failure(self, failure: RecordingFailure) -> None:
+        self._modes.pop(failure.request, None)
+        self._requested = None
+        self.last_error = failure.error
+        self.failed.emit(failure.message)
+
+    def apply(
+        self,
+        recording: Recording,
+        layout: Any | None = None,
+        layout_error: str | None = None,
+        *,
+        mode: Mode = "start",
+    ) -> None:
+        """Put ``recording`` on screen (also the seam tests use to skip the worker)."""
+        self.pause()
+        self._recording = recording
+        self._state = None
+        self.layout, self.layout_error = layout, layout_error
+        self.last_error = None
+        self._index = self._start_index(recording, mode)
+        self.recording_applied.emit(recording)
+        self.step_applied.emit(self._index)
+
+    def _start_index(self, recording: Recording, mode: Mode) -> int:
+        failed = recording.failed
+        if failed is not None:
+            return failed.last_step  # show the failure where it happened
+        if mode == "start":
+            return 0
+        return min(self._index, len(recording.timeline) - 1)
+
+    # -- stepping -------------------------------------------------------------------
+    def go_to(self, index: int) -> None:
+        if self._recording is None:
+            return
+        index = min(max(index, 0), self.last_index)
+        if index != self._index:
+            self._index = index
+            self.step_applied.emit(index)
+
+    def next_step(self) -> None:
+        self.go_to(self._index + 1)
+
+    def prev_step(self) -> None:
+        self.go_to(self._index - 1)
+
+    def home(self) -> None:
+        self.go_to(0)
+
+    def end(self) -> None:
+        self.go_to(self.last_index)
+
+    def call_stops(self) -> list[int]:
+        """Where a call step lands: the forward step, then the last step of every call."""
+        if self._recording is None:
+            return []
+        return sorted({0, *(info.last_step for info in self._recording.calls)})
+
+    def next_call(self) -> None:
+        later = [i for i in self.call_stops() if i > self._index]
+        self.go_to(later[0] if later else self.last_index)
+
+    def prev_call(self) -> None:
+        earlier = [i for i in self.call_stops() if i < self._index]
+        self.go_to(earlier[-1] if earlier else 0)
+
+    # -- playing ----------------------------------------------------------------------
+    @property
+    def playing(self) -> bool:
+        return self._timer.isActive()
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    def set_speed(self, steps_per_second: float) -> None:
+        self._speed = max(0.1, float(steps_per_second))
+        self._timer.setInterval(round(1000 / self._speed))
+
+    def play(self) -> None:
+        if self._recording is None or self.playing:
+            return
+        if self._index >= self.last_index:
+            self.go_to(0)
+        self._timer.start()
+        self.playing_changed.emit(True)
+
+    def pause(self) -> None:
+        if self.playing:
+            self._timer.stop()
+            self.playing_changed.emit(False)
+
+    def toggle_play(self) -> None:
+        if self.playing:
+            self.pause()
+        else:
+            self.play()
+
+    def _on_tick(self) -> None:
+        if self._index >= self.last_index:
+            self.pause()
+            return
+        self.next_step()
+        if self._index >= self.last_index:
+            self.pause()

@@ -1,0 +1,76 @@
+"""What the window remembers between runs: theme, font scale, last scenario, geometry.
+
+A thin typed layer over :class:`QSettings`, so the keys and defaults live in one
+place. Tests pass ``path`` (an INI file of their own) and never touch the
+user's settings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+
+__all__ = ["DEFAULT_SCENARIO", "FONT_SCALE_RANGE", "THEMES", "AppSettings"]
+
+ORGANIZATION = "AutogradLens"
+APPLICATION = "Autograd Lens"
+THEMES = ("light", "dark", "projector")
+DEFAULT_SCENARIO = "two-losses"
+FONT_SCALE_RANGE = (0.6, 3.0)
+
+
+class AppSettings(QSettings):
+    """The program's settings; ``AppSettings(path)`` uses an INI file at ``path``."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        if path is None:
+            super().__init__(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+        else:
+            super().__init__(str(path), QSettings.Format.IniFormat)
+
+    # -- theme and font scale ----------------------------------------------
+    @property
+    def theme(self) -> str:
+        value = str(self.value("view/theme", "light"))
+        return value if value in THEMES else "light"
+
+    @theme.setter
+    def theme(self, name: str) -> None:
+        self.setValue("view/theme", name if name in THEMES else "light")
+
+    @property
+    def font_scale(self) -> float:
+        try:
+            value = float(self.value("view/font_scale", 1.0))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return 1.0
+        return clamp_font_scale(value)
+
+    @font_scale.setter
+    def font_scale(self, value: float) -> None:
+        self.setValue("view/font_scale", clamp_font_scale(value))
+
+    # -- scenario ------------------------------------------------------------
+    @property
+    def last_scenario(self) -> str:
+        return str(self.value("scenario/last", DEFAULT_SCENARIO) or DEFAULT_SCENARIO)
+
+    @last_scenario.setter
+    def last_scenario(self, name_or_path: str) -> None:
+        self.setValue("scenario/last", name_or_path)
+
+    # -- window ----------------------------------------------------------------
+    @property
+    def geometry(self) -> QByteArray | None:
+        value = self.value("window/geometry")
+        return value if isinstance(value, QByteArray) and not value.isEmpty() else None
+
+    @geometry.setter
+    def geometry(self, value: QByteArray) -> None:
+        self.setValue("window/geometry", value)
+
+
+def clamp_font_scale(value: float) -> float:
+    low, high = FONT_SCALE_RANGE
+    return round(min(max(value, low), high), 2)

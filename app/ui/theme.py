@@ -1,0 +1,56 @@
+"""Stylesheets: the numbered ``resources/styles/*.qss`` files combined in one place.
+
+# NOTE [theme files]
+Files are applied in name order. ``NN-<theme>.qss`` (``10-light.qss``,
+``10-dark.qss``, ``10-projector.qss``) belongs to one theme and is used only
+for it; every other file (``00-base.qss``) is shared. Font sizes are written as
+``$base``, ``$small``, ``$title``, ``$caption``, ``$counter`` (points), filled in
+here from the font scale, so one setting scales every panel at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from string import Template
+
+from PySide6.QtWidgets import QApplication
+
+from app.resources import style_files
+
+from .settings import THEMES
+
+__all__ = ["THEMES", "apply_theme", "font_sizes", "stylesheet", "theme_files"]
+
+BASE_PT = 12.0
+SIZES = {"small": 0.85, "base": 1.0, "title": 1.25, "caption": 1.45, "counter": 2.4}
+
+
+def _theme_of(path: Path) -> str | None:
+    """The theme a file belongs to, or None when it is shared."""
+    stem = path.stem
+    _, _, rest = stem.partition("-")
+    return rest if rest in THEMES else None
+
+
+def theme_files(theme: str) -> list[Path]:
+    """The files that make up ``theme``, in the order they apply."""
+    return [p for p in style_files() if _theme_of(p) in (None, theme)]
+
+
+def font_sizes(scale: float) -> dict[str, str]:
+    """Point sizes for the ``$name`` placeholders, e.g. ``{"base": "12.0pt", ...}``."""
+    return {name: f"{BASE_PT * factor * scale:.1f}pt" for name, factor in SIZES.items()}
+
+
+def stylesheet(theme: str, scale: float = 1.0) -> str:
+    """The combined stylesheet for ``theme`` at font ``scale``."""
+    sizes = font_sizes(scale)
+    parts = [
+        f"/* {path.name} */\n" + Template(path.read_text(encoding="utf-8")).safe_substitute(sizes)
+        for path in theme_files(theme if theme in THEMES else "light")
+    ]
+    return "\n".join(parts)
+
+
+def apply_theme(app: QApplication, theme: str, scale: float = 1.0) -> None:
+    app.setStyleSheet(stylesheet(theme, scale))

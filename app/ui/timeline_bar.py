@@ -1,0 +1,87 @@
+"""Step controls: back/forward by node and by call, Home/End, play/pause with a speed, a slider.
+
+The buttons name their keys in their tooltips; the keys themselves are window
+actions (see MainWindow), so they work wherever the focus is.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
+
+from .session import SPEEDS, Session
+
+__all__ = ["TimelineBar"]
+
+
+class TimelineBar(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self.home_button = self._button("|◀ Start", "Jump to the first step (Home)", session.home)
+        self.prev_call_button = self._button("◀◀ Call", "Back one call (Shift+Left)", session.prev_call)
+        self.prev_button = self._button("◀ Step", "Back one node (Left)", session.prev_step)
+        self.play_button = self._button("▶ Play", "Play / pause (Space)", session.toggle_play)
+        self.next_button = self._button("Step ▶", "Forward one node (Right)", session.next_step)
+        self.next_call_button = self._button("Call ▶▶", "Forward one call (Shift+Right)", session.next_call)
+        self.end_button = self._button("End ▶|", "Jump to the last step (End)", session.end)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setToolTip("Every recorded step; drag to scrub")
+        self.slider.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.slider.setPageStep(1)
+        self.slider.valueChanged.connect(self._on_slider_moved)
+        self.speed = QComboBox()
+        self.speed.setToolTip("Play speed, steps per second")
+        self.speed.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        for value in SPEEDS:
+            self.speed.addItem(f"{value:g} steps/s", value)
+        self.speed.setCurrentIndex(SPEEDS.index(session.speed) if session.speed in SPEEDS else 0)
+        self.speed.currentIndexChanged.connect(self._on_speed_chosen)
+        self._lay_out()
+        self.setEnabled(False)
+        session.recording_applied.connect(self._on_recording_applied)
+        session.step_applied.connect(self._on_step_applied)
+        session.playing_changed.connect(self._on_playing_changed)
+
+    def _button(self, text: str, tip: str, slot: object) -> QPushButton:
+        button = QPushButton(text)
+        button.setToolTip(tip)
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keep arrow keys for the window's actions
+        button.clicked.connect(slot)
+        return button
+
+    def _lay_out(self) -> None:
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        for button in (self.home_button, self.prev_call_button, self.prev_button, self.play_button):
+            layout.addWidget(button)
+        layout.addWidget(self.slider, 1)
+        for button in (self.next_button, self.next_call_button, self.end_button):
+            layout.addWidget(button)
+        layout.addWidget(QLabel("Speed"))
+        layout.addWidget(self.speed)
+
+    def _on_recording_applied(self, recording: object) -> None:
+        self.setEnabled(True)
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, self._session.last_index)
+        self.slider.blockSignals(False)
+
+    def _on_step_applied(self, index: int) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(index)
+        self.slider.blockSignals(False)
+        at_end, at_start = index >= self._session.last_index, index <= 0
+        for button in (self.prev_button, self.prev_call_button, self.home_button):
+            button.setEnabled(not at_start)
+        for button in (self.next_button, self.next_call_button, self.end_button):
+            button.setEnabled(not at_end)
+
+    def _on_slider_moved(self, value: int) -> None:
+        self._session.go_to(value)
+
+    def _on_speed_chosen(self, position: int) -> None:
+        self._session.set_speed(float(self.speed.itemData(position)))
+
+    def _on_playing_changed(self, playing: bool) -> None:
+        self.play_button.setText("❚❚ Pause" if playing else "▶ Play")
