@@ -79,13 +79,14 @@ def _gui(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     from app.core.errors import ScenarioError
+    from app.render.layout import LayoutError
 
     commands = {"scenarios": _scenarios, "trace": _trace, "export": _export}
     try:
         if args.command in commands:
             return commands[args.command](*([] if args.command == "scenarios" else [args]))
         return _gui(args)
-    except ScenarioError as exc:
+    except (ScenarioError, LayoutError) as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"{exc.strerror or exc}: {exc.filename or ''}")

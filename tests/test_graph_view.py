@@ -1,0 +1,364 @@
+"""GraphView and Legend, driven through their methods; the core recording is the oracle."""
+
+import pytest
+import torch
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QImage, QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+from app.core import load_builtin, record
+from app.render.labels import drawn_slots
+from app.render.layout import layout_graph
+from app.render.style import LEGEND, NODE_TAGS, PALETTES, SLOT_TAGS
+from app.ui.graph_view import ZOOM_STEP, GraphView
+from app.ui.legend import Legend
+
+
+@pytest.fixture(scope="module")
+def models():
+    out = {}
+    for name in ("two-losses", "forgot-retain"):
+        rec = record(load_builtin(name))
+        out[name] = (rec, layout_graph(rec.graph))
+    return out
+
+
+@pytest.fixture
+def make_view(qtbot, models):
+    def make(name: str) -> tuple[GraphView, object]:
+        rec, lay = models[name]
+        view = GraphView()
+        qtbot.addWidget(view)
+        view.resize(900, 700)
+        view.show()
+        qtbot.waitExposed(view)
+        view.set_model(rec, lay)
+        return view, rec
+
+    return make
+
+
+def _node_named(rec, name: str) -> str:
+    return next(n.id for n in rec.graph.nodes if n.name == name)
+
+
+def _scene_items(view: GraphView) -> list:
+    return list(view.graph_scene.items())
+
+
+@pytest.mark.parametrize("name", ["two-losses", "forgot-retain"])
+def test_every_slot_shows_the_recorded_state_at_every_step(make_view, name):
+    view, rec = make_view(name)
+    for i in range(len(rec.timeline)):
+        state = rec.timeline.state(i)
+        view.show_state(state)
+        for node in rec.graph.nodes:
+            for slot in drawn_slots(node):
+                item = view.slot_item(node.id, slot.name)
+                if node.id not in state.visible_nodes:
+                    expected = "hidden"
+                elif slot.kind == "value":
+                    expected = "value"
+                else:
+                    expected = state.slots[(node.id, slot.name)]
+                assert item.state == expected, (i, node.id, slot.name)
+                assert SLOT_TAGS[expected] in item.text  # state in words, not only colour
+                assert item.lines[0].startswith(slot.name)
+
+
+@pytest.mark.parametrize(
+    ("name", "retain", "expected"), [("two-losses", True, "retained"), ("forgot-retain", False, "freed")]
+)
+def test_saved_self_after_first_backward_matches_pytorch(make_view, name, retain, expected):
+    # PyTorch itself: is y.grad_fn._saved_self still readable after the first backward?
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.square()
+    y.sum().backward(retain_graph=retain)
+    try:
+        _ = y.grad_fn._saved_self
+        probed = "retained"
+    except RuntimeError:
+        probed = "freed"
+    assert probed == expected
+    view, rec = make_view(name)
+    view.show_state(rec.timeline.state(rec.calls[0].last_step))
+    pow_id = _node_named(rec, "PowBackward0")
+    item = view.slot_item(pow_id, "self")
+    assert item.state == probed
+    if probed == "freed":
+        assert item.style.hatch is not None and item.style.dash == "dash"
+
+
+def test_failing_node_is_shown_failed_at_the_error_step(make_view):
+    view, rec = make_view("forgot-retain")
+    failed = rec.failed
+    assert failed is not None
+    error_step = rec.timeline[failed.last_step]
+    assert error_step.kind == "error"
+    view.show_state(rec.timeline.state(error_step.index))
+    item = view.node_item(failed.failed_node)
+    assert item.node.name == "PowBackward0"
+    assert item.state == "failed"
+    assert NODE_TAGS["failed"] in item.text
+    palette = PALETTES[view.palette_name]
+    assert item.style.border == palette.failed.border
+    assert item.style.border_width == palette.bold_width
+    others = [view.node_item(n.id).state for n in rec.graph.nodes if n.id != failed.failed_node]
+    assert "failed" not in others
+    view.show_state(rec.timeline.state(error_step.index - 1))
+    assert view.node_item(failed.failed_node).state != "failed"
+
+
+def test_running_node_follows_node_steps(make_view):
+    view, rec = make_view("two-losses")
+    for step in rec.timeline.steps:
+        view.show_state(rec.timeline.state(step.index))
+        running = [n.id for n in rec.graph.nodes if view.node_item(n.id).state == "running"]
+        assert running == ([step.node] if step.kind == "node" else [])
+        if step.kind == "node":
+            assert NODE_TAGS["running"] in view.node_item(step.node).text
+            for edge in rec.graph.edges:
+                if edge.src == step.node:
+                    assert view.edge_item(edge.src, edge.dst).state == "flow"
+
+
+def test_nodes_added_by_call_two_are_hidden_before_and_visible_after(make_view):
+    view, rec = make_view("two-losses")
+    later = [n.id for n in rec.graph.nodes if n.added_at_call == 1]
+    assert later
+    first_of_call_2 = rec.calls[1].first_step
+    for i in range(len(rec.timeline)):
+        view.show_state(rec.timeline.state(i))
+        for node_id in later:
+            item = view.node_item(node_id)
+            if i < first_of_call_2:
+                assert item.state == "hidden" and item.opacity() < 0.5
+                assert all(view.slot_item(node_id, s.name).state == "hidden" for s in drawn_slots(item.node))
+            else:
+                assert item.state != "hidden" and item.opacity() == 1.0
+
+
+def test_restyling_never_rebuilds_items(make_view):
+    view, rec = make_view("two-losses")
+    scene = view.graph_scene
+    before = _scene_items(view)
+    nodes = {n.id: view.node_item(n.id) for n in rec.graph.nodes}
+    for i in [*range(len(rec.timeline)), *reversed(range(len(rec.timeline)))]:
+        view.show_state(rec.timeline.state(i))
+    after = _scene_items(view)
+    assert len(after) == len(before)
+    assert set(map(id, after)) == set(map(id, before))
+    assert all(view.node_item(k) is v for k, v in nodes.items())
+    assert view.graph_scene is scene
+    assert view.show_state(rec.timeline.state(3)) >= 0
+    assert view.show_state(rec.timeline.state(3)) == 0  # same step again: nothing restyled
+
+
+def test_stepping_back_shows_the_same_as_stepping_forward(make_view):
+    view, rec = make_view("forgot-retain")
+
+    def snapshot():
+        return {k: it.state for k, it in view.graph_scene.slots.items()} | {
+            k: it.state for k, it in view.graph_scene.nodes.items()
+        }
+
+    forward = []
+    for i in range(len(rec.timeline)):
+        view.show_state(rec.timeline.state(i))
+        forward.append(snapshot())
+    for i in reversed(range(len(rec.timeline))):
+        view.show_state(rec.timeline.state(i))
+        assert snapshot() == forward[i]
+
+
+def test_zoom_in_out_and_fit(make_view):
+    view, _ = make_view("two-losses")
+    start = view.zoom
+    view.zoom_in()
+    assert view.zoom == pytest.approx(start * ZOOM_STEP)
+    view.zoom_out()
+    view.zoom_out()
+    assert view.zoom == pytest.approx(start / ZOOM_STEP)
+    for _ in range(40):
+        view.zoom_in()
+    view.fit()
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    scene_rect = view.graph_scene.sceneRect()
+    assert shown.adjusted(-2, -2, 2, 2).contains(scene_rect)
+
+
+def _wheel(view: GraphView, dy: int, modifiers=Qt.KeyboardModifier.NoModifier) -> None:
+    centre = QPointF(view.viewport().rect().center())
+    event = QWheelEvent(
+        centre,
+        QPointF(view.viewport().mapToGlobal(centre.toPoint())),
+        QPoint(0, 0),
+        QPoint(0, dy),
+        Qt.MouseButton.NoButton,
+        modifiers,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(view.viewport(), event)
+
+
+def test_wheel_zooms_but_ctrl_wheel_is_left_to_the_window(make_view):
+    view, _ = make_view("two-losses")
+    start = view.zoom
+    _wheel(view, 120)
+    assert view.zoom == pytest.approx(start * ZOOM_STEP)
+    _wheel(view, -240)
+    assert view.zoom == pytest.approx(start / ZOOM_STEP)
+    before = view.zoom
+    _wheel(view, 120, Qt.KeyboardModifier.ControlModifier)
+    assert view.zoom == pytest.approx(before)
+
+
+def test_saved_value_text_hidden_when_zoomed_far_out(make_view):
+    view, _ = make_view("two-losses")
+    view.fit()
+    assert view.details_visible
+    for _ in range(30):
+        view.zoom_out()
+    assert not view.details_visible
+    view.fit()
+    assert view.details_visible
+
+
+def test_level_of_detail_drops_text_but_keeps_state_colour(make_view):
+    view, rec = make_view("forgot-retain")
+    view.show_state(rec.timeline.state(len(rec.timeline) - 1))
+    scene = view.graph_scene
+    item = view.slot_item(_node_named(rec, "PowBackward0"), "self")
+    rect = item.sceneBoundingRect()
+
+    def render(scale: float) -> QImage:
+        image = QImage(
+            max(1, round(rect.width() * scale)),
+            max(1, round(rect.height() * scale)),
+            QImage.Format.Format_RGB32,
+        )
+        image.fill(Qt.GlobalColor.white)
+        from PySide6.QtGui import QPainter
+
+        painter = QPainter(image)
+        scene.render(painter, image.rect(), rect)
+        painter.end()
+        return image
+
+    def dark_pixels(image: QImage) -> int:
+        return sum(
+            1
+            for y in range(image.height())
+            for x in range(image.width())
+            if QImage.pixelColor(image, x, y).lightness() < 80
+        )
+
+    near, far = render(1.0), render(0.2)
+    assert dark_pixels(near) > 0  # text drawn
+    # far away: no dark text pixels, but the box is still there (not background)
+    assert dark_pixels(far) < dark_pixels(near) * 0.2**2
+    assert len({far.pixel(x, y) for y in range(far.height()) for x in range(far.width())}) > 1
+
+
+def test_find_node_selects_centres_and_cycles(make_view):
+    view, rec = make_view("two-losses")
+    for _ in range(10):
+        view.zoom_out()
+    found = view.find_node("powbackward")
+    assert found == _node_named(rec, "PowBackward0")
+    assert view.selected_node == found and view.node_item(found).selected
+    visible = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert visible.contains(view.node_item(found).sceneBoundingRect())
+    assert view.details_visible  # zoomed in far enough to read it
+    sums = {n.id for n in rec.graph.nodes if n.name == "SumBackward0"}
+    first = view.find_node("SumBackward0")
+    second = view.find_node("SumBackward0")
+    assert {first, second} == sums
+    assert view.find_node("y * 3") == _node_named(rec, "MulBackward0")  # by label
+    assert view.find_node("n1") == "n1"  # by id
+    assert view.find_node("no such node") is None
+    assert view.selected_node == "n1"
+
+
+def test_clicking_a_node_emits_its_id(qtbot, make_view):
+    view, rec = make_view("two-losses")
+    target = _node_named(rec, "PowBackward0")
+    pos = view.mapFromScene(view.node_item(target).pos())
+    with qtbot.waitSignal(view.node_clicked, timeout=2000) as blocker:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert blocker.args == [target]
+    assert view.selected_node == target
+    slot_pos = view.mapFromScene(view.slot_item(target, "self").pos())
+    with qtbot.waitSignal(view.node_clicked, timeout=2000) as blocker:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=slot_pos)
+    assert blocker.args == [target]  # a saved-value box belongs to its node
+
+
+def test_palette_and_font_scale_restyle_in_place(make_view):
+    view, rec = make_view("forgot-retain")
+    view.show_state(rec.timeline.state(len(rec.timeline) - 1))
+    failed = rec.failed.failed_node
+    item = view.node_item(failed)
+    width = item.rect().width()
+    view.set_palette("projector")
+    assert view.node_item(failed) is item
+    assert item.state == "failed"
+    assert item.style.border_width == PALETTES["projector"].bold_width
+    assert item.style.fill == PALETTES["projector"].failed.fill
+    assert view.backgroundBrush().color().name() == PALETTES["projector"].background
+    view.set_palette("dark")
+    assert item.style.text == PALETTES["dark"].text
+    view.set_font_scale(2.0)
+    assert item.rect().width() > width
+    assert view.font_scale == 2.0
+    with pytest.raises(ValueError, match="unknown palette"):
+        view.set_palette("neon")
+
+
+def test_set_model_twice_replaces_the_scene(make_view, models):
+    view, _ = make_view("two-losses")
+    old = view.graph_scene
+    rec, lay = models["forgot-retain"]
+    view.set_model(rec, lay)
+    assert view.graph_scene is not old
+    assert set(view.graph_scene.nodes) == {n.id for n in rec.graph.nodes}
+    view.clear()
+    assert view.graph_scene is None
+    assert view.show_state(rec.timeline.state(0)) == 0
+    assert view.find_node("Pow") is None
+
+
+def test_view_exports_current_state(make_view, tmp_path):
+    view, rec = make_view("forgot-retain")
+    view.show_state(rec.timeline.state(len(rec.timeline) - 1))
+    svg = view.export_svg(tmp_path / "g.svg", title="error step")
+    png = view.export_png(tmp_path / "g.png")
+    text = svg.read_text(encoding="utf-8")
+    assert NODE_TAGS["failed"] in text and "error step" in text
+    image = QImage(str(png))
+    assert not image.isNull() and image.width() > 0
+
+
+def test_empty_view_refuses_to_export(qtbot, tmp_path):
+    view = GraphView()
+    qtbot.addWidget(view)
+    with pytest.raises(RuntimeError, match="no recording"):
+        view.export_svg(tmp_path / "x.svg")
+
+
+# -- legend --------------------------------------------------------------------------
+def test_legend_shows_every_state_with_swatch_and_tag(qtbot):
+    legend = Legend(columns=2)
+    qtbot.addWidget(legend)
+    entries = dict(legend.entries())
+    assert set(entries) == {e.state for e in LEGEND}
+    for entry in LEGEND:
+        assert entry.tag in entries[entry.state] and entry.meaning in entries[entry.state]
+        assert not legend.swatch(entry.state).isNull()
+    light = legend.swatch("alive").toImage()
+    legend.set_palette("dark")
+    dark = legend.swatch("alive").toImage()
+    assert light != dark
+    with pytest.raises(ValueError):
+        legend.set_palette("neon")

@@ -1,0 +1,348 @@
+"""The Qt-free drawing layer: DOT source, the one Graphviz layout, styles and shown states."""
+
+import itertools
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from app.core import builtin_names, load_builtin, record, trace
+from app.core.graph import Edge, Graph, GraphNode
+from app.render import layout as layout_module
+from app.render.dot_source import dot_source, slot_dot_id
+from app.render.labels import drawn_slots, node_kinds
+from app.render.layout import Box, LayoutError, layout_graph
+from app.render.states import ShownStates
+from app.render.style import (
+    LEGEND,
+    NODE_TAGS,
+    PALETTES,
+    SLOT_TAGS,
+    node_style,
+    slot_style,
+    text_readable,
+)
+
+INSTALL = "sudo apt-get install graphviz"
+
+
+@pytest.fixture(scope="module")
+def recordings():
+    return {name: record(load_builtin(name)) for name in ("two-losses", "forgot-retain")}
+
+
+def _mlp_graph() -> Graph:
+    torch.manual_seed(0)
+    x = torch.randn(4, 3)
+    w1 = torch.randn(3, 5, requires_grad=True)
+    w2 = torch.randn(5, 2, requires_grad=True)
+    h = torch.tanh(x @ w1)
+    loss = torch.nn.functional.layer_norm(h @ w2, (2,)).pow(2).mean()
+    return trace(loss)
+
+
+# -- DOT source ---------------------------------------------------------------
+def test_dot_source_names_every_node_and_slot_by_our_ids(recordings):
+    graph = recordings["two-losses"].graph
+    source = dot_source(graph)
+    for node in graph.nodes:
+        assert f'"{node.id}" [' in source
+        for slot in drawn_slots(node):
+            assert f'"{slot_dot_id(node.id, slot.name)}" [' in source
+            assert f'"{node.id}" -> "{slot_dot_id(node.id, slot.name)}" [dir=none, style=dotted]' in source
+    for edge in graph.edges:  # torchviz direction: next function -> node
+        assert f'"{edge.dst}" -> "{edge.src}";' in source
+    assert "0x" not in source and str(id(graph)) not in source
+
+
+def test_dot_source_uses_torchviz_colours(recordings):
+    rec = recordings["two-losses"]
+    source = dot_source(rec.graph)
+    kinds = node_kinds(rec.graph)
+    assert kinds[rec.leaves["x"]] == "leaf"
+    roots = {n for n, k in kinds.items() if k == "root"}
+    # the two losses' grad_fns are exactly the nodes nothing points to
+    assert {rec.graph.node(n).label for n in roots} == {c.call.loss for c in rec.calls}
+    for node_id, kind in kinds.items():
+        colour = {"leaf": "lightblue", "root": "darkolivegreen1", "op": "lightgrey"}[kind]
+        assert f'"{node_id}" [label=' in source
+        line = next(ln for ln in source.splitlines() if ln.strip().startswith(f'"{node_id}" [label='))
+        assert f"fillcolor={colour}" in line
+    pow_line = next(
+        ln for ln in source.splitlines() if ln.strip().startswith(f'"{slot_dot_id("n0", "self")}"')
+    )
+    assert "fillcolor=orange" in pow_line
+
+
+def test_dot_source_skips_none_slots_and_shows_values(recordings):
+    graph = recordings["two-losses"].graph
+    mul = next(n for n in graph.nodes if n.name == "MulBackward0")
+    assert any(s.kind == "none" for s in mul.saved)
+    source = dot_source(graph)
+    for slot in mul.saved:
+        assert (f'"{slot_dot_id(mul.id, slot.name)}"' in source) == (slot.kind != "none")
+    pow_node = next(n for n in graph.nodes if n.name == "PowBackward0")
+    exponent = next(s for s in pow_node.saved if s.name == "exponent")
+    assert f"= {exponent.value}" in source
+
+
+def test_hostile_labels_are_escaped_and_laid_out():
+    label = 'a "quoted" \\N back\\slash } ; -> [x]' + "\nnew line" + "z" * 200
+    graph = Graph(
+        (GraphNode("n0", "SumBackward0", label), GraphNode("n1", "AccumulateGrad", "x", is_leaf=True)),
+        (Edge("n0", "n1"),),
+    )
+    lay = layout_graph(graph)
+    assert set(lay.nodes) == {"n0", "n1"}
+    assert lay.nodes["n0"].width < 600  # long user text is clipped, not a 2,000-point box
+
+
+# -- layout ----------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["two-losses", "forgot-retain", "mlp"])
+def test_layout_has_a_box_for_every_node_and_drawn_slot(recordings, name):
+    graph = _mlp_graph() if name == "mlp" else recordings[name].graph
+    lay = layout_graph(graph)
+    assert set(lay.nodes) == {n.id for n in graph.nodes}
+    assert set(lay.slots) == {(n.id, s.name) for n in graph.nodes for s in drawn_slots(n)}
+    assert set(lay.edges) == set(graph.edges)
+    assert set(lay.slot_edges) == set(lay.slots)
+    for box in [*lay.nodes.values(), *lay.slots.values()]:
+        assert box.width > 0 and box.height > 0
+        assert box.left >= -1 and box.left + box.width <= lay.width + 1
+        assert box.top >= -1 and box.top + box.height <= lay.height + 1
+
+
+@pytest.mark.parametrize("name", ["two-losses", "forgot-retain"])
+def test_layout_edges_connect_the_right_boxes(recordings, name):
+    graph = recordings[name].graph
+    lay = layout_graph(graph)
+    slack = 2.0
+    for edge, path in lay.edges.items():
+        child, parent = lay.nodes[edge.dst], lay.nodes[edge.src]
+        assert child.contains(path.points[0], slack)  # drawn from the next function...
+        assert path.arrow is not None and parent.contains(path.arrow, slack)  # ...to the node
+    for key, path in lay.slot_edges.items():
+        assert lay.nodes[key[0]].contains(path.points[0], slack)
+        assert lay.slots[key].contains(path.points[-1], slack)
+        assert path.arrow is None
+
+
+def test_layout_boxes_do_not_overlap(recordings):
+    lay = layout_graph(recordings["two-losses"].graph)
+    boxes = [*lay.nodes.values(), *lay.slots.values()]
+    for a, b in itertools.combinations(boxes, 2):
+        apart_x = abs(a.x - b.x) >= (a.width + b.width) / 2 - 0.5
+        apart_y = abs(a.y - b.y) >= (a.height + b.height) / 2 - 0.5
+        assert apart_x or apart_y, (a, b)
+
+
+def test_leaves_on_top_losses_at_bottom_as_torchviz(recordings):
+    rec = recordings["two-losses"]
+    lay = layout_graph(rec.graph)
+    leaf_y = lay.nodes[rec.leaves["x"]].y
+    for node in rec.graph.nodes:
+        if node.id != rec.leaves["x"]:
+            assert lay.nodes[node.id].y > leaf_y
+
+
+def test_box_sizes_leave_room_for_the_widest_state_tag(recordings):
+    graph = recordings["two-losses"].graph
+    plain = layout_graph(graph)
+    source = dot_source(graph, reserve_tags=True)
+    assert NODE_TAGS["hidden"] in source and SLOT_TAGS["retained"] in source
+    assert all(b.height > 40 for b in plain.nodes.values())  # name, label and tag lines
+
+
+def _fake_dot(folder: Path, body: str) -> None:
+    script = folder / "dot"
+    script.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+
+
+def test_missing_dot_raises_layout_error_with_install_hint(recordings, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no dot anywhere
+    with pytest.raises(LayoutError, match=INSTALL):
+        layout_graph(recordings["two-losses"].graph)
+
+
+def test_which_none_raises_layout_error(recordings, monkeypatch):
+    monkeypatch.setattr(layout_module.shutil, "which", lambda name: None)
+    with pytest.raises(LayoutError, match="not found"):
+        layout_graph(recordings["two-losses"].graph)
+
+
+def test_crashing_dot_raises_layout_error(recordings, monkeypatch, tmp_path):
+    _fake_dot(tmp_path, "echo 'Error: syntax error in line 1' >&2\nexit 3")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(LayoutError, match="exit status 3") as info:
+        layout_graph(recordings["two-losses"].graph)
+    assert "syntax error" in str(info.value) and INSTALL in str(info.value)
+
+
+def test_hanging_dot_raises_layout_error(recordings, monkeypatch, tmp_path):
+    _fake_dot(tmp_path, f"exec {shutil.which('sleep')} 30")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(LayoutError, match="took longer than") as info:
+        layout_graph(recordings["two-losses"].graph, timeout_s=0.5)
+    assert INSTALL in str(info.value)
+
+
+def test_garbage_from_dot_raises_layout_error(recordings, monkeypatch, tmp_path):
+    cat = shutil.which("cat")
+    _fake_dot(tmp_path, cat + ' >/dev/null; echo \'{"bb": "0,0,1,1", "objects": []}\'')
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(LayoutError, match="no place for n0"):
+        layout_graph(recordings["two-losses"].graph)
+
+
+def test_layout_is_plain_frozen_data(recordings):
+    lay = layout_graph(recordings["two-losses"].graph)
+    with pytest.raises(AttributeError):
+        lay.width = 1.0  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        lay.nodes["n9"] = Box(0, 0, 1, 1)  # type: ignore[index]
+    json.dumps({k: [b.x, b.y, b.width, b.height] for k, b in lay.nodes.items()})
+
+
+def test_render_model_modules_load_no_qt():
+    code = (
+        "import sys, app.render.layout, app.render.dot_source, app.render.style, app.render.states; "
+        "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "[]"
+
+
+def test_layout_from_a_worker_thread(recordings):
+    from concurrent.futures import ThreadPoolExecutor
+
+    graph = recordings["forgot-retain"].graph
+    with ThreadPoolExecutor(2) as pool:
+        a, b = pool.map(layout_graph, [graph, graph])
+    assert a == b
+
+
+# -- styles ------------------------------------------------------------------------
+SLOT_STATES = ("alive", "retained", "freed", "modified", "value")
+
+
+@pytest.mark.parametrize("palette", sorted(PALETTES))
+def test_every_state_has_a_distinct_tag_and_look(palette):
+    pal = PALETTES[palette]
+    styles = {s: slot_style(s, pal) for s in SLOT_STATES}
+    assert len({st.tag for st in styles.values()}) == len(SLOT_STATES)
+    assert all(st.tag.split()[0] != st.tag for st in styles.values())  # a symbol and a word
+    looks = {(st.fill, st.dash, st.hatch, st.rounded) for st in styles.values()}
+    assert len(looks) == len(SLOT_STATES)
+    freed = styles["freed"]
+    assert freed.hatch is not None and freed.dash == "dash"  # pattern, not only colour
+    idle = node_style("op", "idle", pal)
+    for state in ("running", "failed"):
+        st = node_style("op", state, pal)
+        assert st.border_width > idle.border_width and st.border != idle.border
+        assert st.tag == NODE_TAGS[state] and st.tag
+    assert node_style("op", "hidden", pal).opacity < 0.5
+    assert node_style("op", "idle", pal).opacity == 1.0
+
+
+def test_projector_palette_is_bolder():
+    light, projector = PALETTES["light"], PALETTES["projector"]
+    assert projector.line_width > light.line_width and projector.bold_width > light.bold_width
+    assert projector.text_scale > 1.0 and projector.bold_text
+    assert (projector.background, projector.text) == ("#ffffff", "#000000")
+
+
+def test_legend_covers_every_state():
+    states = {e.state for e in LEGEND}
+    assert set(SLOT_STATES) <= states
+    assert {"running", "failed", "done", "hidden"} <= states
+    assert all(e.tag and e.meaning for e in LEGEND)
+
+
+def test_text_readable_threshold():
+    assert text_readable(1.0, 11.0)
+    assert not text_readable(0.2, 11.0)
+
+
+# -- shown states -------------------------------------------------------------------
+def _look(shown: ShownStates, rec, index: int):
+    state = rec.timeline.state(index)
+    return (
+        {n.id: shown.node_state(state, n.id) for n in rec.graph.nodes},
+        {k: shown.slot_state(state, k) for keys in shown.slots_of.values() for k in keys},
+        {e: shown.edge_state(state, e) for e in rec.graph.edges},
+    )
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_changes_cover_every_difference_between_any_two_steps(name):
+    rec = record(load_builtin(name))
+    shown = ShownStates(rec)
+    looks = [_look(shown, rec, i) for i in range(len(rec.timeline))]
+    for a, b in itertools.product(range(len(rec.timeline)), repeat=2):
+        changes = shown.changes(rec.timeline.state(a), rec.timeline.state(b))
+        nodes_a, slots_a, edges_a = looks[a]
+        nodes_b, slots_b, edges_b = looks[b]
+        assert {n for n in nodes_a if nodes_a[n] != nodes_b[n]} <= changes.nodes
+        assert {k for k in slots_a if slots_a[k] != slots_b[k]} <= changes.slots
+        assert {e for e in edges_a if edges_a[e] != edges_b[e]} <= changes.edges
+
+
+def test_running_done_failed_follow_the_recorded_steps(recordings):
+    rec = recordings["forgot-retain"]
+    shown = ShownStates(rec)
+    failed = rec.calls[1].failed_node
+    assert rec.graph.node(failed).name == "PowBackward0"
+    for step in rec.timeline.steps:
+        state = rec.timeline.state(step.index)
+        active = shown.active(state)
+        if step.kind == "node":
+            assert active[step.node] == "running"
+        if step.kind == "error":
+            assert active == {**active, failed: "failed"}
+        if step.kind == "forward":
+            assert active == {}
+    end_of_call_1 = rec.timeline.state(rec.calls[0].last_step)
+    done = {rec.graph.node(n).name for n, s in shown.active(end_of_call_1).items() if s == "done"}
+    # what backward of y.sum() runs, asked of PyTorch itself
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = x.square().sum()
+    expected = {type(loss.grad_fn).__name__}
+    stack = [loss.grad_fn]
+    while stack:
+        fn = stack.pop()
+        for child, _ in fn.next_functions:
+            if child is not None:
+                expected.add(type(child).__name__)
+                stack.append(child)
+    assert done == expected
+
+
+def test_value_slots_are_values_and_tensor_slots_follow_the_recording(recordings):
+    rec = recordings["two-losses"]
+    shown = ShownStates(rec)
+    for i in range(len(rec.timeline)):
+        state = rec.timeline.state(i)
+        for node in rec.graph.nodes:
+            for slot in drawn_slots(node):
+                got = shown.slot_state(state, (node.id, slot.name))
+                if node.id not in state.visible_nodes:
+                    assert got == "hidden"
+                elif slot.kind == "value":
+                    assert got == "value"
+                else:
+                    assert got == state.slots[(node.id, slot.name)]
+
+
+def test_unknown_slot_state_when_the_recording_has_none(recordings):
+    rec = recordings["two-losses"]
+    state = rec.timeline.state(0)
+    visible = sorted(state.visible_nodes)[0]
+    assert ShownStates(rec).slot_state(state, (visible, "not_recorded")) == "unknown"
