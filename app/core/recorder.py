@@ -95,6 +95,7 @@ class _Recorder:
         self.deadline = time.monotonic() + limits.time_limit_s
         self.capture = GraphCapture()
         self.env: dict[str, Any] = {}
+        self.inputs: dict[str, torch.Tensor] = {}  # as created, before forward code may rebind a name
         self.steps: list[Step] = []
         self.states: dict[SlotKey, SlotState] = {}
         self.held: Counter[tuple[str, int]] = Counter()  # (device, pointer) -> slots holding it
@@ -176,6 +177,7 @@ class _Recorder:
             if not isinstance(value, torch.Tensor):
                 raise ScenarioError(f"an input must be a tensor, not {type(value).__name__}", field=where)
             self.env[name] = value
+            self.inputs[name] = value
         self._evaluator("forward.code", self.scenario.forward).run(
             parse(self.scenario.forward, field="forward.code", mode="exec")
         )
@@ -188,15 +190,27 @@ class _Recorder:
         for node_id in new:
             variable = self.capture.leaf_variable(node_id)
             if variable is not None:
-                name = self._name_of(variable) or f"leaf{len(self.leaves)}"
-                self.leaves.setdefault(name, node_id)
+                name = self._name_of(variable) or self._unused_leaf_name()
+                self.leaves[name] = node_id
                 self.capture.labels.setdefault(node_id, name)
             for slot in self.capture.node(node_id).tensor_slots:
                 self._set_state((node_id, slot.name), self._probe(node_id, slot.name), slot)
         self.pending_nodes.extend(new)
 
     def _name_of(self, tensor: torch.Tensor) -> str | None:
-        return next((k for k, v in self.env.items() if v is tensor), None)
+        """The input name of a leaf (even if forward code rebound it), else any name bound to it."""
+        for names in (self.inputs, self.env):
+            name = next((k for k, v in names.items() if v is tensor), None)
+            if name is not None and name not in self.leaves:
+                return name
+        return None
+
+    def _unused_leaf_name(self) -> str:
+        """``leaf<k>`` for a leaf made inline (no name), clashing with no name in use."""
+        k = len(self.leaves)
+        while f"leaf{k}" in self.leaves or f"leaf{k}" in self.env:
+            k += 1
+        return f"leaf{k}"
 
     # -- probing and bookkeeping -------------------------------------
     def _slot(self, key: SlotKey) -> SavedSlot:
