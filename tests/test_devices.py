@@ -1,0 +1,114 @@
+"""Devices: what torch reports, clear refusals, and a CUDA recording equal to the CPU one."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+from app.core import ScenarioError, list_devices, load_builtin, record, resolve_device
+
+HAS_CUDA = torch.cuda.is_available()
+
+
+def test_cpu_comes_first_and_is_available() -> None:
+    devices = list_devices()
+    assert devices[0].name == "cpu" and devices[0].available
+    assert resolve_device("cpu") == torch.device("cpu")
+
+
+def test_cuda_entries_follow_what_torch_reports() -> None:
+    cuda = [d for d in list_devices() if d.name.startswith("cuda")]
+    if not torch.backends.cuda.is_built():
+        assert len(cuda) == 1 and not cuda[0].available
+        assert "CPU-only" in cuda[0].reason
+    elif not HAS_CUDA:
+        assert len(cuda) == 1 and not cuda[0].available and cuda[0].reason
+    else:
+        assert [d.name for d in cuda] == [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        assert all(d.available and torch.cuda.get_device_name(i) in d.description for i, d in enumerate(cuda))
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="checks the refusal on a machine without CUDA")
+@pytest.mark.parametrize("name", ["cuda", "cuda:0", "cuda:3"])
+def test_unavailable_cuda_is_a_clear_error(name: str) -> None:
+    with pytest.raises(ScenarioError) as exc:
+        resolve_device(name)
+    text = str(exc.value)
+    reason = next(d.reason for d in list_devices() if d.name == "cuda")
+    assert f"{name} is unavailable" in text and reason in text and "torch reports: cpu" in text
+    with pytest.raises(ScenarioError):
+        record(load_builtin("two-losses"), device=name)
+
+
+@pytest.mark.parametrize(("name", "words"), [("gpu", "not a device name"), ("meta", "not a device this")])
+def test_unknown_devices_are_refused(name: str, words: str) -> None:
+    with pytest.raises(ScenarioError, match=words):
+        resolve_device(name)
+
+
+def test_mps_is_offered_only_where_torch_has_it() -> None:
+    mps = [d for d in list_devices() if d.name == "mps"]
+    built = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_built()
+    assert bool(mps) == built
+    if not built:
+        with pytest.raises(ScenarioError, match="mps"):
+            resolve_device("mps")
+
+
+def test_cuda_code_path_with_two_fake_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing and the index checks, with torch told it has two GPUs."""
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: f"Card {i}")
+    devices = list_devices()
+    assert [(d.name, d.description, d.available) for d in devices[1:3]] == [
+        ("cuda:0", "Card 0 (cuda:0)", True),
+        ("cuda:1", "Card 1 (cuda:1)", True),
+    ]
+    assert resolve_device("cuda") == torch.device("cuda", 0)
+    assert resolve_device("cuda:1") == torch.device("cuda", 1)
+    with pytest.raises(ScenarioError, match="there is no cuda:2"):
+        resolve_device("cuda:2")
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("name", ["two-losses", "forgot-retain", "weight-and-input", "higher-derivative"])
+def test_cuda_recording_equals_cpu(name: str) -> None:
+    on_cpu = record(load_builtin(name))
+    on_gpu = record(load_builtin(name), device="cuda")
+    assert on_gpu.device == "cuda:0"
+    assert [c.error for c in on_gpu.calls] == [c.error for c in on_cpu.calls]
+    assert [(s.kind, s.node) for s in on_gpu.timeline.steps] == [
+        (s.kind, s.node) for s in on_cpu.timeline.steps
+    ]
+    assert all(s.device_bytes is not None and s.device_bytes >= 0 for s in on_gpu.timeline.steps)
+    assert any(s.device.startswith("cuda") for n in on_gpu.graph.nodes for s in n.tensor_slots if s.device)
+    for i in range(len(on_cpu.timeline)):
+        cpu, gpu = on_cpu.timeline.state(i), on_gpu.timeline.state(i)
+        assert dict(gpu.slots) == dict(cpu.slots)
+        assert gpu.step.saved_bytes == cpu.step.saved_bytes
+        for leaf, grad in cpu.grads.items():
+            other = gpu.grads[leaf]
+            assert (grad is None) == (other is None)
+            assert grad is None or torch.allclose(other.cpu(), grad)  # type: ignore[union-attr]
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_cuda_device_bytes_drop_when_buffers_are_freed() -> None:
+    """The exp result is held by the graph alone: the last call frees its 4 MB on the device."""
+    big = replace(
+        load_builtin("two-losses"),
+        inputs=(("x", "torch.ones(1_000_000, requires_grad=True)"),),
+        forward="y = x.exp().sin()",
+    )
+    rec = record(big, device="cuda")
+    kept = rec.timeline[rec.calls[0].last_step].device_bytes
+    freed = rec.timeline[rec.calls[1].last_step].device_bytes
+    assert kept is not None and freed is not None
+    assert kept - freed >= 4_000_000
+    assert rec.timeline[rec.calls[0].last_step].saved_bytes - rec.timeline[-1].saved_bytes >= 4_000_000
