@@ -67,8 +67,7 @@ class CodePanel(QPlainTextEdit):
         scenario = recording.scenario
         self._lines, self._call_lines = scenario.to_python()
         first_call = min(self._call_lines.values(), default=len(self._lines))
-        first_forward = 2 + len(scenario.inputs)
-        self._forward_lines = range(2, first_call) if first_forward <= first_call else range(0)
+        self._forward_lines = range(2 + len(scenario.inputs), first_call)  # after "import torch", inputs
 
     def _on_step_applied(self, index: int) -> None:
         state = self._session.state()

@@ -1,0 +1,341 @@
+"""Each panel shows what the recording holds: the core recording (and PyTorch) is the oracle.
+
+Panels get a :class:`Session` filled through ``apply`` (no worker), so every
+check here is about what a panel shows, not about threads.
+"""
+
+from pathlib import Path
+
+import pytest
+import torch
+from PySide6.QtCore import Qt
+
+from app.core import load_builtin, record
+from app.core.captions import format_values
+from app.core.devices import DeviceInfo
+from app.ui import device_selector as device_selector_module
+from app.ui import theme
+from app.ui.call_toggles import UNSET_TIP, CallToggles
+from app.ui.caption_bar import CaptionBar
+from app.ui.code_panel import CodePanel
+from app.ui.device_selector import DeviceSelector
+from app.ui.error_panel import ErrorPanel
+from app.ui.grad_panel import GradPanel
+from app.ui.memory_chart import MemoryChart
+from app.ui.node_details import NodeDetails
+from app.ui.session import Session
+from app.ui.settings import AppSettings
+from app.ui.step_counter import StepCounter
+from app.ui.timeline_bar import TimelineBar
+
+
+@pytest.fixture(scope="module")
+def two_losses():
+    return record(load_builtin("two-losses"))
+
+
+@pytest.fixture(scope="module")
+def forgot_retain():
+    return record(load_builtin("forgot-retain"))
+
+
+@pytest.fixture
+def session(qtbot):
+    made = Session()
+    yield made
+    made.pause()
+    made.worker.wait_idle()
+
+
+def _panel(qtbot, cls, session):
+    widget = cls(session)
+    qtbot.addWidget(widget)
+    return widget
+
+
+def _node_id(recording, name):
+    return next(n.id for n in recording.graph.nodes if n.name == name)
+
+
+def _plain_torch_two_losses():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.square()
+    y.sum().backward(retain_graph=True)
+    (y * 3).sum().backward()
+    return x.grad
+
+
+def _plain_torch_forgot_retain_error():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.square()
+    y.sum().backward()
+    with pytest.raises(RuntimeError) as info:
+        (y * 3).sum().backward()
+    return str(info.value)
+
+
+# -- node details ---------------------------------------------------------------------
+def test_node_details_show_every_slot_state_as_recorded(qtbot, session, two_losses):
+    details = _panel(qtbot, NodeDetails, session)
+    session.apply(two_losses)
+    pow_id = _node_id(two_losses, "PowBackward0")
+    details.show_node(pow_id)
+    node = two_losses.graph.node(pow_id)
+    assert details.title.text() == "PowBackward0"
+    assert node.label in details.subtitle.text()
+    for index in [*range(len(two_losses.timeline)), 2, 0]:
+        session.go_to(index)
+        oracle = two_losses.timeline.state(index).slots
+        shown = details.slot_states()
+        for slot in node.tensor_slots:
+            assert shown[slot.name] == oracle[(pow_id, slot.name)], index
+    self_row = [s.name for s in node.saved].index("self")
+    saved = node.saved[self_row]
+    assert details.table.item(self_row, 1).text() == f"({saved.shape[0]})"
+    assert details.table.item(self_row, 2).text() == saved.dtype
+    assert details.table.item(self_row, 3).text() == f"{saved.nbytes} B"
+
+
+def test_node_details_follow_the_running_node_until_one_is_clicked(qtbot, session, two_losses):
+    details = _panel(qtbot, NodeDetails, session)
+    session.apply(two_losses)
+    session.go_to(2)
+    assert details.node_id == two_losses.timeline[2].node
+    details.show_node(_node_id(two_losses, "AccumulateGrad"))
+    session.go_to(1)
+    assert details.title.text() == "AccumulateGrad"
+
+
+# -- gradients -----------------------------------------------------------------------------
+def test_grad_panel_shows_the_recorded_grad_at_every_step(qtbot, session, two_losses):
+    panel = _panel(qtbot, GradPanel, session)
+    session.apply(two_losses)
+    assert panel.leaf_names() == list(two_losses.leaves)
+    for index in range(len(two_losses.timeline)):
+        session.go_to(index)
+        grad = two_losses.timeline.state(index).grads["x"]
+        assert panel.grad_text("x") == f"x.grad = {format_values(grad)}"
+        expected = [] if grad is None else grad.tolist()
+        assert panel.bars("x").values() == pytest.approx(expected)
+
+
+def test_grad_panel_totals_and_contributions_match_pytorch(qtbot, session, two_losses):
+    panel = _panel(qtbot, GradPanel, session)
+    session.apply(two_losses)
+    session.end()
+    torch_grad = _plain_torch_two_losses()
+    assert torch_grad.tolist() == [8.0, 16.0]
+    assert panel.grad_text("x") == f"x.grad = {format_values(torch_grad)}"
+    assert panel.bars("x").values() == torch_grad.tolist()
+    history = panel.history_text("x")
+    for info in two_losses.calls:
+        share = two_losses.timeline[info.last_step].contribution["x"]
+        assert f"call {info.index + 1}: +{format_values(share)}" in history
+    segments = panel.bars("x").segments()
+    assert [[(s.call, s.start, s.end) for s in bar] for bar in segments] == [
+        [(0, 0.0, 2.0), (1, 2.0, 8.0)],
+        [(0, 0.0, 4.0), (1, 4.0, 16.0)],
+    ]
+
+
+# -- code, caption, counter, memory ------------------------------------------------------------
+def test_code_panel_marks_the_current_calls_line(qtbot, session, two_losses):
+    panel = _panel(qtbot, CodePanel, session)
+    session.apply(two_losses)
+    lines, call_lines = two_losses.scenario.to_python()
+    assert [line[2:] for line in panel.toPlainText().splitlines()] == lines
+    for index in range(1, len(two_losses.timeline)):
+        session.go_to(index)
+        assert panel.highlighted_lines() == [call_lines[two_losses.timeline[index].call]]
+    session.home()
+    assert panel.highlighted_lines() == [lines.index("y = x.square()")]
+
+
+def test_caption_and_counter_follow_the_step(qtbot, session, two_losses):
+    caption = _panel(qtbot, CaptionBar, session)
+    counter = _panel(qtbot, StepCounter, session)
+    session.apply(two_losses)
+    last = len(two_losses.timeline) - 1
+    for index in range(last + 1):
+        session.go_to(index)
+        assert caption.text() == two_losses.timeline[index].caption
+        assert counter.number.text() == f"Step {index} / {last}"
+    assert counter.detail.text() == "call 2 of 2 · finished"
+
+
+def test_memory_chart_draws_the_recorded_bytes_and_marks_the_step(qtbot, session, two_losses):
+    chart = _panel(qtbot, MemoryChart, session)
+    session.apply(two_losses)
+    assert chart.saved_series() == [s.saved_bytes for s in two_losses.timeline.steps]
+    assert chart.device_series() is None  # CPU: no allocator line
+    session.go_to(4)
+    assert chart.marker() == 4
+    chart.resize(400, 200)
+    chart.show()
+    qtbot.mouseClick(
+        chart, Qt.MouseButton.LeftButton, pos=chart.rect().bottomRight() - chart.rect().topLeft()
+    )
+    assert session.index == session.last_index  # a click on the right edge jumps to the last step
+
+
+# -- errors and fixes ----------------------------------------------------------------------------
+def test_error_panel_shows_pytorchs_message_and_the_freeing_call(qtbot, session, forgot_retain):
+    panel = _panel(qtbot, ErrorPanel, session)
+    session.apply(forgot_retain)
+    assert not panel.isHidden()
+    assert panel.message.text() == _plain_torch_forgot_retain_error()
+    assert "PowBackward0" in panel.title.text()
+    explanation = panel.explanation.text()
+    assert "saved self" in explanation
+    freed_by = forgot_retain.freed_by[(forgot_retain.failed.failed_node, "self")]
+    assert f"call {freed_by + 1} already freed it" in explanation
+    assert panel.retain_calls() == [freed_by]
+
+
+def test_both_fixes_are_scenario_changes_that_pytorch_accepts(qtbot, session, forgot_retain):
+    panel = _panel(qtbot, ErrorPanel, session)
+    session.apply(forgot_retain)
+    retain, summed = panel.retain_fix(), panel.sum_fix()
+    assert retain == forgot_retain.scenario.with_call(0, retain_graph=True)
+    assert summed == forgot_retain.scenario.summed()
+    for fix in (retain, summed):
+        fixed = record(fix)
+        assert fixed.failed is None
+        assert fixed.grads_at_end(len(fixed.calls) - 1)["x"].tolist() == _plain_torch_two_losses().tolist()
+    asked = []
+    session.rerecord = asked.append
+    panel.retain_button.click()
+    panel.sum_button.click()
+    assert asked == [retain, summed]
+
+
+def test_error_panel_hides_without_a_failure(qtbot, session, two_losses, forgot_retain):
+    panel = _panel(qtbot, ErrorPanel, session)
+    session.apply(forgot_retain)
+    session.apply(two_losses)
+    assert panel.isHidden()
+    assert panel.retain_fix() is None
+
+
+# -- call toggles ------------------------------------------------------------------------------
+def test_call_toggles_show_each_calls_flags(qtbot, session, two_losses):
+    toggles = _panel(qtbot, CallToggles, session)
+    session.apply(two_losses)
+    calls = two_losses.scenario.calls
+    assert [b.checkState() for b in toggles.retain_boxes] == [
+        Qt.CheckState.Checked if c.retain_graph else Qt.CheckState.PartiallyChecked for c in calls
+    ]
+    unset = toggles.retain_boxes[1]
+    assert calls[1].retain_graph is None
+    assert UNSET_TIP in unset.toolTip()
+    assert f"unset → {calls[1].effective_retain}" in unset.text()
+    assert [b.isChecked() for b in toggles.create_boxes] == [c.create_graph for c in calls]
+
+
+def test_unticking_retain_asks_for_the_changed_scenario(qtbot, session, two_losses):
+    toggles = _panel(qtbot, CallToggles, session)
+    session.apply(two_losses)
+    asked = []
+    session.rerecord = asked.append
+    toggles.retain_boxes[0].click()  # Checked -> Unchecked
+    toggles.create_boxes[1].click()
+    assert asked == [
+        two_losses.scenario.with_call(0, retain_graph=False),
+        two_losses.scenario.with_call(1, create_graph=True),
+    ]
+    assert toggles.retain_boxes[0].text() == "retain_graph=False"
+
+
+# -- devices ------------------------------------------------------------------------------------
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only listing")
+def test_device_selector_lists_cpu_and_disables_cuda_with_the_reason(qtbot, session, two_losses):
+    selector = _panel(qtbot, DeviceSelector, session)
+    session.apply(two_losses)
+    names = selector.device_names()
+    assert names[0] == "cpu"
+    assert selector.item_for("cpu").isEnabled()
+    cuda = selector.item_for("cuda")
+    assert cuda is not None and not cuda.isEnabled()
+    assert "CUDA" in cuda.toolTip()
+    asked = []
+    session.set_device = asked.append
+    selector.choose("cuda")
+    assert asked == []  # a disabled device cannot be chosen
+    assert selector.current_device() == "cpu"
+
+
+def test_device_selector_offers_every_reported_device(qtbot, session, two_losses, monkeypatch):
+    fake = [
+        DeviceInfo("cpu", "CPU", True),
+        DeviceInfo("cuda:0", "Big GPU (cuda:0)", True),
+        DeviceInfo("cuda:1", "Small GPU (cuda:1)", True),
+        DeviceInfo("mps", "Apple GPU (MPS)", False, "MPS needs macOS"),
+    ]
+    monkeypatch.setattr("app.core.devices.list_devices", lambda: fake)
+    selector = _panel(qtbot, DeviceSelector, session)
+    session.apply(two_losses)
+    assert selector.device_names() == ["cpu", "cuda:0", "cuda:1", "mps"]
+    assert [selector.item_for(n).isEnabled() for n in selector.device_names()] == [True, True, True, False]
+    assert selector.item_for("mps").toolTip() == "MPS needs macOS"
+    asked = []
+    monkeypatch.setattr(session, "set_device", asked.append)
+    selector.choose("cuda:1")
+    assert asked == ["cuda:1"]
+    session.failed.emit("CUDA error: device-side assert")  # the recording failed: back to what is shown
+    assert selector.current_device() == "cpu"
+    assert Qt.ItemDataRole.UserRole == device_selector_module.NAME_ROLE
+
+
+# -- timeline bar ---------------------------------------------------------------------------------
+def test_timeline_bar_buttons_and_slider_drive_the_session(qtbot, session, two_losses):
+    bar = _panel(qtbot, TimelineBar, session)
+    session.apply(two_losses)
+    last = len(two_losses.timeline) - 1
+    assert bar.slider.maximum() == last
+    bar.next_button.click()
+    assert session.index == 1 and bar.slider.value() == 1
+    bar.next_call_button.click()
+    assert session.index == two_losses.calls[0].last_step
+    bar.end_button.click()
+    assert session.index == last
+    assert not bar.next_button.isEnabled()
+    bar.prev_call_button.click()
+    assert session.index == two_losses.calls[0].last_step
+    bar.prev_button.click()
+    assert session.index == two_losses.calls[0].last_step - 1
+    bar.home_button.click()
+    assert session.index == 0
+    bar.slider.setValue(5)
+    assert session.index == 5
+    bar.play_button.click()
+    assert session.playing and "Pause" in bar.play_button.text()
+    bar.play_button.click()
+    assert not session.playing and "Play" in bar.play_button.text()
+
+
+# -- theme and settings ----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["light", "dark", "projector"])
+def test_theme_combines_the_base_file_with_its_own_file_only(name):
+    files = [p.name for p in theme.theme_files(name)]
+    assert files == ["00-base.qss", f"10-{name}.qss"]
+    sheet = theme.stylesheet(name, 1.5)
+    assert "$" not in sheet  # every size placeholder filled in
+    assert f"font-size: {theme.BASE_PT * 1.5:.1f}pt" in sheet
+
+
+def test_font_sizes_scale_with_the_setting():
+    small, large = theme.font_sizes(1.0), theme.font_sizes(2.0)
+    for key in small:
+        assert float(large[key][:-2]) == pytest.approx(2 * float(small[key][:-2]), abs=0.1)
+
+
+def test_settings_round_trip_in_an_isolated_file(tmp_path: Path):
+    path = tmp_path / "settings.ini"
+    first = AppSettings(path)
+    assert (first.theme, first.font_scale, first.last_scenario) == ("light", 1.0, "two-losses")
+    first.theme, first.font_scale, first.last_scenario = "projector", 1.7, "forgot-retain"
+    first.sync()
+    second = AppSettings(path)
+    assert (second.theme, second.font_scale, second.last_scenario) == ("projector", 1.7, "forgot-retain")
+    second.theme, second.font_scale = "neon", 99
+    assert (second.theme, second.font_scale) == ("light", 3.0)  # unknown theme, clamped scale

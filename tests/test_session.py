@@ -1,0 +1,214 @@
+"""The window's view model: recordings made off the GUI thread, stepping that replays snapshots."""
+
+import threading
+
+import pytest
+import torch
+
+from app.core import load_builtin, record
+from app.render.layout import LayoutError
+from app.ui import worker as worker_module
+from app.ui.session import Session
+
+TIMEOUT = 30_000
+
+
+@pytest.fixture(scope="module")
+def two_losses():
+    return record(load_builtin("two-losses"))
+
+
+@pytest.fixture(scope="module")
+def forgot_retain():
+    return record(load_builtin("forgot-retain"))
+
+
+@pytest.fixture
+def session(qtbot):
+    made = Session()
+    yield made
+    made.pause()
+    made.worker.wait_idle()
+
+
+def _load(qtbot, session, source):
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT) as blocker:
+        session.load(source)
+    return blocker.args[0]
+
+
+# -- recording -------------------------------------------------------------------
+def test_load_records_on_a_pool_thread_and_shows_step_zero(qtbot, session, two_losses, monkeypatch):
+    threads = []
+    real = worker_module.record_scenario
+
+    def spy(scenario, device):
+        threads.append(threading.current_thread())
+        return real(scenario, device)
+
+    monkeypatch.setattr(worker_module, "record_scenario", spy)
+    with qtbot.waitSignal(session.step_applied, timeout=TIMEOUT) as step:
+        recording = _load(qtbot, session, "two-losses")
+    assert threads and threads[0] is not threading.main_thread()
+    assert [s.caption for s in recording.timeline.steps] == [s.caption for s in two_losses.timeline.steps]
+    assert step.args == [0]
+    assert session.index == 0
+    assert session.layout is not None  # laid out in the same run, off the GUI thread
+    assert session.layout_error is None
+
+
+def test_busy_is_true_while_recording_then_false(qtbot, session):
+    seen = []
+    session.busy_changed.connect(seen.append)
+    _load(qtbot, session, "two-losses")
+    assert seen == [True, False]
+    assert not session.busy
+
+
+def test_stepping_back_replays_the_recorded_snapshot(qtbot, session, two_losses):
+    _load(qtbot, session, "two-losses")
+    last = len(two_losses.timeline) - 1
+    order = list(range(last + 1)) + list(range(last, -1, -1))
+    for index in order:
+        session.go_to(index)
+        state, oracle = session.state(), two_losses.timeline.state(index)
+        assert dict(state.slots) == dict(oracle.slots)
+        assert {k: None if v is None else v.tolist() for k, v in state.grads.items()} == {
+            k: None if v is None else v.tolist() for k, v in oracle.grads.items()
+        }
+
+
+def test_node_call_home_and_end_steps(qtbot, session, two_losses):
+    _load(qtbot, session, "two-losses")
+    ends = [info.last_step for info in two_losses.calls]
+    indices = []
+    session.step_applied.connect(indices.append)
+    session.next_step()
+    assert session.index == 1
+    session.prev_step()
+    assert session.index == 0
+    session.next_call()
+    assert session.index == ends[0]
+    session.next_call()
+    assert session.index == ends[1]
+    session.prev_call()
+    assert session.index == ends[0]
+    session.prev_call()
+    assert session.index == 0
+    session.end()
+    assert session.index == len(two_losses.timeline) - 1
+    session.next_step()  # clamped: nothing happens past the end
+    session.home()
+    assert session.index == 0
+    assert indices == [1, 0, ends[0], ends[1], ends[0], 0, len(two_losses.timeline) - 1, 0]
+
+
+def test_play_runs_to_the_end_and_stops(qtbot, session, two_losses):
+    _load(qtbot, session, "two-losses")
+    session.set_speed(50)
+    with qtbot.waitSignal(session.playing_changed, timeout=TIMEOUT, check_params_cb=lambda on: not on):
+        session.play()
+        assert session.playing
+    assert session.index == len(two_losses.timeline) - 1
+    assert not session.playing
+
+
+def test_toggle_play_pauses(qtbot, session):
+    _load(qtbot, session, "two-losses")
+    session.set_speed(0.5)
+    session.toggle_play()
+    assert session.playing
+    session.toggle_play()
+    assert not session.playing
+
+
+# -- re-recording ------------------------------------------------------------------
+def test_rerecord_keeps_the_step_and_a_failure_jumps_to_the_error(qtbot, session, forgot_retain):
+    recording = _load(qtbot, session, "two-losses")
+    session.go_to(5)
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT) as blocker:
+        session.rerecord(recording.scenario.with_call(0, retain_graph=None))
+    failed = blocker.args[0].failed
+    assert failed is not None
+    assert failed.error == forgot_retain.failed.error
+    assert session.index == failed.last_step
+    assert session.state().step.kind == "error"
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT):
+        session.rerecord(recording.scenario)
+    assert session.recording.failed is None
+    assert session.index == min(failed.last_step, session.last_index)
+
+
+def test_a_failed_recording_keeps_the_previous_one(qtbot, session, monkeypatch):
+    before = _load(qtbot, session, "two-losses")
+    session.go_to(3)
+
+    def out_of_memory(scenario, device):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(worker_module, "record_scenario", out_of_memory)
+    with qtbot.waitSignal(session.failed, timeout=TIMEOUT) as blocker:
+        session.rerecord(before.scenario.with_call(0, retain_graph=False))
+    assert "CUDA out of memory" in blocker.args[0]
+    assert session.recording is before
+    assert session.index == 3
+    assert session.scenario == before.scenario  # the next change builds on what is on screen
+    assert isinstance(session.last_error, torch.OutOfMemoryError)
+
+
+def test_a_bad_scenario_name_fails_with_the_scenario_error(qtbot, session):
+    with qtbot.waitSignal(session.failed, timeout=TIMEOUT) as blocker:
+        session.load("two-loses")
+    assert "no built-in scenario 'two-loses'" in blocker.args[0]
+    assert "did you mean 'two-losses'" in blocker.args[0]
+    assert session.recording is None
+
+
+def test_a_stale_result_is_dropped(qtbot, session, monkeypatch):
+    release = threading.Event()
+    real = worker_module.record_scenario
+
+    def slow_for_forgot_retain(scenario, device):
+        if scenario.name == "forgot-retain":
+            release.wait(TIMEOUT / 1000)
+        return real(scenario, device)
+
+    monkeypatch.setattr(worker_module, "record_scenario", slow_for_forgot_retain)
+    applied = []
+    session.recording_applied.connect(applied.append)
+    session.load("forgot-retain")  # superseded before it finishes
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT):
+        session.load("two-losses")
+    release.set()
+    assert session.worker.wait_idle(TIMEOUT)
+    qtbot.wait(50)  # let the stale answer reach the event loop, where it must be dropped
+    assert [r.scenario.name for r in applied] == ["two-losses"]
+    assert session.recording.scenario.name == "two-losses"
+
+
+def test_a_layout_failure_still_delivers_the_recording(qtbot, session, monkeypatch):
+    def no_dot(recording):
+        raise LayoutError(
+            "Graphviz 'dot' was not found on PATH; install Graphviz: sudo apt-get install graphviz"
+        )
+
+    monkeypatch.setattr(worker_module, "layout_recording", no_dot)
+    recording = _load(qtbot, session, "two-losses")
+    assert recording.grads_at_end(1)["x"].tolist() == [8.0, 16.0]
+    assert session.layout is None
+    assert "apt-get install graphviz" in session.layout_error
+
+
+def test_set_device_records_again_on_that_device(qtbot, session, monkeypatch):
+    _load(qtbot, session, "two-losses")
+    devices = []
+    real = worker_module.record_scenario
+
+    def spy(scenario, device):
+        devices.append(device)
+        return real(scenario, "cpu")
+
+    monkeypatch.setattr(worker_module, "record_scenario", spy)
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT):
+        session.set_device("cuda:0")
+    assert devices == ["cuda:0"]

@@ -1,0 +1,348 @@
+"""The whole window, driven as a learner would: keys, ticks, fixes, devices, settings, faults."""
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import torch
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QImage, QWheelEvent
+from PySide6.QtWidgets import QApplication, QPlainTextEdit
+
+from app.core import load_builtin, record
+from app.core.captions import format_values
+from app.core.devices import DeviceInfo
+from app.ui import dialogs
+from app.ui import main_window as main_window_module
+from app.ui import worker as worker_module
+from app.ui.main_window import MainWindow
+from app.ui.settings import AppSettings
+
+TIMEOUT = 30_000
+
+
+@pytest.fixture(scope="module")
+def two_losses():
+    return record(load_builtin("two-losses"))
+
+
+@pytest.fixture(autouse=True)
+def no_modal_dialogs(monkeypatch):
+    """Every question a window would ask is answered "Discard" and remembered."""
+    asked = []
+
+    def ask(parent, title, text, choices, default):
+        asked.append(title)
+        return "Discard"
+
+    monkeypatch.setattr(dialogs, "ask", ask)
+    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: asked.append(title))
+    return asked
+
+
+@pytest.fixture
+def settings_path(tmp_path):
+    return tmp_path / "settings.ini"
+
+
+@pytest.fixture
+def open_window(qtbot, settings_path):
+    windows = []
+
+    def make(scenario: str | None = "two-losses", settings: AppSettings | None = None) -> MainWindow:
+        window = MainWindow(settings or AppSettings(settings_path), scenario)
+        qtbot.addWidget(window)
+        window.show()
+        window.activateWindow()
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=TIMEOUT)
+        with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
+            window.start()
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.session.worker.wait_idle()
+
+
+def _rerecorded(qtbot, window, action):
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
+        action()
+    return blocker.args[0]
+
+
+def _key(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
+    qtbot.keyClick(window, key, modifier)
+
+
+def _plain_torch_error():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.square()
+    y.sum().backward()
+    with pytest.raises(RuntimeError) as info:
+        (y * 3).sum().backward()
+    return str(info.value)
+
+
+# -- opening and stepping -------------------------------------------------------------------
+def test_opens_on_the_seed_scenario(qtbot, open_window, two_losses):
+    window = open_window(None)  # no scenario named: the remembered one, at first the seed
+    assert window.session.recording.scenario == two_losses.scenario
+    assert window.scenario_picker.currentText() == "two-losses"
+    assert window.graph_view is not None and window.graph_stack.currentWidget() is window.graph_page
+    assert "two-losses" in window.windowTitle()
+    assert "Device: CPU" in window.device_label.text()
+
+
+def test_stepping_with_keys_shows_the_recorded_states_and_grads(qtbot, open_window, two_losses):
+    window = open_window()
+    pow_id = next(n.id for n in two_losses.graph.nodes if n.name == "PowBackward0")
+    window.node_details.show_node(pow_id)
+    last = len(two_losses.timeline) - 1
+    for index in range(last + 1):
+        assert window.session.index == index
+        oracle = two_losses.timeline.state(index)
+        assert window.node_details.slot_states()["self"] == oracle.slots[(pow_id, "self")]
+        assert window.grad_panel.grad_text("x") == f"x.grad = {format_values(oracle.grads['x'])}"
+        assert window.caption_bar.text() == oracle.step.caption
+        assert window.graph_view.slot_item(pow_id, "self").state == oracle.slots[(pow_id, "self")]
+        _key(qtbot, window, Qt.Key.Key_Right)
+    assert window.session.index == last
+    assert window.grad_panel.bars("x").values() == [8.0, 16.0]  # PyTorch's own x.grad
+
+
+def test_every_step_shortcut(qtbot, open_window, two_losses):
+    window = open_window()
+    session = window.session
+    ends = [info.last_step for info in two_losses.calls]
+    last = len(two_losses.timeline) - 1
+    _key(qtbot, window, Qt.Key.Key_Right)
+    assert session.index == 1
+    _key(qtbot, window, Qt.Key.Key_Left)
+    assert session.index == 0
+    _key(qtbot, window, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    assert session.index == ends[0]
+    _key(qtbot, window, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    assert session.index == ends[1]
+    _key(qtbot, window, Qt.Key.Key_Left, Qt.KeyboardModifier.ShiftModifier)
+    assert session.index == ends[0]
+    _key(qtbot, window, Qt.Key.Key_Home)
+    assert session.index == 0
+    _key(qtbot, window, Qt.Key.Key_End)
+    assert session.index == last
+    session.set_speed(0.5)
+    _key(qtbot, window, Qt.Key.Key_Space)
+    assert session.playing
+    _key(qtbot, window, Qt.Key.Key_Space)
+    assert not session.playing
+
+
+def test_classroom_shortcuts(qtbot, open_window):
+    window = open_window()
+    _key(qtbot, window, Qt.Key.Key_F11)
+    qtbot.waitUntil(lambda: bool(window.windowState() & Qt.WindowState.WindowFullScreen), timeout=TIMEOUT)
+    _key(qtbot, window, Qt.Key.Key_F11)
+    qtbot.waitUntil(lambda: not window.windowState() & Qt.WindowState.WindowFullScreen, timeout=TIMEOUT)
+    zoom = window.graph_view.zoom
+    _key(qtbot, window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    assert window.graph_view.zoom > zoom
+    _key(qtbot, window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    _key(qtbot, window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    assert window.graph_view.zoom < zoom
+    window.graph_view.fit()
+    fitted = window.graph_view.zoom
+    _key(qtbot, window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    _key(qtbot, window, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
+    assert window.graph_view.zoom == pytest.approx(fitted)
+    scale = window.font_scale
+    ctrl_alt = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+    _key(qtbot, window, Qt.Key.Key_Equal, ctrl_alt)
+    assert window.font_scale == pytest.approx(scale + 0.1)
+    assert window.graph_view.font_scale == pytest.approx(scale + 0.1)
+
+
+def test_arrow_keys_stay_inside_a_text_editor(qtbot, open_window):
+    window = open_window()
+    assert window.editor is not None
+    window.left_tabs.setCurrentIndex(1)
+    edit = window.editor.findChildren(QPlainTextEdit)[0]
+    edit.setFocus()
+    qtbot.waitUntil(edit.hasFocus, timeout=TIMEOUT)
+    _key(qtbot, edit, Qt.Key.Key_Right)
+    _key(qtbot, edit, Qt.Key.Key_Space)
+    assert window.session.index == 0
+    assert not window.session.playing
+
+
+def test_ctrl_wheel_scales_the_text_everywhere(qtbot, open_window):
+    window = open_window()
+    scale = window.font_scale
+    viewport = window.graph_view.viewport()
+    centre = QPointF(viewport.rect().center())
+    event = QWheelEvent(
+        centre,
+        QPointF(viewport.mapToGlobal(centre.toPoint())),
+        QPoint(0, 0),
+        QPoint(0, 120),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.ControlModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    zoom = window.graph_view.zoom
+    QApplication.sendEvent(viewport, event)
+    assert window.font_scale == pytest.approx(scale + 0.1)
+    assert window.graph_view.zoom == pytest.approx(zoom)  # the wheel scaled text, it did not zoom
+
+
+# -- retain_graph toggles and the error panel ------------------------------------------------------------
+def test_unticking_retain_shows_pytorchs_error_at_powbackward0(qtbot, open_window):
+    window = open_window()
+    recording = _rerecorded(qtbot, window, window.call_toggles.retain_boxes[0].click)
+    failed = recording.failed
+    assert failed is not None
+    assert not window.error_panel.isHidden()
+    assert window.error_panel.message.text() == _plain_torch_error()
+    assert recording.graph.node(failed.failed_node).name == "PowBackward0"
+    assert window.session.state().step.kind == "error"
+    assert window.graph_view.node_item(failed.failed_node).state == "failed"
+    qtbot.waitUntil(lambda: window.graph_view.selected_node == failed.failed_node, timeout=TIMEOUT)
+    assert window.node_details.title.text() == "PowBackward0"
+    assert window.code_panel.highlighted_lines() == [recording.scenario.to_python()[1][1]]
+
+
+@pytest.mark.parametrize("button", ["retain_button", "sum_button"])
+def test_each_fix_removes_the_error(qtbot, open_window, button):
+    window = open_window("forgot-retain")
+    assert window.session.recording.failed is not None
+    fixed = _rerecorded(qtbot, window, getattr(window.error_panel, button).click)
+    assert fixed.failed is None
+    assert window.error_panel.isHidden()
+    window.session.end()
+    assert window.grad_panel.bars("x").values() == [8.0, 16.0]
+    assert window.editor.current_scenario() == fixed.scenario  # the editor shows the fix...
+    assert window.editor.is_modified()  # ...as an unsaved change
+
+
+def test_ticking_retain_again_removes_the_failure(qtbot, open_window):
+    window = open_window("forgot-retain")
+    box = window.call_toggles.retain_boxes[0]
+    assert box.checkState() == Qt.CheckState.PartiallyChecked
+    recording = _rerecorded(qtbot, window, box.click)  # unset -> True (Qt's tri-state order)
+    assert recording.scenario.calls[0].retain_graph is True
+    assert recording.failed is None
+
+
+# -- devices and faults --------------------------------------------------------------------------------
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only listing")
+def test_device_selector_lists_cpu_and_disables_cuda(qtbot, open_window):
+    window = open_window()
+    selector = window.device_selector
+    assert selector.device_names()[0] == "cpu"
+    cuda = selector.item_for("cuda")
+    assert not cuda.isEnabled()
+    assert cuda.toolTip()  # the reason, as PyTorch's build reports it
+
+
+def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open_window, monkeypatch):
+    monkeypatch.setattr(
+        "app.core.devices.list_devices",
+        lambda: [DeviceInfo("cpu", "CPU", True), DeviceInfo("cuda:0", "Test GPU (cuda:0)", True)],
+    )
+    window = open_window()
+    window.device_selector.refresh()
+    window.session.go_to(4)
+    before = window.session.recording
+
+    def lost_device(scenario, device):
+        raise torch.OutOfMemoryError(f"CUDA out of memory on {device}. Tried to allocate 20.00 GiB")
+
+    monkeypatch.setattr(worker_module, "record_scenario", lost_device)
+    with qtbot.waitSignal(window.session.failed, timeout=TIMEOUT):
+        window.device_selector.choose("cuda:0")
+    assert window.session.recording is before
+    assert window.session.index == 4
+    assert not window.notice.isHidden()
+    assert "CUDA out of memory on cuda:0" in window.notice.text()
+    assert window.device_selector.current_device() == "cpu"
+    assert "Device: CPU" in window.device_label.text()
+    monkeypatch.undo()
+    again = _rerecorded(qtbot, window, lambda: window.load_scenario("forgot-retain"))  # CPU still works
+    assert again.device == "cpu"
+
+
+def test_missing_dot_still_opens_with_the_data_panels(qtbot, open_window, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` anywhere
+    window = open_window()
+    assert window.graph_stack.currentWidget() is window.graph_message
+    message = window.graph_message.text()
+    assert "dot" in message and "apt-get install graphviz" in message
+    window.session.end()
+    assert window.grad_panel.grad_text("x") == "x.grad = [8, 16]"
+    assert window.caption_bar.text() == window.session.recording.timeline[-1].caption
+
+
+# -- settings --------------------------------------------------------------------------------------------
+def test_theme_font_scale_and_last_scenario_persist(qtbot, open_window, settings_path):
+    first = open_window()
+    first.set_theme("projector")
+    first.set_font_scale(1.6)
+    _rerecorded(qtbot, first, lambda: first.load_scenario("forgot-retain"))
+    first.close()
+    second = open_window(None, AppSettings(settings_path))
+    assert second.theme == "projector"
+    assert second.font_scale == pytest.approx(1.6)
+    assert second.session.recording.scenario.name == "forgot-retain"
+    assert second.graph_view.palette_name == "projector"
+    assert second.graph_view.font_scale == pytest.approx(1.6)
+    assert second.theme_picker.currentText() == "projector"
+
+
+def test_geometry_persists(qtbot, open_window, settings_path, monkeypatch):
+    first = open_window()
+    first.resize(1234, 777)
+    saved = first.saveGeometry()
+    first.close()
+    assert AppSettings(settings_path).geometry == saved
+    restored = []
+    monkeypatch.setattr(MainWindow, "restoreGeometry", lambda self, data: restored.append(data) or True)
+    open_window(None, AppSettings(settings_path))
+    # compared as bytes: the offscreen test screen (800x800) would clamp a real restore
+    assert restored == [saved]
+
+
+def test_scenario_picker_loads_a_builtin(qtbot, open_window):
+    window = open_window()
+    position = window.scenario_picker.findText("weight-and-input")
+    recording = _rerecorded(qtbot, window, lambda: window.scenario_picker.activated.emit(position))
+    assert recording.scenario.name == "weight-and-input"
+    assert window.grad_panel.leaf_names() == list(recording.leaves)
+
+
+# -- export ----------------------------------------------------------------------------------------------
+def test_export_current_view_to_svg_and_png(qtbot, open_window, tmp_path, monkeypatch):
+    window = open_window()
+    window.session.go_to(3)
+    for fmt in ("svg", "png"):
+        target = tmp_path / f"view.{fmt}"
+        monkeypatch.setattr(main_window_module, "ask_export_file", lambda parent, f, s, t=target: t)
+        getattr(window, f"action_export_{fmt}").trigger()
+        assert target.stat().st_size > 0
+    assert ET.parse(tmp_path / "view.svg").getroot().tag.endswith("svg")
+    assert not QImage(str(tmp_path / "view.png")).isNull()
+
+
+def test_export_every_step_writes_one_file_per_step(qtbot, open_window, tmp_path, monkeypatch, two_losses):
+    window = open_window()
+    folder = tmp_path / "slides"
+    monkeypatch.setattr(main_window_module, "ask_export_folder", lambda parent: folder)
+    with qtbot.waitSignal(window.slides_exported, timeout=TIMEOUT) as blocker:
+        window.action_export_slides.trigger()
+    files = blocker.args[0]
+    assert [f.name for f in files] == [f"step-{i:03d}.png" for i in range(len(two_losses.timeline))]
+    assert all(not QImage(str(f)).isNull() for f in files)
+    svg = tmp_path / "svg"
+    with qtbot.waitSignal(window.slides_exported, timeout=TIMEOUT) as blocker:
+        window.export_slides(svg, "svg")
+    assert len(blocker.args[0]) == len(two_losses.timeline)
+    assert all(ET.parse(Path(f)).getroot().tag.endswith("svg") for f in blocker.args[0])
