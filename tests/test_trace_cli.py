@@ -1,0 +1,162 @@
+"""``python -m app trace`` and ``scenarios`` as a user runs them: a real subprocess each."""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from test_recorder import plain_run
+
+from app.core import Recording, builtin_names, list_devices, load_builtin, record
+from app.core.report import to_json, to_table
+
+ROOT = Path(__file__).resolve().parent.parent
+STATES = {"alive", "retained", "freed", "modified"}
+KINDS = {"forward", "node", "call_end", "error"}
+
+
+def run_app(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def own_stderr(text: str) -> list[str]:
+    """stderr without torch's import-time NumPy warning (a UserWarning plus its source line),
+    printed by torch itself whenever NumPy is absent."""
+    lines = text.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        numpy_warning = "Failed to initialize NumPy" in line
+        follows_it = i > 0 and "Failed to initialize NumPy" in lines[i - 1] and line.startswith("  ")
+        if not (numpy_warning or follows_it):
+            out.append(line)
+    return out
+
+
+@functools.cache
+def trace_json(name: str) -> dict[str, Any]:
+    done = run_app("trace", name, "--json")
+    assert done.returncode == 0, done.stderr
+    assert own_stderr(done.stderr) == []
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(params=["two-losses", "forgot-retain"])
+def traced(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
+    return request.param, trace_json(request.param)
+
+
+def is_nested_floats(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(is_nested_floats(v) for v in value)
+    return isinstance(value, float)
+
+
+def test_json_matches_the_schema(traced: tuple[str, dict[str, Any]]) -> None:
+    name, data = traced
+    assert {"scenario", "device", "torch_version", "nodes", "edges", "steps"} <= set(data)
+    assert data["scenario"] == name and data["device"] == "cpu"
+    assert data["torch_version"] == torch.__version__
+    ids = [n["id"] for n in data["nodes"]]
+    assert len(set(ids)) == len(ids)
+    tensor_slots = set()
+    for node in data["nodes"]:
+        assert isinstance(node["name"], str) and (node["label"] is None or isinstance(node["label"], str))
+        for slot in node["saved"]:
+            assert {"name", "kind", "shape", "dtype", "nbytes"} <= set(slot)
+            assert slot["kind"] in {"tensor", "value", "none"}
+            assert slot["shape"] is None or all(isinstance(d, int) for d in slot["shape"])
+            assert slot["nbytes"] is None or isinstance(slot["nbytes"], int)
+            if slot["kind"] == "tensor":
+                tensor_slots.add((node["id"], slot["name"]))
+    for edge in data["edges"]:
+        assert set(edge) == {"from", "to"} and edge["from"] in ids and edge["to"] in ids
+    for i, step in enumerate(data["steps"]):
+        assert step["index"] == i and step["kind"] in KINDS
+        assert step["call"] is None or (isinstance(step["call"], int) and step["call"] >= 0)
+        assert step["node"] is None or step["node"] in ids
+        assert isinstance(step["saved_bytes"], int) and step["saved_bytes"] >= 0
+        assert step["error"] is None or isinstance(step["error"], str)
+        seen = {(n, s) for n, slots in step["saved_state"].items() for s in slots}
+        assert seen <= tensor_slots  # only tensor slots have a state
+        assert all(v in STATES for slots in step["saved_state"].values() for v in slots.values())
+        assert all(g is None or is_nested_floats(g) for g in step["grads"].values())
+    calls = [s["call"] for s in data["steps"] if s["call"] is not None]
+    assert calls[0] == 0 and calls == sorted(calls)
+    assert data["steps"][0]["kind"] == "forward" and data["steps"][0]["call"] is None
+
+
+def test_json_agrees_with_plain_torch(traced: tuple[str, dict[str, Any]]) -> None:
+    name, data = traced
+    plain = plain_run(load_builtin(name))
+    ends = [s for s in data["steps"] if s["kind"] in ("call_end", "error")]
+    assert [s["call"] for s in ends] == list(range(len(plain)))
+    for step, expected in zip(ends, plain, strict=True):
+        assert step["error"] == expected.error
+        for leaf, grad in expected.grads.items():
+            assert step["grads"][leaf] == (None if grad is None else grad.tolist())
+
+
+def test_json_equals_the_in_process_report(traced: tuple[str, dict[str, Any]]) -> None:
+    name, data = traced
+    assert json.loads(json.dumps(to_json(record(load_builtin(name))))) == data
+
+
+def test_forgot_retain_exits_0_with_an_error_step() -> None:
+    data = trace_json("forgot-retain")
+    last = data["steps"][-1]
+    assert last["kind"] == "error" and last["call"] == 1
+    assert next(n for n in data["nodes"] if n["id"] == last["node"])["name"] == "PowBackward0"
+
+
+def test_table_is_readable() -> None:
+    done = run_app("trace", "forgot-retain")
+    assert done.returncode == 0 and own_stderr(done.stderr) == []
+    rec = record(load_builtin("forgot-retain"))
+    assert done.stdout.rstrip("\n") == to_table(rec)
+    assert_table_shows(rec, to_table(rec))
+
+
+def assert_table_shows(rec: Recording, table: str) -> None:
+    lines = table.splitlines()
+    assert lines[0].startswith(f"{rec.scenario.name} on cpu (torch ")
+    rows = [line for line in lines if line[:4].strip().isdigit()]
+    assert [int(r.split()[0]) for r in rows] == list(range(len(rec.timeline)))
+    for step in rec.timeline.steps:
+        assert step.caption in table
+        if step.node:
+            assert f"{step.node} {rec.graph.node(step.node).name}" in rows[step.index]
+    assert f"PyTorch: {rec.calls[1].error.splitlines()[0]}" in table  # type: ignore[union-attr]
+    assert "PowBackward0.self: alive -> freed" in table
+
+
+def test_unavailable_device_is_one_line_exit_2() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    done = run_app("trace", "two-losses", "--device", "cuda")
+    assert done.returncode == 2 and done.stdout == ""
+    lines = own_stderr(done.stderr)
+    assert len(lines) == 1
+    reason = next(d.reason for d in list_devices() if d.name == "cuda")
+    assert lines[0].startswith("autograd-lens: ") and reason in lines[0] and "Traceback" not in done.stderr
+
+
+def test_scenarios_lists_every_builtin() -> None:
+    done = run_app("scenarios")
+    assert done.returncode == 0
+    listed = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
+    assert set(listed) == set(builtin_names())
+    for name in builtin_names():
+        assert load_builtin(name).title in listed[name]
