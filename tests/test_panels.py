@@ -188,7 +188,7 @@ def test_error_panel_shows_pytorchs_message_and_the_freeing_call(qtbot, session,
     explanation = panel.explanation.text()
     assert "saved self" in explanation
     freed_by = forgot_retain.freed_by[(forgot_retain.failed.failed_node, "self")]
-    assert f"call {freed_by + 1} already freed it" in explanation
+    assert f"but call {freed_by + 1} freed it" in explanation
     assert panel.retain_calls() == [freed_by]
 
 

@@ -1,6 +1,9 @@
 """The whole window, driven as a learner would: keys, ticks, fixes, devices, settings, faults."""
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -193,6 +196,50 @@ def test_ctrl_wheel_scales_the_text_everywhere(qtbot, open_window):
     QApplication.sendEvent(viewport, event)
     assert window.font_scale == pytest.approx(scale + 0.1)
     assert window.graph_view.zoom == pytest.approx(zoom)  # the wheel scaled text, it did not zoom
+
+
+def test_busy_indicator_shows_while_recording(qtbot, open_window):
+    window = open_window()
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
+        window.load_scenario("forgot-retain")
+        assert not window.busy_bar.isHidden()
+    assert window.busy_bar.isHidden()
+
+
+def test_starting_the_window_does_not_import_torch():
+    code = (
+        "import sys, app.ui.main; "
+        "print(sorted(m for m in ('torch', 'app.core', 'app.render') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"  # torch loads in the worker, after the window is up
+
+
+def test_a_missing_last_scenario_falls_back_to_the_seed(qtbot, open_window, settings_path, tmp_path):
+    settings = AppSettings(settings_path)
+    settings.last_scenario = str(tmp_path / "gone.toml")
+    window = MainWindow(settings)
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
+        window.start()
+    assert blocker.args[0].scenario.name == "two-losses"
+    assert "gone.toml" in window.notice.text()
+    window.session.worker.wait_idle()
+
+
+def test_a_bad_edit_is_shown_in_the_editor_and_the_window_still_steps(qtbot, open_window):
+    window = open_window()
+    before = window.session.recording
+    bad = replace(before.scenario, inputs=(("x", "torch.ones(10**12, requires_grad=True)"),))
+    with qtbot.waitSignal(window.session.failed, timeout=TIMEOUT) as blocker:
+        window.session.rerecord(bad)
+    assert "10,000,000" in blocker.args[0]
+    error = window.editor.error()
+    assert error is not None and (error.field, error.line, error.col) == ("inputs.x", 1, 1)
+    assert window.session.recording is before
+    _key(qtbot, window, Qt.Key.Key_Right)
+    assert window.session.index == 1
 
 
 # -- retain_graph toggles and the error panel ------------------------------------------------------------

@@ -16,7 +16,7 @@ from .session import Session
 
 if TYPE_CHECKING:
     from app.core.recorder import Recording
-    from app.core.scenario import Call
+    from app.core.scenario import Call, Scenario
 
 __all__ = ["UNSET_TIP", "CallToggles"]
 
@@ -32,12 +32,6 @@ def retain_text(call: Call) -> str:
     if call.retain_graph is None:
         return f"retain_graph unset → {call.effective_retain}"
     return f"retain_graph={call.retain_graph}"
-
-
-def call_text(index: int, call: Call) -> str:
-    if call.kind == "backward":
-        return f"Call {index + 1}: {call.loss} .backward()"
-    return f"Call {index + 1}: autograd.grad({call.loss}, [{', '.join(call.inputs)}])"
 
 
 class CallToggles(QWidget):
@@ -65,21 +59,24 @@ class CallToggles(QWidget):
         session.failed.connect(self._on_failed)
 
     def _on_recording_applied(self, recording: Recording) -> None:
-        self._rebuild(self._session.scenario.calls if self._session.scenario else ())
+        self._rebuild(recording.scenario)
 
     def _on_failed(self, message: str) -> None:
         recording = self._session.recording
-        self._rebuild(recording.scenario.calls if recording else ())  # back to what is on screen
+        if recording is not None:
+            self._rebuild(recording.scenario)  # back to what is on screen
 
-    def _rebuild(self, calls: tuple[Call, ...]) -> None:
+    def _rebuild(self, scenario: Scenario) -> None:
         while self._grid.count():
             item = self._grid.takeAt(0)
             if item.widget():
                 item.widget().deleteLater()
         self.retain_boxes, self.create_boxes = [], []
-        for i, call in enumerate(calls):
-            name = QLabel(call_text(i, call))
+        lines, call_lines = scenario.to_python()
+        for i, call in enumerate(scenario.calls):
+            name = QLabel(f"Call {i + 1}: {lines[call_lines[i]]}")
             name.setWordWrap(True)
+            name.setTextFormat(Qt.TextFormat.PlainText)
             retain = QCheckBox(retain_text(call))
             retain.setTristate(True)
             retain.setCheckState(_STATE_OF[call.retain_graph])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Property, Qt
+from PySide6.QtCore import Property, QEvent, Qt
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["CodePanel"]
 
 RUNNING, FAILED, IDLE = "▶ ", "✗ ", "  "
+MAX_LINES = 12
 
 
 class CodePanel(QPlainTextEdit):
@@ -68,6 +69,19 @@ class CodePanel(QPlainTextEdit):
         self._lines, self._call_lines = scenario.to_python()
         first_call = min(self._call_lines.values(), default=len(self._lines))
         self._forward_lines = range(2 + len(scenario.inputs), first_call)  # after "import torch", inputs
+        self._update_height()
+
+    def _update_height(self) -> None:
+        """Tall enough for the whole scenario (up to MAX_LINES): the failing line must show."""
+        lines = min(max(len(self._lines), 1), MAX_LINES)
+        margins = self.contentsMargins().top() + self.contentsMargins().bottom()
+        bar = self.horizontalScrollBar().sizeHint().height()
+        self.setMinimumHeight(lines * self.fontMetrics().lineSpacing() + margins + bar + 12)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._update_height()
 
     def _on_step_applied(self, index: int) -> None:
         state = self._session.state()

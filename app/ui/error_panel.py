@@ -60,12 +60,11 @@ class ErrorPanel(QFrame):
         session.recording_applied.connect(self._on_recording_applied)
 
     def _lay_out(self) -> None:
-        fixes = QGridLayout()
+        fixes = QGridLayout()  # the two fixes side by side, each with the code it changes to
         fixes.addWidget(self.retain_button, 0, 0)
-        fixes.addWidget(self.retain_code, 0, 1)
-        fixes.addWidget(self.sum_button, 1, 0)
+        fixes.addWidget(self.sum_button, 0, 1)
+        fixes.addWidget(self.retain_code, 1, 0)
         fixes.addWidget(self.sum_code, 1, 1)
-        fixes.setColumnStretch(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.addWidget(self.title)
@@ -127,9 +126,8 @@ class ErrorPanel(QFrame):
         node = recording.graph.node(info.failed_node)
         slot, by = freed[0]
         return (
-            f"Why: {node_title(node)} needs its saved {slot} to compute its gradient, but call "
-            f"{by + 1} already freed it. Call {by + 1} ran without retain_graph=True, so autograd "
-            "released the saved values as soon as it had used them."
+            f"Why: {node_title(node)} needs its saved {slot} to compute its gradient, but call {by + 1} "
+            f"freed it: call {by + 1} ran without retain_graph=True."
         )
 
     def _update_fixes(self) -> None:

@@ -113,7 +113,8 @@ class GradBars(QWidget):
         for i, bar in enumerate(self._bars):
             left = area.left() + i * width + width * 0.15
             self._paint_bar(painter, bar, (left, width * 0.7), zero_y, unit)
-            self._paint_labels(painter, i, bar, QRectF(left - width * 0.15, 0, width, self.height()))
+            top = zero_y - (bar[-1].end if bar else 0.0) * unit
+            self._paint_labels(painter, i, bar, QRectF(left - width * 0.15, top, width, area.bottom() - top))
         painter.setPen(QPen(self.palette().windowText().color(), 2))
         painter.drawLine(int(area.left()), int(zero_y), int(area.right()), int(zero_y))
         painter.end()
@@ -129,10 +130,14 @@ class GradBars(QWidget):
             painter.drawRect(QRectF(left, min(top, bottom), width, abs(bottom - top)))
 
     def _paint_labels(self, painter: QPainter, i: int, bar: list[Segment], column: QRectF) -> None:
+        """The value just above the bar's top, the element index below the axis."""
         painter.setPen(self.palette().windowText().color())
         value = bar[-1].end if bar else 0.0
-        painter.drawText(column, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignHCenter, f"{value:.4g}")
-        painter.drawText(column, Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignHCenter, f"[{i}]")
+        line = painter.fontMetrics().height()
+        above = QRectF(column.left(), column.top() - line - 2, column.width(), line)
+        painter.drawText(above, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, f"{value:.4g}")
+        below = QRectF(column.left(), self.height() - line - 2, column.width(), line)
+        painter.drawText(below, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, f"[{i}]")
 
 
 class _LeafView(QWidget):

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFrame,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -113,6 +114,7 @@ class MainWindow(QMainWindow):
         self._theme = settings.theme
         self._font_scale = settings.font_scale
         self._fresh_load = True
+        self._auto_fit = True
         self.graph_view: Any | None = None  # app.ui.graph_view.GraphView, made with the first recording
         self.legend: Any | None = None
         self.editor: Any | None = None  # app.ui.editor.ScenarioEditor, idem
@@ -307,33 +309,35 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.device_label)
 
     def _lay_out(self) -> None:
+        header = QHBoxLayout()  # the sentence to read out, and where we are: across the top
+        header.addWidget(self.caption_bar, 1)
+        header.addWidget(self.step_counter)
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(4, 4, 4, 4)
         left_layout.addWidget(self.summary)
-        left_layout.addWidget(self.left_tabs, 3)
+        left_layout.addWidget(self.left_tabs, 1)
         left_layout.addWidget(self.call_toggles)
-        left_layout.addWidget(self.node_details, 2)
+        left_layout.addWidget(self.node_details, 1)
         center = QWidget()
         center_layout = QVBoxLayout(center)
         center_layout.setContentsMargins(4, 4, 4, 4)
-        center_layout.addWidget(self.caption_bar)
         center_layout.addWidget(self.error_panel)
         center_layout.addWidget(self.graph_stack, 1)
         right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.step_counter)
         right.addWidget(self.grad_panel)
         right.addWidget(self.memory_chart)
-        right.setSizes([110, 420, 220])
+        right.setSizes([440, 240])
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         for widget in (left, center, right):
             self.splitter.addWidget(widget)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([500, 680, 420])
+        self.splitter.setSizes([450, 830, 320])
         body = QWidget()
         layout = QVBoxLayout(body)
-        layout.setContentsMargins(4, 0, 4, 0)
+        layout.setContentsMargins(4, 4, 4, 0)
         layout.addWidget(self.notice)
+        layout.addLayout(header)
         layout.addWidget(self.splitter, 1)
         layout.addWidget(self.legend_area)
         layout.addWidget(self.timeline_bar)
@@ -424,7 +428,7 @@ class MainWindow(QMainWindow):
         scene = self.graph_view.graph_scene
         if scene is not None and failed is not None and failed.failed_node is not None:
             scene.select(failed.failed_node)  # outlined as well as drawn as failed; no zoom
-        self.graph_view.fit()
+        self._on_fit()
 
     def _on_busy_changed(self, busy: bool) -> None:
         self.busy_bar.setVisible(busy)
@@ -505,6 +509,7 @@ class MainWindow(QMainWindow):
         self.legend.set_palette(self._theme)
         self.graph_view.set_font_scale(self._font_scale)
         self._watch_wheel(self.graph_view)
+        self.graph_view.installEventFilter(self)  # resizes: keep the graph fitted until the user zooms
 
     def _make_editor(self) -> None:
         try:
@@ -637,14 +642,17 @@ class MainWindow(QMainWindow):
 
     def _on_zoom_in(self) -> None:
         if self.graph_view is not None:
+            self._auto_fit = False
             self.graph_view.zoom_in()
 
     def _on_zoom_out(self) -> None:
         if self.graph_view is not None:
+            self._auto_fit = False
             self.graph_view.zoom_out()
 
     def _on_fit(self) -> None:
         if self.graph_view is not None:
+            self._auto_fit = True  # and keep it fitted as the window changes size
             self.graph_view.fit()
 
     def _on_find_requested(self) -> None:
@@ -655,6 +663,7 @@ class MainWindow(QMainWindow):
         text = self.find_field.text().strip()
         if not text or self.graph_view is None:
             return
+        self._auto_fit = False  # finding zooms in on the node
         node_id = self.graph_view.find_node(text)
         if node_id is None:
             self.statusBar().showMessage(f"No node matches “{text}”", 5000)
@@ -668,6 +677,12 @@ class MainWindow(QMainWindow):
                 area.viewport().installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if self.graph_view is not None and watched is self.graph_view and event.type() == QEvent.Type.Resize:
+            if self._auto_fit:
+                QTimer.singleShot(0, self._on_fit)
+            return False
+        if isinstance(event, QWheelEvent) and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self._auto_fit = False  # the graph view zooms on a plain wheel
         if watched is self.notice and event.type() == QEvent.Type.MouseButtonRelease:
             self.notice.hide()  # click to dismiss
             return False

@@ -122,7 +122,8 @@ class MemoryChart(QWidget):
         painter.setPen(text)
         line = self.fontMetrics().height()
         now = self._saved[self._marker] if self._marker < len(self._saved) else 0
-        title = f"Saved tensors held: {_bytes(now)}  (peak {_bytes(max(self._saved))})"
+        title = f"Saved tensors held: {_bytes(now)} · peak {_bytes(max(self._saved))}"
+        title = self.fontMetrics().elidedText(title, Qt.TextElideMode.ElideRight, self.width() - 16)
         painter.drawText(QRectF(8, 2, self.width() - 16, line), Qt.AlignmentFlag.AlignLeft, title)
         if self._device is not None:
             device_now = self._device[self._marker] if self._marker < len(self._device) else 0
