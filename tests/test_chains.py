@@ -2,7 +2,8 @@
 
 Hypothesis writes a scenario as TOML text: a random small input, a chain of
 ops (some branching back to earlier values, some changing a value in place),
-then one to three backward or grad calls with random retain flags. The
+then one to three backward or grad calls with random retain flags (a loss
+may change a saved value in place too). The
 recording must agree with plain torch on every call's grads, on whether and
 where a call fails and on the exact error text; and with independent probing
 on engine order, slot states and saved bytes at every step.
@@ -91,8 +92,12 @@ def step(draw: st.DrawFn, chain: Chain) -> None:
 def calls(draw: st.DrawFn, chain: Chain) -> str:
     out = []
     for _ in range(draw(st.integers(1, 3))):
-        h = chain.name(draw(st.integers(0, len(chain.shapes) - 1)))
-        loss = draw(st.sampled_from(["{h}.sum()", "({h} * {c}).sum()", "{h}.mean()", "{h}.pow(2).sum()"]))
+        i = draw(st.integers(0, len(chain.shapes) - 1))
+        losses = ["{h}.sum()", "({h} * {c}).sum()", "{h}.mean()", "{h}.pow(2).sum()"]
+        if i > 0:  # a loss may change an intermediate in place (never the leaf x)
+            losses.append("{h}.mul_({c}).sum()")
+        h = chain.name(i)
+        loss = draw(st.sampled_from(losses))
         lines = ["[[calls]]", f'loss = "{loss.format(h=h, c=draw(CONSTANTS))}"']
         if draw(st.integers(0, 3)) == 0:
             lines += ['kind = "grad"', 'inputs = ["x"]']

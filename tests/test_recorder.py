@@ -541,3 +541,15 @@ def test_oracle_catches_a_wrong_grad_or_error_text() -> None:
     bad = dataclasses.replace(bad, calls=(bad.calls[0], dataclasses.replace(bad.calls[1], error="x")))
     with pytest.raises(AssertionError):
         check_against_plain(bad, scenario)
+
+
+def test_inplace_change_in_a_later_loss_is_seen_before_the_call_runs() -> None:
+    """A loss expression may change a saved tensor in place: the state must follow at once."""
+    scenario = scenario_of("y = x.exp()", backward("y.sum()", True) + backward("y.mul_(2).sum()"))
+    rec = record(scenario)
+    check_against_plain(rec, scenario)
+    check_against_probes(rec, scenario)
+    exp = node_named(rec, "ExpBackward0")
+    first = rec.calls[1].first_step
+    assert rec.timeline.state(first).slots[(exp, "result")] == "modified"
+    assert "changed in place" in rec.timeline[rec.calls[1].last_step].caption

@@ -167,8 +167,8 @@ class _Captioner:
                 )
             if state == "modified":
                 return (
-                    f"{head} at {node_title(node)}: its saved {slot.name} was changed in place after "
-                    "the forward pass, and PyTorch's version counter caught it."
+                    f"{head} at {node_title(node)}: its saved {slot.name} was changed in place after it "
+                    "was saved, and PyTorch's version counter caught it."
                 )
         return f"{head} at {node_title(node)}."
 

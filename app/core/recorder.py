@@ -11,9 +11,12 @@ are removed in a ``finally``. The engine frees a node's buffers right after
 the node runs (after its post-hooks), so the state a node *left behind* is
 visible at the next node's pre-hook: that is where the step for the node
 before is taken. The node that just ran is probed (its ``_saved_*`` read,
-which raises once freed); at the end of each call every slot of the graph is
-probed again, so nothing is assumed. When a call raises, the failing node is
-the one whose pre-hook fired and whose post-hook did not.
+which raises once freed): running a node releases its own buffers and no
+others. Every slot of the graph is probed again before each call (its loss
+code may change a saved tensor in place) and after it, so nothing is assumed;
+tests/test_recorder.py checks this against probing every slot at every node.
+When a call raises, the failing node is the one whose pre-hook fired and
+whose post-hook did not.
 """
 
 from __future__ import annotations
@@ -282,8 +285,8 @@ class _Recorder:
             raise ScenarioError(
                 f"the loss must be a tensor, not {type(loss).__name__}", field=f"{where}.loss"
             )
-        new = self.capture.add_roots([loss.grad_fn], call=index)
-        self._add_nodes(new)
+        self._add_nodes(self.capture.add_roots([loss.grad_fn], call=index))
+        self._probe_all(None)  # the loss code may have changed a saved tensor in place
         self._mark_reached(loss.grad_fn, index)
         first = len(self.steps)
         start = {name: self._grad_copy(name) for name in self.leaves}
@@ -359,7 +362,7 @@ class _Recorder:
         grad = self._leaf_grad(name)
         return None if grad is None else grad.detach().to("cpu", copy=True)
 
-    def _probe_all(self, call: int) -> None:
+    def _probe_all(self, call: int | None) -> None:
         for node_id in self.capture.fns:
             self._probe_node(node_id, call)
 
