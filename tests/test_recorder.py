@@ -18,6 +18,7 @@ The two graphs are matched by walking both from each call's root along
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -553,3 +554,16 @@ def test_inplace_change_in_a_later_loss_is_seen_before_the_call_runs() -> None:
     first = rec.calls[1].first_step
     assert rec.timeline.state(first).slots[(exp, "result")] == "modified"
     assert "changed in place" in rec.timeline[rec.calls[1].last_step].caption
+
+
+def test_create_graph_backward_replaces_grad_and_each_change_is_recorded() -> None:
+    """With create_graph, AccumulateGrad replaces .grad out of place at every call."""
+    calls = "".join('[[calls]]\nkind = "backward"\nloss = "y.sum()"\ncreate_graph = true\n' for _ in range(3))
+    scenario = scenario_of("y = x.pow(3)", calls)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch: create_graph makes a reference cycle
+        rec = record(scenario)
+        check_against_plain(rec, scenario)
+        check_against_probes(rec, scenario)
+    changes = [s for s in rec.timeline.steps if "x" in s.grad_changes]
+    assert len(changes) == 1 + len(rec.calls)

@@ -106,7 +106,7 @@ class _Recorder:
         self.has_run: set[str] = set()
         self.pending: dict[SlotKey, SlotState] = {}
         self.pending_nodes: list[str] = []
-        self.grad_marks: dict[str, tuple[int, int] | None] = {}
+        self.grad_marks: dict[str, tuple[torch.Tensor, int] | None] = {}
         self.leaves: dict[str, str] = {}
         self.calls: list[CallInfo] = []
         self.freed_by: dict[SlotKey, int] = {}
@@ -248,12 +248,17 @@ class _Recorder:
         return sum(self.bytes_of[k] for k, n in self.held.items() if n > 0)
 
     def _grad_changes(self) -> dict[str, torch.Tensor | None]:
+        """Leaves whose ``.grad`` is another tensor, or the same one changed in place, since last time.
+
+        The mark holds the grad tensor itself, not its ``id()``: create_graph makes
+        AccumulateGrad replace ``.grad`` out of place, and a new tensor can reuse
+        a dead one's id with the same version number.
+        """
         changes: dict[str, torch.Tensor | None] = {}
         for name in self.leaves:
             grad = self._leaf_grad(name)
-            mark = None if grad is None else (id(grad), grad._version)
-            if name not in self.grad_marks or self.grad_marks[name] != mark:
-                self.grad_marks[name] = mark
+            if name not in self.grad_marks or not _unchanged(self.grad_marks[name], grad):
+                self.grad_marks[name] = None if grad is None else (grad, grad._version)
                 changes[name] = None if grad is None else grad.detach().to("cpu", copy=True)
         return changes
 
@@ -437,6 +442,12 @@ def _device_bytes(device: torch.device) -> int | None:
     if device.type == "cuda":
         return int(torch.cuda.memory_allocated(device))
     return None
+
+
+def _unchanged(mark: tuple[torch.Tensor, int] | None, grad: torch.Tensor | None) -> bool:
+    if mark is None or grad is None:
+        return mark is None and grad is None
+    return mark[0] is grad and mark[1] == grad._version
 
 
 def _difference(after: torch.Tensor | None, before: torch.Tensor | None) -> torch.Tensor | None:
