@@ -163,6 +163,7 @@ class ProbedRun:
     calls: list[ProbedCall] = field(default_factory=list)
     ran: set[int] = field(default_factory=set)
     leaves: dict[str, torch.Tensor] = field(default_factory=dict)
+    forward: Snapshot | None = None  # right after the forward code ran
 
     def add(self, roots: Iterable[Any]) -> None:
         for fn in walk(roots):
@@ -194,6 +195,7 @@ def probed_run(scenario: Scenario) -> ProbedRun:
     env = build_forward(scenario)
     run = ProbedRun(leaves={n: env[n] for n in leaf_names(env, scenario)})
     run.add(v.grad_fn for v in env.values() if isinstance(v, torch.Tensor))
+    run.forward = run.snapshot()
     for index, call in enumerate(scenario.calls):
         loss = evaluate(env, call.loss, f"calls[{index}].loss")
         run.add([loss.grad_fn])
@@ -299,6 +301,8 @@ def check_against_probes(rec: Recording, scenario: Scenario) -> None:
     run = probed_run(scenario)
     mapping = match_nodes(rec, run)
     assert len(run.calls) == len(rec.calls)
+    assert run.forward is not None and rec.timeline[0].kind == "forward"
+    _check_step(rec, 0, run.forward, mapping)
     for info, call in zip(rec.calls, run.calls, strict=True):
         steps = [rec.timeline[i] for i in range(info.first_step, info.last_step + 1)]
         node_steps = [s for s in steps if s.kind == "node"]
