@@ -571,3 +571,13 @@ def test_create_graph_backward_replaces_grad_and_each_change_is_recorded() -> No
         check_against_probes(rec, scenario)
     changes = [s for s in rec.timeline.steps if "x" in s.grad_changes]
     assert len(changes) == 1 + len(rec.calls)
+
+
+@pytest.mark.parametrize("only", ["w", "v"])
+def test_backward_with_inputs_runs_only_what_it_needs(only: str) -> None:
+    scenario = load_builtin("weight-and-input").with_call(0, inputs=(only,))
+    rec = record(scenario)
+    check_against_plain(rec, scenario)
+    check_against_probes(rec, scenario)
+    other = "v" if only == "w" else "w"
+    assert rec.grads_at_end(0)[other] is None and rec.grads_at_end(0)[only] is not None
