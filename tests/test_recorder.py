@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -581,3 +581,30 @@ def test_backward_with_inputs_runs_only_what_it_needs(only: str) -> None:
     check_against_probes(rec, scenario)
     other = "v" if only == "w" else "w"
     assert rec.grads_at_end(0)[other] is None and rec.grads_at_end(0)[only] is not None
+
+
+def _contents(value: Any, seen: set[int]) -> Iterator[Any]:
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    yield value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _contents(getattr(value, f.name), seen)
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _contents(k, seen)
+            yield from _contents(v, seen)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _contents(v, seen)
+
+
+def test_recording_is_pure_data(builtin: tuple[Scenario, Recording]) -> None:
+    """No graph node, no live tensor: only detached CPU copies."""
+    _, rec = builtin
+    items = list(_contents(rec, set()))
+    assert not [v for v in items if hasattr(v, "next_functions")]
+    tensors = [v for v in items if isinstance(v, torch.Tensor)]
+    assert tensors, "grads are stored as tensors"
+    assert all(not t.requires_grad and t.grad_fn is None and t.device.type == "cpu" for t in tensors)
