@@ -33,16 +33,8 @@ def run_app(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def own_stderr(text: str) -> list[str]:
-    """stderr without torch's import-time NumPy warning (a UserWarning plus its source line),
-    printed by torch itself whenever NumPy is absent."""
-    lines = text.splitlines()
-    out = []
-    for i, line in enumerate(lines):
-        numpy_warning = "Failed to initialize NumPy" in line
-        follows_it = i > 0 and "Failed to initialize NumPy" in lines[i - 1] and line.startswith("  ")
-        if not (numpy_warning or follows_it):
-            out.append(line)
-    return out
+    """Every stderr line (torch's NumPy import warning is silenced in app/__init__.py)."""
+    return text.splitlines()
 
 
 @functools.cache
