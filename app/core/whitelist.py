@@ -4,15 +4,19 @@
 Module members are listed explicitly. Tensor methods are open (every public
 method or property of ``torch.Tensor``) minus ``DENIED_TENSOR_ATTRS``: the
 ones that touch files, raw memory, storages, NumPy, Python callables or the
-autograd engine itself. Names starting with ``_`` are refused everywhere, so
-dunder escapes (``x.__class__``) never reach this table.
+autograd engine itself, each with the reason a learner is shown. Names
+starting with ``_`` are refused everywhere, so dunder escapes
+(``x.__class__``) never reach this table. What a member may *cost* (tensor
+sizes, work) is checked separately, op by op: see NOTE [size guard] in
+``expr.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -21,11 +25,14 @@ import torch.nn.functional as F
 __all__ = [
     "DENIED_TENSOR_ATTRS",
     "FUNCTIONAL_FUNCTIONS",
+    "REFUSED_TORCH_MEMBERS",
+    "RETURN_TYPES_MODULE",
     "TORCH_DTYPES",
     "TORCH_FUNCTIONS",
     "Namespace",
     "SafeBuiltin",
     "build_namespaces",
+    "result_fields",
 ]
 
 TORCH_FUNCTIONS = frozenset(
@@ -224,40 +231,82 @@ TORCH_DTYPES = frozenset(
     ]
 )
 
-DENIED_TENSOR_ATTRS = frozenset(
-    [
-        "numpy",
-        "tofile",
-        "storage",
-        "untyped_storage",
-        "storage_type",
-        "storage_offset",
-        "data_ptr",
-        "share_memory_",
-        "is_shared",
-        "pin_memory",
-        "record_stream",
-        "set_",
-        "resize_",
-        "resize_as_",
-        "as_strided",
-        "as_strided_",
-        "as_strided_scatter",
-        "new",
-        "register_hook",
-        "register_post_accumulate_grad_hook",
-        "backward",
-        "apply_",
-        "map_",
-        "map2_",
-        "grad_fn",
-        "module_load",
-        "put_",
-        "put",
-        "index_put_",
-        "to_dlpack",
-        "dim_order",
-    ]
+_FILES = "scenarios cannot read or write files"
+_MEMORY = "it reaches raw memory, which scenarios never touch"
+_CODE = "it would run Python code of its own, which scenarios never do"
+_CALLS = "backward runs from the [[calls]] tables, so the program can watch it"
+
+# Tensor members a scenario may not use, and why (the rest of the public API is open).
+DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
+    {
+        "numpy": "NumPy is not part of scenarios",
+        "tofile": _FILES,
+        "storage": _MEMORY,
+        "untyped_storage": _MEMORY,
+        "storage_type": _MEMORY,
+        "storage_offset": _MEMORY,
+        "data_ptr": _MEMORY,
+        "share_memory_": _MEMORY,
+        "is_shared": _MEMORY,
+        "pin_memory": _MEMORY,
+        "record_stream": _MEMORY,
+        "set_": _MEMORY,
+        "resize": _MEMORY,
+        "resize_": _MEMORY,
+        "resize_as": _MEMORY,
+        "resize_as_": _MEMORY,
+        "sparse_resize_": _MEMORY,
+        "sparse_resize_and_clear_": _MEMORY,
+        "as_strided": _MEMORY,
+        "as_strided_": _MEMORY,
+        "as_strided_scatter": _MEMORY,
+        "new": _MEMORY,
+        "to_dlpack": _MEMORY,
+        "module_load": _MEMORY,
+        "as_subclass": _CODE,
+        "register_hook": _CODE,
+        "register_post_accumulate_grad_hook": _CODE,
+        "apply_": _CODE,
+        "map_": _CODE,
+        "map2_": _CODE,
+        "backward": _CALLS,
+        "grad_fn": "the program draws the graph itself; grad_fn objects are not values in scenarios",
+    }
+)
+
+# torch members people reach for that stay out, with the reason a learner is shown.
+REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
+    {
+        "save": _FILES,
+        "load": _FILES,
+        "from_file": _FILES,
+        "serialization": _FILES,
+        "package": _FILES,
+        "hub": "scenarios cannot download code or models",
+        "ops": "torch.ops reaches PyTorch's raw operators, outside the checked language",
+        "library": "torch.library reaches PyTorch's raw operators, outside the checked language",
+        "classes": "torch.classes reaches PyTorch's raw operators, outside the checked language",
+        "jit": "scenarios cannot compile code",
+        "compile": "scenarios cannot compile code",
+        "fx": "scenarios cannot compile code",
+        "export": "scenarios cannot compile code",
+        "autograd": _CALLS,
+        "from_numpy": "NumPy is not part of scenarios",
+        "frombuffer": _MEMORY,
+        "as_strided": _MEMORY,
+        "empty": "an empty tensor holds whatever was in memory; use torch.zeros",
+        "utils": "torch.utils is not part of scenarios",
+        "cuda": "choose the device in the program, not in the scenario",
+        "backends": "choose the device in the program, not in the scenario",
+        "distributed": "scenarios run in one process",
+        "multiprocessing": "scenarios run in one process",
+        "set_default_device": "choose the device in the program, not in the scenario",
+        "set_default_dtype": "global settings would leak into later recordings",
+        "set_grad_enabled": "global settings would leak into later recordings",
+        "no_grad": "global settings would leak into later recordings",
+        "use_deterministic_algorithms": "global settings would leak into later recordings",
+        "Tensor": "build tensors with torch.tensor(...)",
+    }
 )
 
 
@@ -295,6 +344,16 @@ def build_namespaces() -> dict[str, Any]:
     return {"torch": Namespace("torch", torch_members), "F": functional, **builtins}
 
 
+MAX_ROUND_DIGITS = 1000
+
+
+def _round(number: Any, ndigits: Any = None) -> Any:
+    """``round``, except that ``round(5, -10**9)`` (which computes 10**10**9) is refused."""
+    if isinstance(ndigits, int) and abs(ndigits) > MAX_ROUND_DIGITS:
+        raise ValueError(f"round() takes at most {MAX_ROUND_DIGITS} digits")
+    return round(number) if ndigits is None else round(number, ndigits)
+
+
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "abs": abs,
     "len": len,
@@ -302,5 +361,18 @@ _BUILTINS: dict[str, Callable[..., Any]] = {
     "max": max,
     "float": float,
     "int": int,
-    "round": round,
+    "round": _round,
 }
+
+# Named results such as ``x.max(dim=0)`` come from this module; their fields
+# (``.values``, ``.indices``) may be read like tensor attributes.
+RETURN_TYPES_MODULE = "torch.return_types"
+
+
+def result_fields(value: Any) -> tuple[str, ...]:
+    """The field names of a named PyTorch result, or () for anything else."""
+    kind = type(value)
+    if kind.__module__ != RETURN_TYPES_MODULE or not isinstance(value, tuple):
+        return ()
+    fields = getattr(kind, "__match_args__", ())
+    return tuple(f for f in fields if isinstance(f, str))
