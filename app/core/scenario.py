@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +20,7 @@ import tomllib
 
 from ..resources import scenario_files
 from .errors import ScenarioError
-from .expr import assigned_names, free_names, parse
+from .expr import assigned_names, free_names, node_position, parse
 from .whitelist import build_namespaces
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 MAX_FILE_BYTES = 1_000_000
+MAX_INPUTS = 100
+MAX_CALLS = 100
 CallKind = Literal["backward", "grad"]
 
 TOP_FIELDS = ("name", "title", "summary", "notes", "inputs", "forward", "calls")
@@ -160,30 +163,64 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
 
 
 def load_file(path: Path) -> Scenario:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ScenarioError(f"{path.name} is {size:,} bytes; scenario files are limited to 1 MB")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ScenarioError(f"cannot read {path}: {exc.strerror or exc}") from None
+    """Read and check one scenario file; every failure is a :class:`ScenarioError`."""
+    raw = _read_limited(Path(path))
     return replace(parse_scenario(raw), path=path)
 
 
-def parse_scenario(raw: bytes | str) -> Scenario:
-    """Check TOML text (bytes or str) into a :class:`Scenario`."""
-    if isinstance(raw, bytes):
-        if len(raw) > MAX_FILE_BYTES:
-            raise ScenarioError(f"this file is {len(raw):,} bytes; scenario files are limited to 1 MB")
-        try:
-            raw = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ScenarioError(f"the file is not UTF-8 text (bad byte at offset {exc.start})") from None
+def _read_limited(path: Path) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of a regular file (never /dev/zero or a pipe)."""
+    shown = _shown(str(path), 80)
     try:
-        data = tomllib.loads(raw)
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise ScenarioError(f"{shown} is a folder, not a scenario file", field="file")
+        if not stat.S_ISREG(info.st_mode):
+            raise ScenarioError(f"{shown} is not a regular file", field="file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise ScenarioError(_too_large(info.st_size), field="file")
+        with path.open("rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ScenarioError(f"cannot read {shown}: {exc.strerror or exc}", field="file") from None
+
+
+def _too_large(size: int) -> str:
+    return f"the file is {size:,} bytes; scenario files are limited to {MAX_FILE_BYTES:,} bytes (1 MB)"
+
+
+def parse_scenario(raw: bytes | str) -> Scenario:
+    """Check TOML text (bytes or str) into a :class:`Scenario`.
+
+    >>> try:
+    ...     parse_scenario(b"nmae = 'x'")
+    ... except ScenarioError as exc:
+    ...     print(exc.field, "|", exc.message[:43])
+    nmae | unknown field 'nmae' (did you mean 'name'?)
+    """
+    text = _decode(raw) if isinstance(raw, bytes) else raw
+    if len(text) > MAX_FILE_BYTES:  # characters: never fewer than bytes
+        raise ScenarioError(_too_large(len(text.encode("utf-8", "surrogatepass"))), field="file")
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _toml_error(exc) from None
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise ScenarioError("this file nests arrays or tables too deeply", field="file") from None
     return scenario_from_dict(data)
+
+
+def _decode(raw: bytes) -> str:
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(_too_large(len(raw)), field="file")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        good = raw[: exc.start].decode("utf-8")
+        line = good.count("\n") + 1
+        col = len(good) - (good.rfind("\n") + 1) + 1
+        message = f"the file is not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot start a character here"
+        raise ScenarioError(message, field="file", line=line, col=col) from None
 
 
 def _toml_error(exc: tomllib.TOMLDecodeError) -> ScenarioError:
@@ -197,6 +234,13 @@ def _toml_error(exc: tomllib.TOMLDecodeError) -> ScenarioError:
     return ScenarioError(f"this is not valid TOML: {text}", field="file")
 
 
+def _shown(value: Any, limit: int = 40) -> str:
+    """User text inside a message: one line, printable, and short."""
+    text = value if isinstance(value, str) else repr(value)
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _suggest(word: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(known), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
@@ -206,9 +250,10 @@ def _check_keys(table: Mapping[str, Any], known: tuple[str, ...], where: str) ->
     for key in table:
         if key not in known:
             prefix = f"{where}." if where else ""
+            shown = _shown(key)
             raise ScenarioError(
-                f"unknown field '{key}'{_suggest(key, known)}; known fields: {', '.join(known)}",
-                field=f"{prefix}{key}",
+                f"unknown field '{shown}'{_suggest(key, known)}; known fields: {', '.join(known)}",
+                field=f"{prefix}{shown}",
             )
 
 
@@ -219,20 +264,28 @@ def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = Tru
             raise ScenarioError(f"missing field '{key}'", field=where)
         return ""
     if not isinstance(value, str):
-        raise ScenarioError(f"must be text, not {type(value).__name__}", field=where)
+        raise ScenarioError(f"must be text in quotes, not {_toml_type(value)}", field=where)
     return value
+
+
+def _toml_type(value: Any) -> str:
+    names = {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "a table"}
+    return names.get(type(value), f"a {type(value).__name__}")
 
 
 def _flag(data: Mapping[str, Any], key: str, where: str) -> bool | None:
     value = data.get(key)
     if value is not None and not isinstance(value, bool):
-        raise ScenarioError("must be true or false", field=where)
+        raise ScenarioError(f"must be true or false, not {_toml_type(value)}", field=where)
     return value
 
 
 def _identifier(value: Any, where: str) -> str:
     if not isinstance(value, str) or not _IDENT.match(value):
-        raise ScenarioError(f"'{value}' is not a plain name (letters, digits, _; no leading _)", field=where)
+        raise ScenarioError(
+            f"'{_shown(value)}' is not a plain name (letters, digits and _, starting with a letter)",
+            field=where,
+        )
     if value in build_namespaces():
         raise ScenarioError(f"'{value}' is a built-in name and cannot be reused", field=where)
     return value
@@ -242,12 +295,12 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
     """Validate parsed TOML: fields, types, syntax of every expression, and names."""
     _check_keys(data, TOP_FIELDS, "")
     name = _text(data, "name", "name")
-    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", name):
-        raise ScenarioError("use letters, digits, '-', '_' or '.'", field="name")
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$", name):
+        raise ScenarioError("use up to 100 letters, digits, '-', '_' or '.', starting with one", field="name")
     inputs = _inputs(data.get("inputs"))
     forward = data.get("forward", {})
     if not isinstance(forward, dict):
-        raise ScenarioError("must be a table with a 'code' field", field="forward")
+        raise ScenarioError('must be a table: write [forward] and then code = """..."""', field="forward")
     _check_keys(forward, FORWARD_FIELDS, "forward")
     scenario = Scenario(
         name=name,
@@ -263,23 +316,30 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
 
 
 def _inputs(table: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(table, dict) or not table:
-        raise ScenarioError(
-            'add at least one input, e.g. x = "torch.tensor([1., 2.], requires_grad=True)"', field="inputs"
-        )
+    example = 'e.g. x = "torch.tensor([1., 2.], requires_grad=True)"'
+    if table is None or table == {}:
+        raise ScenarioError(f"add at least one input under [inputs], {example}", field="inputs")
+    if not isinstance(table, dict):
+        raise ScenarioError(f"must be a table: write [inputs] and then, {example}", field="inputs")
+    if len(table) > MAX_INPUTS:
+        raise ScenarioError(f"a scenario has at most {MAX_INPUTS} inputs", field="inputs")
     out = []
     for key, value in table.items():
-        where = f"inputs.{key}"
+        where = f"inputs.{_shown(key)}"
         _identifier(key, where)
         if not isinstance(value, str):
-            raise ScenarioError("must be an expression in quotes", field=where)
+            raise ScenarioError(f"must be an expression in quotes, not {_toml_type(value)}", field=where)
         out.append((key, value))
     return tuple(out)
 
 
 def _calls(items: Any) -> tuple[Call, ...]:
-    if not isinstance(items, list) or not items:
+    if items is None or items == []:
         raise ScenarioError("add at least one [[calls]] table", field="calls")
+    if not isinstance(items, list):
+        raise ScenarioError("write each call as a [[calls]] table", field="calls")
+    if len(items) > MAX_CALLS:
+        raise ScenarioError(f"a scenario has at most {MAX_CALLS} calls", field="calls")
     return tuple(_call(item, f"calls[{i}]") for i, item in enumerate(items))
 
 
@@ -289,10 +349,15 @@ def _call(item: Any, where: str) -> Call:
     _check_keys(item, CALL_FIELDS, where)
     kind = item.get("kind", "backward")
     if kind not in ("backward", "grad"):
-        raise ScenarioError(f"kind must be 'backward' or 'grad', not {kind!r}", field=f"{where}.kind")
+        hint = _suggest(kind, ("backward", "grad")) if isinstance(kind, str) else ""
+        raise ScenarioError(
+            f"kind must be 'backward' or 'grad', not '{_shown(kind)}'{hint}", field=f"{where}.kind"
+        )
     inputs = item.get("inputs", [])
-    if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
+    if not isinstance(inputs, list):
         raise ScenarioError('must be a list of names, e.g. ["x"]', field=f"{where}.inputs")
+    for name in inputs:
+        _identifier(name, f"{where}.inputs")
     if kind == "grad" and not inputs:
         raise ScenarioError('a grad call needs inputs, e.g. inputs = ["x"]', field=f"{where}.inputs")
     bind = item.get("bind")
@@ -314,34 +379,40 @@ def check_scenario(scenario: Scenario) -> None:
     """Parse every expression and check each name is bound before it is used."""
     known = set(build_namespaces())
     for name, expr in scenario.inputs:
-        _check_defined(parse(expr, field=f"inputs.{name}", mode="eval"), known, f"inputs.{name}")
+        where = f"inputs.{name}"
+        _check_defined(_parse_expression(expr, where), known, where, expr)
         known.add(name)
     leaves = set(scenario.input_names)
     tree = parse(scenario.forward, field="forward.code", mode="exec")
     assert isinstance(tree, ast.Module)
     for statement in tree.body:
-        _check_defined(statement, known, "forward.code")
+        _check_defined(statement, known, "forward.code", scenario.forward)
         known.update(assigned_names(statement))
     for index, call in enumerate(scenario.calls):
         where = f"calls[{index}]"
-        _check_defined(parse(call.loss, field=f"{where}.loss", mode="eval"), known, f"{where}.loss")
+        _check_defined(_parse_expression(call.loss, f"{where}.loss"), known, f"{where}.loss", call.loss)
         for name in call.inputs:
             if name not in known:
-                raise ScenarioError(f"'{name}' is not defined", field=f"{where}.inputs")
+                message = f"'{name}' is not defined{_suggest(name, known)}"
+                raise ScenarioError(message, field=f"{where}.inputs")
         if call.bind is not None:
             if call.bind in leaves or call.bind in known:
-                raise ScenarioError(
-                    f"'{call.bind}' already names a value; pick a new name", field=f"{where}.bind"
-                )
+                what = "an input" if call.bind in leaves else "a value"
+                message = f"'{call.bind}' already names {what}; pick a new name"
+                raise ScenarioError(message, field=f"{where}.bind")
             known.add(call.bind)
 
 
-def _check_defined(tree: ast.AST, known: set[str], field: str) -> None:
+def _parse_expression(text: str, field: str) -> ast.AST:
+    if not text.strip():
+        raise ScenarioError("this is empty: write an expression, e.g. y.sum()", field=field, line=1, col=1)
+    return parse(text, field=field, mode="eval")
+
+
+def _check_defined(tree: ast.AST, known: set[str], field: str, source: str) -> None:
     for node in free_names(tree):
         if node.id not in known:
+            line, col = node_position(source, node)
             raise ScenarioError(
-                f"name '{node.id}' is not defined{_suggest(node.id, known)}",
-                field=field,
-                line=node.lineno,
-                col=node.col_offset + 1,
+                f"name '{node.id}' is not defined{_suggest(node.id, known)}", field=field, line=line, col=col
             )
