@@ -1,5 +1,7 @@
 """The window's view model: recordings made off the GUI thread, stepping that replays snapshots."""
 
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -212,3 +214,33 @@ def test_set_device_records_again_on_that_device(qtbot, session, monkeypatch):
     with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT):
         session.set_device("cuda:0")
     assert devices == ["cuda:0"]
+
+
+FRESH_PROCESS = """
+import sys
+from PySide6.QtCore import QCoreApplication, QTimer
+from app.ui.session import Session
+app = QCoreApplication([])
+assert "torch" not in sys.modules
+session = Session()
+names = []
+session.recording_applied.connect(lambda r: (names.append(r.scenario.name), app.quit()))
+session.failed.connect(lambda m: (print(m), app.exit(1)))
+session.load("forgot-retain")
+session.load("two-losses")
+QTimer.singleShot(100_000, lambda: app.exit(2))
+status = app.exec()
+session.worker.wait_idle()
+print(names)
+sys.exit(status)
+"""
+
+
+def test_two_requests_before_torch_is_imported_both_finish_and_the_newest_shows():
+    # A cold start: both pool threads import app.core at once (worker.import_core serialises
+    # that; the deadlock it prevents is a narrow race, so this checks the cold path works).
+    done = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS], capture_output=True, text=True, timeout=180, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "['two-losses']"

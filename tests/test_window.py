@@ -60,6 +60,7 @@ def open_window(qtbot, settings_path):
         qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=TIMEOUT)
         with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
             window.start()
+        qtbot.waitUntil(lambda: window.editor is not None, timeout=TIMEOUT)  # made after the first paint
         windows.append(window)
         return window
 

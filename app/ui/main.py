@@ -20,6 +20,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
+from .excepthook import install_exception_handler
 from .main_window import MainWindow
 from .settings import APPLICATION, ORGANIZATION, AppSettings
 
@@ -40,14 +41,6 @@ def _application() -> QApplication:
     app.setApplicationName(APPLICATION)
     app.setApplicationDisplayName(APPLICATION)
     return app
-
-
-def _install_exception_handler(window: MainWindow) -> None:
-    try:
-        from .excepthook import install_exception_handler
-    except ImportError:  # HOOK(excepthook): app/ui/excepthook.py not there yet
-        return
-    install_exception_handler(window.show_notice)
 
 
 def _size(text: str) -> tuple[int, int] | None:
@@ -117,7 +110,7 @@ def run_gui(scenario: str | None = None) -> int:
     screenshot = os.environ.get("AUTOGRAD_LENS_SCREENSHOT")
     if screenshot:
         _Screenshot(window, Path(screenshot), os.environ.get("AUTOGRAD_LENS_STEP", ""))
-    _install_exception_handler(window)
+    install_exception_handler(window.show_notice)  # a failing slot shows a notice; the program runs on
+    window.start()  # a pool thread imports torch and records while the window is shown and painted
     window.show()
-    QTimer.singleShot(0, window.start)  # paint the window first, then record (torch loads meanwhile)
     return int(app.exec())

@@ -14,7 +14,6 @@ the first recording arrives.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,7 +64,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MainWindow", "ask_export_file", "ask_export_folder"]
 
-log = logging.getLogger(__name__)
 
 FONT_STEP = 0.1
 LEGEND_COLUMNS = 3
@@ -492,7 +490,7 @@ class MainWindow(QMainWindow):
         if self.graph_view is None:
             self._make_graph_view()
         if self.editor is None:
-            self._make_editor()
+            QTimer.singleShot(0, self._make_editor)  # after the first graph is painted
 
     def _make_graph_view(self) -> None:
         from .graph_view import GraphView
@@ -512,11 +510,10 @@ class MainWindow(QMainWindow):
         self.graph_view.installEventFilter(self)  # resizes: keep the graph fitted until the user zooms
 
     def _make_editor(self) -> None:
-        try:
-            from .editor import ScenarioEditor
-            from .file_actions import FileController
-        except ImportError:  # HOOK(editor): app/ui/editor.py and file_actions.py not there yet
-            log.warning("the scenario editor is not available yet")
+        from .editor import ScenarioEditor
+        from .file_actions import FileController
+
+        if self.editor is not None:
             return
         self.editor = ScenarioEditor()
         scroll = QScrollArea()  # the editor is tall; the code/calls/details column must still fit
@@ -530,6 +527,8 @@ class MainWindow(QMainWindow):
         for action in (self.action_open, self.action_save, self.action_save_as):
             action.setEnabled(True)
         self._watch_wheel(self.editor)
+        if self.session.recording is not None:
+            self.editor.set_scenario(self.session.recording.scenario)
 
     def _sync_editor(self, scenario: Scenario) -> None:
         if self.editor is None or self.editor.current_scenario() == scenario:

@@ -55,6 +55,7 @@ class NodeDetails(QWidget):
         super().__init__(parent)
         self._session = session
         self._pinned: str | None = None
+        self._scenario_name: str | None = None
         self.node_id: str | None = None
         self.title = QLabel("Click a node in the graph", objectName="nodeTitle")
         self.subtitle = QLabel("", objectName="nodeSubtitle")
@@ -87,8 +88,10 @@ class NodeDetails(QWidget):
         }
 
     def _on_recording_applied(self, recording: Recording) -> None:
-        if self._pinned is not None and self._pinned not in recording.graph:
-            self._pinned = None
+        same = recording.scenario.name == self._scenario_name
+        self._scenario_name = recording.scenario.name
+        if self._pinned is not None and (not same or self._pinned not in recording.graph):
+            self._pinned = None  # another scenario: its ids name other nodes
 
     def _on_step_applied(self, index: int) -> None:
         self._update_node()

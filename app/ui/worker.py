@@ -13,6 +13,7 @@ before ``import torch`` has finished.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,23 @@ class RecordingFailure:
     request: int
     message: str
     error: BaseException
+
+
+_IMPORT_LOCK = threading.Lock()
+
+
+def import_core() -> None:
+    """Import what a recording needs, one thread at a time.
+
+    Two pool threads importing different modules of ``app.core`` at once can
+    deadlock on Python's per-module import locks (each holds one the other
+    needs), so the first import is serialised; later calls return at once.
+    """
+    with _IMPORT_LOCK:
+        import app.core.errors
+        import app.core.recorder
+        import app.core.scenario
+        import app.render.layout  # noqa: F401
 
 
 def load_source(source: Scenario | str | Path) -> Scenario:
@@ -72,8 +90,10 @@ def _layout_or_error(recording: Recording) -> tuple[Any | None, str | None]:
 
 
 def _failure_text(exc: BaseException, device: str) -> str:
-    from app.core.errors import ScenarioError
-
+    try:
+        from app.core.errors import ScenarioError
+    except ImportError:  # PyTorch itself could not be imported
+        return f"Recording failed: {type(exc).__name__}: {exc}"
     if isinstance(exc, ScenarioError):
         return str(exc)
     return f"Recording on {device} failed: {type(exc).__name__}: {exc}"
@@ -114,6 +134,7 @@ class RecordingWorker(QObject):
     def _run(self, number: int, source: Scenario | str | Path, device: str) -> None:
         # Runs on a pool thread: must never raise, and touches no widget.
         try:
+            import_core()
             recording = record_scenario(load_source(source), device)
             layout, layout_error = _layout_or_error(recording)
             outcome: RecordingResult | RecordingFailure = RecordingResult(
