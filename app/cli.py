@@ -1,24 +1,31 @@
 """Command line: ``python -m app [scenarios | trace | export | gui]``.
 
-Errors are one line on stderr and exit status 2, never a traceback.
+Errors are one line on stderr and exit status 2 (1 for a bug in the program
+itself, with a hint), never a traceback: see :func:`main`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 __all__ = ["main"]
 
-EXIT_USAGE = 2
+EXIT_USAGE = 2  # a bad scenario, file, device or command line
+EXIT_BUG = 1  # something went wrong inside Autograd Lens
+EXIT_INTERRUPTED = 130
+DEBUG_ENV = "AUTOGRAD_LENS_DEBUG"
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: {message}\n")
+        _fail(f"{message} (see: {self.prog} --help)")
+        sys.exit(EXIT_USAGE)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -39,9 +46,21 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _fail(message: str) -> int:
-    print(f"autograd-lens: {' '.join(message.split())}", file=sys.stderr)
-    return EXIT_USAGE
+def _fail(message: str, status: int = EXIT_USAGE) -> int:
+    """Print ``message`` as exactly one printable line on stderr."""
+    text = " ".join(message.split())
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    print(f"autograd-lens: {text}", file=sys.stderr)
+    return status
+
+
+def _safe_streams() -> None:
+    """Never fail on a character the terminal cannot show (LANG=C, PYTHONIOENCODING=ascii)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(OSError, ValueError):  # a closed or unusual stream: leave it be
+                reconfigure(errors="backslashreplace")
 
 
 def _scenarios() -> int:
@@ -76,20 +95,61 @@ def _gui(args: argparse.Namespace) -> int:
     return run_gui(getattr(args, "scenario", None))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _build_parser().parse_args(argv)
-    from app.core.errors import ScenarioError
-    from app.render.layout import LayoutError
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "scenarios":
+        return _scenarios()
+    commands = {"trace": _trace, "export": _export}
+    return commands.get(args.command, _gui)(args)
 
-    commands = {"scenarios": _scenarios, "trace": _trace, "export": _export}
-    try:
-        if args.command in commands:
-            return commands[args.command](*([] if args.command == "scenarios" else [args]))
-        return _gui(args)
-    except (ScenarioError, LayoutError) as exc:
+
+def _explain(exc: Exception) -> int:
+    """The last resort: one line for every failure, exit 2 for bad input, 1 for our own bugs."""
+    from app.core.errors import ScenarioError
+
+    if isinstance(exc, ScenarioError) or _is_layout_error(exc):
         return _fail(str(exc))
-    except OSError as exc:
-        return _fail(f"{exc.strerror or exc}: {exc.filename or ''}")
+    if isinstance(exc, UnicodeError):
+        return _fail(f"cannot read this text: {exc}")
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        return _fail(f"{exc.strerror or exc}{where}")
+    if isinstance(exc, MemoryError):
+        return _fail("ran out of memory; try a smaller scenario")
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    hint = f"set {DEBUG_ENV}=1 to see the traceback, and please report it"
+    return _fail(f"internal error ({detail}); this is a bug in Autograd Lens: {hint}", EXIT_BUG)
+
+
+def _is_layout_error(exc: Exception) -> bool:
+    try:
+        from app.render.layout import LayoutError
+    except Exception:  # the drawing layer itself failed to import: not a layout error
+        return False
+    return isinstance(exc, LayoutError)
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe (``trace ... | head``), let the exit flush go nowhere."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Every failure is one line on stderr: exit 2 for a bad scenario,
+    file or usage, 1 for a bug in Autograd Lens; never a traceback (unless asked for)."""
+    _safe_streams()
+    args = _build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_USAGE
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        return _explain(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover
