@@ -89,6 +89,7 @@ __all__ = [
     "free_names",
     "node_position",
     "parse",
+    "read_public_attribute",
 ]
 
 MAX_SOURCE_CHARS = 100_000  # characters in one field's text
@@ -337,6 +338,8 @@ def parse(source: str, *, field: str, mode: Mode) -> ast.AST:
             line=line,
             col=col,
         )
+    if mode == "eval" and not source.strip():
+        raise ScenarioError("this is empty: write an expression, e.g. y.sum()", field=field, line=1, col=1)
     tree = _parse_python(source, field, mode)
     _StaticChecker(source, field).check(tree)
     setattr(tree, SOURCE_ATTR, source)
@@ -350,6 +353,7 @@ def _parse_python(source: str, field: str, mode: Mode) -> ast.AST:
         line, col = exc.lineno, exc.offset
         if line is None and "\x00" in source:
             line, col = _index_position(source, source.index("\x00"))
+        line, col = (None if n is None else max(n, 1) for n in (line, col))  # Python says 0 at the very end
         message = _syntax_message(exc.msg)
         raise ScenarioError(message, field=field, line=line, col=col) from None
     except (RecursionError, MemoryError):
@@ -391,21 +395,24 @@ class _StaticChecker:
         return _error(message, self.field, node, self.source)
 
     def check(self, tree: ast.AST) -> None:
-        stack: list[tuple[ast.AST, int]] = [(tree, 0)]
-        while stack:  # iterative: a deep tree must not overflow our own stack
-            node, depth = stack.pop()
-            if depth > MAX_DEPTH:
-                raise self.error(f"this is nested more than {MAX_DEPTH} levels deep: split it up", node)
-            self.check_node(node)
+        # Iterative, so a deep tree cannot overflow our own stack. Operators and
+        # contexts carry no position: they are reported at their expression.
+        stack: list[tuple[ast.AST, int, ast.AST]] = [(tree, 0, tree)]
+        while stack:
+            node, depth, anchor = stack.pop()
+            anchor = node if hasattr(node, "lineno") else anchor
+            if depth > MAX_DEPTH and node is anchor:  # operators and contexts are leaves: not counted
+                raise self.error(f"this is nested more than {MAX_DEPTH} levels deep: split it up", anchor)
+            self.check_node(node, anchor)
             children = list(ast.iter_child_nodes(node))
-            stack.extend((child, depth + 1) for child in reversed(children))
+            stack.extend((child, depth + 1, anchor) for child in reversed(children))
 
-    def check_node(self, node: ast.AST) -> None:
+    def check_node(self, node: ast.AST, anchor: ast.AST) -> None:
         kind = type(node)
         if kind in _REFUSALS:
-            raise self.error(_REFUSALS[kind], node)
+            raise self.error(_REFUSALS[kind], anchor)
         if not isinstance(node, _ALLOWED_NODES):
-            raise self.error(f"{kind.__name__} is not part of the scenario language", node)
+            raise self.error(f"{kind.__name__} is not part of the scenario language", anchor)
         if isinstance(node, ast.Name):
             self.check_name(node)
         elif isinstance(node, ast.Attribute):
@@ -709,12 +716,12 @@ class Evaluator:
             return member
         if isinstance(owner, torch.Tensor):
             self._check_tensor_attr(node)
-            value = self._apply(operator.attrgetter(node.attr), [owner], {}, node)
+            value = self._apply(_reader(node.attr), [owner], {}, node)
             if callable(value):
                 raise self._error(f"'{node.attr}' is a method: call it, as in x.{node.attr}()", node)
             return value
         if node.attr in result_fields(owner):
-            return getattr(owner, node.attr)
+            return read_public_attribute(owner, node.attr)
         raise self._error(
             f"attributes can only be read from tensors and from torch or F, not from {_kind(owner)}", node
         )
@@ -758,7 +765,7 @@ class Evaluator:
             return self._apply(fn, args, kwargs, node)
         if isinstance(owner, torch.Tensor):
             self._check_tensor_attr(func)
-            if not callable(getattr(torch.Tensor, func.attr)):
+            if not callable(read_public_attribute(torch.Tensor, func.attr)):
                 raise self._error(f"'{func.attr}' is not a method: drop the ()", func)
             if func.attr == "tolist" and owner.numel() > MAX_SEQUENCE:
                 raise self._error(f"tolist() is limited to tensors of {MAX_SEQUENCE:,} elements", node)
@@ -882,9 +889,29 @@ def _out_of_memory() -> ScenarioError:
     return ScenarioError("this ran out of memory: make the tensors smaller")
 
 
+def read_public_attribute(owner: Any, name: str) -> Any:
+    """The one place the language reads an attribute by name.
+
+    Callers check the name first; this checks again, so that no path can
+    reach a private or denied member even if a check above is lost.
+    """
+    if name.startswith("_") or name in DENIED_TENSOR_ATTRS:
+        raise ScenarioError(f"'{name}' is not available in scenarios")
+    return getattr(owner, name)
+
+
+def _reader(name: str) -> Callable[[Any], Any]:
+    def read(obj: Any) -> Any:
+        return read_public_attribute(obj, name)
+
+    read.__name__ = name
+    read.__module__ = "torch"
+    return read
+
+
 def _method(name: str) -> Callable[..., Any]:
     def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
-        return getattr(obj, name)(*args, **kwargs)
+        return read_public_attribute(obj, name)(*args, **kwargs)
 
     call.__name__ = name
     call.__module__ = "torch"
