@@ -209,6 +209,20 @@ def test_both_fixes_are_scenario_changes_that_pytorch_accepts(qtbot, session, fo
     assert asked == [retain, summed]
 
 
+def test_a_refused_call_shows_pytorchs_message_without_fixes(qtbot, session, two_losses):
+    panel = _panel(qtbot, ErrorPanel, session)
+    refused = record(two_losses.scenario.with_call(0, loss="y"))  # a non-scalar loss
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError) as info:
+        x.square().backward()
+    session.apply(refused)
+    assert not panel.isHidden()
+    assert panel.message.text() == str(info.value)
+    assert "refused" in panel.explanation.text()
+    assert panel.retain_fix() is None and panel.sum_fix() is None
+    assert panel.retain_button.isHidden() and panel.sum_button.isHidden()
+
+
 def test_error_panel_hides_without_a_failure(qtbot, session, two_losses, forgot_retain):
     panel = _panel(qtbot, ErrorPanel, session)
     session.apply(forgot_retain)

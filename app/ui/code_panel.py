@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Property, QEvent, Qt
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtCore import Property, QEvent, QSize, Qt
+from PySide6.QtGui import QColor, QResizeEvent, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
 from .session import Session
@@ -37,7 +37,7 @@ class CodePanel(QPlainTextEdit):
         self._failed = QColor("#ffc9c9")
         self.setReadOnly(True)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # arrow keys stay with the window's step actions
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # no line hides its end
         self.setPlainText("# recording…")
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
@@ -72,11 +72,22 @@ class CodePanel(QPlainTextEdit):
         self._update_height()
 
     def _update_height(self) -> None:
-        """Tall enough for the whole scenario (up to MAX_LINES): the failing line must show."""
-        lines = min(max(len(self._lines), 1), MAX_LINES)
+        self.updateGeometry()  # the size hint follows the number of lines
+
+    def sizeHint(self) -> QSize:
+        """Tall enough for the whole scenario (up to MAX_LINES), so the failing line shows."""
+        shown = max(len(self._lines), int(self.document().size().height()))  # wrapped lines count too
+        lines = min(max(shown, 1), MAX_LINES)
         margins = self.contentsMargins().top() + self.contentsMargins().bottom()
         bar = self.horizontalScrollBar().sizeHint().height()
-        self.setMinimumHeight(lines * self.fontMetrics().lineSpacing() + margins + bar + 12)
+        return QSize(
+            super().sizeHint().width(), lines * self.fontMetrics().lineSpacing() + margins + bar + 12
+        )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._marked:
+            self.ensureCursorVisible()  # the marked line stays in view as the panel changes size
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

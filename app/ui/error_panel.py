@@ -48,7 +48,7 @@ class ErrorPanel(QFrame):
         self.message = _label(name="errorMessage")
         self.explanation = _label(name="errorExplanation")
         self.retain_button = QPushButton(objectName="fixRetain")
-        self.sum_button = QPushButton("Fix 2: one backward of the summed loss", objectName="fixSum")
+        self.sum_button = QPushButton("Fix 2: sum the losses, one backward", objectName="fixSum")
         self.retain_code = _label(name="fixRetainCode")
         self.sum_code = _label(name="fixSumCode")
         for widget in (self.retain_code, self.sum_code):

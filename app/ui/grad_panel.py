@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Property, QRectF, Qt
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from .session import Session
@@ -50,14 +50,18 @@ class Segment:
 
 
 class GradBars(QWidget):
-    """Per-element bars, stacked by call: the part each call added, on a fixed scale."""
+    """Per-element bars, stacked by call: the part each call added, on a fixed scale.
+
+    A call that made an element smaller draws its part hatched, from the old
+    value down to the new one, so the bar's solid top is always the value now.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._bars: list[list[Segment]] = []
         self._scale = 1.0
         self._colors = [QColor("#1f77b4"), QColor("#ff7f0e"), QColor("#2ca02c")]
-        self.setMinimumHeight(120)
+        self.setMinimumHeight(80)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     # Colours come from the stylesheet: GradBars { qproperty-firstColor: ...; }
@@ -123,17 +127,24 @@ class GradBars(QWidget):
         self, painter: QPainter, bar: list[Segment], span: tuple[float, float], zero_y: float, unit: float
     ) -> None:
         left, width = span
-        painter.setPen(QPen(self.palette().windowText().color(), 1))
         for seg in bar:
             top, bottom = zero_y - seg.end * unit, zero_y - seg.start * unit
-            painter.setBrush(self._colors[seg.call % len(self._colors)])
+            color = self._colors[seg.call % len(self._colors)]
+            shrinking = abs(seg.end) < abs(seg.start)  # this call took some of the gradient away
+            painter.setPen(QPen(color if shrinking else self.palette().windowText().color(), 1))
+            painter.setBrush(
+                QBrush(color, Qt.BrushStyle.BDiagPattern if shrinking else Qt.BrushStyle.SolidPattern)
+            )
             painter.drawRect(QRectF(left, min(top, bottom), width, abs(bottom - top)))
 
     def _paint_labels(self, painter: QPainter, i: int, bar: list[Segment], column: QRectF) -> None:
         """The value just above the bar's top, the element index below the axis."""
         painter.setPen(self.palette().windowText().color())
         value = bar[-1].end if bar else 0.0
-        line = painter.fontMetrics().height()
+        metrics = painter.fontMetrics()
+        if metrics.horizontalAdvance(f"{value:.4g}") > column.width() * 0.9:
+            return  # too many bars to label each one legibly; the numbers are in the text above
+        line = metrics.height()
         above = QRectF(column.left(), column.top() - line - 2, column.width(), line)
         painter.drawText(above, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, f"{value:.4g}")
         below = QRectF(column.left(), self.height() - line - 2, column.width(), line)
@@ -148,7 +159,9 @@ class _LeafView(QWidget):
         self.name = name
         self.value = QLabel(f"{name}.grad = None", objectName="gradValue")
         self.history = QLabel("", objectName="gradHistory")
-        self.history.setTextFormat(Qt.TextFormat.PlainText)
+        for label in (self.value, self.history):
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            label.setWordWrap(True)  # long tensors wrap at their commas instead of widening the panel
         self.bars = GradBars()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 8)
@@ -165,6 +178,7 @@ class GradPanel(QWidget):
         self._scales: dict[str, float] = {}
         title = QLabel("Gradients (.grad of each leaf)")
         title.setProperty("role", "title")
+        title.setWordWrap(True)
         self._legend = QLabel("", objectName="gradLegend")
         self._legend.setProperty("role", "hint")
         self._legend.setWordWrap(True)
@@ -174,6 +188,7 @@ class GradPanel(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(self._body)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QWheelEvent
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShowEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QApplication,
@@ -67,6 +67,7 @@ __all__ = ["MainWindow", "ask_export_file", "ask_export_folder"]
 
 FONT_STEP = 0.1
 LEGEND_COLUMNS = 3
+COLUMN_SHARES = (0.28, 0.52, 0.20)
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
 
 
@@ -222,6 +223,9 @@ class MainWindow(QMainWindow):
         self.action_larger = self._action("Larger text", "Ctrl+Alt+=", self._on_larger_text)
         self.action_smaller = self._action("Smaller text", "Ctrl+Alt+-", self._on_smaller_text)
         self.action_text_reset = self._action("Normal text size", "Ctrl+Alt+0", self._on_text_reset)
+        self.action_legend = self._action("Legend", "Ctrl+L", self._on_legend_toggled)
+        self.action_legend.setCheckable(True)
+        self.action_legend.setChecked(True)
         self.action_find = self._action("Find node…", QKeySequence.StandardKey.Find, self._on_find_requested)
         self.action_open = self._action("Open…", QKeySequence.StandardKey.Open, self._on_open_requested)
         self.action_save = self._action("Save", QKeySequence.StandardKey.Save, self._on_save_requested)
@@ -270,7 +274,7 @@ class MainWindow(QMainWindow):
         theme_menu = view_menu.addMenu("&Theme")
         theme_menu.addActions(self.theme_actions.actions())
         view_menu.addSeparator()
-        view_menu.addAction(self.action_full_screen)
+        view_menu.addActions([self.action_legend, self.action_full_screen])
 
     def _build_toolbar(self) -> None:
         bar = self.addToolBar("Main")
@@ -330,7 +334,7 @@ class MainWindow(QMainWindow):
         for widget in (left, center, right):
             self.splitter.addWidget(widget)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([450, 830, 320])
+        self._columns_sized = False
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(4, 4, 4, 0)
@@ -354,6 +358,17 @@ class MainWindow(QMainWindow):
         self.find_field.returnPressed.connect(self._on_find_entered)
         self._watch_wheel(self)
         self.notice.installEventFilter(self)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._columns_sized:  # the first time the real width is known
+            self._columns_sized = True
+            QTimer.singleShot(0, self._size_columns)
+
+    def _size_columns(self) -> None:
+        """Code/calls/details, graph, gradients/memory: the graph gets half the width."""
+        width = self.splitter.width()
+        self.splitter.setSizes([round(width * share) for share in COLUMN_SHARES])
 
     def _restore(self) -> None:
         geometry = self.settings.geometry
@@ -500,7 +515,7 @@ class MainWindow(QMainWindow):
         self.legend = Legend(columns=LEGEND_COLUMNS)
         self.graph_page_layout.addWidget(self.graph_view, 1)
         self.legend_area.setWidget(self.legend)
-        self.legend_area.show()
+        self.legend_area.setVisible(self.action_legend.isChecked())
         QTimer.singleShot(0, self._update_legend_height)
         self.graph_view.node_clicked.connect(self._on_node_clicked)
         self.graph_view.set_palette(self._theme)
@@ -638,6 +653,9 @@ class MainWindow(QMainWindow):
             self.showFullScreen()
         self.action_full_screen.setChecked(self.isFullScreen())
         QTimer.singleShot(100, self._on_fit)  # the graph area changed size
+
+    def _on_legend_toggled(self) -> None:
+        self.legend_area.setVisible(self.legend is not None and self.action_legend.isChecked())
 
     def _on_zoom_in(self) -> None:
         if self.graph_view is not None:
@@ -784,5 +802,6 @@ class MainWindow(QMainWindow):
         self.settings.geometry = self.saveGeometry()
         self.settings.sync()
         self.session.pause()
+        self.hide()  # a long recording may still be finishing: let it end out of sight
         self.session.worker.wait_idle()
         event.accept()

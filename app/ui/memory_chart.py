@@ -39,7 +39,7 @@ class MemoryChart(QWidget):
         self._saved_color = QColor("#1f77b4")
         self._device_color = QColor("#7b3fa0")
         self._marker_color = QColor("#d62728")
-        self.setMinimumHeight(140)
+        self.setMinimumHeight(100)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.setToolTip("Bytes held by saved tensors at each step; click to jump to a step")
         session.recording_applied.connect(self._on_recording_applied)
