@@ -1,0 +1,547 @@
+"""Hostile and broken scenarios, each with its exact outcome.
+
+A scenario file is untrusted input. Each case below is a whole scenario (TOML
+text) and ends in exactly one of two ways:
+
+- ``Refused``: a ScenarioError, raised when the file is loaded or when it is
+  recorded, naming the field, line and column, with a message for a learner;
+- ``TorchRefuses``: PyTorch itself refuses at backward time; the recording is
+  kept and the call ends in an ``error`` step whose text is PyTorch's own
+  message, taken from the same thing done in plain PyTorch.
+
+Sentinels stand in for files, processes, sockets, serialisation and for
+eval/exec/import from our own code: no case may reach any of them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import os
+import pickle
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from app.core import Limits, Recording, ScenarioError, parse_scenario, record
+from app.core.errors import RecordingTimeout
+from app.core.expr import MAX_PIECES, MAX_SEQUENCE, Evaluator, SizeGuard, parse
+
+APP_DIR = str(Path(__file__).resolve().parent.parent / "app")
+LEAF = "torch.tensor([1., 2.], requires_grad=True)"
+
+# -- building scenarios ------------------------------------------------------------
+
+
+def toml_text(
+    *,
+    inputs: dict[str, str] | None = None,
+    forward: str = "y = x * 2",
+    calls: list[dict[str, Any]] | None = None,
+) -> str:
+    """A scenario file; every string is written as a TOML basic string (JSON escapes)."""
+    lines = ['name = "hostile"', 'title = "A hostile scenario"', 'summary = "It must fail cleanly."']
+    lines.append("[inputs]")
+    lines += [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in (inputs or {"x": LEAF}).items()]
+    lines += ["[forward]", f"code = {json.dumps(forward, ensure_ascii=False)}"]
+    for call in calls if calls is not None else [{"loss": "y.sum()"}]:
+        lines.append("[[calls]]")
+        lines += [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in call.items()]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Refused:
+    stage: Literal["load", "record"]
+    field: str
+    line: int | None
+    col: int | None
+    words: str
+    timeout: bool = False
+
+
+@dataclass(frozen=True)
+class TorchRefuses:
+    call: int
+    plain: Callable[[], object]  # the same thing in plain PyTorch: it raises
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    text: str
+    expect: Refused | TorchRefuses
+    limits: Limits | None = field(default=None)
+
+
+def fwd(
+    code: str, line: int, col: int, words: str, *, stage: Literal["load", "record"] = "record"
+) -> Refused:
+    return Refused(stage, "forward.code", line, col, words)
+
+
+def leaf() -> torch.Tensor:
+    return torch.tensor([1.0, 2.0], requires_grad=True)
+
+
+def _nonscalar() -> object:
+    return (leaf() * 2).backward()
+
+
+def _detached() -> object:
+    return (leaf() * 2).detach().sum().backward()
+
+
+def _no_requires_grad() -> object:
+    return (torch.tensor([1.0, 2.0]) * 2).sum().backward()
+
+
+def _saved_modified() -> object:
+    y = leaf().exp()
+    y.add_(1)
+    return y.sum().backward()
+
+
+def _grad_of_constant() -> object:
+    x, w = leaf(), torch.tensor([1.0, 2.0])
+    return torch.autograd.grad((x * w).sum(), [w])
+
+
+def _second_backward() -> object:
+    y = leaf().square()
+    y.sum().backward()
+    return (y * 3).sum().backward()
+
+
+def _integer_leaf() -> object:
+    return torch.tensor([1, 2], requires_grad=True)
+
+
+def case(id: str, expect: Refused | TorchRefuses, limits: Limits | None = None, **parts: Any) -> Case:
+    return Case(id, toml_text(**parts), expect, limits)
+
+
+def loss_refused(loss: str, col: int, words: str, stage: Literal["load", "record"] = "load") -> Case:
+    return case(f"loss: {loss[:40]}", Refused(stage, "calls[0].loss", 1, col, words), calls=[{"loss": loss}])
+
+
+def forward_refused(code: str, line: int, col: int, words: str, stage: Literal["load", "record"]) -> Case:
+    return case(f"forward: {code[:40]}", fwd(code, line, col, words, stage=stage), forward=code)
+
+
+NESTED = "(" * 10_000 + "x" + ")" * 10_000
+ONE_MB = "x" + " + x" * 250_000  # 1,000,001 characters
+
+CASES: list[Case] = [
+    # -- escapes through attributes, names and imports --------------------------------
+    forward_refused("y = ().__class__.__bases__", 1, 5, "attribute '__bases__' is private", "load"),
+    loss_refused("x.__class__.__subclasses__()", 1, "attribute '__subclasses__' is private"),
+    forward_refused("y = x._version", 1, 5, "attribute '_version' is private", "load"),
+    forward_refused(
+        "y = x * 2\nz = y.grad_fn._saved_self", 2, 5, "attribute '_saved_self' is private", "load"
+    ),
+    forward_refused("import os", 1, 1, "imports are not allowed", "load"),
+    forward_refused("from subprocess import run", 1, 1, "imports are not allowed", "load"),
+    loss_refused("__import__('os').system('echo pwned')", 1, "name '__import__' is private"),
+    forward_refused("y = open('/etc/passwd')", 1, 5, "scenarios cannot read or write files", "load"),
+    forward_refused("y = eval('x * 2')", 1, 5, "scenarios never run text as code", "load"),
+    forward_refused("y = ｅｖａｌ('x * 2')", 1, 5, "scenarios never run text as code", "load"),
+    forward_refused("y = getattr(x, '__class__')", 1, 5, "read attributes with a dot", "load"),
+    forward_refused("y = x\nz = F.__builtins__", 2, 5, "attribute '__builtins__' is private", "load"),
+    forward_refused("y = torch.save(x, '/tmp/lens.pt')", 1, 5, "torch.save is not available", "load"),
+    forward_refused("y = torch.load('/tmp/lens.pt')", 1, 5, "torch.load is not available", "load"),
+    forward_refused("y = torch.hub.load('a/b', 'c')", 1, 5, "torch.hub is not available", "load"),
+    forward_refused("y = torch.ops.aten.mul(x, 2)", 1, 5, "torch.ops is not available", "load"),
+    forward_refused("y = x.numpy()", 1, 5, "NumPy is not part of scenarios", "load"),
+    forward_refused("y = x.ｎｕｍｐｙ()", 1, 5, "NumPy is not part of scenarios", "load"),
+    forward_refused("y = x.tofile('/tmp/lens.bin')", 1, 5, "scenarios cannot read or write files", "load"),
+    forward_refused("y = x.untyped_storage()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x.register_hook(x)", 1, 5, "it would run Python code of its own", "load"),
+    # -- syntax that is not part of the language --------------------------------------
+    forward_refused("f = lambda v: v * 2\ny = f(x)", 1, 5, "lambda is not allowed", "load"),
+    forward_refused("y = torch.stack([v * 2 for v in x])", 1, 17, "comprehensions are not allowed", "load"),
+    forward_refused("y = f'{x}'", 1, 5, "f-strings are not allowed", "load"),
+    forward_refused("y = (z := x * 2)", 1, 6, "the walrus operator := is not allowed", "load"),
+    forward_refused("y = torch.add(*[x, x])", 1, 15, "star-unpacking (*) is not allowed", "load"),
+    forward_refused("y = torch.add(x, **{'other': x})", 1, 18, "**keyword unpacking is not allowed", "load"),
+    forward_refused("y = " + NESTED, 1, 205, "too many nested parentheses", "load"),
+    forward_refused("y = " + "-" * 200 + "x", 1, 104, "nested more than 100 levels deep", "load"),
+    forward_refused("y = x\x00 * 2", 1, 6, "NUL character", "load"),
+    forward_refused("y = x\nz = '" + "A" * 5000 + "'", 2, 5, "text constants are limited to 1,000", "load"),
+    case(
+        "a 900 KB expression",
+        Refused("load", "forward.code", 1, 100_001, "characters long; the limit is 100,000"),
+        forward="y = " + "x + " * 225_000 + "x",
+    ),
+    case(
+        "a 1 MB expression (the file is over 1 MB)",
+        Refused("load", "file", None, None, "scenario files are limited to 1,000,000 bytes"),
+        calls=[{"loss": ONE_MB}],
+    ),
+    # -- names that are not bound -----------------------------------------------------
+    forward_refused("y = z * 2", 1, 5, "name 'z' is not defined", "load"),
+    loss_refused("q.sum()", 1, "name 'q' is not defined"),
+    case(
+        "a loss that uses a name bound only by a later call",
+        Refused("load", "calls[0].loss", 1, 1, "name 'g' is not defined"),
+        calls=[{"loss": "g.sum()"}, {"kind": "grad", "loss": "y.sum()", "inputs": ["x"], "bind": "g"}],
+    ),
+    case(
+        "grad inputs never bound",
+        Refused("load", "calls[0].inputs", None, None, "'q' is not defined"),
+        calls=[{"kind": "grad", "loss": "y.sum()", "inputs": ["q"]}],
+    ),
+    case(
+        "a bind that shadows a leaf",
+        Refused("load", "calls[0].bind", None, None, "'x' already names an input; pick a new name"),
+        calls=[{"kind": "grad", "loss": "y.sum()", "inputs": ["x"], "bind": "x"}],
+    ),
+    case(
+        "a bind that shadows a forward value",
+        Refused("load", "calls[0].bind", None, None, "'y' already names a value; pick a new name"),
+        calls=[{"kind": "grad", "loss": "y.sum()", "inputs": ["x"], "bind": "y"}],
+    ),
+    forward_refused("torch = 3\ny = x", 1, 1, "'torch' is a built-in name and cannot be assigned", "load"),
+    # -- values a scenario may not build ----------------------------------------------
+    case(
+        "torch.ones(10**12)",
+        Refused(
+            "record", "inputs.x", 1, 1, "a tensor of 1,000,000,000,000 elements; the limit is 10,000,000"
+        ),
+        inputs={"x": "torch.ones(10**12, requires_grad=True)"},
+    ),
+    forward_refused(
+        "v = torch.ones(1).expand(10**6, 10**6)\nm = v.contiguous()\ny = x * 2",
+        1,
+        5,
+        "a tensor of 1,000,000,000,000 elements",
+        "record",
+    ),
+    forward_refused(
+        "a = torch.ones(10**4, 1)\nb = torch.ones(1, 10**4)\nc = a + b\ny = x * 2",
+        3,
+        5,
+        "a tensor of 100,000,000 elements",
+        "record",
+    ),
+    forward_refused("y = x.repeat(10**6, 10**6)", 1, 5, "a tensor of 2,000,000,000,000 elements", "record"),
+    forward_refused(
+        "z = torch.zeros(10**6, 10**6, device='cpu')\ny = x", 1, 5, "1,000,000,000,000 elements", "record"
+    ),
+    forward_refused(
+        "z = x.new_ones(10**12, device='meta')\ny = x", 1, 5, "1,000,000,000,000 elements", "record"
+    ),
+    forward_refused("z = torch.ones(torch.tensor(10**10))\ny = x", 1, 5, "10,000,000,000 elements", "record"),
+    forward_refused(
+        "z = F.one_hot(torch.tensor([10**10]))\ny = x", 1, 5, "10,000,000,001 elements", "record"
+    ),
+    forward_refused(
+        "z = torch.tensor([10**10]).bincount()\ny = x", 1, 5, "10,000,000,001 elements", "record"
+    ),
+    forward_refused(
+        "z = x.repeat_interleave(torch.tensor([10**10, 1]))\ny = x", 1, 5, "10,000,000,001 elements", "record"
+    ),
+    forward_refused(
+        "z = torch.ones(10**5).split(1)\ny = x",
+        1,
+        5,
+        f"100,000 separate tensors; the limit is {MAX_PIECES:,}",
+        "record",
+    ),
+    forward_refused(
+        "z = torch.ones(3000, 3000) @ torch.ones(3000, 3000)\ny = x",
+        1,
+        5,
+        "this would take about 27,000,000,000 operations",
+        "record",
+    ),
+    forward_refused(
+        "z = F.max_pool1d(torch.ones(1, 1, 10**6), 5 * 10**5, 1)\ny = x",
+        1,
+        5,
+        "this would take about 500,003,000,000 operations",
+        "record",
+    ),
+    forward_refused(
+        "a = torch.ones(1, 1, 3162, 3162)\nk = torch.ones(1, 1, 1581, 1581)\nz = F.conv2d(a, k)\ny = x",
+        3,
+        5,
+        "this needs a scratch buffer of",
+        "record",
+    ),
+    forward_refused("n = 9 ** 9 ** 9\ny = x", 1, 5, "this power would have more than 100,000 bits", "record"),
+    forward_refused(
+        "z = [0] * 10**9\ny = x", 1, 5, f"1,000,000,000 items; the limit is {MAX_SEQUENCE:,}", "record"
+    ),
+    forward_refused("z = torch.tensor([[0] * 10**5] * 10**3)\ny = x", 1, 18, "100,000,000 items", "record"),
+    forward_refused("z = [0] * 10**6\nz += z\ny = x", 2, 1, "2,000,000 items", "record"),
+    forward_refused(
+        "z = [0] * x.sum().long()\ny = x", 1, 5, "repeated a whole number of times, not by a tensor", "record"
+    ),
+    forward_refused("s = '%*d' % (10**9, 1)\ny = x", 1, 5, "text formatting with % is not part of", "record"),
+    forward_refused("r = round(5, -10**9)\ny = x", 1, 5, "round() takes at most 1000 digits", "record"),
+    forward_refused(
+        "s = x.to_sparse()\ny = s * 2", 1, 5, "PyTorch cannot size _to_sparse before running it", "record"
+    ),
+    # -- values of the wrong kind -----------------------------------------------------
+    case(
+        "an integer leaf that requires grad",
+        Refused(
+            "record",
+            "inputs.x",
+            1,
+            1,
+            "PyTorch says: Only Tensors of floating point and complex dtype can require gradients",
+        ),
+        inputs={"x": "torch.tensor([1, 2], requires_grad=True)"},
+    ),
+    forward_refused("y = (3).real", 1, 5, "not from an int", "record"),
+    forward_refused("y = x(2)", 1, 5, "'x' is a tensor, not a function", "record"),
+    forward_refused("y = x.sum\nz = y", 1, 5, "'sum' is a method: call it", "record"),
+    forward_refused("g = torch.manual_seed(0)\ny = g.seed()", 2, 5, "not on a Generator", "record"),
+    forward_refused("y = x.type('os.system')", 1, 5, "PyTorch says: invalid type: 'os.system'", "record"),
+    # -- PyTorch itself refuses, at backward time -------------------------------------
+    case("a non-scalar loss", TorchRefuses(0, _nonscalar), calls=[{"loss": "y"}]),
+    case(
+        "a loss that does not require grad", TorchRefuses(0, _detached), calls=[{"loss": "y.detach().sum()"}]
+    ),
+    case(
+        "a leaf without requires_grad",
+        TorchRefuses(0, _no_requires_grad),
+        inputs={"x": "torch.tensor([1., 2.])"},
+    ),
+    case(
+        "an in-place change of a saved tensor",
+        TorchRefuses(0, _saved_modified),
+        forward="y = x.exp()\ny.add_(1)",
+    ),
+    case(
+        "grad with respect to a constant",
+        TorchRefuses(0, _grad_of_constant),
+        inputs={"x": LEAF, "w": "torch.tensor([1., 2.])"},
+        forward="y = x * w",
+        calls=[{"kind": "grad", "loss": "y.sum()", "inputs": ["w"]}],
+    ),
+    case(
+        "a second backward through freed buffers",
+        TorchRefuses(1, _second_backward),
+        forward="y = x.square()",
+        calls=[{"loss": "y.sum()"}, {"loss": "(y * 3).sum()"}],
+    ),
+    # -- limits of the whole recording ------------------------------------------------
+    case(
+        "more allocations than the recording's budget",
+        Refused(
+            "record", "forward.code", 6, 5, "made 5,002 tensor elements and list items; the limit is 5,000"
+        ),
+        forward="a = torch.ones(1000)\nb = torch.ones(1000)\nc = torch.ones(1000)\nd = torch.ones(1000)\n"
+        "e = torch.ones(1000)\ny = x * 2",
+        limits=Limits(max_total_elements=5_000),
+    ),
+    case(
+        "a recording past its time limit",
+        Refused(
+            "record", "inputs.x", 1, 1, "the recording ran longer than -1 s and was stopped", timeout=True
+        ),
+        limits=Limits(time_limit_s=-1),
+    ),
+]
+
+
+def test_there_are_at_least_fifty_cases_with_distinct_names() -> None:
+    assert len(CASES) >= 50
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+# -- sentinels: nothing outside the language is ever reached -----------------------
+
+
+class Sentinel(Exception):
+    """Raised by anything a scenario must never reach."""
+
+
+@pytest.fixture(scope="module")
+def warmed() -> None:
+    """Do once what PyTorch imports lazily (meta kernels, Dynamo), before the sentinels go in."""
+    text = toml_text(forward="y = F.mse_loss(x, x * 2) + torch.cat([x, x]).mean()")
+    record(parse_scenario(text))
+
+
+@pytest.fixture
+def sentinels(warmed: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    hits: list[str] = []
+
+    def forbid(name: str) -> Callable[..., Any]:
+        def hit(*args: Any, **kwargs: Any) -> Any:
+            hits.append(name)
+            raise Sentinel(name)
+
+        return hit
+
+    targets: list[tuple[Any, str]] = [
+        (builtins, "open"),
+        (io, "open"),
+        (os, "system"),
+        (os, "popen"),
+        (os, "execv"),
+        (os, "execve"),
+        (os, "remove"),
+        (subprocess, "Popen"),
+        (socket, "socket"),
+        (shutil, "rmtree"),
+        (pickle, "load"),
+        (pickle, "loads"),
+        (torch, "save"),
+        (torch, "load"),
+        (torch.hub, "load"),
+        (torch.Tensor, "numpy"),
+    ]
+    for owner, name in targets:
+        monkeypatch.setattr(owner, name, forbid(f"{getattr(owner, '__name__', owner)}.{name}"))
+    for name in ("eval", "exec", "compile", "__import__"):
+        monkeypatch.setattr(builtins, name, _from_app_only(getattr(builtins, name), name, hits))
+    yield hits
+
+
+def _from_app_only(real: Callable[..., Any], name: str, hits: list[str]) -> Callable[..., Any]:
+    """Let PyTorch's own lazy machinery use ``real``; our code must never call it.
+
+    PyTorch's C++ code imports its own modules while one of our frames is the
+    innermost Python frame, so ``import torch...`` seen from app/ is allowed.
+    """
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        caller = sys._getframe(1).f_code.co_filename
+        torch_itself = name == "__import__" and str(args[0]).split(".")[0] == "torch"
+        if caller.startswith(APP_DIR) and not torch_itself:
+            hits.append(f"{name} from {caller}")
+            raise Sentinel(name)
+        return real(*args, **kwargs)
+
+    return guarded
+
+
+def outcome(case: Case) -> Recording | ScenarioError:
+    """Load and record ``case``; anything but a ScenarioError or a recording fails the test."""
+    try:
+        scenario = parse_scenario(case.text)
+    except ScenarioError as err:
+        err.stage = "load"  # type: ignore[attr-defined]
+        return err
+    try:
+        return record(scenario, limits=case.limits)
+    except ScenarioError as err:
+        err.stage = "record"  # type: ignore[attr-defined]
+        return err
+
+
+def plain_error(plain: Callable[[], object]) -> str:
+    with pytest.raises(RuntimeError) as info:
+        plain()
+    return str(info.value)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile_case_has_its_exact_outcome(case: Case, sentinels: list[str]) -> None:
+    result = outcome(case)
+    expect = case.expect
+    if isinstance(expect, Refused):
+        assert isinstance(result, ScenarioError), f"expected a refusal, got a recording: {result}"
+        assert (result.stage, result.field, result.line, result.col) == (  # type: ignore[attr-defined]
+            expect.stage,
+            expect.field,
+            expect.line,
+            expect.col,
+        ), str(result)
+        assert expect.words in result.message, result.message
+        assert isinstance(result, RecordingTimeout) == expect.timeout
+        assert "\n" not in str(result)
+    else:
+        assert isinstance(result, Recording), f"expected a recording, got: {result}"
+        message = plain_error(expect.plain)
+        failed = result.calls[expect.call]
+        assert failed.error == message
+        assert result.failed is failed
+        last = result.timeline.steps[failed.last_step]
+        assert (last.kind, last.call, last.error) == ("error", expect.call, message)
+    assert sentinels == []
+
+
+def test_the_sentinels_do_fire() -> None:
+    """The sentinel fixture is only worth something if it catches a real call."""
+    hits: list[str] = []
+    guarded = _from_app_only(eval, "eval", hits)
+    code = compile("guarded('1')", os.path.join(APP_DIR, "fake.py"), "eval")
+    with pytest.raises(Sentinel):
+        eval(code, {"guarded": guarded})
+    assert hits == [f"eval from {os.path.join(APP_DIR, 'fake.py')}"]
+
+
+# -- the size guard on its own -------------------------------------------------------
+
+
+def guarded_run(fn: Callable[[], object], limits: Limits | None = None) -> ScenarioError:
+    with pytest.raises(ScenarioError) as info, SizeGuard(limits or Limits()):
+        fn()
+    return info.value
+
+
+def test_meta_prediction_does_not_consume_random_numbers() -> None:
+    torch.manual_seed(0)
+    expected = torch.randn(3), F.dropout(torch.ones(4), 0.5)
+    env: dict[str, Any] = {}
+    code = "s = torch.manual_seed(0)\na = torch.randn(3)\nb = F.dropout(torch.ones(4), 0.5)"
+    Evaluator(env, field="forward.code").run(parse(code, field="forward.code", mode="exec"))
+    assert torch.equal(env["a"], expected[0]) and torch.equal(env["b"], expected[1])
+
+
+def test_an_explicit_device_cannot_dodge_the_meta_prediction() -> None:
+    for device in ("cpu", torch.device("cpu")):
+        err = guarded_run(lambda d=device: torch.empty(10**12, device=d))  # type: ignore[misc]
+        assert (
+            err.message == "this would make a tensor of 1,000,000,000,000 elements; the limit is 10,000,000"
+        )
+
+
+def test_views_count_their_elements_even_without_storage() -> None:
+    err = guarded_run(lambda: torch.ones(1).expand(10**4, 10**4).sum())
+    assert "100,000,000 elements" in err.message
+
+
+def test_value_dependent_sizes_are_bounded_from_the_real_inputs() -> None:
+    small = Limits(max_elements=100)
+    with SizeGuard(small):
+        assert torch.tensor([3, 5]).bincount().tolist() == [0, 0, 0, 1, 0, 1]
+    assert "101 elements" in guarded_run(lambda: torch.tensor([100]).bincount(), small).message
+    mask = torch.ones(200, dtype=torch.bool)
+    assert "200 elements" in guarded_run(lambda: torch.ones(200)[mask], small).message
+
+
+def test_work_counts_every_op_of_one_call() -> None:
+    limits = Limits(max_work=10**7)
+    with SizeGuard(limits):
+        torch.ones(100, 100) @ torch.ones(100, 100)  # 10**6 multiply-adds
+    err = guarded_run(lambda: torch.ones(100, 100).matrix_power(2**20), limits)
+    assert "operations; the limit is 10,000,000" in err.message
+
+
+def test_the_budget_is_shared_when_one_is_passed() -> None:
+    from app.core.expr import Budget
+
+    budget = Budget(1_000)
+    for _ in range(2):
+        with SizeGuard(Limits(), budget):
+            torch.ones(400)
+    with pytest.raises(ScenarioError) as info, SizeGuard(Limits(), budget):
+        torch.ones(400)
+    assert "1,200 tensor elements" in info.value.message
