@@ -93,6 +93,7 @@ def test_inputs_text_refuses_a_line_without_equals_and_duplicates() -> None:
         ("y = x.__class__\n", "x.__class__"),
         ("y = x.square()\nz = undefined_name + 1\n", "undefined_name + 1"),
         ("y = x.square()\n\nz = (lambda t: t)(y)\n", "lambda t: t"),
+        ("y = x.square()\nz = torch.save(x)\n", "torch.save(x)"),
     ],
 )
 def test_bad_forward_code_is_marked_at_its_line_and_column(
@@ -169,16 +170,19 @@ def test_a_bad_name_marks_the_name_field(editor: ScenarioEditor) -> None:
 
 
 def test_an_error_found_when_recording_is_shown_by_show_error(editor: ScenarioEditor) -> None:
-    # torch.save passes the static check; the recorder refuses it when it resolves the name.
-    code = "y = x.square()\nz = torch.save(x)\n"
-    editor.forward_edit.setPlainText(code)
+    # The size cap is checked when the expression runs: the static check passes it.
+    line = "x = torch.ones(10**12, requires_grad=True)"
+    editor.inputs_edit.setPlainText(f"w = torch.ones(2)\n{line}")
     scenario = editor.flush()
-    assert scenario is not None
+    assert scenario is not None and editor.error() is None
     with pytest.raises(ScenarioError) as refused:
         record(scenario)
+    assert refused.value.field == "inputs.x"
     editor.show_error(refused.value)
-    assert editor.error_mark() == ErrorMark("forward", 2, code.splitlines()[1].index("torch.save") + 1)
-    assert _underline(editor.forward_edit)[0] == 2
+    col = len("x = ") + (refused.value.col or 1)
+    assert editor.error_mark() == ErrorMark("inputs", 2, col)
+    assert _underline(editor.inputs_edit)[:2] == (2, col)
+    assert editor.error_label.text().startswith(f"Inputs, line 2, column {col}:")
 
 
 # -- signals and the modified flag -----------------------------------------------------

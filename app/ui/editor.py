@@ -418,6 +418,14 @@ class ScenarioEditor(QWidget):
             self.scenario_edited.emit(scenario)
         return scenario
 
+    def last_scenario(self) -> Scenario | None:
+        """The scenario last given to :meth:`set_scenario` or emitted by an edit.
+
+        A recording of this scenario is already in the editor (or the learner has
+        typed past it), so a window should not push it back with ``set_scenario``.
+        """
+        return self._last_emitted
+
     def is_modified(self) -> bool:
         return self._modified
 
