@@ -57,7 +57,7 @@ def test_dot_source_names_every_node_and_slot_by_our_ids(recordings):
             assert f'"{slot_dot_id(node.id, slot.name)}" [' in source
             assert f'"{node.id}" -> "{slot_dot_id(node.id, slot.name)}" [dir=none, style=dotted]' in source
     for edge in graph.edges:  # torchviz direction: next function -> node
-        assert f'"{edge.dst}" -> "{edge.src}";' in source
+        assert f'"{edge.dst}" -> "{edge.src}" [weight=' in source
     assert "0x" not in source and str(id(graph)) not in source
 
 

@@ -1,15 +1,19 @@
 """Scene items for nodes, saved-value boxes and edges; restyled in place, never rebuilt.
 
-Each item keeps the Qt pens and brushes of its current :class:`BoxStyle`, so
-painting does no colour parsing, and ``set_look`` is a no-op when nothing
-changed. Text is skipped when it would be too small to read (level of
-detail), which keeps thousands of boxes cheap when zoomed out.
+Items share their Qt pens and brushes (one set per distinct style, cached)
+and their text measurements (one per distinct text, cached in :class:`Fonts`),
+so building thousands of items and restyling them stays cheap; ``set_look``
+is a no-op when nothing changed. Level of detail: text is skipped when too
+small to read, and saved-value boxes and their dotted lines are skipped
+altogether when the view is zoomed far out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
@@ -18,17 +22,35 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 from app.core.graph import GraphNode, SavedSlot
 from app.core.timeline import SlotKey
 
-from .labels import FONT_FAMILY, NODE_FONT_PX, SLOT_FONT_PX, node_lines, slot_lines
+from .labels import FONT_FAMILY, NODE_FONT_PX, SLOT_FONT_PX, node_lines, proxy_lines, slot_lines
 from .layout import Box, EdgePath
 from .style import NODE_TAGS, BoxStyle, EdgeStyle, slot_tags, text_readable
 
-__all__ = ["BoxItem", "EdgeItem", "Fonts", "NodeItem", "SlotItem", "paint_box"]
+__all__ = [
+    "MIN_SLOT_LOD",
+    "BoxItem",
+    "EdgeItem",
+    "Fonts",
+    "NodeItem",
+    "ProxyItem",
+    "SlotItem",
+    "paint_box",
+    "qfont",
+]
 
 PAD_X = 10.0
 PAD_Y = 5.0
 HATCH_STEP = 7.0
 SELECT_MARGIN = 6.0
-PEN_STYLES = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine, "dot": Qt.PenStyle.DotLine}
+MIN_SLOT_LOD = 0.12  # below this zoom, saved-value boxes (and their lines) are not drawn at all
+ARROW_HALF_WIDTH = 0.35  # of the arrowhead's length, as Graphviz draws it
+
+# Enum members read once: attribute access on PySide6 enums is slow in hot paths.
+SOLID, DASH, DOT = Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine
+NO_PEN, NO_BRUSH = Qt.PenStyle.NoPen, Qt.BrushStyle.NoBrush
+CENTRE = Qt.AlignmentFlag.AlignCenter
+PEN_STYLES = {"solid": SOLID, "dash": DASH, "dot": DOT}
+Role = Literal["node_head", "node_body", "slot_head", "slot_body"]
 
 
 def qfont(px: float, *, bold: bool) -> QFont:
@@ -39,28 +61,30 @@ def qfont(px: float, *, bold: bool) -> QFont:
     return font
 
 
-@dataclass(frozen=True)
 class Fonts:
-    """The four fonts of a drawing at one font scale (labels scale with classroom settings)."""
+    """The four label fonts at one font scale, with cached text measurements."""
 
-    node_head: QFont
-    node_body: QFont
-    slot_head: QFont
-    slot_body: QFont
-    node_px: float
-    slot_px: float
+    def __init__(self, scale: float, *, bold_body: bool = False) -> None:
+        self.node_px = NODE_FONT_PX * scale
+        self.slot_px = SLOT_FONT_PX * scale
+        self.fonts: dict[Role, QFont] = {
+            "node_head": qfont(self.node_px, bold=True),
+            "node_body": qfont(self.node_px, bold=bold_body),
+            "slot_head": qfont(self.slot_px, bold=True),
+            "slot_body": qfont(self.slot_px, bold=bold_body),
+        }
+        self._metrics = {role: QFontMetricsF(font) for role, font in self.fonts.items()}
+        self._heights = {role: m.height() for role, m in self._metrics.items()}
+        self._widths: dict[tuple[Role, str], float] = {}
 
-    @classmethod
-    def at(cls, scale: float, *, bold_body: bool = False) -> Fonts:
-        node_px, slot_px = NODE_FONT_PX * scale, SLOT_FONT_PX * scale
-        return cls(
-            qfont(node_px, bold=True),
-            qfont(node_px, bold=bold_body),
-            qfont(slot_px, bold=True),
-            qfont(slot_px, bold=bold_body),
-            node_px,
-            slot_px,
-        )
+    def width(self, role: Role, text: str) -> float:
+        key = (role, text)
+        if key not in self._widths:
+            self._widths[key] = self._metrics[role].horizontalAdvance(text)
+        return self._widths[key]
+
+    def height(self, role: Role) -> float:
+        return self._heights[role]
 
 
 @dataclass(frozen=True)
@@ -71,12 +95,23 @@ class _Look:
     text: QColor
 
 
+@lru_cache(maxsize=512)
 def _look(style: BoxStyle) -> _Look:
+    """Qt objects for a style, shared by every item in that style (never mutated)."""
     pen = QPen(QColor(style.border), style.border_width)
     pen.setStyle(PEN_STYLES[style.dash])
     pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
     hatch = QPen(QColor(style.hatch), 1.0) if style.hatch else None
     return _Look(pen, QBrush(QColor(style.fill)), hatch, QColor(style.text))
+
+
+@lru_cache(maxsize=256)
+def _edge_look(style: EdgeStyle) -> tuple[QPen, QPen, QBrush]:
+    pen = QPen(QColor(style.colour), style.width)
+    pen.setStyle(PEN_STYLES[style.dash])
+    arrow = QPen(pen)
+    arrow.setStyle(SOLID)
+    return pen, arrow, QBrush(QColor(style.colour))
 
 
 def _hatch_lines(rect: QRectF) -> list[QLineF]:
@@ -95,35 +130,47 @@ def _hatch_lines(rect: QRectF) -> list[QLineF]:
 def paint_box(painter: QPainter, rect: QRectF, style: BoxStyle, look: _Look | None = None) -> None:
     """Fill, hatch and border of a box; shared by the scene items and the legend swatches."""
     look = look or _look(style)
-    painter.setPen(Qt.PenStyle.NoPen)
-    painter.setBrush(look.brush)
     radius = min(8.0, rect.height() / 3) if style.rounded else 0.0
+    painter.setPen(NO_PEN)
+    painter.setBrush(look.brush)
     painter.drawRoundedRect(rect, radius, radius)
     if look.hatch is not None:
         painter.setPen(look.hatch)
         painter.drawLines(_hatch_lines(rect))
     painter.setPen(look.pen)
-    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.setBrush(NO_BRUSH)
     painter.drawRoundedRect(rect, radius, radius)
 
 
 class BoxItem(QGraphicsItem):
-    """A box centred on its layout position, drawing lines of text in a style."""
+    """A box centred on its layout position, drawing lines of text in a style.
 
-    def __init__(self, box: Box, style: BoxStyle, state: str) -> None:
+    Subclasses say which text a state shows (``_lines_for``), in which font
+    role each line is drawn (``_roles``), and every text the box may ever show
+    (``_all_lines``), so the box is sized once for all of its states.
+    """
+
+    min_lod = 0.0  # zoom below which the item is not drawn at all
+
+    def __init__(self, box: Box, state: str, style: BoxStyle) -> None:
         super().__init__()
-        self.setPos(box.x, box.y)
+        self._origin = (box.x, box.y)
         self._base = (box.width, box.height)
         self._rect = QRectF(-box.width / 2, -box.height / 2, box.width, box.height)
+        self._fonts: Fonts | None = None
+        self._font_px = 1.0
         self.state = state
         self.style = style
         self._look = _look(style)
         self._lines: tuple[str, ...] = ()
-        self._fonts: Fonts | None = None
-        self._line_fonts: tuple[QFont, ...] = ()
-        self._line_heights: tuple[float, ...] = ()
-        self._font_px = 1.0
-        self.setOpacity(style.opacity)
+        self.setPos(box.x, box.y)
+        self.setZValue(2)
+        if style.opacity != 1.0:
+            self.setOpacity(style.opacity)
+
+    def _start(self) -> None:
+        """Called by subclasses once their own fields are set."""
+        self._lines = self._lines_for(self.style.tag)
 
     # -- what tests and views read --------------------------------------
     @property
@@ -137,6 +184,16 @@ class BoxItem(QGraphicsItem):
     def rect(self) -> QRectF:
         return QRectF(self._rect)
 
+    # -- what subclasses define ------------------------------------------
+    def _lines_for(self, tag: str) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def _roles(self, count: int) -> tuple[Role, ...]:
+        raise NotImplementedError
+
+    def _all_lines(self) -> Sequence[tuple[str, ...]]:
+        raise NotImplementedError
+
     # -- restyling -------------------------------------------------------
     def set_look(self, state: str, style: BoxStyle) -> bool:
         """Show ``state`` in ``style``; returns False (and repaints nothing) when unchanged."""
@@ -144,44 +201,30 @@ class BoxItem(QGraphicsItem):
             return False
         self.state, self.style = state, style
         self._look = _look(style)
-        lines = self._lines_for(style.tag)
-        if lines != self._lines:
-            self._lines = lines
-            self._refresh_text()
+        self._lines = self._lines_for(style.tag)
         self.setOpacity(style.opacity)
         self.update()
         return True
 
-    def _refresh_text(self) -> None:
-        if self._fonts is None:
-            return
-        self._line_fonts = self._fonts_for(self._fonts, len(self._lines))
-        self._line_heights = tuple(QFontMetricsF(f).height() for f in self._line_fonts)
-
-    def _lines_for(self, tag: str) -> tuple[str, ...]:
-        raise NotImplementedError
-
-    def _fonts_for(self, fonts: Fonts, count: int) -> tuple[QFont, ...]:
-        raise NotImplementedError
-
-    def _widest_lines(self) -> Sequence[tuple[str, ...]]:
-        raise NotImplementedError
-
-    def set_fonts(self, fonts: Fonts, px: float) -> None:
-        """Use ``fonts``; the box grows about its centre if the text would not fit."""
+    def set_fonts(self, fonts: Fonts, px: float) -> float:
+        """Use ``fonts``; the box grows to fit its widest text. Returns the growth factor."""
         need_w, need_h = self._base
-        for lines in self._widest_lines():
-            line_fonts = self._fonts_for(fonts, len(lines))
-            metrics = [QFontMetricsF(f) for f in line_fonts]
-            need_w = max(
-                need_w, max(m.horizontalAdvance(t) for m, t in zip(metrics, lines, strict=True)) + 2 * PAD_X
-            )
-            need_h = max(need_h, sum(m.height() for m in metrics) + 2 * PAD_Y)
-        self.prepareGeometryChange()
-        self._rect = QRectF(-need_w / 2, -need_h / 2, need_w, need_h)
+        for lines in self._all_lines():
+            roles = self._roles(len(lines))
+            widest = max(fonts.width(r, t) for r, t in zip(roles, lines, strict=True))
+            need_w = max(need_w, widest + 2 * PAD_X)
+            need_h = max(need_h, sum(fonts.height(r) for r in roles) + 2 * PAD_Y)
+        rect = QRectF(-need_w / 2, -need_h / 2, need_w, need_h)
+        if rect != self._rect:
+            self.prepareGeometryChange()
+            self._rect = rect
         self._font_px = px
         self._fonts = fonts
-        self._refresh_text()
+        return max(need_w / max(self._base[0], 1.0), need_h / max(self._base[1], 1.0))
+
+    def place(self, spread: float) -> None:
+        """Sit at the layout position scaled by ``spread`` (see ``GraphScene._apply_fonts``)."""
+        self.setPos(self._origin[0] * spread, self._origin[1] * spread)
 
     # -- painting --------------------------------------------------------
     def boundingRect(self) -> QRectF:
@@ -191,56 +234,56 @@ class BoxItem(QGraphicsItem):
     def paint(
         self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
     ) -> None:
-        paint_box(painter, self._rect, self.style, self._look)
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
-        if text_readable(lod, self._font_px):
-            self._paint_text(painter)
+        if lod < self.min_lod:
+            return
+        paint_box(painter, self._rect, self.style, self._look)
+        if self._fonts is not None and text_readable(lod, self._font_px):
+            self._paint_text(painter, self._fonts)
 
-    def _paint_text(self, painter: QPainter) -> None:
-        y = -sum(self._line_heights) / 2
+    def _paint_text(self, painter: QPainter, fonts: Fonts) -> None:
+        roles = self._roles(len(self._lines))
+        heights = [fonts.height(r) for r in roles]
+        y = -sum(heights) / 2
         if self._look.hatch is not None:  # a plate under the text keeps it readable over the hatch
-            plate = max(
-                QFontMetricsF(f).horizontalAdvance(t)
-                for f, t in zip(self._line_fonts, self._lines, strict=True)
-            )
-            painter.setPen(Qt.PenStyle.NoPen)
+            plate = max(fonts.width(r, t) for r, t in zip(roles, self._lines, strict=True))
+            painter.setPen(NO_PEN)
             painter.setBrush(self._look.brush)
-            painter.drawRect(QRectF(-plate / 2 - 3, y, plate + 6, sum(self._line_heights)))
+            painter.drawRect(QRectF(-plate / 2 - 3, y, plate + 6, sum(heights)))
         painter.setPen(self._look.text)
-        for line, font, height in zip(self._lines, self._line_fonts, self._line_heights, strict=True):
-            painter.setFont(font)
-            painter.drawText(
-                QRectF(self._rect.left(), y, self._rect.width(), height), Qt.AlignmentFlag.AlignCenter, line
-            )
+        left, width = self._rect.left(), self._rect.width()
+        for line, role, height in zip(self._lines, roles, heights, strict=True):
+            painter.setFont(fonts.fonts[role])
+            painter.drawText(QRectF(left, y, width, height), CENTRE, line)
             y += height
 
 
 class NodeItem(BoxItem):
     """A backward node (or a leaf's AccumulateGrad): name, label, state tag."""
 
-    def __init__(self, node: GraphNode, box: Box, style: BoxStyle, state: str) -> None:
-        super().__init__(box, style, state)
+    def __init__(self, node: GraphNode, box: Box, state: str, style: BoxStyle) -> None:
+        super().__init__(box, state, style)
         self.node = node
         self.node_id = node.id
         self.selected = False
-        self._lines = self._lines_for(style.tag)
-        self.setZValue(2)
+        self._base_lines = node_lines(node)
+        self._selection = QPen(QColor("#0072b2"), 3.0, DASH)
+        self._start()
 
     def _lines_for(self, tag: str) -> tuple[str, ...]:
-        return node_lines(self.node) + ((tag,) if tag else ())
+        return (*self._base_lines, tag) if tag else self._base_lines
 
-    def _fonts_for(self, fonts: Fonts, count: int) -> tuple[QFont, ...]:
-        body = [fonts.node_body] * max(0, count - 1)
-        if count > len(node_lines(self.node)):
-            body[-1] = fonts.node_head  # the state tag reads bold
-        return (fonts.node_head, *body)[:count]
+    def _roles(self, count: int) -> tuple[Role, ...]:
+        body: list[Role] = ["node_body"] * (len(self._base_lines) - 1)
+        tag: list[Role] = ["node_head"] * (count - len(self._base_lines))  # the state tag reads bold
+        return ("node_head", *body, *tag)
 
-    def _widest_lines(self) -> Sequence[tuple[str, ...]]:
-        return [(*node_lines(self.node), tag) for tag in NODE_TAGS.values() if tag]
+    def _all_lines(self) -> Sequence[tuple[str, ...]]:
+        return [(*self._base_lines, tag) for tag in NODE_TAGS.values() if tag]
 
     def set_selected(self, on: bool, colour: str) -> None:
         self.selected = on
-        self._selection = QPen(QColor(colour), 3.0, Qt.PenStyle.DashLine)
+        self._selection = QPen(QColor(colour), 3.0, DASH)
         self.update()
 
     def paint(
@@ -249,30 +292,61 @@ class NodeItem(BoxItem):
         super().paint(painter, option, widget)
         if self.selected:
             painter.setPen(self._selection)
-            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setBrush(NO_BRUSH)
             m = SELECT_MARGIN
             painter.drawRect(self._rect.adjusted(-m, -m, m, m))
+
+
+def _small_roles(count: int) -> tuple[Role, ...]:
+    body: list[Role] = ["slot_body"] * (count - 1)
+    return ("slot_head", *body)
 
 
 class SlotItem(BoxItem):
     """One saved value of a node: ``self ● alive`` over ``(2,) float32 · 8 B``."""
 
-    def __init__(self, node_id: str, slot: SavedSlot, box: Box, style: BoxStyle, state: str) -> None:
-        super().__init__(box, style, state)
+    min_lod = MIN_SLOT_LOD
+
+    def __init__(self, node_id: str, slot: SavedSlot, box: Box, state: str, style: BoxStyle) -> None:
+        super().__init__(box, state, style)
         self.node_id = node_id
         self.slot = slot
         self.key: SlotKey = (node_id, slot.name)
-        self._lines = self._lines_for(style.tag)
-        self.setZValue(2)
+        self._start()
 
     def _lines_for(self, tag: str) -> tuple[str, ...]:
         return slot_lines(self.slot, tag)
 
-    def _fonts_for(self, fonts: Fonts, count: int) -> tuple[QFont, ...]:
-        return (fonts.slot_head, *[fonts.slot_body] * (count - 1))
+    def _roles(self, count: int) -> tuple[Role, ...]:
+        return _small_roles(count)
 
-    def _widest_lines(self) -> Sequence[tuple[str, ...]]:
+    def _all_lines(self) -> Sequence[tuple[str, ...]]:
         return [slot_lines(self.slot, tag) for tag in slot_tags(self.slot.kind)]
+
+
+class ProxyItem(BoxItem):
+    """A small stand-in for a node at the far end of a long edge (see dot_source's NOTE [large graphs]).
+
+    It mirrors the node's state (colour and dimming, dashed border); clicking it finds the node.
+    """
+
+    min_lod = MIN_SLOT_LOD
+
+    def __init__(self, node: GraphNode, user: str, box: Box, state: str, style: BoxStyle) -> None:
+        super().__init__(box, state, style)
+        self.node = node
+        self.node_id = node.id
+        self.user = user
+        self._start()
+
+    def _lines_for(self, tag: str) -> tuple[str, ...]:
+        return proxy_lines(self.node)
+
+    def _roles(self, count: int) -> tuple[Role, ...]:
+        return _small_roles(count)
+
+    def _all_lines(self) -> Sequence[tuple[str, ...]]:
+        return [proxy_lines(self.node)]
 
 
 def _spline_path(points: Sequence[tuple[float, float]]) -> QPainterPath:
@@ -285,15 +359,15 @@ def _spline_path(points: Sequence[tuple[float, float]]) -> QPainterPath:
 def _arrowhead(base: tuple[float, float], tip: tuple[float, float]) -> QPolygonF:
     line = QLineF(QPointF(*tip), QPointF(*base))
     normal = line.normalVector()
-    normal.setLength(line.length() * 0.35)
+    normal.setLength(line.length() * ARROW_HALF_WIDTH)
     offset = normal.p2() - normal.p1()
     return QPolygonF([QPointF(*tip), line.p2() + offset, line.p2() - offset])
 
 
 class EdgeItem(QGraphicsItem):
-    """A Graphviz spline with an optional arrowhead (nodes) or dotted (saved values)."""
+    """A Graphviz spline with an arrowhead (between nodes) or dotted (to a saved value)."""
 
-    def __init__(self, path: EdgePath, style: EdgeStyle, state: str) -> None:
+    def __init__(self, path: EdgePath, state: str, style: EdgeStyle, *, to_slot: bool = False) -> None:
         super().__init__()
         points = path.points or ((0.0, 0.0),)
         self._path = _spline_path(points)
@@ -302,9 +376,12 @@ class EdgeItem(QGraphicsItem):
         if self._arrow is not None:
             bounds = bounds.united(self._arrow.boundingRect())
         self._bounds = bounds.adjusted(-8, -8, 8, 8)
-        self.state = ""
+        self.min_lod = MIN_SLOT_LOD if to_slot else 0.0
+        self.state = state
         self.style = style
-        self.set_look(state, style)
+        self._pen, self._arrow_pen, self._brush = _edge_look(style)
+        if style.opacity != 1.0:
+            self.setOpacity(style.opacity)
 
     @property
     def has_arrow(self) -> bool:
@@ -314,9 +391,7 @@ class EdgeItem(QGraphicsItem):
         if state == self.state and style == self.style:
             return False
         self.state, self.style = state, style
-        self._pen = QPen(QColor(style.colour), style.width)
-        self._pen.setStyle(PEN_STYLES[style.dash])
-        self._brush = QBrush(QColor(style.colour))
+        self._pen, self._arrow_pen, self._brush = _edge_look(style)
         self.setOpacity(style.opacity)
         self.update()
         return True
@@ -327,12 +402,15 @@ class EdgeItem(QGraphicsItem):
     def paint(
         self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
     ) -> None:
+        if (
+            self.min_lod
+            and QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform()) < self.min_lod
+        ):
+            return
         painter.setPen(self._pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setBrush(NO_BRUSH)
         painter.drawPath(self._path)
         if self._arrow is not None:
-            solid = QPen(self._pen)
-            solid.setStyle(Qt.PenStyle.SolidLine)
-            painter.setPen(solid)
+            painter.setPen(self._arrow_pen)
             painter.setBrush(self._brush)
             painter.drawPolygon(self._arrow)

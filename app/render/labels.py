@@ -23,6 +23,7 @@ __all__ = [
     "drawn_slots",
     "node_kinds",
     "node_lines",
+    "proxy_lines",
     "slot_key",
     "slot_lines",
 ]
@@ -43,6 +44,11 @@ def node_lines(node: GraphNode) -> tuple[str, ...]:
     if node.is_leaf:
         return (clip(node.label or "leaf"), node.name)
     return (node.name, clip(node.label)) if node.label else (node.name,)
+
+
+def proxy_lines(node: GraphNode) -> tuple[str, ...]:
+    """Text of a proxy box standing in for ``node`` at the end of a long edge."""
+    return (node_lines(node)[0], "↗ drawn elsewhere")
 
 
 def drawn_slots(node: GraphNode) -> tuple[SavedSlot, ...]:

@@ -14,14 +14,14 @@ import json
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from app.core.graph import Edge, Graph
 from app.core.timeline import SlotKey
 
-from .dot_source import dot_source, slot_dot_id
+from .dot_source import dot_source, long_edges, proxy_dot_id, slot_dot_id
 from .labels import drawn_slots
 
 __all__ = ["INSTALL_HINT", "Box", "EdgePath", "Layout", "LayoutError", "layout_graph", "parse_layout"]
@@ -71,7 +71,8 @@ class EdgePath:
 @dataclass(frozen=True)
 class Layout:
     """Where everything goes. ``edges`` are keyed by the graph's ``Edge(src, dst)``;
-    their paths run from ``dst`` (the next function) to ``src``, as torchviz draws."""
+    their paths run from ``dst`` (the next function) to ``src``, as torchviz draws,
+    or, for a long edge, from ``proxies[edge]``, a stand-in box of ``dst`` beside ``src``."""
 
     width: float
     height: float
@@ -79,6 +80,7 @@ class Layout:
     slots: Mapping[SlotKey, Box]
     edges: Mapping[Edge, EdgePath]
     slot_edges: Mapping[SlotKey, EdgePath]
+    proxies: Mapping[Edge, Box] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def layout_graph(graph: Graph, *, timeout_s: float = 20.0) -> Layout:
@@ -116,10 +118,21 @@ def layout_graph(graph: Graph, *, timeout_s: float = 20.0) -> Layout:
     return parse_layout(done.stdout.decode("utf-8", "replace"), graph)
 
 
-def _names(graph: Graph) -> tuple[dict[str, str], dict[str, SlotKey]]:
-    nodes = {n.id: n.id for n in graph.nodes}
-    slots = {slot_dot_id(n.id, s.name): (n.id, s.name) for n in graph.nodes for s in drawn_slots(n)}
-    return nodes, slots
+@dataclass(frozen=True)
+class _Names:
+    """Our keys by their DOT names."""
+
+    nodes: dict[str, str]
+    slots: dict[str, SlotKey]
+    proxies: dict[str, Edge]
+
+    @classmethod
+    def of(cls, graph: Graph) -> _Names:
+        return cls(
+            nodes={n.id: n.id for n in graph.nodes},
+            slots={slot_dot_id(n.id, s.name): (n.id, s.name) for n in graph.nodes for s in drawn_slots(n)},
+            proxies={proxy_dot_id(e): e for e in long_edges(graph)},
+        )
 
 
 def _point(text: str, top: float, left: float) -> Point:
@@ -164,22 +177,25 @@ def parse_layout(text: str, graph: Graph) -> Layout:
 def _assemble(
     graph: Graph, boxes: dict[str, Box], paths: list[tuple[str, str, EdgePath]], width: float, height: float
 ) -> Layout:
-    node_names, slot_names = _names(graph)
-    missing = [name for name in (*node_names, *slot_names) if name not in boxes]
+    names = _Names.of(graph)
+    missing = [name for name in (*names.nodes, *names.slots, *names.proxies) if name not in boxes]
     if missing:
         raise LayoutError(f"Graphviz's layout has no place for {', '.join(missing[:5])}; {INSTALL_HINT}")
     edges: dict[Edge, EdgePath] = {}
     slot_edges: dict[SlotKey, EdgePath] = {}
     for tail, head, path in paths:
-        if head in slot_names:
-            slot_edges[slot_names[head]] = path
+        if head in names.slots:
+            slot_edges[names.slots[head]] = path
+        elif tail in names.proxies:
+            edges[names.proxies[tail]] = path
         else:
             edges[Edge(head, tail)] = path  # drawn child -> parent; ours is parent -> child
     return Layout(
         width=width,
         height=height,
-        nodes=MappingProxyType({n: boxes[n] for n in node_names}),
-        slots=MappingProxyType({key: boxes[name] for name, key in slot_names.items()}),
+        nodes=MappingProxyType({n: boxes[n] for n in names.nodes}),
+        slots=MappingProxyType({key: boxes[name] for name, key in names.slots.items()}),
         edges=MappingProxyType(edges),
         slot_edges=MappingProxyType(slot_edges),
+        proxies=MappingProxyType({edge: boxes[name] for name, edge in names.proxies.items()}),
     )

@@ -23,7 +23,7 @@ TEXT_FLAGS = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.Tex
 def _title_height(scene: GraphScene, title: str | None, width: float) -> float:
     if not title:
         return 0.0
-    metrics = QFontMetricsF(qfont(TITLE_PX * scene.palette.text_scale, bold=True))
+    metrics = QFontMetricsF(qfont(TITLE_PX * scene.graph_palette.text_scale, bold=True))
     box = metrics.boundingRect(QRectF(0, 0, width, 1e6), TEXT_FLAGS, title)
     return box.height() + TITLE_GAP
 
@@ -40,10 +40,10 @@ def _paint(painter: QPainter, scene: GraphScene, title: str | None, width: float
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     source = scene.sceneRect()
-    painter.fillRect(QRectF(0, 0, width, source.height() + head), QColor(scene.palette.background))
+    painter.fillRect(QRectF(0, 0, width, source.height() + head), QColor(scene.graph_palette.background))
     if title:
-        painter.setPen(QColor(scene.palette.text))
-        painter.setFont(qfont(TITLE_PX * scene.palette.text_scale, bold=True))
+        painter.setPen(QColor(scene.graph_palette.text))
+        painter.setFont(qfont(TITLE_PX * scene.graph_palette.text_scale, bold=True))
         painter.drawText(QRectF(TITLE_GAP, TITLE_GAP, width - 2 * TITLE_GAP, head), TEXT_FLAGS, title)
     left = (width - source.width()) / 2
     scene.render(painter, QRectF(left, head, source.width(), source.height()), source)
@@ -73,13 +73,13 @@ def write_png(scene: GraphScene, path: str | Path, *, title: str | None = None, 
     width, height, head = _page(scene, title)
     scale = min(scale, MAX_PNG_SIDE / max(width, height, 1.0))
     image = QImage(max(1, round(width * scale)), max(1, round(height * scale)), QImage.Format.Format_ARGB32)
-    image.fill(QColor(scene.palette.background))
+    image.fill(QColor(scene.graph_palette.background))
     painter = QPainter(image)
     try:
         painter.scale(scale, scale)
         _paint(painter, scene, title, width, head)
     finally:
         painter.end()
-    if not image.save(str(path), "PNG"):
+    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]  # the stub wants bytes; Qt wants str
         raise OSError(f"could not write {path}")
     return path

@@ -1,16 +1,20 @@
 """The drawn graph of one recording: items built once from a layout, restyled per step.
 
 # NOTE [restyle, never rebuild]
-``GraphScene`` creates one item per node, saved value and edge when it is
-made, at the places Graphviz chose (see ``layout.py``'s NOTE [layout once]).
-``show_state`` then restyles only the items whose state may have changed
-since the step shown before (``ShownStates.changes``), so a step costs what
-changed in it, not the size of the graph. The view and the headless export
-share this scene, so both draw a step the same way.
+``GraphScene`` creates one item per node, saved value, proxy and edge, at
+the places Graphviz chose (see ``layout.py``'s NOTE [layout once]), each
+already in its look at step 0. ``show_state`` then restyles only the items
+whose state may have changed since the step shown before
+(``ShownStates.changes``), so a step costs what changed in it, not the size
+of the graph. The view and the headless export share this scene, so both
+draw a step the same way. Building can run in slices (``populate``) so a
+5,000-node graph fills in without freezing the window.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import TypeVar
 
 from PySide6.QtCore import QRectF
@@ -21,20 +25,36 @@ from app.core.graph import Edge
 from app.core.recorder import Recording
 from app.core.timeline import SlotKey, StepState
 
-from .items import EdgeItem, Fonts, NodeItem, SlotItem
+from .items import BoxItem, EdgeItem, Fonts, NodeItem, ProxyItem, SlotItem
 from .labels import drawn_slots
 from .layout import Layout
 from .states import ShownStates
-from .style import DEFAULT_PALETTE, PALETTES, Palette, edge_style, node_style, slot_style
+from .style import (
+    DEFAULT_PALETTE,
+    PALETTES,
+    BoxStyle,
+    EdgeState,
+    NodeState,
+    Palette,
+    SlotShow,
+    edge_style,
+    node_style,
+    slot_style,
+)
 
-__all__ = ["MARGIN", "GraphScene"]
+__all__ = ["CHUNK", "MARGIN", "GraphScene"]
 
 MARGIN = 24.0
+CHUNK = 400  # items built per slice when populating progressively (a few ms each)
 _Item = TypeVar("_Item", bound=QGraphicsItem)
 
 
 class GraphScene(QGraphicsScene):
-    """Every box and edge of ``recording``'s graph, placed by ``layout``."""
+    """Every box and edge of ``recording``'s graph, placed by ``layout``.
+
+    With ``populate=False`` nothing is built until the ``populate()`` iterator
+    is driven to its end (one slice of items per step).
+    """
 
     def __init__(
         self,
@@ -43,6 +63,7 @@ class GraphScene(QGraphicsScene):
         *,
         palette: str = DEFAULT_PALETTE,
         font_scale: float = 1.0,
+        populate: bool = True,
     ) -> None:
         super().__init__()
         self.recording = recording
@@ -50,41 +71,104 @@ class GraphScene(QGraphicsScene):
         self.shown = ShownStates(recording)
         self._palette = PALETTES[palette]
         self._font_scale = font_scale
-        self._state: StepState | None = None
+        self._fonts = self._make_fonts()
+        self._state: StepState | None = recording.timeline.state(0) if len(recording.timeline) else None
         self._selected: str | None = None
+        self._spread = 1.0
+        self.complete = False
         self.nodes: dict[str, NodeItem] = {}
         self.slots: dict[SlotKey, SlotItem] = {}
         self.edges: dict[Edge, EdgeItem] = {}
         self.slot_edges: dict[SlotKey, EdgeItem] = {}
-        self._build()
-        self._apply_fonts()
+        self.proxies: dict[str, list[ProxyItem]] = {}  # node id -> its stand-ins at long edges
+        self._growth = 1.0
         self.setBackgroundBrush(QBrush(QColor(self._palette.background)))
-        if len(recording.timeline):
-            self.show_state(recording.timeline.state(0))
+        self._set_rect()
+        if populate:
+            for _ in self.populate():
+                pass
 
     # -- building (once) ---------------------------------------------------
-    def _build(self) -> None:
-        pal = self._palette
+    def populate(self, chunk: int = CHUNK) -> Iterator[int]:
+        """Build every item, yielding the count built so far after each slice of ``chunk``."""
+        built = 0
+        for _ in self._build_items():
+            built += 1
+            if built % chunk == 0:
+                yield built
+        if self._growth > self._spread:
+            self._spread = self._growth
+            for done, item in enumerate(self._placed_items(), 1):
+                item.place(self._spread)
+                if done % (chunk * 4) == 0:
+                    yield built
+            for line in (*self.edges.values(), *self.slot_edges.values()):
+                line.setScale(self._spread)
+            self._set_rect()
+        self.complete = True
+        yield built
+
+    def _build_items(self) -> Iterator[None]:
         for edge, path in self.layout.edges.items():
-            self.edges[edge] = self._add(EdgeItem(path, edge_style("hidden", pal), "hidden"))
-        for key, path in self.layout.slot_edges.items():
-            self.slot_edges[key] = self._add(
-                EdgeItem(path, edge_style("hidden", pal, slot_edge=True), "hidden")
-            )
+            look = self._edge_state(edge)
+            self.edges[edge] = self._add(EdgeItem(path, look, edge_style(look, self._palette)))
+            yield None
         for node in self.recording.graph.nodes:
-            kind = self.shown.kinds[node.id]
-            box = self.layout.nodes[node.id]
-            self.nodes[node.id] = self._add(NodeItem(node, box, node_style(kind, "hidden", pal), "hidden"))
+            self.nodes[node.id] = self._add_box(
+                NodeItem(node, self.layout.nodes[node.id], *self._node_look(node.id))
+            )
+            yield None
             for slot in drawn_slots(node):
                 key = (node.id, slot.name)
-                item = SlotItem(node.id, slot, self.layout.slots[key], slot_style("hidden", pal), "hidden")
-                self.slots[key] = self._add(item)
-        m = MARGIN
-        self.setSceneRect(QRectF(-m, -m, self.layout.width + 2 * m, self.layout.height + 2 * m))
+                self.slots[key] = self._add_box(
+                    SlotItem(node.id, slot, self.layout.slots[key], *self._slot_look(key))
+                )
+                dotted = self.layout.slot_edges.get(key)
+                if dotted is not None:
+                    shown: EdgeState = "hidden" if self.slots[key].state == "hidden" else "normal"
+                    line_style = edge_style(shown, self._palette, slot_edge=True)
+                    self.slot_edges[key] = self._add(EdgeItem(dotted, shown, line_style, to_slot=True))
+                yield None
+        for edge, box in self.layout.proxies.items():
+            state, style = self._node_look(edge.dst)
+            proxy = ProxyItem(self.recording.graph.node(edge.dst), edge.src, box, state, _proxy_style(style))
+            self.proxies.setdefault(edge.dst, []).append(self._add_box(proxy))
+            yield None
 
     def _add(self, item: _Item) -> _Item:
         self.addItem(item)
         return item
+
+    def _add_box(self, item: _Item) -> _Item:
+        assert isinstance(item, BoxItem)
+        px = self._fonts.node_px if isinstance(item, NodeItem) else self._fonts.slot_px
+        self._growth = max(self._growth, item.set_fonts(self._fonts, px))
+        if self._spread != 1.0:
+            item.place(self._spread)
+        self.addItem(item)
+        return item
+
+    def _placed_items(self) -> Iterator[BoxItem]:
+        yield from self.nodes.values()
+        yield from self.slots.values()
+        for items in self.proxies.values():
+            yield from items
+
+    def _set_rect(self) -> None:
+        m, s = MARGIN, self._spread
+        self.setSceneRect(QRectF(-m, -m, self.layout.width * s + 2 * m, self.layout.height * s + 2 * m))
+
+    # -- looks of one item at the current state ------------------------------
+    def _node_look(self, node_id: str) -> tuple[NodeState, BoxStyle]:
+        state: NodeState = "hidden" if self._state is None else self.shown.node_state(self._state, node_id)
+        return state, node_style(self.shown.kinds[node_id], state, self._palette)
+
+    def _slot_look(self, key: SlotKey) -> tuple[SlotShow, BoxStyle]:
+        state: SlotShow = "hidden" if self._state is None else self.shown.slot_state(self._state, key)
+        return state, slot_style(state, self._palette)
+
+    def _edge_state(self, edge: Edge) -> EdgeState:
+        return "hidden" if self._state is None else self.shown.edge_state(self._state, edge)
 
     # -- per step ----------------------------------------------------------
     @property
@@ -95,36 +179,40 @@ class GraphScene(QGraphicsScene):
         """Restyle what changed since the last step shown; returns how many items changed."""
         changes = self.shown.changes(self._state, state)
         self._state = state
-        changed = sum(self._restyle_node(state, n) for n in changes.nodes)
-        changed += sum(self._restyle_slot(state, k) for k in changes.slots if k in self.slots)
-        changed += sum(self._restyle_edge(state, e) for e in changes.edges if e in self.edges)
+        changed = sum(self._restyle_node(n) for n in changes.nodes if n in self.nodes)
+        changed += sum(self._restyle_slot(k) for k in changes.slots if k in self.slots)
+        changed += sum(self._restyle_edge(e) for e in changes.edges if e in self.edges)
         return changed
 
-    def _restyle_node(self, state: StepState, node_id: str) -> bool:
-        look = self.shown.node_state(state, node_id)
-        return self.nodes[node_id].set_look(look, node_style(self.shown.kinds[node_id], look, self._palette))
+    def _restyle_node(self, node_id: str) -> bool:
+        state, style = self._node_look(node_id)
+        for proxy in self.proxies.get(node_id, ()):
+            proxy.set_look(state, _proxy_style(style))
+        return self.nodes[node_id].set_look(state, style)
 
-    def _restyle_slot(self, state: StepState, key: SlotKey) -> bool:
-        look = self.shown.slot_state(state, key)
-        changed = self.slots[key].set_look(look, slot_style(look, self._palette))
+    def _restyle_slot(self, key: SlotKey) -> bool:
+        state, style = self._slot_look(key)
+        changed = self.slots[key].set_look(state, style)
         line = self.slot_edges.get(key)
         if line is not None:
-            edge_look = "hidden" if look == "hidden" else "normal"
-            line.set_look(edge_look, edge_style(edge_look, self._palette, slot_edge=True))
+            look: EdgeState = "hidden" if state == "hidden" else "normal"
+            line.set_look(look, edge_style(look, self._palette, slot_edge=True))
         return changed
 
-    def _restyle_edge(self, state: StepState, edge: Edge) -> bool:
-        look = self.shown.edge_state(state, edge)
+    def _restyle_edge(self, edge: Edge) -> bool:
+        look = self._edge_state(edge)
         return self.edges[edge].set_look(look, edge_style(look, self._palette))
 
     def restyle_all(self) -> None:
+        """Restyle every item for the current state (after a palette change)."""
         state, self._state = self._state, None
         if state is not None:
             self.show_state(state)
 
     # -- looks -------------------------------------------------------------
     @property
-    def palette(self) -> Palette:
+    def graph_palette(self) -> Palette:
+        """The drawing's colours (not ``QGraphicsScene.palette()``, Qt's widget palette)."""
         return self._palette
 
     def set_palette(self, name: str) -> None:
@@ -144,13 +232,35 @@ class GraphScene(QGraphicsScene):
         self._apply_fonts()
         self.update()
 
+    def _make_fonts(self) -> Fonts:
+        return Fonts(self._font_scale * self._palette.text_scale, bold_body=self._palette.bold_text)
+
     def _apply_fonts(self) -> None:
-        scale = self._font_scale * self._palette.text_scale
-        fonts = Fonts.at(scale, bold_body=self._palette.bold_text)
-        for node in self.nodes.values():
-            node.set_fonts(fonts, fonts.node_px)
-        for slot in self.slots.values():
-            slot.set_fonts(fonts, fonts.slot_px)
+        """Set label fonts, then spread the layout so grown boxes never overlap.
+
+        Graphviz sized the boxes for the base font. Bigger text (font scale,
+        projector palette) grows a box by some factor; moving every centre and
+        edge away from the origin by the largest such factor keeps the gaps
+        Graphviz left, so nothing overlaps and no new layout is needed.
+        """
+        self._fonts = fonts = self._make_fonts()
+        growth = [node.set_fonts(fonts, fonts.node_px) for node in self.nodes.values()]
+        growth += [
+            box.set_fonts(fonts, fonts.slot_px)
+            for box in self._placed_items()
+            if not isinstance(box, NodeItem)
+        ]
+        self._growth = self._spread = max([1.0, *growth])
+        for item in self._placed_items():
+            item.place(self._spread)
+        for line in (*self.edges.values(), *self.slot_edges.values()):
+            line.setScale(self._spread)
+        self._set_rect()
+
+    @property
+    def spread(self) -> float:
+        """How far the layout is spread out to fit the current text (1.0 = as Graphviz placed it)."""
+        return self._spread
 
     # -- selection and lookup ------------------------------------------------
     @property
@@ -165,8 +275,8 @@ class GraphScene(QGraphicsScene):
             self.nodes[self._selected].set_selected(True, self._palette.selection)
 
     def node_of(self, item: QGraphicsItem | None) -> str | None:
-        """The node id an item belongs to (a node box or one of its saved-value boxes)."""
-        if isinstance(item, (NodeItem, SlotItem)):
+        """The node id an item belongs to (a node box, one of its saved-value boxes, or a proxy)."""
+        if isinstance(item, (NodeItem, SlotItem, ProxyItem)):
             return item.node_id
         return None
 
@@ -175,7 +285,7 @@ class GraphScene(QGraphicsScene):
         needle = text.strip().lower()
         if not needle:
             return None
-        if needle in self.nodes:
+        if needle in self.recording.graph:
             return needle
         hits = [
             n.id
@@ -187,3 +297,8 @@ class GraphScene(QGraphicsScene):
         if after in hits:
             return hits[(hits.index(after) + 1) % len(hits)]
         return hits[0]
+
+
+def _proxy_style(style: BoxStyle) -> BoxStyle:
+    """A proxy looks like its node (fill, dimming) with a dashed border and no tag."""
+    return replace(style, dash="dash", tag="", border_width=min(style.border_width, 2.0))

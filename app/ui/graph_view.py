@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 from app.core.graph import Edge
 from app.core.recorder import Recording
 from app.core.timeline import StepState
-from app.render.items import EdgeItem, NodeItem, SlotItem
+from app.render.items import EdgeItem, NodeItem, ProxyItem, SlotItem
 from app.render.labels import SLOT_FONT_PX
 from app.render.layout import Layout
 from app.render.picture import write_png, write_svg
@@ -143,10 +143,15 @@ class GraphView(QGraphicsView):
         pos = event.position().toPoint()
         if (pos - press).manhattanLength() > CLICK_SLOP:
             return  # it was a pan
-        node_id = self._graph.node_of(self.itemAt(pos))
-        if node_id is not None:
+        item = self.itemAt(pos)
+        node_id = self._graph.node_of(item)
+        if node_id is None:
+            return
+        if isinstance(item, ProxyItem):
+            self.select_node(node_id)  # a stand-in: go to the real node
+        else:
             self._graph.select(node_id)
-            self.node_clicked.emit(node_id)
+        self.node_clicked.emit(node_id)
 
     # -- finding -----------------------------------------------------------------
     def find_node(self, text: str) -> str | None:

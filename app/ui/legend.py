@@ -44,6 +44,7 @@ class Legend(QWidget):
         grid.setHorizontalSpacing(16)
         for i, entry in enumerate(LEGEND):
             grid.addWidget(self._row(entry), i // columns, i % columns)
+        grid.setRowStretch(-(-len(LEGEND) // columns), 1)  # rows stay together at the top
         self.setAccessibleName("Legend")
         self._update_swatches()
 
