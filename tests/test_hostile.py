@@ -24,7 +24,7 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -370,15 +370,19 @@ class Sentinel(Exception):
     """Raised by anything a scenario must never reach."""
 
 
-@pytest.fixture(scope="module")
-def warmed() -> None:
+def warm_up() -> None:
     """Do once what PyTorch imports lazily (meta kernels, Dynamo), before the sentinels go in."""
     text = toml_text(forward="y = F.mse_loss(x, x * 2) + torch.cat([x, x]).mean()")
     record(parse_scenario(text))
 
 
-@pytest.fixture
-def sentinels(warmed: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+@pytest.fixture(scope="module")
+def warmed() -> None:
+    warm_up()
+
+
+def install_sentinels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Replace everything a scenario must never reach; the list collects what was reached."""
     hits: list[str] = []
 
     def forbid(name: str) -> Callable[..., Any]:
@@ -410,7 +414,12 @@ def sentinels(warmed: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[st
         monkeypatch.setattr(owner, name, forbid(f"{getattr(owner, '__name__', owner)}.{name}"))
     for name in ("eval", "exec", "compile", "__import__"):
         monkeypatch.setattr(builtins, name, _from_app_only(getattr(builtins, name), name, hits))
-    yield hits
+    return hits
+
+
+@pytest.fixture
+def sentinels(warmed: None, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    return install_sentinels(monkeypatch)
 
 
 def _from_app_only(real: Callable[..., Any], name: str, hits: list[str]) -> Callable[..., Any]:

@@ -348,7 +348,9 @@ def parse(source: str, *, field: str, mode: Mode) -> ast.AST:
 
 def _parse_python(source: str, field: str, mode: Mode) -> ast.AST:
     try:
-        return ast.parse(source, mode=mode)
+        with warnings.catch_warnings():  # "invalid escape sequence" and the like: not for learners
+            warnings.simplefilter("ignore")
+            return ast.parse(source, mode=mode)
     except SyntaxError as exc:
         line, col = exc.lineno, exc.offset
         if line is None and "\x00" in source:
