@@ -1,0 +1,101 @@
+"""Smoke test of the benchmark at its smallest size: it runs, and its JSON has issue 4's shape.
+
+No timing is asserted here (numbers live in benchmarks/README.md); only that every number the
+benchmark reports exists, is finite and positive, and that its generated scenarios are the graphs
+they claim to be (PyTorch's own graph is the oracle).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from app.core import record, trace
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZE_KEYS = {
+    "nodes": int,
+    "step_median_ms": float,
+    "step_p95_ms": float,
+    "rerender_median_ms": float,
+    "step_vs_rerender": float,
+    "record_vs_plain": float,
+    "bytes_per_step": int,
+}
+TOP_KEYS = {
+    "sizes": list,
+    "startup_s": float,
+    "torch_import_s": float,
+    "max_heartbeat_gap_ms": float,
+    "peak_rss_mb": float,
+}
+
+
+@pytest.fixture(scope="module")
+def scenarios() -> ModuleType:
+    """``benchmarks/scenarios.py`` (benchmarks/ is a folder beside app/, not an installed package)."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        return importlib.import_module("benchmarks.scenarios")
+    finally:
+        sys.path.remove(str(ROOT))
+
+
+@pytest.mark.parametrize("nodes", [10, 100])
+def test_generated_scenario_records_the_graph_pytorch_builds(scenarios: ModuleType, nodes: int) -> None:
+    spec = scenarios.chain_spec(nodes)
+    recording = record(scenarios.chain_scenario(nodes))
+    assert len(recording.graph) == spec.expected_nodes
+    assert abs(len(recording.graph) - nodes) <= 2
+    ours = Counter(n.name for n in recording.graph.nodes)
+    theirs = Counter(n.name for n in trace(*scenarios.chain_losses(spec)).nodes)
+    assert ours == theirs
+    assert recording.failed is None
+
+
+def test_chain_losses_share_a_trunk_that_needs_retention(scenarios: ModuleType) -> None:
+    spec = scenarios.chain_spec(10)
+    first, second = scenarios.chain_losses(spec)
+    first.backward()  # no retention: the shared trunk's buffers are freed
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        second.backward()
+    first, second = scenarios.chain_losses(spec)
+    first.backward(retain_graph=True)
+    second.backward()  # as the scenario and plain_chain do
+
+
+@pytest.mark.slow
+def test_quick_benchmark_prints_the_issue_4_object() -> None:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--json", "--quick", "--sizes", "10"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(result) == set(TOP_KEYS)
+    for key, kind in TOP_KEYS.items():
+        assert isinstance(result[key], kind), key
+    assert len(result["sizes"]) == 1
+    size = result["sizes"][0]
+    assert set(size) == set(SIZE_KEYS)
+    for key, kind in SIZE_KEYS.items():
+        assert isinstance(size[key], kind), key
+        assert math.isfinite(size[key]) and size[key] > 0, (key, size[key])
+    for key in TOP_KEYS.keys() - {"sizes"}:
+        assert math.isfinite(result[key]) and result[key] > 0, (key, result[key])
+    assert size["nodes"] == 11  # 3 per block + 2 leaves + 4 loss-side nodes (scenarios.py)
