@@ -22,10 +22,12 @@ the language makes (a torch function, a tensor method, an operator, reading a
 tensor property) runs under a :class:`SizeGuard`: a ``TorchDispatchMode``
 that sees each ATen operation *before* it runs, including the ones that
 composite functions such as ``F.one_hot`` or ``torch.einsum`` decompose into.
-For each one the guard first runs the operation on ``meta`` copies of its
-arguments, which computes shapes without allocating (every ``device=`` is
-replaced by ``meta``, so an explicit device cannot dodge it), and refuses it
-when
+For each one the guard first works out its output sizes: directly for
+pointwise ops, reductions, ``cat``, ``mv`` and ``dot`` (many of their meta
+kernels are Python references whose first use imports Dynamo, seconds), and
+otherwise by running it on ``meta`` copies of its arguments, which computes
+shapes without allocating (every ``device=`` is replaced by ``meta``, so an
+explicit device cannot dodge it). It refuses the operation when
 - an output, view or not, would have more than ``Limits.max_elements``
   elements (an expanded view is refused too: summing it would still touch
   every element),
@@ -37,7 +39,7 @@ when
 Operations whose output size depends on the values (tagged
 ``dynamic_output_shape``: nonzero, unique, bincount, boolean masks ...) cannot
 run on meta; for those a bound is computed from the real inputs, and one
-without a known bound is refused. When the meta run rejects the arguments
+without a known bound (or without a meta kernel) is refused. When the meta run rejects the arguments
 (a shape mismatch), the real call runs so that the learner sees PyTorch's own
 message; real outputs are checked again after every operation.
 Plain Python values are bounded as well, because ``[0] * 10**9``, ``9**9**9``
@@ -814,7 +816,8 @@ class Evaluator:
     def _note_warnings(self, caught: list[warnings.WarningMessage], node: ast.AST) -> None:
         line, col = node_position(self._source, node)
         for item in caught:
-            text = f"{self.field}, line {line}, column {col}: PyTorch warns: {str(item.message).strip()}"
+            said = " ".join(str(item.message).split())
+            text = f"{self.field}, line {line}, column {col}: PyTorch warns: {said}"
             if text not in self.warnings:
                 self.warnings.append(text)
 
