@@ -608,3 +608,28 @@ def test_recording_is_pure_data(builtin: tuple[Scenario, Recording]) -> None:
     tensors = [v for v in items if isinstance(v, torch.Tensor)]
     assert tensors, "grads are stored as tensors"
     assert all(not t.requires_grad and t.grad_fn is None and t.device.type == "cpu" for t in tensors)
+
+
+def test_one_element_budget_covers_the_whole_recording():
+    """Inputs, forward code and losses draw on one budget, not one budget each."""
+    from app.core import Limits, ScenarioError, record
+    from app.core.scenario import parse_scenario
+
+    text = """
+name = "budget"
+title = "t"
+summary = "s"
+[inputs]
+a = "torch.ones(100, requires_grad=True)"
+b = "torch.ones(100, requires_grad=True)"
+c = "torch.ones(100, requires_grad=True)"
+[forward]
+code = "y = a * b"
+[[calls]]
+loss = "y.sum()"
+"""
+    scenario = parse_scenario(text)
+    record(scenario, limits=Limits(max_elements=100, max_total_elements=10_000))
+    with pytest.raises(ScenarioError) as caught:
+        record(scenario, limits=Limits(max_elements=100, max_total_elements=250))
+    assert caught.value.field == "inputs.c"

@@ -35,7 +35,7 @@ import torch
 from .captions import write_captions
 from .devices import resolve_device
 from .errors import RecordingTimeout, ScenarioError
-from .expr import Evaluator, Limits, parse
+from .expr import Budget, Evaluator, Limits, parse
 from .graph import SAVED_PREFIX, Graph, GraphCapture, SavedSlot
 from .scenario import Call, Scenario
 from .timeline import SlotKey, SlotState, Step, StepKind, Timeline
@@ -96,6 +96,7 @@ class _Recorder:
         self.device = device
         self.limits = limits
         self.deadline = time.monotonic() + limits.time_limit_s
+        self.budget = Budget(limits.max_total_elements)  # one element budget for the whole recording
         self.capture = GraphCapture()
         self.env: dict[str, Any] = {}
         self.inputs: dict[str, torch.Tensor] = {}  # as created, before forward code may rebind a name
@@ -145,7 +146,9 @@ class _Recorder:
         return MappingProxyType({k: tuple(sorted(v)) for k, v in self.reached.items()})
 
     def _evaluator(self, field: str, source: str) -> Evaluator:
-        evaluator = Evaluator(self.env, field=field, limits=self.limits, deadline=self.deadline)
+        evaluator = Evaluator(
+            self.env, field=field, limits=self.limits, deadline=self.deadline, budget=self.budget
+        )
         evaluator.on_value = self._labeller(source)
         return evaluator
 
@@ -178,7 +181,9 @@ class _Recorder:
             where = f"inputs.{name}"
             value = self._evaluator(where, expr).evaluate(parse(expr, field=where, mode="eval"))
             if not isinstance(value, torch.Tensor):
-                raise ScenarioError(f"an input must be a tensor, not {type(value).__name__}", field=where)
+                raise ScenarioError(
+                    f"an input must be a tensor, not {type(value).__name__}", field=where, line=1, col=1
+                )
             self.env[name] = value
             self.inputs[name] = value
         self._evaluator("forward.code", self.scenario.forward).run(
@@ -288,7 +293,10 @@ class _Recorder:
         )
         if not isinstance(loss, torch.Tensor):
             raise ScenarioError(
-                f"the loss must be a tensor, not {type(loss).__name__}", field=f"{where}.loss"
+                f"the loss must be a tensor, not {type(loss).__name__}",
+                field=f"{where}.loss",
+                line=1,
+                col=1,
             )
         self._add_nodes(self.capture.add_roots([loss.grad_fn], call=index))
         self._probe_all(None)  # the loss code may have changed a saved tensor in place

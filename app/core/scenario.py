@@ -43,7 +43,7 @@ CallKind = Literal["backward", "grad"]
 TOP_FIELDS = ("name", "title", "summary", "notes", "inputs", "forward", "calls")
 FORWARD_FIELDS = ("code",)
 CALL_FIELDS = ("kind", "loss", "retain_graph", "create_graph", "inputs", "bind")
-_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -281,7 +281,7 @@ def _flag(data: Mapping[str, Any], key: str, where: str) -> bool | None:
 
 
 def _identifier(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not _IDENT.match(value):
+    if not isinstance(value, str) or not _IDENT.fullmatch(value):
         raise ScenarioError(
             f"'{_shown(value)}' is not a plain name (letters, digits and _, starting with a letter)",
             field=where,
@@ -295,7 +295,7 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
     """Validate parsed TOML: fields, types, syntax of every expression, and names."""
     _check_keys(data, TOP_FIELDS, "")
     name = _text(data, "name", "name")
-    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$", name):
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", name):
         raise ScenarioError("use up to 100 letters, digits, '-', '_' or '.', starting with one", field="name")
     inputs = _inputs(data.get("inputs"))
     forward = data.get("forward", {})
