@@ -6,7 +6,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from app.core import load_builtin, record
+from app.core import load_builtin, parse_scenario, record
 from app.render.labels import drawn_slots
 from app.render.layout import layout_graph
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, SLOT_TAGS
@@ -362,3 +362,117 @@ def test_legend_shows_every_state_with_swatch_and_tag(qtbot):
     assert light != dark
     with pytest.raises(ValueError):
         legend.set_palette("neon")
+
+
+# -- large graphs: proxies, level of detail, progressive building ------------------------
+DEEP = """name = "deep-shared"
+title = "A weight shared by every layer"
+summary = "w is used at every depth, so most of its edges are long"
+[inputs]
+x = "torch.tensor([0.5, -1.0], requires_grad=True)"
+w = "torch.tensor([1.5, 0.5], requires_grad=True)"
+[forward]
+code = \"\"\"
+h = x.tanh()
+{body}
+\"\"\"
+[[calls]]
+kind = "backward"
+loss = "h.sum()"
+"""
+
+
+@pytest.fixture(scope="module")
+def deep():
+    rec = record(parse_scenario(DEEP.format(body="\n".join(["h = (h * w).sin()"] * 8))))
+    return rec, layout_graph(rec.graph)
+
+
+def test_proxies_mirror_their_node_and_lead_to_it(qtbot, deep):
+    rec, lay = deep
+    assert lay.proxies, "a weight used at every depth should get proxy boxes"
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    view.set_model(rec, lay)
+    w = rec.leaves["w"]
+    proxies = view.graph_scene.proxies[w]
+    assert len(proxies) == sum(1 for e in lay.proxies if e.dst == w)
+    for step in rec.timeline.steps:
+        view.show_state(rec.timeline.state(step.index))
+        for proxy in proxies:
+            assert proxy.state == view.node_item(w).state
+            assert proxy.opacity() == view.node_item(w).opacity()
+    view.zoom_in()
+    view.zoom_in()
+    proxy = proxies[0]
+    view.centerOn(proxy)
+    with qtbot.waitSignal(view.node_clicked, timeout=2000) as blocker:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(proxy.pos()))
+    assert blocker.args == [w]
+    assert view.selected_node == w
+    visible = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert visible.contains(view.node_item(w).pos())  # the click went to the real node
+
+
+def test_zoomed_far_out_hides_saved_value_boxes(make_view):
+    view, _ = make_view("two-losses")
+    scene = view.graph_scene
+    assert view.boxes_visible and all(item.isVisible() for item in scene.slots.values())
+    for _ in range(30):
+        view.zoom_out()
+    assert not view.boxes_visible
+    assert not any(item.isVisible() for item in scene.slots.values())
+    assert not any(line.isVisible() for line in scene.slot_edges.values())
+    assert all(item.isVisible() for item in scene.nodes.values())  # nodes stay
+    view.fit()
+    assert view.boxes_visible and all(item.isVisible() for item in scene.slots.values())
+
+
+def test_progressive_build_ends_equal_to_a_direct_build(qtbot, deep):
+    import gc
+
+    rec, lay = deep
+    direct = GraphView()
+    sliced = GraphView()
+    for view in (direct, sliced):
+        qtbot.addWidget(view)
+    gc_before = gc.isenabled()
+    direct.set_model(rec, lay)
+    with qtbot.waitSignal(sliced.model_ready, timeout=20000):
+        sliced.set_model(rec, lay, progressive=True)
+        assert sliced.building
+        assert not gc.isenabled()  # no full collections while slices run
+        sliced.show_state(rec.timeline.state(5))  # stepping while it builds is fine
+    assert not sliced.building and gc.isenabled() == gc_before
+    direct.show_state(rec.timeline.state(5))
+
+    def looks(view):
+        scene = view.graph_scene
+        return (
+            {k: (i.state, i.text, i.pos().toTuple()) for k, i in scene.nodes.items()},
+            {k: (i.state, i.text, i.pos().toTuple()) for k, i in scene.slots.items()},
+            {k: i.state for k, i in scene.edges.items()},
+            len(scene.items()),
+        )
+
+    assert looks(sliced) == looks(direct)
+    state = rec.timeline.state(5)
+    for key, item in sliced.graph_scene.slots.items():
+        if key in state.slots:
+            assert item.state == state.slots[key]
+
+
+def test_a_new_model_while_building_stops_the_old_build(qtbot, deep, models):
+    rec, lay = deep
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.set_model(rec, lay, progressive=True)
+    assert view.building
+    small, small_layout = models["two-losses"]
+    with qtbot.waitSignal(view.model_ready, timeout=5000):
+        view.set_model(small, small_layout)
+    assert not view.building
+    assert set(view.graph_scene.nodes) == {n.id for n in small.graph.nodes}

@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from app.core import builtin_names, load_builtin, record, trace
-from app.core.graph import Edge, Graph, GraphNode
+from app.core.graph import Edge, Graph, GraphNode, SavedSlot
+from app.render import dot_source as dot_module
 from app.render import layout as layout_module
 from app.render.dot_source import dot_source, slot_dot_id
 from app.render.labels import drawn_slots, node_kinds
@@ -346,3 +347,78 @@ def test_unknown_slot_state_when_the_recording_has_none(recordings):
     state = rec.timeline.state(0)
     visible = sorted(state.visible_nodes)[0]
     assert ShownStates(rec).slot_state(state, (visible, "not_recorded")) == "unknown"
+
+
+# -- large graphs ----------------------------------------------------------------
+def _shared_weight_chain(blocks: int, weights: int = 2) -> Graph:
+    """A deep chain whose few weights are used at every depth (as a benchmark model is)."""
+    nodes = [GraphNode("n0", "SumBackward0", "h.sum()")]
+    edges = []
+    prev = "n0"
+    for b in range(blocks):
+        tanh, mm = f"t{b}", f"m{b}"
+        nodes += [GraphNode(tanh, "TanhBackward0", "h.tanh()"), GraphNode(mm, "MmBackward0", "h @ W")]
+        edges += [Edge(prev, tanh), Edge(tanh, mm), Edge(mm, f"w{b % weights}")]
+        prev = mm
+    nodes += [GraphNode(f"w{k}", "AccumulateGrad", f"W{k}", is_leaf=True) for k in range(weights)]
+    return Graph(tuple(nodes), tuple(edges))
+
+
+def test_depths_follow_the_longest_path_from_the_loss():
+    graph = _shared_weight_chain(4)
+    depth = dot_module.depths(graph)
+    assert depth["n0"] == 0 and depth["t0"] == 1 and depth["m3"] == 8
+    assert depth["w1"] == depth["m3"] + 1  # below its deepest user
+    for edge in graph.edges:
+        assert depth[edge.dst] > depth[edge.src]
+
+
+def test_long_edges_get_proxies_and_the_deepest_user_keeps_a_real_edge():
+    graph = _shared_weight_chain(12)
+    proxied = dot_module.long_edges(graph)
+    depth = dot_module.depths(graph)
+    assert proxied == {e for e in graph.edges if depth[e.dst] - depth[e.src] > dot_module.MAX_SPAN}
+    assert proxied  # the shared weights are far from their first users
+    for leaf in ("w0", "w1"):
+        users = [e for e in graph.edges if e.dst == leaf]
+        assert any(e not in proxied for e in users)
+    lay = layout_graph(graph)
+    assert set(lay.proxies) == proxied
+    assert set(lay.edges) == set(graph.edges)  # every edge is drawn, real or from a proxy
+    for edge in proxied:
+        path = lay.edges[edge]
+        assert lay.proxies[edge].contains(path.points[0], 2.0)
+        assert lay.nodes[edge.src].contains(path.arrow, 2.0)
+        # the proxy sits next to its user, not far away where the real node is
+        assert abs(lay.proxies[edge].y - lay.nodes[edge.src].y) < abs(
+            lay.nodes[edge.dst].y - lay.nodes[edge.src].y
+        )
+    source = dot_source(graph)
+    for edge in proxied:
+        assert f'"{edge.dst}" -> "{edge.src}"' not in source
+
+
+def test_large_graphs_put_saved_values_beside_their_node():
+    blocks = dot_module.LARGE_GRAPH // 2 + 1
+    chain = _shared_weight_chain(blocks)
+    with_slots = Graph(
+        tuple(
+            GraphNode(
+                n.id,
+                n.name,
+                n.label,
+                (SavedSlot("self", "tensor", (2,), "float32", "cpu", 8),),
+                None,
+                n.is_leaf,
+            )
+            if n.name == "TanhBackward0"
+            else n
+            for n in chain.nodes
+        ),
+        chain.edges,
+    )
+    assert len(with_slots) > dot_module.LARGE_GRAPH
+    lay = layout_graph(with_slots, timeout_s=120)
+    assert len(lay.slots) == blocks
+    for (node_id, _), box in lay.slots.items():
+        assert box.y == pytest.approx(lay.nodes[node_id].y, abs=1.0)  # same rank

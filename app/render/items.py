@@ -34,8 +34,14 @@ __all__ = [
     "NodeItem",
     "ProxyItem",
     "SlotItem",
+    "Texts",
+    "growth",
+    "measure",
+    "node_texts",
     "paint_box",
+    "proxy_texts",
     "qfont",
+    "slot_texts",
 ]
 
 PAD_X = 10.0
@@ -85,6 +91,50 @@ class Fonts:
 
     def height(self, role: Role) -> float:
         return self._heights[role]
+
+
+# -- text a box may show, and the size it needs ---------------------------------
+Texts = list[tuple[tuple[str, ...], tuple[Role, ...]]]  # every (lines, font roles) a box can show
+
+
+def _node_roles(base: int, count: int) -> tuple[Role, ...]:
+    body: list[Role] = ["node_body"] * (base - 1)
+    tag: list[Role] = ["node_head"] * (count - base)  # the state tag reads bold
+    return ("node_head", *body, *tag)
+
+
+def _small_roles(count: int) -> tuple[Role, ...]:
+    body: list[Role] = ["slot_body"] * (count - 1)
+    return ("slot_head", *body)
+
+
+def node_texts(node: GraphNode) -> Texts:
+    base = node_lines(node)
+    return [((*base, tag), _node_roles(len(base), len(base) + 1)) for tag in NODE_TAGS.values() if tag]
+
+
+def slot_texts(slot: SavedSlot) -> Texts:
+    variants = [slot_lines(slot, tag) for tag in slot_tags(slot.kind)]
+    return [(lines, _small_roles(len(lines))) for lines in variants]
+
+
+def proxy_texts(node: GraphNode) -> Texts:
+    lines = proxy_lines(node)
+    return [(lines, _small_roles(len(lines)))]
+
+
+def measure(fonts: Fonts, base: tuple[float, float], texts: Texts) -> tuple[float, float]:
+    """The size a box needs: its layout size, grown to fit every text it may show."""
+    need_w, need_h = base
+    for lines, roles in texts:
+        widest = max(fonts.width(r, t) for r, t in zip(roles, lines, strict=True))
+        need_w = max(need_w, widest + 2 * PAD_X)
+        need_h = max(need_h, sum(fonts.height(r) for r in roles) + 2 * PAD_Y)
+    return need_w, need_h
+
+
+def growth(base: tuple[float, float], need: tuple[float, float]) -> float:
+    return max(need[0] / max(base[0], 1.0), need[1] / max(base[1], 1.0))
 
 
 @dataclass(frozen=True)
@@ -147,7 +197,7 @@ class BoxItem(QGraphicsItem):
 
     Subclasses say which text a state shows (``_lines_for``), in which font
     role each line is drawn (``_roles``), and every text the box may ever show
-    (``_all_lines``), so the box is sized once for all of its states.
+    (``_texts``), so the box is sized once for all of its states.
     """
 
     min_lod = 0.0  # zoom below which the item is not drawn at all
@@ -191,7 +241,7 @@ class BoxItem(QGraphicsItem):
     def _roles(self, count: int) -> tuple[Role, ...]:
         raise NotImplementedError
 
-    def _all_lines(self) -> Sequence[tuple[str, ...]]:
+    def _texts(self) -> Texts:
         raise NotImplementedError
 
     # -- restyling -------------------------------------------------------
@@ -208,19 +258,14 @@ class BoxItem(QGraphicsItem):
 
     def set_fonts(self, fonts: Fonts, px: float) -> float:
         """Use ``fonts``; the box grows to fit its widest text. Returns the growth factor."""
-        need_w, need_h = self._base
-        for lines in self._all_lines():
-            roles = self._roles(len(lines))
-            widest = max(fonts.width(r, t) for r, t in zip(roles, lines, strict=True))
-            need_w = max(need_w, widest + 2 * PAD_X)
-            need_h = max(need_h, sum(fonts.height(r) for r in roles) + 2 * PAD_Y)
+        need_w, need_h = measure(fonts, self._base, self._texts())
         rect = QRectF(-need_w / 2, -need_h / 2, need_w, need_h)
         if rect != self._rect:
             self.prepareGeometryChange()
             self._rect = rect
         self._font_px = px
         self._fonts = fonts
-        return max(need_w / max(self._base[0], 1.0), need_h / max(self._base[1], 1.0))
+        return growth(self._base, (need_w, need_h))
 
     def place(self, spread: float) -> None:
         """Sit at the layout position scaled by ``spread`` (see ``GraphScene._apply_fonts``)."""
@@ -274,12 +319,10 @@ class NodeItem(BoxItem):
         return (*self._base_lines, tag) if tag else self._base_lines
 
     def _roles(self, count: int) -> tuple[Role, ...]:
-        body: list[Role] = ["node_body"] * (len(self._base_lines) - 1)
-        tag: list[Role] = ["node_head"] * (count - len(self._base_lines))  # the state tag reads bold
-        return ("node_head", *body, *tag)
+        return _node_roles(len(self._base_lines), count)
 
-    def _all_lines(self) -> Sequence[tuple[str, ...]]:
-        return [(*self._base_lines, tag) for tag in NODE_TAGS.values() if tag]
+    def _texts(self) -> Texts:
+        return node_texts(self.node)
 
     def set_selected(self, on: bool, colour: str) -> None:
         self.selected = on
@@ -295,11 +338,6 @@ class NodeItem(BoxItem):
             painter.setBrush(NO_BRUSH)
             m = SELECT_MARGIN
             painter.drawRect(self._rect.adjusted(-m, -m, m, m))
-
-
-def _small_roles(count: int) -> tuple[Role, ...]:
-    body: list[Role] = ["slot_body"] * (count - 1)
-    return ("slot_head", *body)
 
 
 class SlotItem(BoxItem):
@@ -320,8 +358,8 @@ class SlotItem(BoxItem):
     def _roles(self, count: int) -> tuple[Role, ...]:
         return _small_roles(count)
 
-    def _all_lines(self) -> Sequence[tuple[str, ...]]:
-        return [slot_lines(self.slot, tag) for tag in slot_tags(self.slot.kind)]
+    def _texts(self) -> Texts:
+        return slot_texts(self.slot)
 
 
 class ProxyItem(BoxItem):
@@ -345,8 +383,8 @@ class ProxyItem(BoxItem):
     def _roles(self, count: int) -> tuple[Role, ...]:
         return _small_roles(count)
 
-    def _all_lines(self) -> Sequence[tuple[str, ...]]:
-        return [proxy_lines(self.node)]
+    def _texts(self) -> Texts:
+        return proxy_texts(self.node)
 
 
 def _spline_path(points: Sequence[tuple[float, float]]) -> QPainterPath:

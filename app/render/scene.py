@@ -25,9 +25,22 @@ from app.core.graph import Edge
 from app.core.recorder import Recording
 from app.core.timeline import SlotKey, StepState
 
-from .items import BoxItem, EdgeItem, Fonts, NodeItem, ProxyItem, SlotItem
+from .items import (
+    BoxItem,
+    EdgeItem,
+    Fonts,
+    NodeItem,
+    ProxyItem,
+    SlotItem,
+    Texts,
+    growth,
+    measure,
+    node_texts,
+    proxy_texts,
+    slot_texts,
+)
 from .labels import drawn_slots
-from .layout import Layout
+from .layout import Box, Layout
 from .states import ShownStates
 from .style import (
     DEFAULT_PALETTE,
@@ -81,7 +94,7 @@ class GraphScene(QGraphicsScene):
         self.edges: dict[Edge, EdgeItem] = {}
         self.slot_edges: dict[SlotKey, EdgeItem] = {}
         self.proxies: dict[str, list[ProxyItem]] = {}  # node id -> its stand-ins at long edges
-        self._growth = 1.0
+        self._details = True
         self.setBackgroundBrush(QBrush(QColor(self._palette.background)))
         self._set_rect()
         if populate:
@@ -90,28 +103,51 @@ class GraphScene(QGraphicsScene):
 
     # -- building (once) ---------------------------------------------------
     def populate(self, chunk: int = CHUNK) -> Iterator[int]:
-        """Build every item, yielding the count built so far after each slice of ``chunk``."""
+        """Build every item, yielding the count built so far after each slice of ``chunk``.
+
+        First every box is measured (text widths are cached, so this is quick)
+        to know how far to spread the layout; then items are made in place, so
+        nothing moves once shown.
+        """
+        grown = [1.0]
+        for done, (box, texts) in enumerate(self._box_texts(), 1):
+            grown.append(
+                growth((box.width, box.height), measure(self._fonts, (box.width, box.height), texts))
+            )
+            if done % (chunk * 4) == 0:
+                yield 0
+        self._spread = max(grown)
+        self._set_rect()
+        yield 0
         built = 0
         for _ in self._build_items():
             built += 1
             if built % chunk == 0:
                 yield built
-        if self._growth > self._spread:
-            self._spread = self._growth
-            for done, item in enumerate(self._placed_items(), 1):
-                item.place(self._spread)
-                if done % (chunk * 4) == 0:
-                    yield built
-            for line in (*self.edges.values(), *self.slot_edges.values()):
-                line.setScale(self._spread)
-            self._set_rect()
         self.complete = True
         yield built
+
+    def _measure_spread(self) -> float:
+        """The largest factor any box must grow by to fit its text in the current fonts."""
+        fonts = self._fonts
+        sizes = ((b.width, b.height, texts) for b, texts in self._box_texts())
+        return max([1.0, *(growth((w, h), measure(fonts, (w, h), texts)) for w, h, texts in sizes)])
+
+    def _box_texts(self) -> Iterator[tuple[Box, Texts]]:
+        graph, layout = self.recording.graph, self.layout
+        for node in graph.nodes:
+            yield layout.nodes[node.id], node_texts(node)
+            for slot in drawn_slots(node):
+                yield layout.slots[(node.id, slot.name)], slot_texts(slot)
+        for edge, box in layout.proxies.items():
+            yield box, proxy_texts(graph.node(edge.dst))
 
     def _build_items(self) -> Iterator[None]:
         for edge, path in self.layout.edges.items():
             look = self._edge_state(edge)
-            self.edges[edge] = self._add(EdgeItem(path, look, edge_style(look, self._palette)))
+            line = EdgeItem(path, look, edge_style(look, self._palette))
+            line.setScale(self._spread)
+            self.edges[edge] = self._add(line)
             yield None
         for node in self.recording.graph.nodes:
             self.nodes[node.id] = self._add_box(
@@ -127,7 +163,9 @@ class GraphScene(QGraphicsScene):
                 if dotted is not None:
                     shown: EdgeState = "hidden" if self.slots[key].state == "hidden" else "normal"
                     line_style = edge_style(shown, self._palette, slot_edge=True)
-                    self.slot_edges[key] = self._add(EdgeItem(dotted, shown, line_style, to_slot=True))
+                    line = EdgeItem(dotted, shown, line_style, to_slot=True)
+                    line.setScale(self._spread)
+                    self.slot_edges[key] = self._add(line)
                 yield None
         for edge, box in self.layout.proxies.items():
             state, style = self._node_look(edge.dst)
@@ -136,17 +174,45 @@ class GraphScene(QGraphicsScene):
             yield None
 
     def _add(self, item: _Item) -> _Item:
+        if isinstance(item, EdgeItem) and item.min_lod and not self._details:
+            item.setVisible(False)
         self.addItem(item)
         return item
 
     def _add_box(self, item: _Item) -> _Item:
         assert isinstance(item, BoxItem)
         px = self._fonts.node_px if isinstance(item, NodeItem) else self._fonts.slot_px
-        self._growth = max(self._growth, item.set_fonts(self._fonts, px))
+        item.set_fonts(self._fonts, px)
         if self._spread != 1.0:
             item.place(self._spread)
+        if not isinstance(item, NodeItem) and not self._details:
+            item.setVisible(False)
         self.addItem(item)
         return item
+
+    # -- level of detail -----------------------------------------------------
+    @property
+    def details(self) -> bool:
+        """Whether saved-value boxes, their dotted lines and proxies are shown."""
+        return self._details
+
+    def set_details(self, visible: bool) -> None:
+        """Show or hide the small boxes; the view hides them when zoomed far out.
+
+        Hidden items cost nothing to paint, which keeps a 5,000-node graph at
+        fit-to-window cheap (Qt would otherwise call ``paint`` for each).
+        """
+        if visible == self._details:
+            return
+        self._details = visible
+        for item in self._detail_items():
+            item.setVisible(visible)
+
+    def _detail_items(self) -> Iterator[QGraphicsItem]:
+        yield from self.slots.values()
+        yield from self.slot_edges.values()
+        for items in self.proxies.values():
+            yield from items
 
     def _placed_items(self) -> Iterator[BoxItem]:
         yield from self.nodes.values()
@@ -244,14 +310,9 @@ class GraphScene(QGraphicsScene):
         Graphviz left, so nothing overlaps and no new layout is needed.
         """
         self._fonts = fonts = self._make_fonts()
-        growth = [node.set_fonts(fonts, fonts.node_px) for node in self.nodes.values()]
-        growth += [
-            box.set_fonts(fonts, fonts.slot_px)
-            for box in self._placed_items()
-            if not isinstance(box, NodeItem)
-        ]
-        self._growth = self._spread = max([1.0, *growth])
+        self._spread = self._measure_spread()
         for item in self._placed_items():
+            item.set_fonts(fonts, fonts.node_px if isinstance(item, NodeItem) else fonts.slot_px)
             item.place(self._spread)
         for line in (*self.edges.values(), *self.slot_edges.values()):
             line.setScale(self._spread)

@@ -4,20 +4,37 @@ The view owns no autograd logic: it shows a :class:`~app.render.scene.GraphScene
 (items built once from a Graphviz layout) and forwards each step to it. Wheel
 zooms, dragging pans, a click selects a node and emits ``node_clicked``.
 Ctrl+wheel is left to the window (font scale).
+
+A large graph is built in slices on timer ticks (``PROGRESSIVE_ITEMS``), a
+few milliseconds each, so the window keeps painting and answering while the
+view fills in; ``model_ready`` says when every item is there. Zoomed far
+out, saved-value boxes are hidden (level of detail), so fit-to-window of a
+5,000-node graph paints only the nodes and arrows.
+
+# NOTE [no full GC while building]
+Tens of thousands of new long-lived items make CPython run full (oldest
+generation) collections over torch's large heap, 200-300 ms each, twice
+during a 5,000-node build. Automatic collection is paused while slices run
+(the young generation is still collected every tick) and restored after.
 """
 
 from __future__ import annotations
 
+import gc
+import time
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
+from typing import ClassVar
 
-from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
 from app.core.graph import Edge
 from app.core.recorder import Recording
 from app.core.timeline import StepState
-from app.render.items import EdgeItem, NodeItem, ProxyItem, SlotItem
+from app.render.items import MIN_SLOT_LOD, EdgeItem, NodeItem, ProxyItem, SlotItem
 from app.render.labels import SLOT_FONT_PX
 from app.render.layout import Layout
 from app.render.picture import write_png, write_svg
@@ -32,12 +49,36 @@ MAX_ZOOM = 12.0
 MAX_FIT_ZOOM = 3.0  # a 4-node graph fitted to a big window should not get absurdly large
 READ_ZOOM = 1.0  # find_node zooms in at least this far so the found node can be read
 CLICK_SLOP = 5  # pixels a press may move and still count as a click, not a pan
+PROGRESSIVE_ITEMS = 3000  # graphs with more items than this are built in slices
+SLICE_S = 0.008  # time spent building per timer tick; the rest of the tick is the window's
+
+
+class _GcPause:
+    """Automatic garbage collection is off while any view is building (NOTE [no full GC while building])."""
+
+    holders: ClassVar[set[int]] = set()
+    was_on: ClassVar[bool] = True
+
+    @classmethod
+    def hold(cls, key: int) -> None:
+        if not cls.holders:
+            cls.was_on = gc.isenabled()
+            gc.disable()
+        cls.holders.add(key)
+
+    @classmethod
+    def release(cls, key: int, *_: object) -> None:
+        if key in cls.holders:
+            cls.holders.discard(key)
+            if not cls.holders and cls.was_on:
+                gc.enable()
 
 
 class GraphView(QGraphicsView):
     """Shows one recording's graph; ``show_state`` restyles only what changed."""
 
     node_clicked = Signal(str)
+    model_ready = Signal()  # every item of the model set last is built
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -45,6 +86,12 @@ class GraphView(QGraphicsView):
         self._palette = DEFAULT_PALETTE
         self._font_scale = 1.0
         self._press: QPoint | None = None
+        self._builder: Iterator[int] | None = None
+        self._key = id(self)
+        self.destroyed.connect(partial(_GcPause.release, self._key))
+        self._build_timer = QTimer(self)
+        self._build_timer.setInterval(0)
+        self._build_timer.timeout.connect(self._on_build_tick)
         self.setScene(QGraphicsScene(self))
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
@@ -54,22 +101,61 @@ class GraphView(QGraphicsView):
         self._update_background()
 
     # -- model ---------------------------------------------------------------
-    def set_model(self, recording: Recording, layout: Layout) -> None:
-        """Build every item once for ``recording`` placed by ``layout``, showing step 0."""
+    def set_model(self, recording: Recording, layout: Layout, *, progressive: bool | None = None) -> None:
+        """Build every item once for ``recording`` placed by ``layout``, showing step 0.
+
+        ``progressive`` builds in slices on timer ticks (default: only for large
+        graphs); ``show_state`` may be called meanwhile. ``model_ready`` is
+        emitted once everything is built (at once when not progressive).
+        """
+        self._stop_building()
+        items = len(layout.nodes) + 2 * len(layout.slots) + len(layout.edges) + len(layout.proxies)
+        slices = items > PROGRESSIVE_ITEMS if progressive is None else progressive
+        if slices:
+            _GcPause.hold(self._key)  # NOTE [no full GC while building]
+        graph = GraphScene(
+            recording, layout, palette=self._palette, font_scale=self._font_scale, populate=not slices
+        )
+        self._swap_scene(graph)
+        self._graph = graph
+        self.fit()
+        if slices:
+            self._builder = graph.populate(chunk=32)
+            self._build_timer.start()
+        else:
+            self.model_ready.emit()
+
+    @property
+    def building(self) -> bool:
+        """True while a progressive build is still adding items."""
+        return self._builder is not None
+
+    def _on_build_tick(self) -> None:
+        deadline = time.perf_counter() + SLICE_S
+        try:
+            while time.perf_counter() < deadline and self._builder is not None:
+                next(self._builder)
+            gc.collect(0)
+        except StopIteration:
+            self._stop_building()
+            self.model_ready.emit()
+
+    def _stop_building(self) -> None:
+        self._build_timer.stop()
+        self._builder = None
+        _GcPause.release(self._key)
+
+    def _swap_scene(self, scene: QGraphicsScene) -> None:
         old = self.scene()
-        self._graph = GraphScene(recording, layout, palette=self._palette, font_scale=self._font_scale)
-        self._graph.setParent(self)
-        self.setScene(self._graph)
+        scene.setParent(self)
+        self.setScene(scene)
         if old is not None:
             old.deleteLater()
-        self.fit()
 
     def clear(self) -> None:
-        old = self.scene()
+        self._stop_building()
         self._graph = None
-        self.setScene(QGraphicsScene(self))
-        if old is not None:
-            old.deleteLater()
+        self._swap_scene(QGraphicsScene(self))
         self._update_background()
 
     @property
@@ -99,6 +185,7 @@ class GraphView(QGraphicsView):
         if self.zoom > MAX_FIT_ZOOM:
             self._set_zoom(MAX_FIT_ZOOM)
         self.centerOn(self._graph.sceneRect().center())
+        self._update_details()
 
     def _zoom_about_centre(self, factor: float) -> None:
         anchor = self.transformationAnchor()
@@ -111,6 +198,16 @@ class GraphView(QGraphicsView):
         current = self.zoom
         if current > 0 and zoom != current:
             self.scale(zoom / current, zoom / current)
+        self._update_details()
+
+    def _update_details(self) -> None:
+        if self._graph is not None:
+            self._graph.set_details(self.zoom >= MIN_SLOT_LOD)
+
+    @property
+    def boxes_visible(self) -> bool:
+        """Whether saved-value boxes are shown at all (hidden when zoomed far out)."""
+        return self._graph is not None and self._graph.details
 
     @property
     def details_visible(self) -> bool:
