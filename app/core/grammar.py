@@ -1,0 +1,199 @@
+"""What the scenario language accepts, and the words it uses to refuse the rest.
+
+Tables only, and the messages built from them: :func:`~app.core.parsing.parse`
+checks a tree against them, :class:`~app.core.expr.Evaluator` maps operators
+through them. What each name or attribute may reach is ``whitelist.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from .whitelist import DENIED_TENSOR_ATTRS, REFUSED_TORCH_MEMBERS, Namespace
+
+__all__ = [
+    "ALLOWED_NODES",
+    "BINOPS",
+    "COMPARE",
+    "FORBIDDEN_NAMES",
+    "INPLACE",
+    "REFUSALS",
+    "UNARY",
+    "attribute_refusal",
+    "missing_member",
+]
+
+BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.MatMult: operator.matmul,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+}
+INPLACE: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.iadd,
+    ast.Sub: operator.isub,
+    ast.Mult: operator.imul,
+    ast.Div: operator.itruediv,
+    ast.FloorDiv: operator.ifloordiv,
+    ast.Mod: operator.imod,
+    ast.Pow: operator.ipow,
+    ast.MatMult: operator.imatmul,
+    ast.BitAnd: operator.iand,
+    ast.BitOr: operator.ior,
+    ast.BitXor: operator.ixor,
+}
+UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+    ast.Not: operator.not_,
+    ast.Invert: operator.invert,
+}
+COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+
+ALLOWED_NODES: tuple[type[ast.AST], ...] = (
+    ast.Module,
+    ast.Expression,
+    ast.Assign,
+    ast.AugAssign,
+    ast.Expr,
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Name,
+    ast.Load,
+    ast.Store,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.Compare,
+    ast.IfExp,
+    ast.Subscript,
+    ast.Slice,
+    ast.Call,
+    ast.keyword,
+    ast.Attribute,
+    *BINOPS,
+    *UNARY,
+    *COMPARE,
+)
+
+_NO_LOOPS = "loops are not allowed: write each step out"
+_NO_COMPREHENSIONS = "comprehensions are not allowed: write the values out, e.g. [1., 2., 3.]"
+_NO_FUNCTIONS = "defining functions is not allowed: scenarios are straight-line code"
+_REFUSALS_BY_NAME: dict[str, str] = {
+    "Import": "imports are not allowed: torch and F are already there",
+    "ImportFrom": "imports are not allowed: torch and F are already there",
+    "Lambda": "lambda is not allowed: scenarios define no functions of their own",
+    "ListComp": _NO_COMPREHENSIONS,
+    "SetComp": _NO_COMPREHENSIONS,
+    "DictComp": _NO_COMPREHENSIONS,
+    "GeneratorExp": _NO_COMPREHENSIONS,
+    "JoinedStr": "f-strings are not allowed: scenarios need no formatted text",
+    "TemplateStr": "template strings are not allowed: scenarios need no formatted text",
+    "NamedExpr": "the walrus operator := is not allowed: assign on a line of its own",
+    "FunctionDef": _NO_FUNCTIONS,
+    "AsyncFunctionDef": _NO_FUNCTIONS,
+    "ClassDef": "defining classes is not allowed: scenarios are straight-line code",
+    "For": _NO_LOOPS,
+    "AsyncFor": _NO_LOOPS,
+    "While": _NO_LOOPS,
+    "If": "if statements are not allowed: use 'a if condition else b', or torch.where",
+    "Starred": "star-unpacking (*) is not allowed: pass each value on its own",
+    "Dict": "dictionaries are not allowed: scenarios work with tensors, numbers and lists",
+    "Set": "sets are not allowed: scenarios work with tensors, numbers and lists",
+    "Delete": "del is not allowed",
+    "Global": "global is not allowed",
+    "Nonlocal": "nonlocal is not allowed",
+    "With": "with blocks are not allowed",
+    "AsyncWith": "with blocks are not allowed",
+    "Try": "try blocks are not allowed: a failing line is shown to you as it is",
+    "TryStar": "try blocks are not allowed: a failing line is shown to you as it is",
+    "Raise": "raise is not allowed",
+    "Assert": "assert is not allowed",
+    "Return": "return is not allowed: scenarios define no functions",
+    "Yield": "yield is not allowed: scenarios define no functions",
+    "YieldFrom": "yield is not allowed: scenarios define no functions",
+    "Await": "await is not allowed",
+    "Match": "match statements are not allowed",
+    "AnnAssign": "type annotations are not allowed: write name = value",
+    "TypeAlias": "type aliases are not allowed",
+    "Pass": "pass is not needed in scenarios",
+    "Break": _NO_LOOPS,
+    "Continue": _NO_LOOPS,
+    "Is": "'is' compares object identity; compare values with ==",
+    "IsNot": "'is not' compares object identity; compare values with !=",
+    "In": "'in' is not part of the scenario language",
+    "NotIn": "'not in' is not part of the scenario language",
+    "LShift": "bit shifts (<< and >>) are not allowed",
+    "RShift": "bit shifts (<< and >>) are not allowed",
+}
+REFUSALS: dict[type[ast.AST], str] = {
+    getattr(ast, name): text for name, text in _REFUSALS_BY_NAME.items() if hasattr(ast, name)
+}
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+# Python builtins people reach for; none is defined, and naming one says why.
+_OUTSIDE = "it would reach outside the scenario language"
+_ATTRS = "read attributes with a dot, and only public ones"
+FORBIDDEN_NAMES: dict[str, str] = {
+    "eval": "scenarios never run text as code",
+    "exec": "scenarios never run text as code",
+    "compile": "scenarios never run text as code",
+    "open": "scenarios cannot read or write files",
+    "print": "the program shows every value itself",
+    "os": "scenarios cannot reach the system",
+    "sys": "scenarios cannot reach the system",
+    "getattr": _ATTRS,
+    "setattr": _ATTRS,
+    "delattr": _ATTRS,
+    "hasattr": _ATTRS,
+    **dict.fromkeys(
+        _words(
+            "globals locals vars dir type object super memoryview bytearray breakpoint help exit quit "
+            "isinstance issubclass"
+        ),
+        _OUTSIDE,
+    ),
+}
+
+
+def attribute_refusal(attr: str) -> str | None:
+    """Why ``.attr`` is refused on any value (private, or denied on tensors), or None."""
+    if attr.startswith("_"):
+        return f"attribute '{attr}' is private: names starting with _ are refused"
+    if attr in DENIED_TENSOR_ATTRS:
+        return f"'.{attr}' is not allowed in scenarios: {DENIED_TENSOR_ATTRS[attr]}"
+    return None
+
+
+def missing_member(owner: Namespace, attr: str) -> str:
+    """Why ``owner.attr`` is not there, with the closest listed name as a hint."""
+    if owner.path == "torch" and attr in REFUSED_TORCH_MEMBERS:
+        return f"torch.{attr} is not available in scenarios: {REFUSED_TORCH_MEMBERS[attr]}"
+    close = difflib.get_close_matches(attr, list(owner.members), n=1)
+    hint = f" (did you mean {owner.path}.{close[0]}?)" if close else ""
+    return f"{owner.path}.{attr} is not available in scenarios{hint}; only a listed set of functions is"

@@ -1,0 +1,236 @@
+"""What one ATen operation would make and do, worked out before it runs.
+
+Three ways, cheapest first (see NOTE [size guard] in ``guard.py``):
+:func:`quick_cost` from the input shapes alone, for common ops whose meta
+kernels are slow to load; :func:`meta_cost` by running the op on ``meta``
+copies of its arguments; and, when the output size depends on the values,
+a bound from the real inputs (``op_bounds.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_map
+
+from .aten_calls import (
+    ArgumentsRejected,
+    broadcast,
+    flat_elements,
+    flat_tensors,
+    numel,
+    op_name,
+    op_names,
+    shape,
+    storage_elements,
+)
+from .op_bounds import dynamic_bound
+
+__all__ = ["Cost", "meta_cost", "quick_cost"]
+
+_META = torch.device("meta")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one ATen operation would make and do."""
+
+    largest: int  # elements of its largest output
+    count: int  # tensors it returns
+    new: int  # elements it allocates (outputs that are not views or in-place)
+    work: int  # multiply-adds, or elements touched
+    scratch: int = 0  # elements of temporary buffers
+
+
+# -- from shapes alone ----------------------------------------------------
+
+
+def quick_cost(func: torch._ops.OpOverload, args: tuple[Any, ...]) -> Cost | None:
+    """Sizes of pointwise ops, reductions and cat without a meta run.
+
+    Many meta kernels are Python references whose first use imports Dynamo
+    (seconds); these common ops need none.
+    """
+    tensors = list(flat_tensors(args))
+    touched = sum(t.numel() for t in tensors)
+    aliased = func._schema.returns and func._schema.returns[0].alias_info is not None
+    name = op_name(func)
+    if torch.Tag.pointwise in func.tags:
+        largest = math.prod(broadcast([tuple(t.shape) for t in tensors]))
+        return Cost(largest, 1, 0 if aliased else largest, touched + largest)
+    if torch.Tag.reduction in func.tags:  # every output is no bigger than the input
+        largest = max((t.numel() for t in tensors), default=1)
+        count = len(func._schema.returns)
+        return Cost(largest, count, 0 if aliased else largest * count, touched + largest)
+    if name == "cat":
+        return Cost(touched, 1, 0 if aliased else touched, 2 * touched)
+    if name in ("mv", "dot") and len(tensors) == 2:
+        rows = tensors[0].shape[0] if name == "mv" and tensors[0].dim() == 2 else 1
+        return Cost(rows, 1, 0 if aliased else rows, touched + rows)
+    return None
+
+
+# -- from a meta run, or a bound for value-dependent sizes ------------------
+
+
+def meta_cost(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Cost:
+    """Run ``func`` on meta copies; fall back to a bound for value-dependent sizes.
+
+    Raises :class:`ArgumentsRejected` when the meta run refuses the arguments,
+    and ``NotImplementedError`` when the cost cannot be known at all.
+    """
+    try:
+        meta_args, meta_kwargs = _to_meta(func, args, kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = func(*meta_args, **meta_kwargs)
+    except Exception as exc:
+        if torch.Tag.dynamic_output_shape in func.tags:  # nonzero, unique, x[mask] ...
+            return _dynamic_cost(func, args, kwargs)
+        if isinstance(exc, NotImplementedError):
+            raise
+        raise ArgumentsRejected from None
+    outputs = list(flat_tensors(out))
+    return Cost(
+        largest=max((t.numel() for t in outputs), default=0),
+        count=len(outputs),
+        new=_new_elements(func, out),
+        work=_work(func, meta_args, out),
+        scratch=_scratch_elements(func, meta_args, out),
+    )
+
+
+def _dynamic_cost(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Cost:
+    bound = dynamic_bound(func, args, kwargs)
+    if bound is None:
+        raise NotImplementedError(op_name(func))
+    touched = flat_elements(args)
+    return Cost(largest=bound, count=len(func._schema.returns), new=bound, work=touched + bound)
+
+
+def _meta_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.device.type == "meta":
+        return tensor
+    if tensor.storage_offset() == 0:
+        return torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device=_META)
+    base = torch.empty(storage_elements(tensor), dtype=tensor.dtype, device=_META)
+    return base.as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
+
+
+def _meta_value(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return _meta_tensor(value)
+    if isinstance(value, torch.device):
+        return _META
+    return value
+
+
+def _to_meta(
+    func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    meta_args, meta_kwargs = tree_map(_meta_value, (args, kwargs))
+    names = {a.name for a in func._schema.arguments if a.kwarg_only}
+    if "device" in names:  # a factory: without this, device=None would mean the CPU
+        meta_kwargs["device"] = _META
+    if "pin_memory" in names:
+        meta_kwargs["pin_memory"] = False
+    if "generator" in meta_kwargs:
+        meta_kwargs["generator"] = None
+    return meta_args, meta_kwargs
+
+
+# -- what a meta run does not say: allocation, work, scratch ---------------
+
+
+def _new_elements(func: torch._ops.OpOverload, out: Any) -> int:
+    """Elements ``func`` allocates: outputs that are not views or in-place results."""
+    returns = func._schema.returns
+    outputs = out if isinstance(out, (list, tuple)) and len(returns) > 1 else (out,)
+    total = 0
+    for index, value in enumerate(outputs):
+        alias = returns[index].alias_info if index < len(returns) else None
+        if alias is None:
+            total += flat_elements(value)
+    return total
+
+
+def _work(func: torch._ops.OpOverload, args: tuple[Any, ...], out: Any) -> int:
+    """Rough cost: multiply-adds where known, else the elements the op touches."""
+    name = op_name(func)
+    out_numel = flat_elements(out)
+    touched = out_numel + flat_elements(args)
+    special = _SPECIAL_WORK.get(name)
+    if special is not None:
+        return max(touched, special(args, out))
+    if name.lstrip("_").startswith("linalg_") or name.lstrip("_") in _CUBIC:
+        matrices = [t for t in flat_tensors(args) if t.dim() >= 2]
+        return max(touched, sum(t.numel() * t.shape[-1] * _LINALG_FACTOR for t in matrices))
+    if name.startswith(("max_pool", "avg_pool")) and len(args) > 1 and isinstance(args[1], (list, tuple)):
+        return max(touched, out_numel * _window(name, args[1]))
+    return touched
+
+
+_LINALG_FACTOR = 64  # scaling-and-squaring and iterative solvers repeat n**3 steps many times
+_CUBIC = op_names(
+    "triangular_solve cholesky cholesky_solve cholesky_inverse geqrf ormqr orgqr lu_solve lu_with_info "
+    "lu_unpack symeig eig svd qr inverse det logdet slogdet matrix_exp pinverse"
+)
+
+
+def _window(name: str, kernel: list[int] | tuple[int, ...]) -> int:
+    dims = next((int(c) for c in name if c.isdigit()), len(kernel))
+    sizes = list(kernel) * dims if len(kernel) == 1 else list(kernel)
+    return math.prod(max(int(k), 1) for k in sizes)
+
+
+def _matmul_work(args: tuple[Any, ...], out: Any) -> int:
+    a, b = [t for t in args if isinstance(t, torch.Tensor) and t.dim() >= 2][-2:]
+    return math.prod(shape(a)) * int(shape(b)[-1])
+
+
+def _conv_work(args: tuple[Any, ...], out: Any) -> int:
+    x, weight = args[0], args[1]
+    per_output = int(weight.numel()) // max(int(weight.shape[0]), 1)
+    transposed = bool(args[6]) if len(args) > 6 else False
+    return (numel(x) if transposed else flat_elements(out)) * per_output
+
+
+def _cdist_work(args: tuple[Any, ...], out: Any) -> int:
+    return flat_elements(out) * int(shape(args[0])[-1] or 1)
+
+
+def _trilinear_work(args: tuple[Any, ...], out: Any) -> int:
+    shapes = []
+    for tensor, expand in zip(args[:3], args[3:6], strict=False):
+        dims = list(shape(tensor))
+        for dim in sorted(expand):
+            dims.insert(dim, 1)
+        shapes.append(tuple(dims))
+    return math.prod(broadcast(shapes))
+
+
+_SPECIAL_WORK: dict[str, Callable[[tuple[Any, ...], Any], int]] = {
+    "mm": _matmul_work,
+    "addmm": _matmul_work,
+    "bmm": _matmul_work,
+    "baddbmm": _matmul_work,
+    "convolution": _conv_work,
+    "_convolution": _conv_work,
+    "_cdist_forward": _cdist_work,
+    "_trilinear": _trilinear_work,
+}
+
+
+def _scratch_elements(func: torch._ops.OpOverload, args: tuple[Any, ...], out: Any) -> int:
+    """The largest temporary an op is known to need (im2col columns for convolution)."""
+    if op_name(func) not in ("convolution", "_convolution"):
+        return 0
+    x, weight = args[0], args[1]
+    outputs = list(flat_tensors(out))
+    spatial = math.prod(outputs[0].shape[2:]) if outputs else 1
+    return int(x.shape[1]) * math.prod(weight.shape[2:]) * spatial if x.dim() > 1 else 0
