@@ -4,6 +4,7 @@ Panels get a :class:`Session` filled through ``apply`` (no worker), so every
 check here is about what a panel shows, not about threads.
 """
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from PySide6.QtCore import Qt
 from app.core import load_builtin, record
 from app.core.captions import format_values
 from app.core.devices import DeviceInfo
+from app.core.timeline import Timeline
 from app.ui import device_selector as device_selector_module
 from app.ui import theme
 from app.ui.call_toggles import UNSET_TIP, CallToggles
@@ -176,6 +178,14 @@ def test_memory_chart_draws_the_recorded_bytes_and_marks_the_step(qtbot, session
         chart, Qt.MouseButton.LeftButton, pos=chart.rect().bottomRight() - chart.rect().topLeft()
     )
     assert session.index == session.last_index  # a click on the right edge jumps to the last step
+
+
+def test_memory_chart_draws_device_memory_when_the_recording_has_it(qtbot, session, two_losses):
+    chart = _panel(qtbot, MemoryChart, session)
+    steps = tuple(replace(s, device_bytes=512 * (i + 1)) for i, s in enumerate(two_losses.timeline.steps))
+    session.apply(replace(two_losses, timeline=Timeline(steps)))  # what a CUDA recording carries
+    assert chart.device_series() == [512 * (i + 1) for i in range(len(steps))]
+    assert chart.saved_series() == [s.saved_bytes for s in steps]
 
 
 # -- errors and fixes ----------------------------------------------------------------------------

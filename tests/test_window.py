@@ -18,6 +18,7 @@ from app.core.devices import DeviceInfo
 from app.ui import dialogs
 from app.ui import main_window as main_window_module
 from app.ui import worker as worker_module
+from app.ui.excepthook import install_exception_handler
 from app.ui.main_window import MainWindow
 from app.ui.settings import AppSettings
 
@@ -163,6 +164,43 @@ def test_classroom_shortcuts(qtbot, open_window):
     _key(qtbot, window, Qt.Key.Key_Equal, ctrl_alt)
     assert window.font_scale == pytest.approx(scale + 0.1)
     assert window.graph_view.font_scale == pytest.approx(scale + 0.1)
+
+
+def test_legend_and_find_shortcuts(qtbot, open_window, two_losses):
+    window = open_window()
+    assert not window.legend_area.isHidden()
+    _key(qtbot, window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert window.legend_area.isHidden()
+    _key(qtbot, window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert not window.legend_area.isHidden()
+    _key(qtbot, window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(window.find_field.hasFocus, timeout=TIMEOUT)
+    qtbot.keyClicks(window.find_field, "PowBackward")
+    _key(qtbot, window.find_field, Qt.Key.Key_Return)
+    pow_id = next(n.id for n in two_losses.graph.nodes if n.name == "PowBackward0")
+    assert window.graph_view.selected_node == pow_id
+    assert window.node_details.title.text() == "PowBackward0"
+
+
+def test_an_exception_in_a_slot_is_shown_and_the_window_keeps_working(qtbot, open_window):
+    window = open_window()
+
+    def broken_slot(index):
+        raise ZeroDivisionError("a bug in a slot")
+
+    uninstall = install_exception_handler(window.show_notice)
+    window.session.step_applied.connect(broken_slot)
+    try:
+        with qtbot.waitSignal(window.notice_shown, timeout=TIMEOUT) as blocker:
+            _key(qtbot, window, Qt.Key.Key_Right)
+        assert "ZeroDivisionError: a bug in a slot" in blocker.args[0]
+        assert window.session.index == 1
+    finally:
+        window.session.step_applied.disconnect(broken_slot)
+        uninstall()
+    _key(qtbot, window, Qt.Key.Key_Right)
+    assert window.session.index == 2
+    assert window.caption_bar.text() == window.session.recording.timeline[2].caption
 
 
 def test_arrow_keys_stay_inside_a_text_editor(qtbot, open_window):

@@ -546,8 +546,8 @@ class MainWindow(QMainWindow):
             self.editor.set_scenario(self.session.recording.scenario)
 
     def _sync_editor(self, scenario: Scenario) -> None:
-        if self.editor is None or self.editor.current_scenario() == scenario:
-            return
+        if self.editor is None or scenario in (self.editor.last_scenario(), self.editor.current_scenario()):
+            return  # the editor made this one (the learner may have typed on since), or shows it already
         # a toggle or a fix changed the scenario: the editor shows it, as an unsaved change
         self.editor.set_scenario(scenario, modified=not self._fresh_load)
 
