@@ -310,12 +310,6 @@ def test_opening_a_bad_file_in_the_window_explains_it_and_changes_nothing(
     assert window.editor.current_scenario() == before.scenario
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="MainWindow._sync_editor pushes every recorded scenario back into the editor, even the one the "
-    "editor itself emitted, so keystrokes typed while it records are replaced. Fix in main_window.py: "
-    "return early when scenario == self.editor.last_scenario().",
-)
 def test_a_recording_that_arrives_while_typing_does_not_overwrite_the_typing(
     qtbot: QtBot, open_window
 ) -> None:
