@@ -37,6 +37,7 @@ from .devices import resolve_device
 from .errors import RecordingTimeout, ScenarioError
 from .expr import Budget, Evaluator, Limits, parse
 from .graph import SAVED_PREFIX, Graph, GraphCapture, SavedSlot
+from .limits import timeout_message
 from .scenario import Call, Scenario
 from .timeline import SlotKey, SlotState, Step, StepKind, Timeline
 
@@ -381,9 +382,7 @@ class _Recorder:
 
     def check_deadline(self) -> None:
         if time.monotonic() > self.deadline:
-            raise RecordingTimeout(
-                f"the recording ran longer than {self.limits.time_limit_s:g} s and was stopped"
-            )
+            raise RecordingTimeout(timeout_message(self.limits))
 
 
 class _CallObserver:

@@ -8,7 +8,7 @@ autograd engine itself, each with the reason a learner is shown. Names
 starting with ``_`` are refused everywhere, so dunder escapes
 (``x.__class__``) never reach this table. What a member may *cost* (tensor
 sizes, work) is checked separately, op by op: see NOTE [size guard] in
-``expr.py``.
+``guard.py``.
 """
 
 from __future__ import annotations
