@@ -8,8 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Property, QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QPen
+from PySide6.QtCore import Property, QEvent, QPointF, QRectF, Qt
+from PySide6.QtGui import (
+    QColor,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QPen,
+    QPixmap,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from .session import Session
@@ -36,6 +45,7 @@ class MemoryChart(QWidget):
         self._device: list[int] | None = None
         self._stops: list[int] = []
         self._marker = 0
+        self._cache: QPixmap | None = None
         self._saved_color = QColor("#1f77b4")
         self._device_color = QColor("#7b3fa0")
         self._marker_color = QColor("#d62728")
@@ -51,21 +61,21 @@ class MemoryChart(QWidget):
 
     def _set_saved(self, color: QColor) -> None:
         self._saved_color = QColor(color)
-        self.update()
+        self._invalidate()
 
     def _get_device(self) -> QColor:
         return self._device_color
 
     def _set_device(self, color: QColor) -> None:
         self._device_color = QColor(color)
-        self.update()
+        self._invalidate()
 
     def _get_marker(self) -> QColor:
         return self._marker_color
 
     def _set_marker(self, color: QColor) -> None:
         self._marker_color = QColor(color)
-        self.update()
+        self._invalidate()
 
     savedColor = Property(QColor, _get_saved, _set_saved)
     deviceColor = Property(QColor, _get_device, _set_device)
@@ -87,7 +97,7 @@ class MemoryChart(QWidget):
         known = [s.device_bytes for s in steps]
         self._device = [b or 0 for b in known] if any(b is not None for b in known) else None
         self._stops = [info.last_step for info in recording.calls]
-        self.update()
+        self._invalidate()
 
     def _on_step_applied(self, index: int) -> None:
         self._marker = index
@@ -102,20 +112,52 @@ class MemoryChart(QWidget):
         count = max(len(self._saved), 1)
         return area.left() + area.width() * (index + 0.5) / count
 
+    # NOTE [chart cache]
+    # The series (one point per step, thousands on a big graph) only change with the
+    # recording, the size or the colours; they are drawn once into a pixmap, and a
+    # step repaints the pixmap, the title and the marker.
     def paintEvent(self, event: QPaintEvent) -> None:
         if not self._saved:
             return
         painter = QPainter(self)
+        painter.drawPixmap(0, 0, self._series_pixmap())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self._paint_title(painter)
+        self._paint_marker(painter, self._plot_area())
+        painter.end()
+
+    def _series_pixmap(self) -> QPixmap:
+        ratio = self.devicePixelRatioF()
+        if self._cache is not None and self._cache.size() == self.size() * ratio:
+            return self._cache
+        pixmap = QPixmap(self.size() * ratio)
+        pixmap.setDevicePixelRatio(ratio)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setFont(self.font())
         area = self._plot_area()
         top = max([*self._saved, *(self._device or []), 1])
-        self._paint_title(painter)
         self._paint_series(painter, area, self._saved, top, self._saved_color, fill=True)
         if self._device is not None:
             self._paint_series(painter, area, self._device, top, self._device_color, fill=False)
         self._paint_stops(painter, area)
-        self._paint_marker(painter, area)
         painter.end()
+        self._cache = pixmap
+        return pixmap
+
+    def _invalidate(self) -> None:
+        self._cache = None
+        self.update()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._cache = None
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
+            self._cache = None
 
     def _paint_title(self, painter: QPainter) -> None:
         text = self.palette().windowText().color()

@@ -45,9 +45,10 @@ def _nbytes(slot: SavedSlot) -> str:
 
 def _latest_node(recording: Recording, index: int) -> str | None:
     """The node of step ``index``, or of the latest step before it that ran one."""
-    for step in reversed(recording.timeline.steps[: index + 1]):
-        if step.node is not None:
-            return step.node
+    steps = recording.timeline.steps
+    for i in range(index, -1, -1):
+        if steps[i].node is not None:
+            return steps[i].node
     return None
 
 
@@ -57,6 +58,7 @@ class NodeDetails(QWidget):
         self._session = session
         self._pinned: str | None = None
         self._scenario_name: str | None = None
+        self._table_node: str | None = None  # the node whose rows the table holds
         self.node_id: str | None = None
         self.title = QLabel("Click a node in the graph", objectName="nodeTitle")
         self.subtitle = QLabel("", objectName="nodeSubtitle")
@@ -92,6 +94,7 @@ class NodeDetails(QWidget):
         }
 
     def _on_recording_applied(self, recording: Recording) -> None:
+        self._table_node = None  # a new recording: shapes and bytes may differ
         same = recording.scenario.name == self._scenario_name
         self._scenario_name = recording.scenario.name
         if self._pinned is not None and (not same or self._pinned not in recording.graph):
@@ -110,6 +113,7 @@ class NodeDetails(QWidget):
             self.title.setText("Click a node in the graph")
             self.subtitle.setText("Its saved values and their state at this step appear here.")
             self.table.setRowCount(0)
+            self._table_node = None
             return
         node = recording.graph.node(node_id)
         self.title.setText(node.name)
@@ -134,14 +138,27 @@ class NodeDetails(QWidget):
         return " · ".join(parts)
 
     def _fill_table(self, node: GraphNode, state: StepState) -> None:
+        if self._table_node == node.id:  # same node, next step: only the states can change
+            for row, slot in enumerate(node.saved):
+                self.table.item(row, STATE_COLUMN).setText(_state_text(node, slot, state))
+            return
+        self._table_node = node.id
         self.table.setRowCount(len(node.saved))
         for row, slot in enumerate(node.saved):
             if slot.kind == "tensor":
                 cells = [slot.name, _shape(slot), slot.dtype or "—", _nbytes(slot)]
-                cells.append(state.slots.get((node.id, slot.name), "—"))
-            elif slot.kind == "value":
-                cells = [slot.name, "—", "—", "—", f"value {slot.value}"]
             else:
-                cells = [slot.name, "—", "—", "—", "None"]
+                cells = [slot.name, "—", "—", "—"]
+            cells.append(_state_text(node, slot, state))
             for column, text in enumerate(cells):
-                self.table.setItem(row, column, QTableWidgetItem(text))
+                item = self.table.item(row, column)
+                if item is None:
+                    self.table.setItem(row, column, QTableWidgetItem(text))
+                else:
+                    item.setText(text)
+
+
+def _state_text(node: GraphNode, slot: SavedSlot, state: StepState) -> str:
+    if slot.kind == "tensor":
+        return state.slots.get((node.id, slot.name), "—")
+    return f"value {slot.value}" if slot.kind == "value" else "None"
