@@ -7,6 +7,7 @@ each call's contribution (the ``contribution`` of its ``call_end`` step).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ __all__ = ["MAX_BARS", "GradBars", "GradPanel"]
 
 MAX_BARS = 16  # elements drawn per leaf; the rest are summarised in the text
 MAX_LEAVES = 12
+CallGrads = dict[int, "Mapping[str, torch.Tensor | None]"]
 
 
 def _values(tensor: torch.Tensor | None) -> list[float]:
@@ -176,6 +178,7 @@ class GradPanel(QWidget):
         self._session = session
         self._leaves: dict[str, _LeafView] = {}
         self._scales: dict[str, float] = {}
+        self._ends: CallGrads = {}
         title = QLabel("Gradients (.grad of each leaf)")
         title.setProperty("role", "title")
         title.setWordWrap(True)
@@ -223,6 +226,10 @@ class GradPanel(QWidget):
             self._leaves[name] = _LeafView(name, self._body)
             self._rows.addWidget(self._leaves[name], 1)
         self._scales = {name: _largest(recording, name) for name in names}
+        # .grad after each finished call: replayed once per recording, not once per step
+        self._ends = {
+            info.index: recording.grads_at_end(info.index) for info in recording.calls if not info.error
+        }
         self._legend.setText("Bars: one colour per call, stacked as the calls add up; fixed scale.")
 
     def _on_step_applied(self, index: int) -> None:
@@ -232,8 +239,8 @@ class GradPanel(QWidget):
         for name, view in self._leaves.items():
             grad = state.grads.get(name)
             view.value.setText(f"{name}.grad = {_format(grad)}")
-            view.history.setText("\n".join(_history(recording, state, name)))
-            view.bars.set_bars(_bars(recording, state, name), self._scales.get(name, 1.0))
+            view.history.setText("\n".join(_history(recording, state, name, self._ends)))
+            view.bars.set_bars(_bars(recording, state, name, self._ends), self._scales.get(name, 1.0))
 
 
 def _finished_calls(recording: Recording, state: StepState) -> list[int]:
@@ -241,11 +248,11 @@ def _finished_calls(recording: Recording, state: StepState) -> list[int]:
     return [info.index for info in recording.calls if info.last_step <= index and info.error is None]
 
 
-def _history(recording: Recording, state: StepState, name: str) -> list[str]:
+def _history(recording: Recording, state: StepState, name: str, ends: CallGrads) -> list[str]:
     lines = []
     for call in _finished_calls(recording, state):
         end = recording.timeline[recording.calls[call].last_step]
-        after = recording.grads_at_end(call).get(name)
+        after = ends[call].get(name)
         if end.contribution is not None:
             lines.append(f"call {call + 1}: +{_format(end.contribution.get(name))} → {_format(after)}")
         else:
@@ -258,11 +265,11 @@ def _history(recording: Recording, state: StepState, name: str) -> list[str]:
     return lines or ["no backward call has run yet"]
 
 
-def _bars(recording: Recording, state: StepState, name: str) -> list[list[Segment]]:
+def _bars(recording: Recording, state: StepState, name: str, ends: CallGrads) -> list[list[Segment]]:
     """Per element, the segment each call added: stacked from the grad before it to after it."""
     tops: list[tuple[int, list[float]]] = []
     for call in _finished_calls(recording, state):
-        tops.append((call, _values(recording.grads_at_end(call).get(name))))
+        tops.append((call, _values(ends[call].get(name))))
     if state.step.call is not None and state.step.kind != "call_end":
         tops.append((state.step.call, _values(state.grads.get(name))))
     size = max((len(v) for _, v in tops), default=0)
