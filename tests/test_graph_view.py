@@ -476,3 +476,23 @@ def test_a_new_model_while_building_stops_the_old_build(qtbot, deep, models):
         view.set_model(small, small_layout)
     assert not view.building
     assert set(view.graph_scene.nodes) == {n.id for n in small.graph.nodes}
+
+
+def test_progressive_build_stays_fitted_unless_the_user_zoomed(qtbot, deep):
+    rec, lay = deep
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(700, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    view.set_palette("projector")  # bigger text: the first slice spreads the layout out
+    with qtbot.waitSignal(view.model_ready, timeout=20000):
+        view.set_model(rec, lay, progressive=True)
+    assert view.graph_scene.spread > 1.0
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert shown.adjusted(-2, -2, 2, 2).contains(view.graph_scene.sceneRect())
+    with qtbot.waitSignal(view.model_ready, timeout=20000):
+        view.set_model(rec, lay, progressive=True)
+        view.zoom_in()  # the learner zooms while it builds: the view must not jump back to fit
+        zoom = view.zoom
+    assert view.zoom == pytest.approx(zoom)

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from app.core import builtin_names, load_builtin, record, trace
-from app.core.graph import Edge, Graph, GraphNode, SavedSlot
+from app.core.graph import Edge, Graph, GraphNode
 from app.render import dot_source as dot_module
 from app.render import layout as layout_module
 from app.render.dot_source import dot_source, slot_dot_id
@@ -398,27 +398,17 @@ def test_long_edges_get_proxies_and_the_deepest_user_keeps_a_real_edge():
         assert f'"{edge.dst}" -> "{edge.src}"' not in source
 
 
-def test_large_graphs_put_saved_values_beside_their_node():
-    blocks = dot_module.LARGE_GRAPH // 2 + 1
-    chain = _shared_weight_chain(blocks)
-    with_slots = Graph(
-        tuple(
-            GraphNode(
-                n.id,
-                n.name,
-                n.label,
-                (SavedSlot("self", "tensor", (2,), "float32", "cpu", 8),),
-                None,
-                n.is_leaf,
-            )
-            if n.name == "TanhBackward0"
-            else n
-            for n in chain.nodes
-        ),
-        chain.edges,
-    )
-    assert len(with_slots) > dot_module.LARGE_GRAPH
-    lay = layout_graph(with_slots, timeout_s=120)
-    assert len(lay.slots) == blocks
+@pytest.mark.parametrize("name", ["two-losses", "forgot-retain", "mlp"])
+def test_saved_values_sit_beside_their_node(recordings, name):
+    graph = _mlp_graph() if name == "mlp" else recordings[name].graph
+    lay = layout_graph(graph)
+    assert lay.slots
     for (node_id, _), box in lay.slots.items():
-        assert box.y == pytest.approx(lay.nodes[node_id].y, abs=1.0)  # same rank
+        assert box.y == pytest.approx(lay.nodes[node_id].y, abs=1.0)  # same rank, one row
+
+
+def test_a_long_chain_stays_a_column():
+    graph = _shared_weight_chain(60)
+    lay = layout_graph(graph)
+    xs = [lay.nodes[n.id].x for n in graph.nodes if n.name == "TanhBackward0"]
+    assert max(xs) - min(xs) < lay.height / 10  # no staircase drifting sideways

@@ -156,6 +156,20 @@ def _spline(pos: str, top: float, left: float) -> EdgePath:
     return EdgePath(tuple(points), arrow)
 
 
+def _rail(node: Box, slot: Box) -> EdgePath | None:
+    """A straight dotted line from a node's side to a saved value on its row.
+
+    Graphviz arcs such flat edges over the boxes in between; a straight line
+    drawn under the boxes reads as one rail from the node through its values.
+    """
+    if abs(node.y - slot.y) > 1.0:
+        return None
+    side = 1.0 if slot.x >= node.x else -1.0
+    start = (node.x + side * node.width / 2, node.y)
+    end = (slot.x - side * slot.width / 2, slot.y)
+    return EdgePath((start, start, end, end))
+
+
 def parse_layout(text: str, graph: Graph) -> Layout:
     """Turn ``dot -Tjson0`` output for ``dot_source(graph)`` into a :class:`Layout`."""
     try:
@@ -185,7 +199,8 @@ def _assemble(
     slot_edges: dict[SlotKey, EdgePath] = {}
     for tail, head, path in paths:
         if head in names.slots:
-            slot_edges[names.slots[head]] = path
+            key = names.slots[head]
+            slot_edges[key] = _rail(boxes[key[0]], boxes[head]) or path
         elif tail in names.proxies:
             edges[names.proxies[tail]] = path
         else:

@@ -220,7 +220,7 @@ def node_style(kind: NodeKind, state: NodeState, palette: Palette) -> BoxStyle:
             palette.failed.fill, palette.failed.border, palette.bold_width, "solid", palette.text, tag
         )
     if state == "done":
-        return BoxStyle(base.fill, palette.done.border, palette.line_width * 2, "solid", palette.text, tag)
+        return BoxStyle(base.fill, palette.done.border, palette.line_width * 1.5, "solid", palette.text, tag)
     if state == "hidden":
         return BoxStyle(
             base.fill,

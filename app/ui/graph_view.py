@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
@@ -88,6 +88,7 @@ class GraphView(QGraphicsView):
         self._press: QPoint | None = None
         self._builder: Iterator[int] | None = None
         self._key = id(self)
+        self._fitted: tuple[QRectF, float] | None = None  # scene rect and zoom of the last fit()
         self.destroyed.connect(partial(_GcPause.release, self._key))
         self._build_timer = QTimer(self)
         self._build_timer.setInterval(0)
@@ -139,6 +140,7 @@ class GraphView(QGraphicsView):
         except StopIteration:
             self._stop_building()
             self.model_ready.emit()
+        self._refit_if_untouched()
 
     def _stop_building(self) -> None:
         self._build_timer.stop()
@@ -186,6 +188,15 @@ class GraphView(QGraphicsView):
             self._set_zoom(MAX_FIT_ZOOM)
         self.centerOn(self._graph.sceneRect().center())
         self._update_details()
+        self._fitted = (self._graph.sceneRect(), self.zoom)
+
+    def _refit_if_untouched(self) -> None:
+        """The first slice of a build may widen the scene (text spread): keep it fitted unless zoomed."""
+        if self._graph is None or self._fitted is None:
+            return
+        rect, zoom = self._fitted
+        if self._graph.sceneRect() != rect and self.zoom == zoom:
+            self.fit()
 
     def _zoom_about_centre(self, factor: float) -> None:
         anchor = self.transformationAnchor()
