@@ -405,6 +405,20 @@ def test_scenario_picker_loads_a_builtin(qtbot, open_window):
     assert window.grad_panel.leaf_names() == list(recording.leaves)
 
 
+def test_an_opened_file_is_shown_in_the_picker_and_remembered(qtbot, open_window, settings_path, tmp_path):
+    source = (Path(load_builtin("two-losses").path)).read_text(encoding="utf-8")
+    mine = tmp_path / "my-losses.toml"
+    mine.write_text(source.replace('name = "two-losses"', 'name = "my-losses"'), encoding="utf-8")
+    window = open_window()
+    recording = _rerecorded(qtbot, window, lambda: window.files.open_path(mine))
+    assert recording.scenario.name == "my-losses"
+    assert window.scenario_picker.currentText() == "my-losses (my-losses.toml)"
+    assert Path(window.scenario_picker.currentData()) == mine
+    window.close()
+    again = open_window(None, AppSettings(settings_path))
+    assert again.session.recording.scenario.path == mine
+
+
 # -- export ----------------------------------------------------------------------------------------------
 def test_export_current_view_to_svg_and_png(qtbot, open_window, tmp_path, monkeypatch):
     window = open_window()

@@ -389,11 +389,11 @@ class MainWindow(QMainWindow):
         self.session.load(source)
 
     def _on_scenario_chosen(self, position: int) -> None:
-        name = self.scenario_picker.itemText(position)
+        source = self.scenario_picker.itemData(position) or self.scenario_picker.itemText(position)
         if self.files is not None and not self.files.maybe_discard():
             self._select_picker(self.session.recording)
             return
-        self.load_scenario(name)
+        self.load_scenario(source)
 
     # -- recording and step updates -----------------------------------------------------
     def _on_recording_applied(self, recording: Recording) -> None:
@@ -484,21 +484,31 @@ class MainWindow(QMainWindow):
         return item.text() if item is not None else name
 
     def _select_picker(self, recording: Recording | None) -> None:
+        """Show the scenario on screen in the picker; a file gets one entry after the built-ins."""
         if recording is None:
             return
-        position = self.scenario_picker.findText(recording.scenario.name)
-        if position >= 0:
-            self.scenario_picker.setCurrentIndex(position)
+        scenario, builtins = recording.scenario, len(_builtin_names())
+        if self._is_builtin(scenario):
+            self.scenario_picker.setCurrentIndex(self.scenario_picker.findText(scenario.name))
+            return
+        while self.scenario_picker.count() > builtins:
+            self.scenario_picker.removeItem(builtins)
+        path = scenario.path if scenario.path is not None and scenario.path.stem == scenario.name else None
+        label = f"{scenario.name} ({path.name})" if path else f"{scenario.name} (edited)"
+        self.scenario_picker.addItem(label, str(path) if path else None)
+        self.scenario_picker.setCurrentIndex(builtins)
+
+    @staticmethod
+    def _is_builtin(scenario: Scenario) -> bool:
+        path = scenario.path
+        in_resources = path is None or path.parent == resource_path("scenarios")
+        return scenario.name in _builtin_names() and in_resources
 
     def _remember_scenario(self, scenario: Scenario) -> None:
-        path = scenario.path
-        builtin = scenario.name in _builtin_names() and (
-            path is None or path.parent == resource_path("scenarios")
-        )
-        if builtin:
+        if self._is_builtin(scenario):
             self.settings.last_scenario = scenario.name
-        elif path is not None:
-            self.settings.last_scenario = str(path)
+        elif scenario.path is not None:
+            self.settings.last_scenario = str(scenario.path)
 
     # -- widgets that need torch: made with the first recording ---------------------------
     def _ensure_late_widgets(self) -> None:
