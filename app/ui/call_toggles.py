@@ -69,8 +69,9 @@ class CallToggles(QWidget):
     def _rebuild(self, scenario: Scenario) -> None:
         while self._grid.count():
             item = self._grid.takeAt(0)
-            if item.widget():
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         self.retain_boxes, self.create_boxes = [], []
         lines, call_lines = scenario.to_python()
         for i, call in enumerate(scenario.calls):

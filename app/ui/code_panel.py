@@ -125,7 +125,7 @@ class CodePanel(QPlainTextEdit):
             fmt = QTextCharFormat()
             fmt.setBackground(color)
             fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            selection.format = fmt  # type: ignore[attr-defined]
-            selection.cursor = QTextCursor(block)  # type: ignore[attr-defined]
+            selection.format = fmt
+            selection.cursor = QTextCursor(block)
             selections.append(selection)
         self.setExtraSelections(selections)

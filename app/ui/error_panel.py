@@ -32,7 +32,8 @@ def _freed_slots(recording: Recording, info: CallInfo) -> list[tuple[str, int]]:
 
 
 def _label(text: str = "", name: str = "") -> QLabel:
-    label = QLabel(text, objectName=name)
+    label = QLabel(text)
+    label.setObjectName(name)
     label.setWordWrap(True)
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -47,8 +48,10 @@ class ErrorPanel(QFrame):
         self.title = _label(name="errorTitle")
         self.message = _label(name="errorMessage")
         self.explanation = _label(name="errorExplanation")
-        self.retain_button = QPushButton(objectName="fixRetain")
-        self.sum_button = QPushButton("Fix 2: sum the losses, one backward", objectName="fixSum")
+        self.retain_button = QPushButton()
+        self.retain_button.setObjectName("fixRetain")
+        self.sum_button = QPushButton("Fix 2: sum the losses, one backward")
+        self.sum_button.setObjectName("fixSum")
         self.retain_code = _label(name="fixRetainCode")
         self.sum_code = _label(name="fixSumCode")
         for widget in (self.retain_code, self.sum_code):

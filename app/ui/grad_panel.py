@@ -159,8 +159,10 @@ class _LeafView(QWidget):
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.name = name
-        self.value = QLabel(f"{name}.grad = None", objectName="gradValue")
-        self.history = QLabel("", objectName="gradHistory")
+        self.value = QLabel(f"{name}.grad = None")
+        self.value.setObjectName("gradValue")
+        self.history = QLabel("")
+        self.history.setObjectName("gradHistory")
         for label in (self.value, self.history):
             label.setTextFormat(Qt.TextFormat.PlainText)
             label.setWordWrap(True)  # long tensors wrap at their commas instead of widening the panel
@@ -182,7 +184,8 @@ class GradPanel(QWidget):
         title = QLabel("Gradients (.grad of each leaf)")
         title.setProperty("role", "title")
         title.setWordWrap(True)
-        self._legend = QLabel("", objectName="gradLegend")
+        self._legend = QLabel("")
+        self._legend.setObjectName("gradLegend")
         self._legend.setProperty("role", "hint")
         self._legend.setWordWrap(True)
         self._body = QWidget()

@@ -53,14 +53,19 @@ from .grad_panel import GradPanel
 from .memory_chart import MemoryChart
 from .node_details import NodeDetails
 from .session import Session
-from .settings import FONT_SCALE_RANGE, THEMES, AppSettings, clamp_font_scale
+from .settings import DEFAULT_SCENARIO, FONT_SCALE_RANGE, THEMES, AppSettings, clamp_font_scale
 from .step_counter import StepCounter
 from .theme import apply_theme
 from .timeline_bar import TimelineBar
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported for real only once torch is loaded (see NOTE [fast start])
     from app.core.recorder import Recording
     from app.core.scenario import Scenario
+
+    from .editor import ScenarioEditor
+    from .file_actions import FileController
+    from .graph_view import GraphView
+    from .legend import Legend
 
 __all__ = ["MainWindow", "ask_export_file", "ask_export_folder"]
 
@@ -69,6 +74,7 @@ FONT_STEP = 0.1
 LEGEND_COLUMNS = 3
 COLUMN_SHARES = (0.28, 0.52, 0.20)
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
+Keys = QKeySequence | QKeySequence.StandardKey | str | list[QKeySequence] | None
 
 
 # -- dialog seam: tests replace these (looked up at call time) ------------------------
@@ -114,10 +120,10 @@ class MainWindow(QMainWindow):
         self._font_scale = settings.font_scale
         self._fresh_load = True
         self._auto_fit = True
-        self.graph_view: Any | None = None  # app.ui.graph_view.GraphView, made with the first recording
-        self.legend: Any | None = None
-        self.editor: Any | None = None  # app.ui.editor.ScenarioEditor, idem
-        self.files: Any | None = None  # app.ui.file_actions.FileController, idem
+        self.graph_view: GraphView | None = None  # these four are made with the first recording
+        self.legend: Legend | None = None
+        self.editor: ScenarioEditor | None = None
+        self.files: FileController | None = None
         self._slides: Iterator[Path] | None = None
         self._build_views()
         self._build_actions()
@@ -145,10 +151,12 @@ class MainWindow(QMainWindow):
         self._build_controls()
 
     def _build_graph_area(self) -> None:
-        self.summary = QLabel("", objectName="scenarioSummary")
+        self.summary = QLabel("")
+        self.summary.setObjectName("scenarioSummary")
         self.summary.setWordWrap(True)
         self.summary.setProperty("role", "hint")
-        self.graph_message = QLabel("Recording the scenario…", objectName="graphMessage")
+        self.graph_message = QLabel("Recording the scenario…")
+        self.graph_message.setObjectName("graphMessage")
         self.graph_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.graph_message.setWordWrap(True)
         self.graph_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -158,7 +166,8 @@ class MainWindow(QMainWindow):
         self.graph_stack = QStackedWidget()
         self.graph_stack.addWidget(self.graph_message)
         self.graph_stack.addWidget(self.graph_page)
-        self.notice = QLabel("", objectName="notice")
+        self.notice = QLabel("")
+        self.notice.setObjectName("notice")
         self.notice.setWordWrap(True)
         self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notice.setToolTip("Click to dismiss")
@@ -193,7 +202,7 @@ class MainWindow(QMainWindow):
         self.theme_picker.setToolTip("Colour theme: projector is high contrast for a beamer")
         self.theme_picker.setFocusPolicy(Qt.FocusPolicy.NoFocus)
 
-    def _action(self, text: str, keys: QKeySequence | str | list[QKeySequence] | None, slot: Any) -> QAction:
+    def _action(self, text: str, keys: Keys, slot: Any) -> QAction:
         action = QAction(text, self)
         if isinstance(keys, list):
             action.setShortcuts(keys)
@@ -389,7 +398,12 @@ class MainWindow(QMainWindow):
         self.session.load(source)
 
     def _on_scenario_chosen(self, position: int) -> None:
-        source = self.scenario_picker.itemData(position) or self.scenario_picker.itemText(position)
+        builtin = position < len(_builtin_names())
+        source = (
+            self.scenario_picker.itemText(position) if builtin else self.scenario_picker.itemData(position)
+        )
+        if source is None:
+            return  # the edited scenario already on screen
         if self.files is not None and not self.files.maybe_discard():
             self._select_picker(self.session.recording)
             return
@@ -458,8 +472,6 @@ class MainWindow(QMainWindow):
         self._show_error_in_editor()
 
     def _fall_back_to_seed(self) -> None:
-        from .settings import DEFAULT_SCENARIO
-
         if self._first_scenario != DEFAULT_SCENARIO:
             self._first_scenario = DEFAULT_SCENARIO
             self.load_scenario(DEFAULT_SCENARIO)
@@ -710,7 +722,7 @@ class MainWindow(QMainWindow):
             return False
         if isinstance(event, QWheelEvent) and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             self._auto_fit = False  # the graph view zooms on a plain wheel
-        if watched is self.notice and event.type() == QEvent.Type.MouseButtonRelease:
+        if event.type() == QEvent.Type.MouseButtonRelease and watched == self.notice:
             self.notice.hide()  # click to dismiss
             return False
         if isinstance(event, QWheelEvent) and self._wheel_scales_text(event):

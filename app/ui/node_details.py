@@ -60,8 +60,10 @@ class NodeDetails(QWidget):
         self._scenario_name: str | None = None
         self._table_node: str | None = None  # the node whose rows the table holds
         self.node_id: str | None = None
-        self.title = QLabel("Click a node in the graph", objectName="nodeTitle")
-        self.subtitle = QLabel("", objectName="nodeSubtitle")
+        self.title = QLabel("Click a node in the graph")
+        self.title.setObjectName("nodeTitle")
+        self.subtitle = QLabel("")
+        self.subtitle.setObjectName("nodeSubtitle")
         self.subtitle.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -88,10 +90,11 @@ class NodeDetails(QWidget):
 
     def slot_states(self) -> dict[str, str]:
         """Slot name -> the state text shown in the table."""
-        return {
-            self.table.item(row, 0).text(): self.table.item(row, STATE_COLUMN).text()
-            for row in range(self.table.rowCount())
-        }
+        return {self._cell(row, 0): self._cell(row, STATE_COLUMN) for row in range(self.table.rowCount())}
+
+    def _cell(self, row: int, column: int) -> str:
+        item = self.table.item(row, column)
+        return item.text() if item is not None else ""
 
     def _on_recording_applied(self, recording: Recording) -> None:
         self._table_node = None  # a new recording: shapes and bytes may differ
@@ -140,7 +143,7 @@ class NodeDetails(QWidget):
     def _fill_table(self, node: GraphNode, state: StepState) -> None:
         if self._table_node == node.id:  # same node, next step: only the states can change
             for row, slot in enumerate(node.saved):
-                self.table.item(row, STATE_COLUMN).setText(_state_text(node, slot, state))
+                self._set_cell(row, STATE_COLUMN, _state_text(node, slot, state))
             return
         self._table_node = node.id
         self.table.setRowCount(len(node.saved))
@@ -151,11 +154,14 @@ class NodeDetails(QWidget):
                 cells = [slot.name, "—", "—", "—"]
             cells.append(_state_text(node, slot, state))
             for column, text in enumerate(cells):
-                item = self.table.item(row, column)
-                if item is None:
-                    self.table.setItem(row, column, QTableWidgetItem(text))
-                else:
-                    item.setText(text)
+                self._set_cell(row, column, text)
+
+    def _set_cell(self, row: int, column: int, text: str) -> None:
+        item = self.table.item(row, column)  # reused: rewriting text is cheaper than new items
+        if item is None:
+            self.table.setItem(row, column, QTableWidgetItem(text))
+        else:
+            item.setText(text)
 
 
 def _state_text(node: GraphNode, slot: SavedSlot, state: StepState) -> str:

@@ -14,8 +14,10 @@ class StepCounter(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._session = session
-        self.number = QLabel("Step – / –", objectName="stepNumber")
-        self.detail = QLabel("", objectName="stepDetail")
+        self.number = QLabel("Step – / –")
+        self.number.setObjectName("stepNumber")
+        self.detail = QLabel("")
+        self.detail.setObjectName("stepDetail")
         for label in (self.number, self.detail):
             label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         layout = QVBoxLayout(self)
