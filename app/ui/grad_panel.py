@@ -181,7 +181,7 @@ class GradPanel(QWidget):
         self._leaves: dict[str, _LeafView] = {}
         self._scales: dict[str, float] = {}
         self._ends: CallGrads = {}
-        title = QLabel("Gradients (.grad of each leaf)")
+        title = QLabel("Gradients (.grad)")
         title.setProperty("role", "title")
         title.setWordWrap(True)
         self._legend = QLabel("")
