@@ -84,9 +84,13 @@ class Scenario:
         return replace(self, calls=tuple(calls))
 
     def summed(self) -> Scenario:
-        """One backward of the sum of every backward loss: the usual fix, no retention."""
-        losses = [c.loss for c in self.calls if c.kind == "backward"]
-        loss = " + ".join(f"({text})" for text in losses)
+        """One backward of the sum of every backward loss: the usual fix, no retention.
+
+        >>> load_builtin("forgot-retain").summed().to_python()[0][-1]
+        '(y.sum() + (y * 3).sum()).backward()'
+        """
+        losses = [c.loss.strip() for c in self.calls if c.kind == "backward"]
+        loss = " + ".join(_wrap(text) for text in losses)
         return replace(
             self,
             name=f"{self.name}-summed",
