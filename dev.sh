@@ -13,6 +13,13 @@ cd "$(dirname "$0")"
 want_pkgs=()
 command -v dot >/dev/null 2>&1 || want_pkgs+=(graphviz)
 if [ "${1:-}" = "test" ] && ! command -v Xvfb >/dev/null 2>&1; then want_pkgs+=(xvfb); fi
+# Libraries Qt's X11 (xcb) platform plugin loads: a real window, and the Xvfb screenshot test.
+if command -v dpkg >/dev/null 2>&1; then
+  for pkg in libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 \
+             libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 fontconfig; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || want_pkgs+=("$pkg")
+  done
+fi
 if [ ${#want_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
