@@ -1,3 +1,43 @@
+"""Fixtures shared by the window, panel and session tests."""
+
 import os
 
+import pytest
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def plain_forgot_retain_error() -> str:
+    """PyTorch's own message for the seed's second backward without retention (the oracle)."""
+    import torch
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.square()
+    y.sum().backward()
+    with pytest.raises(RuntimeError) as info:
+        (y * 3).sum().backward()
+    return str(info.value)
+
+
+@pytest.fixture(scope="module")
+def two_losses():
+    from app.core import load_builtin, record
+
+    return record(load_builtin("two-losses"))
+
+
+@pytest.fixture(scope="module")
+def forgot_retain():
+    from app.core import load_builtin, record
+
+    return record(load_builtin("forgot-retain"))
+
+
+@pytest.fixture
+def session(qtbot):
+    from app.ui.session import Session
+
+    made = Session()
+    yield made
+    made.pause()
+    made.worker.wait_idle()

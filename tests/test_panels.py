@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import plain_forgot_retain_error
 from PySide6.QtCore import Qt
 
-from app.core import load_builtin, record
+from app.core import record
 from app.core.captions import format_values
 from app.core.devices import DeviceInfo
 from app.core.timeline import Timeline
@@ -25,28 +26,9 @@ from app.ui.error_panel import ErrorPanel
 from app.ui.grad_panel import GradPanel
 from app.ui.memory_chart import MemoryChart
 from app.ui.node_details import NodeDetails
-from app.ui.session import Session
 from app.ui.settings import AppSettings
 from app.ui.step_counter import StepCounter
 from app.ui.timeline_bar import TimelineBar
-
-
-@pytest.fixture(scope="module")
-def two_losses():
-    return record(load_builtin("two-losses"))
-
-
-@pytest.fixture(scope="module")
-def forgot_retain():
-    return record(load_builtin("forgot-retain"))
-
-
-@pytest.fixture
-def session(qtbot):
-    made = Session()
-    yield made
-    made.pause()
-    made.worker.wait_idle()
 
 
 def _panel(qtbot, cls, session):
@@ -65,15 +47,6 @@ def _plain_torch_two_losses():
     y.sum().backward(retain_graph=True)
     (y * 3).sum().backward()
     return x.grad
-
-
-def _plain_torch_forgot_retain_error():
-    x = torch.tensor([1.0, 2.0], requires_grad=True)
-    y = x.square()
-    y.sum().backward()
-    with pytest.raises(RuntimeError) as info:
-        (y * 3).sum().backward()
-    return str(info.value)
 
 
 # -- node details ---------------------------------------------------------------------
@@ -193,7 +166,7 @@ def test_error_panel_shows_pytorchs_message_and_the_freeing_call(qtbot, session,
     panel = _panel(qtbot, ErrorPanel, session)
     session.apply(forgot_retain)
     assert not panel.isHidden()
-    assert panel.message.text() == _plain_torch_forgot_retain_error()
+    assert panel.message.text() == plain_forgot_retain_error()
     assert "PowBackward0" in panel.title.text()
     explanation = panel.explanation.text()
     assert "saved self" in explanation

@@ -4,33 +4,12 @@ import subprocess
 import sys
 import threading
 
-import pytest
 import torch
 
-from app.core import load_builtin, record
 from app.render.layout import LayoutError
 from app.ui import worker as worker_module
-from app.ui.session import Session
 
 TIMEOUT = 30_000
-
-
-@pytest.fixture(scope="module")
-def two_losses():
-    return record(load_builtin("two-losses"))
-
-
-@pytest.fixture(scope="module")
-def forgot_retain():
-    return record(load_builtin("forgot-retain"))
-
-
-@pytest.fixture
-def session(qtbot):
-    made = Session()
-    yield made
-    made.pause()
-    made.worker.wait_idle()
 
 
 def _load(qtbot, session, source):

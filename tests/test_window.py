@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import plain_forgot_retain_error
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
-from app.core import load_builtin, record
+from app.core import load_builtin
 from app.core.captions import format_values
 from app.core.devices import DeviceInfo
 from app.ui import dialogs
@@ -23,11 +24,6 @@ from app.ui.main_window import MainWindow
 from app.ui.settings import AppSettings
 
 TIMEOUT = 30_000
-
-
-@pytest.fixture(scope="module")
-def two_losses():
-    return record(load_builtin("two-losses"))
 
 
 @pytest.fixture(autouse=True)
@@ -78,15 +74,6 @@ def _rerecorded(qtbot, window, action):
 
 def _key(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
     qtbot.keyClick(window, key, modifier)
-
-
-def _plain_torch_error():
-    x = torch.tensor([1.0, 2.0], requires_grad=True)
-    y = x.square()
-    y.sum().backward()
-    with pytest.raises(RuntimeError) as info:
-        (y * 3).sum().backward()
-    return str(info.value)
 
 
 # -- opening and stepping -------------------------------------------------------------------
@@ -288,7 +275,7 @@ def test_unticking_retain_shows_pytorchs_error_at_powbackward0(qtbot, open_windo
     failed = recording.failed
     assert failed is not None
     assert not window.error_panel.isHidden()
-    assert window.error_panel.message.text() == _plain_torch_error()
+    assert window.error_panel.message.text() == plain_forgot_retain_error()
     assert recording.graph.node(failed.failed_node).name == "PowBackward0"
     assert window.session.state().step.kind == "error"
     assert window.graph_view.node_item(failed.failed_node).state == "failed"
