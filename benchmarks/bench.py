@@ -10,6 +10,7 @@ means and the targets from issue 4. No number here is ever asserted by a test.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import gc
 import json
@@ -285,8 +286,14 @@ def heap_delta(scenario: Scenario) -> HeapDelta:
 
 def peak_rss_child(nodes: int) -> dict[str, float]:
     """Peak RSS of a fresh process that records, lays out, draws and steps the ``nodes`` scenario."""
+    result: dict[str, float] = _child_json("--child-rss", nodes)
+    return result
+
+
+def _child_json(flag: str, nodes: int) -> Any:
+    """Run this file with ``flag nodes`` in a fresh process; its last stdout line is JSON."""
     done = subprocess.run(
-        [sys.executable, __file__, "--child-rss", str(nodes)],
+        [sys.executable, __file__, flag, str(nodes)],
         capture_output=True,
         text=True,
         timeout=7200,
@@ -295,18 +302,29 @@ def peak_rss_child(nodes: int) -> dict[str, float]:
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
-        raise RuntimeError(f"peak-RSS child failed ({done.returncode}): {done.stderr[-2000:]}")
-    result: dict[str, float] = json.loads(lines[-1])
-    return result
+        raise RuntimeError(f"{flag} child failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(lines[-1])
 
 
 def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    """Peak resident memory of this process so far, in MB.
+
+    VmHWM from /proc (Linux), which starts afresh at exec; ``ru_maxrss`` does not: a child inherits
+    its parent's peak, so a child spawned from a big benchmark process would report the parent's.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 def child_rss(nodes: int) -> None:
     """(child process) Record, lay out, build the view, visit every step; print peak RSS in MB."""
     application()
+    record(chain_scenario(10))  # torch's lazily imported meta kernels count as start-up, not as the graph
     baseline = _rss_mb()
     recording = record(chain_scenario(nodes), limits=BIG_LIMITS)
     after_record = _rss_mb()
@@ -454,7 +472,7 @@ class Window:
 
     def close(self) -> None:
         self.window.session.worker.wait_idle()
-        self.window.close()
+        self.window.hide()  # close() may ask about unsaved edits (a modal dialog)
         self.window.deleteLater()
         _settle()
 
@@ -623,10 +641,13 @@ def _interleaved_steps(
             opts.log(f"[{nodes}] round {r + 1}/{rounds}: {len(order)} steps in window and view")
             window_times.extend(window.step_through(order))
             view_times.extend(step_through_view(view, recording, order))
+            if shares[r]:
+                opts.log(
+                    f"[{nodes}] round {r + 1}/{rounds}: up to {len(shares[r])} re-renders (torchviz+dot+SVG)"
+                )
             for _ in shares[r]:
                 if rerender.timed_out or sum(rerender.times_ms) > RERENDER_BUDGET_S * 1000:
                     break
-                opts.log(f"[{nodes}] re-render (torchviz + dot + SVG)")
                 keep_none_alive()
                 ms = rerender_once(losses, viewer, opts.rerender_timeout_s)
                 if ms is None:
@@ -714,6 +735,9 @@ class Heartbeat:
         self.timer.stop()
         return max(self.gaps, default=(math.nan, "none"))
 
+    def top(self, count: int = 3) -> tuple[tuple[float, str], ...]:
+        return tuple(sorted(self.gaps, reverse=True)[:count])
+
 
 @dataclass(frozen=True)
 class Responsiveness:
@@ -723,6 +747,7 @@ class Responsiveness:
     load_s: float
     note: str = ""
     gc_pauses: tuple[tuple[float, int, str], ...] = ()  # slowest (ms, generation, thread) during the load
+    top_gaps: tuple[tuple[float, str], ...] = ()  # the largest gaps and what ran meanwhile
 
 
 class GcPauses:
@@ -766,6 +791,7 @@ def measure_heartbeat(nodes: int, log: Callable[[str], None]) -> Responsiveness:
     window = MainWindow(settings)
     window.show()
     _settle()
+    _show_seed_first(window)
     session, loop = window.session, QEventLoop()
     failed: list[str] = []
     session.step_applied.connect(lambda _i: _quit_when_built(window.graph_view, beat, loop))
@@ -779,13 +805,46 @@ def measure_heartbeat(nodes: int, log: Callable[[str], None]) -> Responsiveness:
         load_s = time.perf_counter() - start
         gap, phase = beat.stop()
     session.worker.wait_idle()
-    window.close()
+    window.hide()  # close() would ask about the unsaved in-memory scenario (a modal dialog)
     window.deleteLater()
     _settle()
     note = f"recording failed: {failed[0]}" if failed else ""
     note = (note + "; " if note else "") + patched
     log(f"heartbeat: {gap:.1f} ms during {phase}; load {load_s:.1f} s; {note}")
-    return Responsiveness(gap, phase, "window", load_s, note, pauses.slowest())
+    return Responsiveness(gap, phase, "window", load_s, note, pauses.slowest(), beat.top())
+
+
+def _show_seed_first(window: Any) -> None:
+    """As a user would: the window shows the seed before the big scenario is opened (so one-off
+    imports of the late widgets are not counted as the big graph's)."""
+    loop = QEventLoop()
+    window.session.step_applied.connect(loop.quit)
+    window.session.load("two-losses")
+    loop.exec()
+    window.session.step_applied.disconnect(loop.quit)
+    wait_built(window.graph_view)
+    _settle()
+
+
+def heartbeat_child(nodes: int) -> None:
+    """(child process) Warm up like a window that already showed the seed, then measure the load."""
+    application()
+    record(chain_scenario(10))
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    result = measure_heartbeat(nodes, log)
+    print(json.dumps(dataclasses.asdict(result)))
+
+
+def heartbeat_in_child(nodes: int) -> Responsiveness:
+    """The heartbeat in a fresh process: the benchmark's own heap (GBs after the big sizes) must not
+    slow the garbage collector or the event loop of the window being measured."""
+    data = _child_json("--child-heartbeat", nodes)
+    data["gc_pauses"] = tuple(tuple(p) for p in data["gc_pauses"])
+    data["top_gaps"] = tuple(tuple(g) for g in data["top_gaps"])
+    return Responsiveness(**data)
 
 
 def _quit_when_built(view: Any, beat: Heartbeat, loop: QEventLoop) -> None:
@@ -851,7 +910,8 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     opts.log(f"start-up: {runs} interleaved runs of the window and of `import torch`")
     startup, imports = attempt(lambda: measure_startup(runs), ([], []), opts.log)
     big = max(sizes)
-    heartbeat = attempt(lambda: measure_heartbeat(min(HEARTBEAT_NODES, big), opts.log), None, opts.log)
+    opts.log(f"heartbeat: loading {min(HEARTBEAT_NODES, big)} nodes in a fresh window process")
+    heartbeat = attempt(lambda: heartbeat_in_child(min(HEARTBEAT_NODES, big)), None, opts.log)
     opts.log(f"peak RSS: child process with {big} nodes")
     rss = attempt(lambda: peak_rss_child(big), {}, opts.log)
     rss["nodes"] = big
@@ -925,7 +985,7 @@ def _table_lines(report: Report) -> Iterator[str]:
     rss = report.rss
     yield (
         f"  peak RSS ({rss.get('nodes', 0):.0f} nodes, fresh process): {rss.get('peak_mb', math.nan):.0f} MB "
-        f"(after imports {rss.get('baseline_mb', math.nan):.0f} MB, after record "
+        f"(after imports and a 10-node warm-up {rss.get('baseline_mb', math.nan):.0f} MB, after record "
         f"{rss.get('after_record_mb', math.nan):.0f} MB)"
     )
     yield ""
@@ -944,6 +1004,8 @@ def _table_lines(report: Report) -> Iterator[str]:
         yield f"  load took {hb.load_s:.1f} s via the {hb.path}"
         pauses = ", ".join(f"{ms:.0f} ms (gen {gen}, {where})" for ms, gen, where in hb.gc_pauses)
         yield f"  slowest garbage-collector passes meanwhile: {pauses or 'none'}"
+        gaps = "; ".join(f"{ms:.0f} ms ({during})" for ms, during in hb.top_gaps)
+        yield f"  largest gaps: {gaps}"
         if hb.note:
             yield f"  note: {hb.note}"
         yield ""
@@ -985,6 +1047,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="one round of everything (a smoke run)")
     parser.add_argument("--rerender-timeout", type=float, default=120.0, help="cap on one dot run, s")
     parser.add_argument("--child-rss", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-heartbeat", type=int, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -992,6 +1055,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.child_rss:
         child_rss(args.child_rss)
+        return 0
+    if args.child_heartbeat:
+        heartbeat_child(args.child_heartbeat)
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
