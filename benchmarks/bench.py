@@ -51,6 +51,7 @@ HEARTBEAT_NODES = 5000
 PAINT_WAIT_MS = 300  # after the first step is applied, keep beating while it paints
 BIG_LIMITS = Limits(time_limit_s=3600.0)  # the benchmark measures; it must not be cut short
 LAYOUT_TIMEOUT_S = 3600.0
+HEAP_SKIP_S = 150.0  # tracemalloc triples a recording's time: skipped when one takes longer than this
 RERENDER_FULL_UP_TO = 100  # above this many nodes, re-render a sample of steps only
 RERENDER_SAMPLES = 5
 RERENDER_BUDGET_S = 120.0  # stop sampling re-renders of one size once they took this long in all
@@ -598,7 +599,7 @@ def measure_size(nodes: int, opts: Options) -> SizeResult:
     layout_s = time.perf_counter() - start
     steps = backward_steps(recording)
     window, view, rerender, sampled = _interleaved_steps(nodes, recording, layout, steps, opts)
-    heap = None if (opts.quick and big) or median(cost.record_s) > 60 else heap_delta(scenario)
+    heap = None if (opts.quick and big) or median(cost.record_s) > HEAP_SKIP_S else heap_delta(scenario)
     start = time.perf_counter()
     make_graph_view(recording, layout).deleteLater()
     set_model_s = time.perf_counter() - start
