@@ -309,3 +309,22 @@ def test_a_deadline_in_the_past_stops_evaluation_with_a_position() -> None:
         evaluator.run(parse("y = x * 2", field=FIELD, mode="exec"))
     assert (info.value.field, info.value.line, info.value.col) == (FIELD, 1, 1)
     assert "ran longer than 1 s and was stopped" in info.value.message
+
+
+def test_meta_cost_memo_keys_on_everything_a_meta_run_sees() -> None:
+    """A remembered cost is reused only for the same op, shapes, strides, dtypes and scalar types."""
+    from app.core import op_costs
+
+    mm = torch.ops.aten.mm.default
+    a, b = torch.ones(3, 4), torch.ones(4, 5)
+    first = op_costs.meta_cost(mm, (a, b), {})
+    assert op_costs.meta_cost(mm, (torch.zeros(3, 4), torch.zeros(4, 5)), {}) is first
+    wider = op_costs.meta_cost(mm, (a, torch.ones(4, 7)), {})
+    assert (first.largest, wider.largest) == (15, 21)
+    assert op_costs.meta_cost(mm, (a.t().contiguous().t(), b), {}) is not first  # other strides
+    # value-dependent ops are never remembered: their bound reads the values
+    nonzero = torch.ops.aten.nonzero.default
+    assert op_costs._signature(nonzero, (a,), {}) is None
+    assert op_costs._signature(torch.ops.aten.add.Scalar, (a, 1), {}) != op_costs._signature(
+        torch.ops.aten.add.Scalar, (a, True), {}
+    )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import torch
 from test_recorder import backward, check_against_probes, same, scenario_of
 
 from app.core import Recording, load_builtin, record
-from app.core.timeline import CHECKPOINT_EVERY, Timeline
+from app.core.timeline import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, Timeline
 
 CHAIN = 40
 Slots = dict[tuple[str, str], str]
@@ -68,6 +70,21 @@ def test_replay_does_not_depend_on_the_order_steps_are_visited(chain: Recording)
     order = [len(fresh) - 1, 3, 2 * CHECKPOINT_EVERY + 1, CHECKPOINT_EVERY, CHECKPOINT_EVERY - 1, 0]
     for i in order + order[::-1]:
         assert_state_equals(fresh, i, naive[i])
+
+
+def test_far_jumps_past_the_checkpoint_cache_replay_exactly() -> None:
+    """More checkpoints than are kept: every state still equals the naive one, and the cache
+    stays bounded (memory must not grow with steps x graph size once a learner stepped through)."""
+    long = 600
+    lines = ["h0 = x", *(f"h{i + 1} = torch.tanh(h{i})" for i in range(long))]
+    rec = record(scenario_of("\n".join(lines), backward(f"h{long}.sum()", True) + backward(f"h{long}.sum()")))
+    timeline = Timeline(rec.timeline.steps)
+    assert len(timeline) > 2 * CHECKPOINTS_KEPT * CHECKPOINT_EVERY
+    naive = naive_states(timeline)
+    order = list(range(len(timeline) - 1, -1, -7)) + random.Random(4).sample(range(len(timeline)), 200)
+    for i in order:
+        assert_state_equals(timeline, i, naive[i])
+        assert len(timeline._checkpoints) <= CHECKPOINTS_KEPT
 
 
 def test_chain_states_match_independent_probing() -> None:

@@ -372,6 +372,8 @@ class Evaluator:
         return type(exc)(exc.message, field=self.field, line=line, col=col)
 
     def _note_warnings(self, caught: list[warnings.WarningMessage], node: ast.AST) -> None:
+        if not caught:  # locating a node reads the text: only do it when there is something to say
+            return
         line, col = node_position(self._source, node)
         for item in caught:
             said = " ".join(str(item.message).split())

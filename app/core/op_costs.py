@@ -83,7 +83,59 @@ def meta_cost(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[s
 
     Raises :class:`ArgumentsRejected` when the meta run refuses the arguments,
     and ``NotImplementedError`` when the cost cannot be known at all.
+
+    A meta run sees only shapes, strides, dtypes and the non-tensor arguments,
+    so its cost is remembered under exactly those: a model repeats a few
+    signatures thousands of times, and some meta kernels (``layer_norm``'s is
+    a Python reference) cost far more than the real op on small tensors.
     """
+    key = _signature(func, args, kwargs)
+    cost = _MEMO.get(key) if key is not None else None
+    if cost is None:
+        cost = _run_on_meta(func, args, kwargs)
+        if key is not None:
+            if len(_MEMO) >= _MEMO_SIZE:
+                _MEMO.clear()  # a model repeats a few signatures: no need for LRU order
+            _MEMO[key] = cost
+    return cost
+
+
+_MEMO_SIZE = 4096
+_MEMO: dict[tuple[Any, ...], Cost] = {}
+
+
+class _NoKey(Exception):
+    """An argument the memo cannot key on exactly: run on meta every time."""
+
+
+def _signature(
+    func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, ...] | None:
+    """What a meta run of ``func`` depends on, or None when that includes the values."""
+    if torch.Tag.dynamic_output_shape in func.tags:  # sized from the real values
+        return None
+    try:
+        return (func, _key(args), _key(tuple(sorted(kwargs.items()))))
+    except _NoKey:
+        return None
+
+
+def _key(value: Any) -> Any:
+    if type(value) is torch.Tensor:
+        offset = value.storage_offset()
+        base = storage_elements(value) if offset else -1  # the meta copy's storage (_meta_tensor)
+        return (torch.Tensor, tuple(value.shape), value.stride(), offset, base, value.dtype, value.device)
+    if isinstance(value, (list, tuple)):
+        return (type(value), tuple(_key(item) for item in value))
+    if value is None or type(value) in _PLAIN_TYPES:
+        return (type(value), value)  # the type too: 1, 1.0 and True promote differently
+    raise _NoKey
+
+
+_PLAIN_TYPES = (bool, int, float, complex, str, torch.dtype, torch.device, torch.layout, torch.memory_format)
+
+
+def _run_on_meta(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Cost:
     try:
         meta_args, meta_kwargs = _to_meta(func, args, kwargs)
         with warnings.catch_warnings():

@@ -38,6 +38,7 @@ from .errors import RecordingTimeout, ScenarioError
 from .expr import Budget, Evaluator, Limits, parse
 from .graph import SAVED_PREFIX, Graph, GraphCapture, SavedSlot
 from .limits import timeout_message
+from .positions import SourceText
 from .scenario import Call, Scenario
 from .timeline import SlotKey, SlotState, Step, StepKind, Timeline
 
@@ -105,6 +106,7 @@ class _Recorder:
         self.states: dict[SlotKey, SlotState] = {}
         self.held: Counter[tuple[str, int]] = Counter()  # (device, pointer) -> slots holding it
         self.bytes_of: dict[tuple[str, int], int] = {}
+        self.held_bytes = 0  # sum of bytes_of over the storages held now
         self.has_run: set[str] = set()
         self.pending: dict[SlotKey, SlotState] = {}
         self.pending_nodes: list[str] = []
@@ -154,10 +156,12 @@ class _Recorder:
         return evaluator
 
     def _labeller(self, source: str) -> Callable[[ast.AST, Any], None]:
+        text_of = SourceText(source)  # split once: this runs for every value the code makes
+
         def on_value(node: ast.AST, value: Any) -> None:
             if isinstance(node, ast.Name) or value.grad_fn is None:
                 return
-            text = ast.get_source_segment(source, node) or ""
+            text = text_of.segment(node) or ""
             span = (getattr(node, "lineno", 0), getattr(node, "end_lineno", 0))
             self._labels.append((value.grad_fn, " ".join(text.split()), span, isinstance(node, ast.Assign)))
 
@@ -237,8 +241,12 @@ class _Recorder:
         holds = ("alive", "retained", "modified")
         change = (state in holds) - (old in holds)
         for ref in slot.storages:  # a storage is held while any slot holding it is
-            self.bytes_of[ref.device, ref.pointer] = ref.nbytes
-            self.held[ref.device, ref.pointer] += change
+            storage = ref.device, ref.pointer
+            before, old_bytes = self.held[storage], self.bytes_of.get(storage, 0)
+            self.held[storage] = after = before + change
+            self.bytes_of[storage] = ref.nbytes
+            # A running total: summing every storage on every step was O(steps x storages).
+            self.held_bytes += (ref.nbytes if after > 0 else 0) - (old_bytes if before > 0 else 0)
         self.states[key] = state
         self.pending[key] = state
 
@@ -249,9 +257,6 @@ class _Recorder:
             if state == "freed" and self.states.get(key) != "freed" and call is not None:
                 self.freed_by[key] = call
             self._set_state(key, state, slot)
-
-    def _saved_bytes(self) -> int:
-        return sum(self.bytes_of[k] for k, n in self.held.items() if n > 0)
 
     def _grad_changes(self) -> dict[str, torch.Tensor | None]:
         """Leaves whose ``.grad`` is another tensor, or the same one changed in place, since last time.
@@ -276,7 +281,7 @@ class _Recorder:
             node=node,
             slot_changes=MappingProxyType(dict(self.pending)),
             grad_changes=MappingProxyType(self._grad_changes()),
-            saved_bytes=self._saved_bytes(),
+            saved_bytes=self.held_bytes,
             device_bytes=_device_bytes(self.device),
             added_nodes=tuple(self.pending_nodes),
             **extra,

@@ -4,12 +4,14 @@
 A step stores only what changed since the step before it: slot states and
 leaf gradients. :meth:`Timeline.state` rebuilds the full state of any step by
 replaying from the nearest checkpoint (one every ``CHECKPOINT_EVERY`` steps,
-built lazily), so memory grows with the changes, not with steps x graph size,
-and stepping back never touches torch.
+built lazily, at most ``CHECKPOINTS_KEPT`` kept), so memory grows with the
+changes, not with steps x graph size, and stepping back never touches torch.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -18,6 +20,7 @@ from typing import Literal
 import torch
 
 __all__ = [
+    "CHECKPOINTS_KEPT",
     "CHECKPOINT_EVERY",
     "SlotKey",
     "SlotState",
@@ -31,6 +34,7 @@ SlotState = Literal["alive", "retained", "freed", "modified"]
 SlotKey = tuple[str, str]  # (node id, slot name)
 StepKind = Literal["forward", "node", "call_end", "error"]
 CHECKPOINT_EVERY = 32
+CHECKPOINTS_KEPT = 16
 
 _EMPTY: Mapping[object, object] = MappingProxyType({})
 
@@ -74,7 +78,12 @@ class _Full:
 @dataclass
 class Timeline:
     steps: tuple[Step, ...]
-    _checkpoints: dict[int, _Full] = field(default_factory=dict, repr=False)
+    # NOTE [checkpoint cache]: at most CHECKPOINTS_KEPT full states, least recently used
+    # dropped. Keeping one per CHECKPOINT_EVERY steps forever grew with steps x graph size
+    # (175 MB at 5,000 nodes once a learner had stepped through); stepping is local, and a far
+    # jump replays from the nearest kept checkpoint (a few changes per step).
+    _checkpoints: OrderedDict[int, _Full] = field(default_factory=OrderedDict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -96,21 +105,29 @@ class Timeline:
         )
 
     def _checkpoint(self, base: int) -> _Full:
-        if base in self._checkpoints:
-            return self._checkpoints[base]
-        if base == 0:
-            slots: dict[SlotKey, SlotState] = {}
-            grads: dict[str, torch.Tensor | None] = {}
-            visible: set[str] = set()
-            _apply(self.steps[0], slots, grads, visible)
+        with self._lock:  # the window's worker and GUI thread may both replay
+            full = self._checkpoints.get(base)
+            if full is None:
+                full = self._replay_to(base)
+                self._checkpoints[base] = full
+                while len(self._checkpoints) > CHECKPOINTS_KEPT:
+                    self._checkpoints.popitem(last=False)
+            self._checkpoints.move_to_end(base)
+            return full
+
+    def _replay_to(self, base: int) -> _Full:
+        start = max((b for b in self._checkpoints if b < base), default=None)
+        slots: dict[SlotKey, SlotState] = {}
+        grads: dict[str, torch.Tensor | None] = {}
+        visible: set[str] = set()
+        if start is None:
+            start = -1
         else:
-            prev = self._checkpoint(base - CHECKPOINT_EVERY)
+            prev = self._checkpoints[start]
             slots, grads, visible = dict(prev.slots), dict(prev.grads), set(prev.visible)
-            for step in self.steps[base - CHECKPOINT_EVERY + 1 : base + 1]:
-                _apply(step, slots, grads, visible)
-        full = _Full(slots, grads, frozenset(visible))
-        self._checkpoints[base] = full
-        return full
+        for step in self.steps[start + 1 : base + 1]:
+            _apply(step, slots, grads, visible)
+        return _Full(slots, grads, frozenset(visible))
 
     def changed_between(self, a: int, b: int) -> tuple[set[SlotKey], set[str]]:
         """Slots and nodes whose state may differ between steps ``a`` and ``b``."""
