@@ -328,3 +328,23 @@ def test_meta_cost_memo_keys_on_everything_a_meta_run_sees() -> None:
     assert op_costs._signature(torch.ops.aten.add.Scalar, (a, 1), {}) != op_costs._signature(
         torch.ops.aten.add.Scalar, (a, True), {}
     )
+
+
+def test_flat_tensors_finds_what_pytree_finds() -> None:
+    """The guard's own walk over ATen values agrees with torch.utils._pytree on every shape it sees."""
+    from torch.utils._pytree import tree_flatten
+
+    from app.core.aten_calls import flat_tensors
+
+    a, b, c = torch.ones(1), torch.ones(2), torch.ones(3)
+    values = [
+        a,
+        (a, [b, None, 3], {"k": c}),
+        torch.max(torch.ones(2, 3), dim=1),  # a torch.return_types tuple
+        [[], (), {}, 1.5, "s", torch.Size([2])],
+        {"out": [a, (b,)], "dim": 0},
+    ]
+    for value in values:
+        expected = [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+        found = list(flat_tensors(value))
+        assert len(found) == len(expected) and all(x is y for x, y in zip(found, expected, strict=True))

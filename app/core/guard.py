@@ -105,6 +105,8 @@ class SizeGuard(TorchDispatchMode):
             self.refusal = self._refusal(func, args, kwargs)
         if self.refusal is not None:
             raise self.refusal
+        if func._schema.is_mutable:  # in place, out=, x[i] = v: saved tensors may change
+            self.budget.writes += 1
         out = func(*args, **kwargs)
         for tensor in flat_tensors(out):
             if tensor.numel() > self.limits.max_elements:

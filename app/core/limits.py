@@ -47,6 +47,9 @@ class Limits:
 class Budget:
     """Elements allocated so far. Share one between the evaluators of a recording.
 
+    It also counts the operations that wrote into an existing tensor
+    (``writes``), so a recorder knows when saved tensors may have changed.
+
     >>> b = Budget(10)
     >>> b.charge(4), b.charge(7), b.used
     (True, False, 11)
@@ -55,6 +58,7 @@ class Budget:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.used = 0
+        self.writes = 0
 
     def charge(self, elements: int) -> bool:
         self.used += elements

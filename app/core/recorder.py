@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -46,6 +46,7 @@ __all__ = ["CallInfo", "Recording", "probe_slot", "record"]
 
 FREED_MARK = "freed"  # part of PyTorch's message for an access after release
 MODIFIED_MARK = "modified by an inplace operation"
+_HOLDING = frozenset(("alive", "retained", "modified"))  # states whose slot keeps its storage
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class _Recorder:
         self.limits = limits
         self.deadline = time.monotonic() + limits.time_limit_s
         self.budget = Budget(limits.max_total_elements)  # one element budget for the whole recording
+        self.probed_writes = 0  # budget.writes when every slot was last probed
         self.capture = GraphCapture()
         self.env: dict[str, Any] = {}
         self.inputs: dict[str, torch.Tensor] = {}  # as created, before forward code may rebind a name
@@ -111,7 +113,9 @@ class _Recorder:
         self.pending: dict[SlotKey, SlotState] = {}
         self.pending_nodes: list[str] = []
         self.grad_marks: dict[str, tuple[torch.Tensor, int] | None] = {}
-        self.leaves: dict[str, str] = {}
+        self.leaves: dict[str, str] = {}  # leaf name -> node id
+        self.leaf_names: dict[str, str] = {}  # node id -> leaf name
+        self.unread_leaves: dict[str, None] = {}  # leaves whose .grad no step has read yet
         self.calls: list[CallInfo] = []
         self.freed_by: dict[SlotKey, int] = {}
         self.reached: dict[str, set[int]] = {}
@@ -205,6 +209,8 @@ class _Recorder:
             if variable is not None:
                 name = self._name_of(variable) or self._unused_leaf_name()
                 self.leaves[name] = node_id
+                self.leaf_names[node_id] = name
+                self.unread_leaves[name] = None
                 self.capture.labels.setdefault(node_id, name)
             for slot in self.capture.node(node_id).tensor_slots:
                 self._set_state((node_id, slot.name), self._probe(node_id, slot.name), slot)
@@ -238,8 +244,7 @@ class _Recorder:
         if old == state:
             return
         slot = slot or self._slot(key)
-        holds = ("alive", "retained", "modified")
-        change = (state in holds) - (old in holds)
+        change = (state in _HOLDING) - (old in _HOLDING)
         for ref in slot.storages:  # a storage is held while any slot holding it is
             storage = ref.device, ref.pointer
             before, old_bytes = self.held[storage], self.bytes_of.get(storage, 0)
@@ -258,15 +263,24 @@ class _Recorder:
                 self.freed_by[key] = call
             self._set_state(key, state, slot)
 
-    def _grad_changes(self) -> dict[str, torch.Tensor | None]:
+    def _grad_changes(self, kind: StepKind, node: str | None) -> dict[str, torch.Tensor | None]:
         """Leaves whose ``.grad`` is another tensor, or the same one changed in place, since last time.
 
         The mark holds the grad tensor itself, not its ``id()``: create_graph makes
         AccumulateGrad replace ``.grad`` out of place, and a new tensor can reuse
         a dead one's id with the same version number.
+
+        Inside a call only a leaf's own AccumulateGrad writes its ``.grad``, so a node's step
+        reads that leaf (and leaves never read yet); the other steps read every leaf. Reading
+        all of them at every step cost steps x leaves.
         """
+        names: Iterable[str] = self.leaves
+        if kind == "node":
+            leaf = self.leaf_names.get(node or "")
+            names = dict.fromkeys([*([leaf] if leaf else []), *self.unread_leaves])
         changes: dict[str, torch.Tensor | None] = {}
-        for name in self.leaves:
+        for name in names:
+            self.unread_leaves.pop(name, None)
             grad = self._leaf_grad(name)
             if name not in self.grad_marks or not _unchanged(self.grad_marks[name], grad):
                 self.grad_marks[name] = None if grad is None else (grad, grad._version)
@@ -280,7 +294,7 @@ class _Recorder:
             call=call,
             node=node,
             slot_changes=MappingProxyType(dict(self.pending)),
-            grad_changes=MappingProxyType(self._grad_changes()),
+            grad_changes=MappingProxyType(self._grad_changes(kind, node)),
             saved_bytes=self.held_bytes,
             device_bytes=_device_bytes(self.device),
             added_nodes=tuple(self.pending_nodes),
@@ -305,7 +319,8 @@ class _Recorder:
                 col=1,
             )
         self._add_nodes(self.capture.add_roots([loss.grad_fn], call=index))
-        self._probe_all(None)  # the loss code may have changed a saved tensor in place
+        if self.budget.writes != self.probed_writes:  # the loss code wrote into a tensor in place
+            self._probe_all(None)
         self._mark_reached(loss.grad_fn, index)
         first = len(self.steps)
         start = {name: self._grad_copy(name) for name in self.leaves}
@@ -319,8 +334,11 @@ class _Recorder:
         except (RuntimeError, TypeError, ValueError) as exc:
             error = str(exc)
         observer.finish(error)
-        self._probe_all(index)
+        # NOTE [what a call can change]: the engine releases the buffers of the nodes it runs,
+        # and each of those was probed as its step closed. A failed call is probed in full: the
+        # failing node started and never finished.
         if error is not None:
+            self._probe_all(index)
             step = self._snapshot("error", index, observer.failed_node(), error=error)
             self.calls.append(CallInfo(index, call, first, step.index, error, observer.failed_node()))
             return False
@@ -384,6 +402,7 @@ class _Recorder:
     def _probe_all(self, call: int | None) -> None:
         for node_id in self.capture.fns:
             self._probe_node(node_id, call)
+        self.probed_writes = self.budget.writes
 
     def check_deadline(self) -> None:
         if time.monotonic() > self.deadline:
