@@ -12,6 +12,7 @@ from app.render.layout import layout_graph
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, SLOT_TAGS
 from app.ui.graph_view import ZOOM_STEP, GraphView
 from app.ui.legend import Legend
+from app.ui.worker import NEVER
 
 
 @pytest.fixture(scope="module")
@@ -439,14 +440,14 @@ def test_progressive_build_ends_equal_to_a_direct_build(qtbot, deep):
     sliced = GraphView()
     for view in (direct, sliced):
         qtbot.addWidget(view)
-    gc_before = gc.isenabled()
+    thresholds = gc.get_threshold()
     direct.set_model(rec, lay)
     with qtbot.waitSignal(sliced.model_ready, timeout=20000):
         sliced.set_model(rec, lay, progressive=True)
         assert sliced.building
-        assert not gc.isenabled()  # no full collections while slices run
+        assert gc.get_threshold() == (*thresholds[:2], NEVER)  # no full collections while slices run
         sliced.show_state(rec.timeline.state(5))  # stepping while it builds is fine
-    assert not sliced.building and gc.isenabled() == gc_before
+    assert not sliced.building and gc.get_threshold() == thresholds
     direct.show_state(rec.timeline.state(5))
 
     def looks(view):

@@ -66,7 +66,8 @@ class GraphScene(QGraphicsScene):
     """Every box and edge of ``recording``'s graph, placed by ``layout``.
 
     With ``populate=False`` nothing is built until the ``populate()`` iterator
-    is driven to its end (one slice of items per step).
+    is driven to its end (one slice of items per step). ``shown``: the
+    recording's :class:`ShownStates`, when already made (else built here).
     """
 
     def __init__(
@@ -77,11 +78,13 @@ class GraphScene(QGraphicsScene):
         palette: str = DEFAULT_PALETTE,
         font_scale: float = 1.0,
         populate: bool = True,
+        shown: ShownStates | None = None,
     ) -> None:
         super().__init__()
         self.recording = recording
         self.layout = layout
-        self.shown = ShownStates(recording)
+        # O(graph) tables: the window's worker builds them off the GUI thread and passes them in
+        self.shown = shown if shown is not None and shown.recording is recording else ShownStates(recording)
         self._palette = PALETTES[palette]
         self._font_scale = font_scale
         self._fonts = self._make_fonts()

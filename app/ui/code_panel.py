@@ -3,6 +3,13 @@
 The mark is a background colour *and* a text arrow in the margin (``▶`` for the
 call running now, ``✗`` for the call that failed), so it survives a washed-out
 projector.
+
+# NOTE [marks cost what changed]
+A 5,000-node model is thousands of forward lines, all marked at the forward
+step. The text is written once per recording (already marked for the first
+step shown); a step rewrites only the two marker characters of lines whose
+mark changes, and the background is one full-width selection spanning the
+marked lines, however many there are.
 """
 
 from __future__ import annotations
@@ -31,11 +38,12 @@ class CodePanel(QPlainTextEdit):
         self._lines: list[str] = []
         self._call_lines: dict[int, int] = {}
         self._forward_lines: range = range(0)
-        self._marked: list[int] = []
+        self._marked: range = range(0)
         self._failed_mark = False
         self._current = QColor("#ffe58a")
         self._failed = QColor("#ffc9c9")
         self.setReadOnly(True)
+        self.setUndoRedoEnabled(False)  # marker edits are not the learner's: nothing to undo
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # arrow keys stay with the window's step actions
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # no line hides its end
         self.setPlainText("# recording…")
@@ -69,6 +77,13 @@ class CodePanel(QPlainTextEdit):
         self._lines, self._call_lines = scenario.to_python()
         first_call = min(self._call_lines.values(), default=len(self._lines))
         self._forward_lines = range(2 + len(scenario.inputs), first_call)  # after "import torch", inputs
+        # The text is written once per recording, already marked for the step shown first.
+        self._marked, self._failed_mark = self._marks_now()
+        mark, marked = self._mark_text(), self._marked
+        self.setPlainText(
+            "\n".join((mark if i in marked else IDLE) + line for i, line in enumerate(self._lines))
+        )
+        self._show_marks()
         self._update_height()
 
     def _update_height(self) -> None:
@@ -95,37 +110,68 @@ class CodePanel(QPlainTextEdit):
             self._update_height()
 
     def _on_step_applied(self, index: int) -> None:
+        marked, failed = self._marks_now()
+        if (marked, failed) == (self._marked, self._failed_mark):
+            return
+        self._remark(marked, failed)
+        self._show_marks()
+
+    def _marks_now(self) -> tuple[range, bool]:
+        """The lines to mark at the current step (the forward block, or one call's line) and
+        whether they failed."""
         state = self._session.state()
         if state is None:
-            return
+            return range(0), False
         step = state.step
-        marked = (
-            set(self._forward_lines)
-            if step.call is None
-            else {self._call_lines[step.call]}
-            if step.call in self._call_lines
-            else set()
-        )
-        mark = FAILED if step.kind == "error" else RUNNING
-        text = "\n".join((mark if i in marked else IDLE) + line for i, line in enumerate(self._lines))
-        if text != self.toPlainText():
-            self.setPlainText(text)
-        self._marked, self._failed_mark = sorted(marked), step.kind == "error"
+        failed = step.kind == "error"
+        if step.call is None:
+            return self._forward_lines, failed
+        line = self._call_lines.get(step.call)
+        return (range(0) if line is None else range(line, line + 1)), failed
+
+    def _mark_text(self) -> str:
+        return FAILED if self._failed_mark else RUNNING
+
+    def _remark(self, marked: range, failed: bool) -> None:
+        """Rewrite the marker of each line whose mark changes; every other line is left alone."""
+        before = {i: self._mark_text() for i in self._marked}
+        self._marked, self._failed_mark = marked, failed
+        after = dict.fromkeys(marked, self._mark_text())
+        changed = sorted(i for i in before.keys() | after.keys() if before.get(i) != after.get(i))
+        document, cursor = self.document(), QTextCursor(self.document())
+        cursor.beginEditBlock()  # one layout pass for all the edits
+        for number in changed:
+            block = document.findBlockByNumber(number)
+            cursor.setPosition(block.position())
+            cursor.setPosition(block.position() + len(IDLE), QTextCursor.MoveMode.KeepAnchor)
+            cursor.insertText(after.get(number, IDLE))
+        cursor.endEditBlock()
+
+    def _show_marks(self) -> None:
         self._highlight()
         if self._marked:
             self.setTextCursor(QTextCursor(self.document().findBlockByNumber(self._marked[0])))
             self.ensureCursorVisible()
 
     def _highlight(self) -> None:
-        color = self._failed if self._failed_mark else self._current
-        selections = []
-        for number in self._marked:
-            block = self.document().findBlockByNumber(number)
-            selection = QTextEdit.ExtraSelection()
-            fmt = QTextCharFormat()
-            fmt.setBackground(color)
-            fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            selection.format = fmt
-            selection.cursor = QTextCursor(block)
-            selections.append(selection)
-        self.setExtraSelections(selections)
+        """One full-width selection spanning the marked block of lines (their number does not matter)."""
+        if not self._marked:
+            self.setExtraSelections([])
+            return
+        document = self.document()
+        first = document.findBlockByNumber(self._marked[0])
+        last = document.findBlockByNumber(self._marked[-1])
+        if not (first.isValid() and last.isValid()):
+            self.setExtraSelections([])
+            return
+        fmt = QTextCharFormat()
+        fmt.setBackground(self._failed if self._failed_mark else self._current)
+        fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        cursor = QTextCursor(first)
+        if last != first:  # up to the start of the next line, so the last line is full width too
+            end = last.position() + last.length() - (0 if last.next().isValid() else 1)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        selection = QTextEdit.ExtraSelection()
+        selection.format = fmt
+        selection.cursor = cursor
+        self.setExtraSelections([selection])

@@ -228,17 +228,20 @@ class GradPanel(QWidget):
         for name in names:
             self._leaves[name] = _LeafView(name, self._body)
             self._rows.addWidget(self._leaves[name], 1)
-        self._scales = {name: _largest(recording, name) for name in names}
-        # .grad after each finished call: replayed once per recording, not once per step
-        self._ends = {
-            info.index: recording.grads_at_end(info.index) for info in recording.calls if not info.error
-        }
+        # Both read the whole timeline: worked out when first needed (no .grad at the forward step)
+        self._scales = {}
+        self._ends = {}  # .grad after each finished call, replayed once per recording
         self._legend.setText("Bars: one colour per call, stacked as the calls add up; fixed scale.")
 
     def _on_step_applied(self, index: int) -> None:
         state, recording = self._session.state(), self._session.recording
         if state is None or recording is None:
             return
+        for call in _finished_calls(recording, state):
+            if call not in self._ends:
+                self._ends[call] = recording.grads_at_end(call)
+        if not self._scales and (self._ends or any(state.grads.get(n) is not None for n in self._leaves)):
+            self._scales = _largest(recording, list(self._leaves))
         for name, view in self._leaves.items():
             grad = state.grads.get(name)
             view.value.setText(f"{name}.grad = {_format(grad)}")
@@ -286,11 +289,11 @@ def _bars(recording: Recording, state: StepState, name: str, ends: CallGrads) ->
     return bars
 
 
-def _largest(recording: Recording, name: str) -> float:
-    """The largest |value| the leaf's grad ever reaches: the bars' fixed scale."""
-    largest = 0.0
+def _largest(recording: Recording, names: list[str]) -> dict[str, float]:
+    """The largest |value| each leaf's grad ever reaches: the bars' fixed scale (one pass over the steps)."""
+    largest = dict.fromkeys(names, 0.0)
     for step in recording.timeline.steps:
-        grad = step.grad_changes.get(name)
-        if grad is not None and grad.numel():
-            largest = max(largest, float(grad.detach().reshape(-1)[:MAX_BARS].abs().max()))
-    return largest or 1.0
+        for name, grad in step.grad_changes.items():
+            if name in largest and grad is not None and grad.numel():
+                largest[name] = max(largest[name], float(grad.detach().reshape(-1)[:MAX_BARS].abs().max()))
+    return {name: value or 1.0 for name, value in largest.items()}

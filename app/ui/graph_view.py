@@ -11,21 +11,18 @@ view fills in; ``model_ready`` says when every item is there. Zoomed far
 out, saved-value boxes are hidden (level of detail), so fit-to-window of a
 5,000-node graph paints only the nodes and arrows.
 
-# NOTE [no full GC while building]
-Tens of thousands of new long-lived items make CPython run full (oldest
-generation) collections over torch's large heap, 200-300 ms each, twice
-during a 5,000-node build. Automatic collection is paused while slices run
-(the young generation is still collected every tick) and restored after.
+While slices run, full garbage collections are paused (``GcPause``, see
+NOTE [no full GC while loading] in ``worker.py``): tens of thousands of new
+long-lived items would otherwise trigger passes of hundreds of ms over them.
+A finished progressive build freezes what it made.
 """
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
 
 from PySide6.QtCore import QPoint, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QWheelEvent
@@ -39,7 +36,10 @@ from app.render.labels import SLOT_FONT_PX
 from app.render.layout import Layout
 from app.render.picture import write_png, write_svg
 from app.render.scene import GraphScene
+from app.render.states import ShownStates
 from app.render.style import DEFAULT_PALETTE, PALETTES, text_readable
+
+from .worker import GcPause
 
 __all__ = ["GraphView"]
 
@@ -51,27 +51,6 @@ READ_ZOOM = 1.0  # find_node zooms in at least this far so the found node can be
 CLICK_SLOP = 5  # pixels a press may move and still count as a click, not a pan
 PROGRESSIVE_ITEMS = 3000  # graphs with more items than this are built in slices
 SLICE_S = 0.008  # time spent building per timer tick; the rest of the tick is the window's
-
-
-class _GcPause:
-    """Automatic garbage collection is off while any view is building (NOTE [no full GC while building])."""
-
-    holders: ClassVar[set[int]] = set()
-    was_on: ClassVar[bool] = True
-
-    @classmethod
-    def hold(cls, key: int) -> None:
-        if not cls.holders:
-            cls.was_on = gc.isenabled()
-            gc.disable()
-        cls.holders.add(key)
-
-    @classmethod
-    def release(cls, key: int, *_: object) -> None:
-        if key in cls.holders:
-            cls.holders.discard(key)
-            if not cls.holders and cls.was_on:
-                gc.enable()
 
 
 class GraphView(QGraphicsView):
@@ -89,7 +68,7 @@ class GraphView(QGraphicsView):
         self._builder: Iterator[int] | None = None
         self._key = id(self)
         self._fitted: tuple[QRectF, float] | None = None  # scene rect and zoom of the last fit()
-        self.destroyed.connect(partial(_GcPause.release, self._key))
+        self.destroyed.connect(partial(GcPause.release, self._key))
         self._build_timer = QTimer(self)
         self._build_timer.setInterval(0)
         self._build_timer.timeout.connect(self._on_build_tick)
@@ -102,20 +81,33 @@ class GraphView(QGraphicsView):
         self._update_background()
 
     # -- model ---------------------------------------------------------------
-    def set_model(self, recording: Recording, layout: Layout, *, progressive: bool | None = None) -> None:
+    def set_model(
+        self,
+        recording: Recording,
+        layout: Layout,
+        *,
+        progressive: bool | None = None,
+        shown: ShownStates | None = None,
+    ) -> None:
         """Build every item once for ``recording`` placed by ``layout``, showing step 0.
 
         ``progressive`` builds in slices on timer ticks (default: only for large
         graphs); ``show_state`` may be called meanwhile. ``model_ready`` is
         emitted once everything is built (at once when not progressive).
+        ``shown``: the recording's ``ShownStates`` if the worker built it already.
         """
         self._stop_building()
         items = len(layout.nodes) + 2 * len(layout.slots) + len(layout.edges) + len(layout.proxies)
         slices = items > PROGRESSIVE_ITEMS if progressive is None else progressive
         if slices:
-            _GcPause.hold(self._key)  # NOTE [no full GC while building]
+            GcPause.hold(self._key)  # NOTE [no full GC while loading]
         graph = GraphScene(
-            recording, layout, palette=self._palette, font_scale=self._font_scale, populate=not slices
+            recording,
+            layout,
+            palette=self._palette,
+            font_scale=self._font_scale,
+            populate=not slices,
+            shown=shown,
         )
         self._swap_scene(graph)
         self._graph = graph
@@ -136,16 +128,16 @@ class GraphView(QGraphicsView):
         try:
             while time.perf_counter() < deadline and self._builder is not None:
                 next(self._builder)
-            gc.collect(0)
         except StopIteration:
-            self._stop_building()
+            self._stop_building(built=True)
             self.model_ready.emit()
         self._refit_if_untouched()
 
-    def _stop_building(self) -> None:
+    def _stop_building(self, *, built: bool = False) -> None:
+        """Stop the slices; ``built``: all of a big graph is there for good, freeze it."""
         self._build_timer.stop()
         self._builder = None
-        _GcPause.release(self._key)
+        GcPause.release(self._key, freeze=built)
 
     def _swap_scene(self, scene: QGraphicsScene) -> None:
         old = self.scene()

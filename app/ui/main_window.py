@@ -443,7 +443,7 @@ class MainWindow(QMainWindow):
             )
             self.graph_stack.setCurrentIndex(MESSAGE_PAGE)
             return
-        self.graph_view.set_model(recording, layout)
+        self.graph_view.set_model(recording, layout, shown=self.session.shown)
         self.graph_stack.setCurrentIndex(GRAPH_PAGE)
         QTimer.singleShot(0, self._fit_graph)  # once the page has its final size
 

@@ -47,6 +47,7 @@ class Session(QObject):
         self._modes: dict[int, Mode] = {}
         self.layout: Any | None = None
         self.layout_error: str | None = None
+        self.shown: Any | None = None  # app.render.states.ShownStates of the recording, when prepared
         self.last_error: BaseException | None = None
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._on_tick)
@@ -117,7 +118,7 @@ class Session(QObject):
     def _on_result(self, result: RecordingResult) -> None:
         mode = self._modes.pop(result.request, "keep")
         self._requested = None
-        self.apply(result.recording, result.layout, result.layout_error, mode=mode)
+        self.apply(result.recording, result.layout, result.layout_error, mode=mode, shown=result.shown)
 
     def _on_failure(self, failure: RecordingFailure) -> None:
         self._modes.pop(failure.request, None)
@@ -132,12 +133,16 @@ class Session(QObject):
         layout_error: str | None = None,
         *,
         mode: Mode = "start",
+        shown: Any | None = None,
     ) -> None:
-        """Put ``recording`` on screen (also the seam tests use to skip the worker)."""
+        """Put ``recording`` on screen (also the seam tests use to skip the worker).
+
+        ``shown``: its ``ShownStates``, prepared off the GUI thread (the graph view builds one if None).
+        """
         self.pause()
         self._recording = recording
         self._state = None
-        self.layout, self.layout_error = layout, layout_error
+        self.layout, self.layout_error, self.shown = layout, layout_error, shown
         self.last_error = None
         self._index = self._start_index(recording, mode)
         self.recording_applied.emit(recording)

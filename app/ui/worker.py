@@ -8,6 +8,21 @@ GUI thread. Only the newest request's answer is delivered: a slower answer to
 an older request (the learner clicked again meanwhile) is dropped. ``app.core``
 and ``app.render`` are imported inside the thread, so the window can paint
 before ``import torch`` has finished.
+
+# NOTE [no full GC while loading]
+A full (generation-2) collection walks every tracked object and holds the GIL
+while it does, on whichever thread triggered it: once a 5,000-node recording
+and its drawing exist that is 100-350 ms in which the GUI thread cannot run.
+Loading one creates hundreds of thousands of long-lived objects, which is
+exactly what triggers such passes. So from a request until the GUI has taken
+its result, and while the graph view fills in, :class:`GcPause` sets the
+generation-2 threshold out of reach: young collections (a few ms) still run
+and free short-lived cycles, full ones wait. Holders from both threads count
+up and down under one lock; the last release restores the thresholds exactly.
+A big load is then frozen (``gc.freeze``, as NOTE [gc freeze] does for
+torch's import-time objects): later full passes skip it, and when it is
+replaced reference counting frees it (it holds no reference cycles; a
+cycle would leak it, which ``tests/test_responsive_load.py`` would catch).
 """
 
 from __future__ import annotations
@@ -15,9 +30,11 @@ from __future__ import annotations
 import gc
 import logging
 import threading
+from collections.abc import Hashable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
@@ -25,9 +42,70 @@ if TYPE_CHECKING:
     from app.core.recorder import Recording
     from app.core.scenario import Scenario
 
-__all__ = ["RecordingFailure", "RecordingResult", "RecordingWorker", "layout_recording", "record_scenario"]
+__all__ = [
+    "FREEZE_NODES",
+    "NEVER",
+    "GcPause",
+    "RecordingFailure",
+    "RecordingResult",
+    "RecordingWorker",
+    "layout_recording",
+    "prepare_shown",
+    "record_scenario",
+]
 
 log = logging.getLogger(__name__)
+
+NEVER = 1_000_000_000  # a generation-2 threshold that is never reached
+FREEZE_NODES = 1000  # recordings at least this big are frozen once loaded (NOTE [no full GC while loading])
+
+
+class GcPause:
+    """No automatic full collection while anyone holds the pause (NOTE [no full GC while loading]).
+
+    >>> before = gc.get_threshold()
+    >>> GcPause.hold("doc"); gc.get_threshold()[2] == NEVER
+    True
+    >>> GcPause.release("doc"); gc.get_threshold() == before
+    True
+    """
+
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _holders: ClassVar[set[Hashable]] = set()
+    _saved: ClassVar[tuple[int, int, int]] = (700, 10, 10)
+    _freeze: ClassVar[bool] = False
+
+    @classmethod
+    def hold(cls, key: Hashable) -> None:
+        with cls._lock:
+            if not cls._holders:
+                cls._saved = gc.get_threshold()
+                gc.set_threshold(cls._saved[0], cls._saved[1], NEVER)
+            cls._holders.add(key)
+
+    @classmethod
+    def release(cls, key: Hashable, *, freeze: bool = False) -> None:
+        """Drop ``key``'s hold; the last one restores the thresholds exactly as they were.
+
+        ``freeze``: what was loaded is big and lives on; the last release freezes it.
+        """
+        with cls._lock:
+            if key not in cls._holders:
+                return
+            cls._holders.discard(key)
+            cls._freeze = cls._freeze or freeze
+            if cls._holders:
+                return
+            if cls._freeze:
+                gc.collect(1)  # the young garbage is not frozen with the rest (a few ms)
+                gc.freeze()
+            cls._freeze = False
+            gc.set_threshold(*cls._saved)
+
+    @classmethod
+    def held(cls) -> bool:
+        with cls._lock:
+            return bool(cls._holders)
 
 
 @dataclass(frozen=True)
@@ -36,6 +114,7 @@ class RecordingResult:
     recording: Recording
     layout: Any | None  # app.render.layout.Layout, or None when Graphviz failed
     layout_error: str | None
+    shown: Any | None = None  # app.render.states.ShownStates, built here rather than on the GUI thread
 
 
 @dataclass(frozen=True)
@@ -90,6 +169,13 @@ def layout_recording(recording: Recording) -> Any:
     return layout_graph(recording.graph)
 
 
+def prepare_shown(recording: Recording) -> Any:
+    """What each box shows per step (``ShownStates``): its tables are O(graph), so built here."""
+    from app.render.states import ShownStates
+
+    return ShownStates(recording)
+
+
 def _layout_or_error(recording: Recording) -> tuple[Any | None, str | None]:
     try:
         return layout_recording(recording), None
@@ -122,7 +208,9 @@ class RecordingWorker(QObject):
         self._pool.setMaxThreadCount(2)  # a superseded run may still be finishing
         self._latest = 0
         self._busy = False
+        self._pauses: set[Hashable] = set()  # GcPause keys of runs not yet handed over
         self._done.connect(self._on_done)
+        self.destroyed.connect(partial(_release_all, self._pauses))
 
     @property
     def busy(self) -> bool:
@@ -132,6 +220,7 @@ class RecordingWorker(QObject):
         """Start recording ``source`` on ``device``; returns the request's number."""
         self._latest += 1
         number = self._latest
+        self._hold_gc(number)  # released once the GUI has taken the result (or dropped it)
         self._pool.start(lambda: self._run(number, source, device))
         self._set_busy(True)
         return number
@@ -146,8 +235,9 @@ class RecordingWorker(QObject):
             import_core()
             recording = record_scenario(load_source(source), device)
             layout, layout_error = _layout_or_error(recording)
+            shown = prepare_shown(recording) if layout is not None else None
             outcome: RecordingResult | RecordingFailure = RecordingResult(
-                number, recording, layout, layout_error
+                number, recording, layout, layout_error, shown
             )
         except Exception as exc:
             log.info("recording failed: %s", exc)
@@ -158,15 +248,36 @@ class RecordingWorker(QObject):
             log.debug("dropped a recording: its worker is gone")
 
     def _on_done(self, outcome: RecordingResult | RecordingFailure) -> None:
-        if outcome.request != self._latest:
-            return  # superseded: a newer request is running or done
-        self._set_busy(False)
-        if isinstance(outcome, RecordingResult):
-            self.finished.emit(outcome)
-        else:
-            self.failed.emit(outcome)
+        try:
+            if outcome.request != self._latest:
+                return  # superseded: a newer request is running or done
+            self._set_busy(False)
+            if isinstance(outcome, RecordingResult):
+                self.finished.emit(outcome)  # the view holds its own pause while it fills in
+            else:
+                self.failed.emit(outcome)
+        finally:
+            big = isinstance(outcome, RecordingResult) and len(outcome.recording.graph) >= FREEZE_NODES
+            self._release_gc(outcome.request, freeze=big)
+
+    def _hold_gc(self, number: int) -> None:
+        key = (id(self), number)
+        self._pauses.add(key)
+        GcPause.hold(key)
+
+    def _release_gc(self, number: int, *, freeze: bool) -> None:
+        key = (id(self), number)
+        self._pauses.discard(key)
+        GcPause.release(key, freeze=freeze)
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:
             self._busy = busy
             self.busy_changed.emit(busy)
+
+
+def _release_all(keys: set[Hashable], *_: object) -> None:
+    """A deleted worker's runs will never be handed over: let go of their pauses."""
+    for key in list(keys):
+        GcPause.release(key)
+    keys.clear()

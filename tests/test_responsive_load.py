@@ -1,0 +1,202 @@
+"""Loading a recording without stalling the GUI thread: what each change keeps true.
+
+No timing is asserted (that is the benchmark's job, ``benchmarks/bench.py``):
+these tests check that the cheaper paths show the same thing as the plain ones
+(the layout parsed in pieces equals ``json.loads``, a code panel marked step by
+step equals one marked from scratch), and that the garbage-collector pause is
+held and given back exactly.
+"""
+
+import gc
+import json
+import shutil
+import subprocess
+import weakref
+from dataclasses import replace
+
+import pytest
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QApplication
+
+from app.core import load_builtin, record
+from app.render.dot_source import dot_source
+from app.render.layout import LayoutError, loads_in_pieces, parse_layout
+from app.render.states import ShownStates
+from app.ui import worker as worker_module
+from app.ui.code_panel import IDLE, CodePanel
+from app.ui.graph_view import GraphView
+from app.ui.session import Session
+from app.ui.worker import NEVER, GcPause
+
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz 'dot' is not installed")
+
+
+# -- layout: decoded in pieces, the same data -------------------------------------------------
+def _dot_json(recording) -> str:
+    source = dot_source(recording.graph, reserve_tags=True)
+    done = subprocess.run(["dot", "-Tjson0"], input=source.encode(), capture_output=True, check=True)
+    return done.stdout.decode()
+
+
+@needs_dot
+@pytest.mark.parametrize("name", ["two-losses", "forgot-retain"])
+def test_layout_json_decoded_in_pieces_equals_json_loads(name):
+    text = _dot_json(record(load_builtin(name)))
+    assert loads_in_pieces(text) == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{}",
+        ' { "a" : [ ] , "b":[1, [2, {"c": "]},["}], 3] ,"d" : "x\\"[y" } ',
+        '{"objects": [{"name": "é\\u00e9", "pos": "1,2"}], "edges": [{"tail": 0, "head": 1}]}',
+    ],
+)
+def test_json_decoded_in_pieces_equals_json_loads(text):
+    assert loads_in_pieces(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ["", "[1, 2]", '{"a": [1, 2}', '{"a" 1}', '{"a": [1 2]}', '{"a": 1'])
+def test_broken_layout_json_is_a_layout_error(text, two_losses):
+    with pytest.raises(LayoutError, match="could not read Graphviz's layout"):
+        parse_layout(text, two_losses.graph)
+
+
+# -- code panel: marks changed in place equal marks written from scratch -----------------------
+def _fresh_text(recording, index: int, qtbot) -> str:
+    session = Session()
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    session.apply(recording)
+    session.go_to(index)
+    return panel.toPlainText()
+
+
+def _selected_lines(panel: CodePanel) -> list[int]:
+    """The lines the background selection covers (one selection spanning them all)."""
+    selections = panel.extraSelections()
+    if not selections:
+        return []
+    assert len(selections) == 1
+    cursor = selections[0].cursor
+    doc = panel.document()
+    first = doc.findBlock(cursor.selectionStart()).blockNumber()
+    end = cursor.selectionEnd()
+    last = doc.findBlock(end).blockNumber()
+    if cursor.hasSelection() and doc.findBlock(end).position() == end:
+        last -= 1  # the selection ends at the start of the next line, to paint the last one full width
+    return list(range(first, last + 1))
+
+
+@pytest.fixture(scope="module")
+def long_forward():
+    """The seed with a forward block of several lines (the mark spans them all)."""
+    seed = load_builtin("two-losses")
+    return record(replace(seed, forward=seed.forward + "z = y * 2\nw = z.exp()\n"))
+
+
+@pytest.mark.parametrize("fixture", ["two_losses", "forgot_retain", "long_forward"])
+def test_code_panel_marked_step_by_step_equals_marked_from_scratch(qtbot, session, fixture, request):
+    recording = request.getfixturevalue(fixture)
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    session.apply(recording, mode="start")
+    last = len(recording.timeline) - 1
+    for index in [*range(last + 1), 0, last, 1, 0]:  # forward, each call step, jumps back and forth
+        session.go_to(index)
+        assert panel.toPlainText() == _fresh_text(recording, index, qtbot)
+        marked = panel.highlighted_lines()
+        assert _selected_lines(panel) == marked
+        lines = panel.toPlainText().splitlines()
+        assert {line[: len(IDLE)] for i, line in enumerate(lines) if i in marked} <= {"▶ ", "✗ "}
+
+
+def test_code_panel_marks_the_whole_forward_block_with_one_selection(qtbot, session, long_forward):
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    session.apply(long_forward)
+    session.home()
+    lines, call_lines = long_forward.scenario.to_python()
+    forward = list(range(lines.index("y = x.square()"), min(call_lines.values())))
+    assert lines[forward[-1]] == "w = z.exp()"
+    assert panel.highlighted_lines() == forward
+    assert _selected_lines(panel) == forward
+    assert panel.isUndoRedoEnabled() is False  # marker edits pile up no undo history
+
+
+# -- the garbage-collector pause -----------------------------------------------------------------
+@pytest.fixture
+def thresholds():
+    before = gc.get_threshold()
+    yield before
+    assert not GcPause.held()
+    gc.set_threshold(*before)
+
+
+def test_gc_pause_is_counted_and_restores_the_thresholds_exactly(thresholds):
+    gc.set_threshold(500, 7, 9)
+    try:
+        GcPause.hold("a")
+        GcPause.hold("b")
+        assert gc.get_threshold() == (500, 7, NEVER)  # young collections still run
+        GcPause.release("a")
+        assert gc.get_threshold() == (500, 7, NEVER)  # "b" still holds it
+        GcPause.release("a")  # a second release of the same key changes nothing
+        assert GcPause.held()
+        GcPause.release("b")
+        assert gc.get_threshold() == (500, 7, 9)
+        GcPause.release("b")
+        assert gc.get_threshold() == (500, 7, 9)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def test_gc_pause_freezes_at_the_last_release_when_asked(thresholds):
+    GcPause.hold("view")
+    GcPause.hold("worker")
+    kept = [[n] for n in range(1000)]  # tracked containers that outlive the pause
+    frozen = gc.get_freeze_count()
+    GcPause.release("worker", freeze=True)
+    assert gc.get_freeze_count() == frozen  # someone still holds it: nothing frozen yet
+    GcPause.release("view")
+    assert gc.get_freeze_count() >= frozen + len(kept)
+    assert gc.get_threshold() == thresholds
+
+
+def _wait_applied(qtbot, session: Session, source) -> None:
+    with qtbot.waitSignal(session.recording_applied, timeout=30_000):
+        session.load(source)
+
+
+def test_the_worker_builds_the_shown_states_and_the_view_uses_them(qtbot, session, thresholds):
+    view = GraphView()
+    qtbot.addWidget(view)
+    session.recording_applied.connect(
+        lambda recording: view.set_model(recording, session.layout, shown=session.shown)
+    )
+    _wait_applied(qtbot, session, "two-losses")
+    if session.layout is None:
+        pytest.skip(f"no layout: {session.layout_error}")
+    assert isinstance(session.shown, ShownStates)
+    assert session.shown.recording is session.recording
+    assert view.graph_scene is not None and view.graph_scene.shown is session.shown
+    assert not GcPause.held() and gc.get_threshold() == thresholds  # handed back once applied
+
+
+def test_a_frozen_recording_is_still_freed_once_replaced(qtbot, session, thresholds, monkeypatch):
+    """NOTE [no full GC while loading]: what the freeze keeps must be freed by reference counting."""
+    monkeypatch.setattr(worker_module, "FREEZE_NODES", 1)  # freeze even the seed
+    view = GraphView()
+    qtbot.addWidget(view)
+    session.recording_applied.connect(lambda recording: view.set_model(recording, session.layout))
+    _wait_applied(qtbot, session, "two-losses")
+    if session.layout is None:
+        pytest.skip(f"no layout: {session.layout_error}")
+    assert gc.get_freeze_count() > 0
+    first = weakref.ref(session.recording)
+    first_scene = weakref.ref(view.graph_scene)
+    _wait_applied(qtbot, session, "forgot-retain")
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)  # the old scene's deleteLater
+    assert first() is None
+    assert first_scene() is None
