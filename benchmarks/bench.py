@@ -26,6 +26,7 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -199,14 +200,34 @@ class RecordCost:
     record_s: list[float] = field(default_factory=list)
     evaluated_s: list[float] = field(default_factory=list)  # run_plainly
     native_s: list[float] = field(default_factory=list)  # plain Python, no evaluator
+    record_1t_s: list[float] = field(default_factory=list)  # the same two with one intra-op thread
+    evaluated_1t_s: list[float] = field(default_factory=list)
 
     @property
     def vs_plain(self) -> float:
-        return ratio(median(self.record_s), median(self.evaluated_s))
+        """Median of each round's ratio: a round's two runs are adjacent, so they share the
+        machine's load (a ratio of medians mixes quiet and busy moments)."""
+        return median([ratio(r, p) for r, p in zip(self.record_s, self.evaluated_s, strict=True)])
+
+    @property
+    def vs_plain_1t(self) -> float:
+        return median([ratio(r, p) for r, p in zip(self.record_1t_s, self.evaluated_1t_s, strict=True)])
 
     @property
     def vs_native(self) -> float:
         return ratio(median(self.record_s), median(self.native_s))
+
+
+@contextmanager
+def one_intra_op_thread() -> Iterator[None]:
+    """torch's intra-op threads on a busy 2-core machine: an op on 4x8 tensors waits for a second
+    core (~400 us instead of ~5 us), which swamps what recording adds. One thread shows it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def measure_record_cost(
@@ -223,6 +244,9 @@ def measure_record_cost(
         cost.record_s.append(timed(lambda: made.append(record(scenario, limits=BIG_LIMITS))))
         cost.evaluated_s.append(timed(lambda: run_plainly(scenario)))
         cost.native_s.append(timed(native))
+        with one_intra_op_thread():
+            cost.record_1t_s.append(timed(lambda: record(scenario, limits=BIG_LIMITS)))
+            cost.evaluated_1t_s.append(timed(lambda: run_plainly(scenario)))
         gc.collect()
         if time.perf_counter() - started > budget_s:
             break
@@ -589,7 +613,7 @@ class Options:
 def measure_size(nodes: int, opts: Options) -> SizeResult:
     scenario = chain_scenario(nodes)
     big = nodes >= 1000
-    repeats = 1 if opts.quick else (3 if big else 5)
+    repeats = 1 if opts.quick else (3 if nodes >= 5000 else 7)
     opts.log(f"[{nodes}] recording cost ({repeats} interleaved rounds)")
     cost, recording = measure_record_cost(nodes, scenario, repeats, budget_s=120 if big else 30)
     keep_none_alive()
@@ -906,6 +930,10 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 100_000))  # torchviz recurses once per node
     machine = machine_info()
     record(chain_scenario(10))  # warm imports and torch's first-call paths
+    # As the window's worker does after its imports (NOTE [gc freeze] in app/ui/worker.py): full
+    # collections then skip torch's import-time objects instead of walking them mid-recording.
+    gc.collect()
+    gc.freeze()
     results = [measure_size(n, opts) for n in sizes]
     runs = 2 if opts.quick else 5
     opts.log(f"start-up: {runs} interleaved runs of the window and of `import torch`")
@@ -961,15 +989,16 @@ def _table_lines(report: Report) -> Iterator[str]:
     yield "2. Recording cost (s, medians) and one-off costs of a new recording"
     yield (
         f"  {'nodes':>6} {'record':>8} {'plain':>8} {'native':>8} {'rec/plain':>9} {'rec/native':>10} "
-        f"{'layout':>8} {'set_model':>9}"
+        f"{'1 thread':>8} {'layout':>8} {'set_model':>9}"
     )
     for s in report.sizes:
         r = s.record
         yield (
             f"  {s.nodes:>6} {median(r.record_s):>8.3f} {median(r.evaluated_s):>8.3f} "
             f"{median(r.native_s):>8.3f} {r.vs_plain:>8.1f}x {r.vs_native:>9.1f}x "
-            f"{s.layout_s:>8.2f} {s.set_model_s:>9.2f}"
+            f"{r.vs_plain_1t:>7.1f}x {s.layout_s:>8.2f} {s.set_model_s:>9.2f}"
         )
+    yield "  (rec/plain: median of each round's ratio; 1 thread: the same with torch.set_num_threads(1))"
     yield ""
     yield "5. Memory kept per recorded step"
     yield (

@@ -348,3 +348,43 @@ def test_flat_tensors_finds_what_pytree_finds() -> None:
         expected = [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
         found = list(flat_tensors(value))
         assert len(found) == len(expected) and all(x is y for x, y in zip(found, expected, strict=True))
+
+
+SHAPE_RULE_CASES = [
+    ("native_layer_norm", lambda: (torch.ones(4, 8), [8], torch.ones(8), torch.zeros(8), 1e-5)),
+    ("native_layer_norm", lambda: (torch.ones(2, 3, 4), [3, 4], None, None, 1e-5)),
+    ("native_batch_norm", lambda: (torch.ones(5, 3), None, None, None, None, True, 0.1, 1e-5)),
+    (
+        "native_batch_norm",
+        lambda: (torch.ones(2, 3, 4), torch.ones(3), None, torch.zeros(3), torch.ones(3), False, 0.1, 1e-5),
+    ),
+    ("stack", lambda: ([torch.ones(2, 3), torch.ones(2, 3), torch.ones(2, 3)], 1)),
+    ("_softmax", lambda: (torch.ones(2, 5), 1, False)),
+    ("_log_softmax", lambda: (torch.ones(2, 5), 0, False)),
+    ("cumsum", lambda: (torch.ones(3, 4), 1)),
+    ("tril", lambda: (torch.ones(4, 4), -1)),
+    ("triu", lambda: (torch.ones(3, 5),)),
+    ("eye", lambda: (3,)),
+    ("eye.m", lambda: (3, 7)),
+    ("mse_loss", lambda: (torch.ones(4, 3), torch.zeros(3), 0)),
+    ("mse_loss", lambda: (torch.ones(4, 3), torch.zeros(4, 3), 1)),
+    ("nll_loss_forward", lambda: (torch.ones(5, 3), torch.zeros(5, dtype=torch.long), None, 1, -100)),
+    ("nll_loss_forward", lambda: (torch.ones(5, 3), torch.zeros(5, dtype=torch.long), None, 0, -100)),
+    ("binary_cross_entropy", lambda: (torch.full((6,), 0.5), torch.ones(6), None, 0)),
+    ("binary_cross_entropy", lambda: (torch.full((6,), 0.5), torch.ones(6))),
+]
+
+
+@pytest.mark.parametrize(("op", "make"), SHAPE_RULE_CASES, ids=[c[0] for c in SHAPE_RULE_CASES])
+def test_shape_rules_agree_with_a_meta_run(op: str, make: Any) -> None:
+    """The closed-form costs (which spare a Dynamo import) say what a meta run says."""
+    from app.core import op_costs
+
+    name, _, overload = op.partition(".")
+    func = getattr(getattr(torch.ops.aten, name), overload or "default")
+    args = make()
+    quick = op_costs.quick_cost(func, args)
+    meta = op_costs._run_on_meta(func, args, {})
+    assert quick is not None
+    assert (quick.largest, quick.count) == (meta.largest, meta.count)
+    assert quick.new >= meta.new and quick.work >= meta.work and quick.scratch >= meta.scratch

@@ -72,7 +72,90 @@ def quick_cost(func: torch._ops.OpOverload, args: tuple[Any, ...]) -> Cost | Non
     if name in ("mv", "dot") and len(tensors) == 2:
         rows = tensors[0].shape[0] if name == "mv" and tensors[0].dim() == 2 else 1
         return Cost(rows, 1, 0 if aliased else rows, touched + rows)
-    return None
+    rule = _SHAPE_RULES.get(name)
+    return None if rule is None or aliased else rule(args, touched)
+
+
+# Ops common in scenarios whose meta kernels are Python references (the first
+# one run imports Dynamo: about a second, once per process). Each rule gives
+# what a meta run gives for valid arguments (tests/test_language.py checks it
+# against one); invalid ones fail in the real call with PyTorch's message.
+
+
+def _layer_norm_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
+    x, normalized = args[0], args[1]
+    if not isinstance(x, torch.Tensor) or not isinstance(normalized, (list, tuple)):
+        return None
+    rows = math.prod(x.shape[: max(x.dim() - len(normalized), 0)])
+    return Cost(x.numel(), 3, x.numel() + 2 * rows, touched + 5 * x.numel())
+
+
+def _stack_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
+    return Cost(touched, 1, touched, 2 * touched)
+
+
+def _same_shape_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
+    """softmax, log_softmax, cumsum, tril, triu: one output the size of the input."""
+    return Cost(touched, 1, touched, 3 * touched)
+
+
+def _batch_norm_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
+    x = args[0]
+    if not isinstance(x, torch.Tensor) or x.dim() < 2:
+        return None
+    channels = int(x.shape[1])
+    return Cost(x.numel(), 3, x.numel() + 2 * channels, touched + 5 * x.numel())
+
+
+def _nll_loss_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
+    target = args[1] if len(args) > 1 else None
+    if not isinstance(target, torch.Tensor) or len(args) < 4:
+        return None
+    out = target.numel() if args[3] == 0 else 1  # reduction: 0 none, 1 mean, 2 sum
+    return Cost(out, 2, out + 1, touched + out + 1)
+
+
+def _bce_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
+    x = args[0]
+    if not isinstance(x, torch.Tensor):
+        return None
+    reduced = len(args) < 4 or args[3] != 0
+    out = 1 if reduced else x.numel()
+    return Cost(out, 1, out, touched + 3 * x.numel(), scratch=x.numel() if reduced else 0)
+
+
+def _eye_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
+    sizes = [a for a in args[:2] if isinstance(a, int) and not isinstance(a, bool)]
+    if not sizes or min(sizes) < 0:
+        return None  # the meta run reports PyTorch's own refusal
+    n, m = sizes[0], sizes[-1]
+    return Cost(n * m, 1, n * m, n * m)
+
+
+def _mse_loss_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
+    tensors = [a for a in args[:2] if isinstance(a, torch.Tensor)]
+    if len(tensors) != 2:
+        return None
+    pairs = math.prod(broadcast([tuple(t.shape) for t in tensors]))
+    reduced = len(args) < 3 or args[2] != 0  # reduction: 0 none, 1 mean, 2 sum
+    out = 1 if reduced else pairs
+    return Cost(out, 1, out, touched + 3 * pairs, scratch=pairs if reduced else 0)
+
+
+_SHAPE_RULES: dict[str, Callable[[tuple[Any, ...], int], Cost | None]] = {
+    "native_layer_norm": _layer_norm_cost,
+    "native_batch_norm": _batch_norm_cost,
+    "stack": _stack_cost,
+    "_softmax": _same_shape_cost,
+    "_log_softmax": _same_shape_cost,
+    "cumsum": _same_shape_cost,
+    "tril": _same_shape_cost,
+    "triu": _same_shape_cost,
+    "eye": _eye_cost,
+    "mse_loss": _mse_loss_cost,
+    "nll_loss_forward": _nll_loss_cost,
+    "binary_cross_entropy": _bce_cost,
+}
 
 
 # -- from a meta run, or a bound for value-dependent sizes ------------------
