@@ -150,10 +150,11 @@ def _storage_ref(tensor: torch.Tensor) -> StorageRef:
     return StorageRef(str(tensor.device), storage.data_ptr(), storage.nbytes())
 
 
-def _read_slot(fn: Any, name: str) -> SavedSlot:
+def _read_slot(fn: Any, name: str, unreadable: set[str]) -> SavedSlot:
     try:
         return describe_slot(name, getattr(fn, SAVED_PREFIX + name))
     except RuntimeError:
+        unreadable.add(name)
         # Freed (details gone) or modified in place (PyTorch refuses to unpack it,
         # but the raw saved tensor still holds its storage: read that, unchecked).
         tensors = raw_saved_tensors(fn, name)
@@ -210,6 +211,7 @@ class GraphCapture:
         self._nodes: dict[str, GraphNode] = {}
         self._edges: list[Edge] = []
         self.labels: dict[str, str] = {}
+        self.unreadable: set[tuple[str, str]] = set()  # slots whose read raised when captured
 
     def id_of(self, fn: Any) -> str | None:
         return self._ids.get(id(fn))
@@ -234,7 +236,9 @@ class GraphCapture:
         node_id = f"n{len(self.fns)}"
         self.fns[node_id] = fn
         self._ids[id(fn)] = node_id
-        saved = tuple(_read_slot(fn, name) for name in saved_slot_names(fn))
+        unreadable: set[str] = set()
+        saved = tuple(_read_slot(fn, name, unreadable) for name in saved_slot_names(fn))
+        self.unreadable.update((node_id, name) for name in unreadable)
         self._nodes[node_id] = GraphNode(
             id=node_id,
             name=type(fn).__name__,

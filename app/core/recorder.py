@@ -213,7 +213,10 @@ class _Recorder:
                 self.unread_leaves[name] = None
                 self.capture.labels.setdefault(node_id, name)
             for slot in self.capture.node(node_id).tensor_slots:
-                self._set_state((node_id, slot.name), self._probe(node_id, slot.name), slot)
+                key = (node_id, slot.name)
+                # Read a moment ago by the capture: what a probe would say unless the read raised.
+                readable = key not in self.capture.unreadable and node_id not in self.has_run
+                self._set_state(key, "alive" if readable else self._probe(*key), slot)
         self.pending_nodes.extend(new)
 
     def _name_of(self, tensor: torch.Tensor) -> str | None:
