@@ -633,3 +633,20 @@ loss = "y.sum()"
     with pytest.raises(ScenarioError) as caught:
         record(scenario, limits=Limits(max_elements=100, max_total_elements=250))
     assert caught.value.field == "inputs.c"
+
+
+def test_released_slots_are_seen_without_raising_and_agree_with_pytorchs_error() -> None:
+    """probe_slot reads a released slot from its raw saved tensor; PyTorch's own refusal agrees."""
+    from app.core.recorder import _released, probe_slot
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    z = torch.stack([x, y]).sum()  # StackBackward0 saves no tensors; ExpBackward0 saves its result
+    fn = y.grad_fn
+    assert not _released(fn, "result") and probe_slot(fn, "result", has_run=False) == "alive"
+    z.backward(retain_graph=True)
+    assert not _released(fn, "result") and probe_slot(fn, "result", has_run=True) == "retained"
+    y.sum().backward()
+    assert _released(fn, "result") and probe_slot(fn, "result", has_run=True) == "freed"
+    with pytest.raises(RuntimeError, match="freed"):
+        _ = fn._saved_result

@@ -36,7 +36,7 @@ from .captions import write_captions
 from .devices import resolve_device
 from .errors import RecordingTimeout, ScenarioError
 from .expr import Budget, Evaluator, Limits, parse
-from .graph import SAVED_PREFIX, Graph, GraphCapture, SavedSlot
+from .graph import RAW_PREFIX, SAVED_PREFIX, Graph, GraphCapture, SavedSlot
 from .limits import timeout_message
 from .positions import SourceText
 from .scenario import Call, Scenario
@@ -83,6 +83,8 @@ class Recording:
 
 def probe_slot(fn: Any, name: str, has_run: bool) -> SlotState:
     """The state of one tensor slot, read from PyTorch (never assumed)."""
+    if _released(fn, name):
+        return "freed"
     try:
         getattr(fn, SAVED_PREFIX + name)
     except RuntimeError as exc:
@@ -91,6 +93,21 @@ def probe_slot(fn: Any, name: str, has_run: bool) -> SlotState:
             return "modified"
         return "freed"
     return "retained" if has_run else "alive"
+
+
+def _released(fn: Any, name: str) -> bool:
+    """True when the slot's raw saved tensors hold no data: PyTorch released them.
+
+    Asking ``_saved_<name>`` of a released slot says the same by raising, but a
+    C++ error with its long message costs ~10 us, and a backward call without
+    retain_graph releases every slot it passes (most probes of a recording).
+    """
+    try:
+        raw = getattr(fn, RAW_PREFIX + name)
+    except (AttributeError, RuntimeError):
+        return False
+    raws = raw if isinstance(raw, (list, tuple)) else [raw]
+    return bool(raws) and all(r is None or r.data is None for r in raws)
 
 
 class _Recorder:
