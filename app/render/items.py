@@ -207,6 +207,7 @@ class BoxItem(QGraphicsItem):
         self._origin = (box.x, box.y)
         self._base = (box.width, box.height)
         self._rect = QRectF(-box.width / 2, -box.height / 2, box.width, box.height)
+        self._bounds = self._grown(self._rect)
         self._fonts: Fonts | None = None
         self._font_px = 1.0
         self.state = state
@@ -263,6 +264,7 @@ class BoxItem(QGraphicsItem):
         if rect != self._rect:
             self.prepareGeometryChange()
             self._rect = rect
+            self._bounds = self._grown(rect)
         self._font_px = px
         self._fonts = fonts
         return growth(self._base, (need_w, need_h))
@@ -273,8 +275,12 @@ class BoxItem(QGraphicsItem):
 
     # -- painting --------------------------------------------------------
     def boundingRect(self) -> QRectF:
+        return self._bounds  # asked for thousands of times per frame: made once per size
+
+    @staticmethod
+    def _grown(rect: QRectF) -> QRectF:
         grow = SELECT_MARGIN + 4
-        return self._rect.adjusted(-grow, -grow, grow, grow)
+        return rect.adjusted(-grow, -grow, grow, grow)
 
     def paint(
         self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None

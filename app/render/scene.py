@@ -13,6 +13,7 @@ draw a step the same way. Building can run in slices (``populate``) so a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TypeVar
@@ -99,6 +100,7 @@ class GraphScene(QGraphicsScene):
         self.proxies: dict[str, list[ProxyItem]] = {}  # node id -> its stand-ins at long edges
         self._details = True
         self.setBackgroundBrush(QBrush(QColor(self._palette.background)))
+        self.setBspTreeDepth(_index_depth(layout))
         self._set_rect()
         if populate:
             for _ in self.populate():
@@ -361,6 +363,17 @@ class GraphScene(QGraphicsScene):
         if after in hits:
             return hits[(hits.index(after) + 1) % len(hits)]
         return hits[0]
+
+
+def _index_depth(layout: Layout) -> int:
+    """The depth Qt's item index would pick for the finished scene, fixed from the start.
+
+    Left automatic, Qt rebuilds the whole index each time the item count
+    passes a power of two (every item re-measured: Python ``boundingRect``
+    calls), a dozen times while a 5,000-node graph fills in.
+    """
+    items = len(layout.nodes) + 2 * len(layout.slots) + len(layout.edges) + len(layout.proxies)
+    return max(5, math.ceil(math.log2(max(items, 1))))
 
 
 def _proxy_style(style: BoxStyle) -> BoxStyle:
