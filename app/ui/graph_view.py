@@ -113,7 +113,7 @@ class GraphView(QGraphicsView):
         self._graph = graph
         self.fit()
         if slices:
-            self._builder = graph.populate(chunk=32)
+            self._builder = graph.populate(chunk=8)  # a tick overshoots its slice by at most one chunk
             self._build_timer.start()
         else:
             self.model_ready.emit()
