@@ -40,6 +40,7 @@ from typing import Any
 
 import torch
 
+from ..pacing import pace
 from .errors import RecordingTimeout, ScenarioError
 from .grammar import BINOPS, COMPARE, INPLACE, UNARY, attribute_refusal, missing_member
 from .guard import SizeGuard, guarded_call, oversized_tensor
@@ -401,6 +402,7 @@ class Evaluator:
             raise self._error(refusal, node)
 
     def _tick(self, node: ast.AST) -> None:
+        pace()  # NOTE [pacing]
         if self.deadline is not None and time.monotonic() > self.deadline:
             line, col = node_position(self._source, node)
             raise RecordingTimeout(timeout_message(self.limits), field=self.field, line=line, col=col)

@@ -22,6 +22,8 @@ from typing import Any, Literal, NamedTuple
 
 import torch
 
+from ..pacing import pace
+
 __all__ = [
     "Edge",
     "Graph",
@@ -224,6 +226,7 @@ class GraphCapture:
             fn = stack.pop()
             if id(fn) in self._ids:
                 continue
+            pace()  # NOTE [pacing]
             node_id = self._register(fn, call)
             new.append(node_id)
             children = list(_next_functions(fn))

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from ..pacing import pace
 from .errors import ScenarioError
 from .grammar import ALLOWED_NODES, FORBIDDEN_NAMES, REFUSALS, attribute_refusal, missing_member
 from .limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
@@ -112,6 +113,7 @@ class _StaticChecker:
         # contexts carry no position: they are reported at their expression.
         stack: list[tuple[ast.AST, int, ast.AST]] = [(tree, 0, tree)]
         while stack:
+            pace()  # NOTE [pacing]
             node, depth, anchor = stack.pop()
             anchor = node if hasattr(node, "lineno") else anchor
             if depth > MAX_DEPTH and node is anchor:  # operators and contexts are leaves: not counted

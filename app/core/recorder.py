@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from ..pacing import pace
 from .captions import write_captions
 from .devices import resolve_device
 from .errors import RecordingTimeout, ScenarioError
@@ -421,10 +422,12 @@ class _Recorder:
 
     def _probe_all(self, call: int | None) -> None:
         for node_id in self.capture.fns:
+            pace()
             self._probe_node(node_id, call)
         self.probed_writes = self.budget.writes
 
     def check_deadline(self) -> None:
+        pace()  # NOTE [pacing]: runs at every node the engine starts
         if time.monotonic() > self.deadline:
             raise RecordingTimeout(timeout_message(self.limits))
 

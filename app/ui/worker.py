@@ -36,7 +36,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
+
+from app.pacing import PACER
 
 if TYPE_CHECKING:
     from app.core.recorder import Recording
@@ -56,6 +58,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+BEAT_MS = 10  # how often the GUI thread says it ran while a recording runs (NOTE [pacing])
 NEVER = 1_000_000_000  # a generation-2 threshold that is never reached
 FREEZE_NODES = 1000  # recordings at least this big are frozen once loaded (NOTE [no full GC while loading])
 
@@ -209,8 +212,14 @@ class RecordingWorker(QObject):
         self._latest = 0
         self._busy = False
         self._pauses: set[Hashable] = set()  # GcPause keys of runs not yet handed over
+        self._paced: set[int] = set()  # requests whose runs the GUI thread beats for
+        self._beat = QTimer(self)  # NOTE [pacing] in app/pacing.py
+        self._beat.setTimerType(Qt.TimerType.PreciseTimer)
+        self._beat.setInterval(BEAT_MS)
+        self._beat.timeout.connect(PACER.beat)
         self._done.connect(self._on_done)
         self.destroyed.connect(partial(_release_all, self._pauses))
+        self.destroyed.connect(partial(_stop_pacing, self._paced))
 
     @property
     def busy(self) -> bool:
@@ -221,6 +230,7 @@ class RecordingWorker(QObject):
         self._latest += 1
         number = self._latest
         self._hold_gc(number)  # released once the GUI has taken the result (or dropped it)
+        self._start_pacing(number)
         self._pool.start(lambda: self._run(number, source, device))
         self._set_busy(True)
         return number
@@ -248,6 +258,7 @@ class RecordingWorker(QObject):
             log.debug("dropped a recording: its worker is gone")
 
     def _on_done(self, outcome: RecordingResult | RecordingFailure) -> None:
+        self._stop_pacing(outcome.request)
         try:
             if outcome.request != self._latest:
                 return  # superseded: a newer request is running or done
@@ -259,6 +270,20 @@ class RecordingWorker(QObject):
         finally:
             big = isinstance(outcome, RecordingResult) and len(outcome.recording.graph) >= FREEZE_NODES
             self._release_gc(outcome.request, freeze=big)
+
+    def _start_pacing(self, number: int) -> None:
+        """The worker makes way for this thread while the run goes on (NOTE [pacing])."""
+        self._paced.add(number)
+        PACER.start()
+        PACER.beat()
+        self._beat.start()
+
+    def _stop_pacing(self, number: int) -> None:
+        if number in self._paced:
+            self._paced.discard(number)
+            PACER.stop()
+        if not self._paced:
+            self._beat.stop()
 
     def _hold_gc(self, number: int) -> None:
         key = (id(self), number)
@@ -274,6 +299,13 @@ class RecordingWorker(QObject):
         if busy != self._busy:
             self._busy = busy
             self.busy_changed.emit(busy)
+
+
+def _stop_pacing(requests: set[int], *_: object) -> None:
+    """A deleted worker's runs will never be handed over: stop making way for them."""
+    for _request in list(requests):
+        PACER.stop()
+    requests.clear()
 
 
 def _release_all(keys: set[Hashable], *_: object) -> None:
