@@ -336,3 +336,21 @@ def test_settings_round_trip_in_an_isolated_file(tmp_path: Path):
     assert (second.theme, second.font_scale, second.last_scenario) == ("projector", 1.7, "forgot-retain")
     second.theme, second.font_scale = "neon", 99
     assert (second.theme, second.font_scale) == ("light", 3.0)  # unknown theme, clamped scale
+
+
+def test_memory_chart_columns_keep_every_peak() -> None:
+    """Thousands of steps are drawn one pixel column each, as the largest value it covers."""
+    import random
+
+    from app.ui.memory_chart import _columns
+
+    assert _columns([1, 5, 2, 2, 9, 0], 3) == [5, 2, 9]
+    assert _columns([1, 2], 10) == [1, 2]  # fewer steps than columns: drawn as they are
+    rng = random.Random(7)
+    values = [rng.randrange(10**6) for _ in range(10_007)]
+    columns = _columns(values, 613)
+    assert len(columns) == 613 and max(columns) == max(values)
+    # every step lies in exactly one column, and that column is at least as high
+    covered = [c * len(values) // 613 for c in range(614)]
+    for c, value in enumerate(columns):
+        assert value == max(values[covered[c] : covered[c + 1]])
