@@ -228,8 +228,9 @@ def test_busy_indicator_shows_while_recording(qtbot, open_window):
     window = open_window()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
         window.load_scenario("forgot-retain")
-        assert not window.busy_bar.isHidden()
-    assert window.busy_bar.isHidden()
+        assert not window.busy_label.isHidden()
+        assert window.busy_label.text().startswith("Recording…")
+    assert window.busy_label.isHidden()
 
 
 def test_starting_the_window_does_not_import_torch():

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShowEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMenu,
-    QProgressBar,
     QScrollArea,
     QSizePolicy,
     QSplitter,
@@ -73,6 +72,7 @@ __all__ = ["MainWindow", "ask_export_file", "ask_export_folder"]
 FONT_STEP = 0.1
 LEGEND_COLUMNS = 3
 COLUMN_SHARES = (0.28, 0.52, 0.20)
+BUSY_TICK_MS = 200  # how often the status bar's "Recording… 2.4 s" counts on
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
 Keys = QKeySequence | QKeySequence.StandardKey | str | list[QKeySequence] | None
 
@@ -307,16 +307,17 @@ class MainWindow(QMainWindow):
 
     def _build_status_bar(self) -> None:
         self.device_label = QLabel("Device: –")
-        self.busy_bar = QProgressBar()
-        self.busy_bar.setRange(0, 0)  # indeterminate: moving while a recording is made
-        self.busy_bar.setMaximumWidth(160)
-        self.busy_bar.setTextVisible(False)
+        # A label that counts the seconds, not an indeterminate QProgressBar: the style animates
+        # that at 60 frames a second, and on a big load its painting took a third of the GUI
+        # thread's time (py-spy), time the graph view needed.
         self.busy_label = QLabel("Recording…")
-        self.busy_bar.hide()
         self.busy_label.hide()
+        self._busy_since = QElapsedTimer()
+        self._busy_tick = QTimer(self)
+        self._busy_tick.setInterval(BUSY_TICK_MS)
+        self._busy_tick.timeout.connect(self._update_busy_label)
         status = self.statusBar()
         status.addPermanentWidget(self.busy_label)
-        status.addPermanentWidget(self.busy_bar)
         status.addPermanentWidget(self.device_label)
 
     def _lay_out(self) -> None:
@@ -458,8 +459,17 @@ class MainWindow(QMainWindow):
         self._on_fit()
 
     def _on_busy_changed(self, busy: bool) -> None:
-        self.busy_bar.setVisible(busy)
+        if busy:
+            self._busy_since.start()
+            self._busy_tick.start()
+        else:
+            self._busy_tick.stop()
+        self._update_busy_label()
         self.busy_label.setVisible(busy)
+
+    def _update_busy_label(self) -> None:
+        seconds = self._busy_since.elapsed() / 1000 if self._busy_since.isValid() else 0.0
+        self.busy_label.setText(f"Recording… {seconds:.1f} s" if seconds >= 1 else "Recording…")
 
     def _on_failed(self, message: str) -> None:
         kept = self.session.recording is not None
