@@ -422,9 +422,9 @@ def test_zoomed_far_out_hides_saved_value_boxes(make_view):
     view, _ = make_view("two-losses")
     scene = view.graph_scene
     assert view.boxes_visible and all(item.isVisible() for item in scene.slots.values())
-    for _ in range(30):
+    while view.boxes_visible:
         view.zoom_out()
-    assert not view.boxes_visible
+    assert view.zoom >= scene.overview_zoom  # small boxes go well before the overview
     assert not any(item.isVisible() for item in scene.slots.values())
     assert not any(line.isVisible() for line in scene.slot_edges.values())
     assert all(item.isVisible() for item in scene.nodes.values())  # nodes stay
@@ -497,3 +497,50 @@ def test_progressive_build_stays_fitted_unless_the_user_zoomed(qtbot, deep):
         view.zoom_in()  # the learner zooms while it builds: the view must not jump back to fit
         zoom = view.zoom
     assert view.zoom == pytest.approx(zoom)
+
+
+def _zoom_to_overview(view) -> None:
+    while not view.overview:
+        view.zoom_out()
+
+
+def test_overview_hides_the_items_and_draws_every_node_in_its_state_colours(make_view):
+    """NOTE [overview]: zoomed out so far that boxes are dots, the scene draws nodes itself."""
+    view, rec = make_view("forgot-retain")
+    scene = view.graph_scene
+    background = scene.graph_palette.background.lower()
+
+    def dot_colour(item) -> str:  # the node's fill, or its border where the fill is the background
+        return (item.style.border if item.style.fill.lower() == background else item.style.fill).lower()
+
+    _zoom_to_overview(view)
+    assert view.zoom < scene.overview_zoom
+    assert not any(item.isVisible() for item in (*scene.nodes.values(), *scene.edges.values()))
+    for index in range(len(rec.timeline)):
+        view.show_state(rec.timeline.state(index))
+        # the hidden items are restyled as ever: the overview must say the same
+        assert {n: c.lower() for n, c in scene._overview_looks.items()} == {
+            n: dot_colour(item) for n, item in scene.nodes.items()
+        }
+    assert len({dot_colour(item) for item in scene.nodes.values()}) > 1  # states differ: a real test
+    image = view.viewport().grab().toImage()
+    for item in scene.nodes.values():
+        centre = view.mapFromScene(item.scenePos())
+        assert image.pixelColor(centre).name() == dot_colour(item)
+    view.fit()
+    assert not view.overview and all(item.isVisible() for item in scene.nodes.values())
+
+
+def test_pictures_show_every_box_whatever_the_view_hides(make_view, tmp_path):
+    view, _ = make_view("two-losses")
+    scene = view.graph_scene
+    _zoom_to_overview(view)
+    with scene.drawn_in_full():
+        assert not scene.overview and scene.details
+        assert all(item.isVisible() for item in (*scene.nodes.values(), *scene.slots.values()))
+    assert scene.overview and not scene.details  # as the view left them
+    fitted = tmp_path / "fitted.png"
+    view.export_png(tmp_path / "overview.png")
+    view.fit()
+    view.export_png(fitted)
+    assert (tmp_path / "overview.png").read_bytes() == fitted.read_bytes()

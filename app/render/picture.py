@@ -46,7 +46,8 @@ def _paint(painter: QPainter, scene: GraphScene, title: str | None, width: float
         painter.setFont(qfont(TITLE_PX * scene.graph_palette.text_scale, bold=True))
         painter.drawText(QRectF(TITLE_GAP, TITLE_GAP, width - 2 * TITLE_GAP, head), TEXT_FLAGS, title)
     left = (width - source.width()) / 2
-    scene.render(painter, QRectF(left, head, source.width(), source.height()), source)
+    with scene.drawn_in_full():  # whatever the view's zoom hides, a picture shows every box
+        scene.render(painter, QRectF(left, head, source.width(), source.height()), source)
 
 
 def write_svg(scene: GraphScene, path: str | Path, *, title: str | None = None) -> Path:

@@ -14,12 +14,14 @@ draw a step the same way. Building can run in slices (``populate``) so a
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from app.core.graph import Edge
@@ -59,6 +61,8 @@ from .style import (
 __all__ = ["CHUNK", "MARGIN", "GraphScene"]
 
 MARGIN = 24.0
+OVERVIEW_PX = 4.0  # boxes shorter than this on screen: the graph is drawn as an overview
+OVERVIEW_DOT_PX = 4  # an overview node's dot, in pixels at any zoom
 CHUNK = 400  # items built per slice when populating progressively (a few ms each)
 _Item = TypeVar("_Item", bound=QGraphicsItem)
 
@@ -99,6 +103,11 @@ class GraphScene(QGraphicsScene):
         self.slot_edges: dict[SlotKey, EdgeItem] = {}
         self.proxies: dict[str, list[ProxyItem]] = {}  # node id -> its stand-ins at long edges
         self._details = True
+        self._overview = False  # NOTE [overview]
+        self._overview_looks: dict[str, str] = {}  # node -> its dot's colour
+        self._overview_centres: dict[str, QPointF] = {}
+        self._overview_lines: list[QLineF] = []
+        self._overview_groups: dict[str, list[QPointF]] | None = None
         self.setBackgroundBrush(QBrush(QColor(self._palette.background)))
         self.setBspTreeDepth(_index_depth(layout))
         self._set_rect()
@@ -124,6 +133,8 @@ class GraphScene(QGraphicsScene):
         self._spread = max(grown)
         self._set_rect()
         yield 0
+        for _ in self._prepare_overview(chunk):
+            yield 0
         built = 0
         for _ in self._build_items():
             built += 1
@@ -179,7 +190,7 @@ class GraphScene(QGraphicsScene):
             yield None
 
     def _add(self, item: _Item) -> _Item:
-        if isinstance(item, EdgeItem) and item.min_lod and not self._details:
+        if isinstance(item, EdgeItem) and ((item.min_lod and not self._details) or self._overview):
             item.setVisible(False)
         self.addItem(item)
         return item
@@ -190,7 +201,7 @@ class GraphScene(QGraphicsScene):
         item.set_fonts(self._fonts, px)
         if self._spread != 1.0:
             item.place(self._spread)
-        if not isinstance(item, NodeItem) and not self._details:
+        if self._overview or (not isinstance(item, NodeItem) and not self._details):
             item.setVisible(False)
         self.addItem(item)
         return item
@@ -212,6 +223,98 @@ class GraphScene(QGraphicsScene):
         self._details = visible
         for item in self._detail_items():
             item.setVisible(visible)
+
+    # NOTE [overview]
+    # Fitted to the window, a graph of thousands of nodes draws each box smaller than a
+    # pixel, yet Qt still calls every visible item's Python paint(): 11,659 calls, 140 ms a
+    # frame at 5,000 nodes, on every pan, zoom and fill-in repaint. Below OVERVIEW_PX the
+    # items are hidden and drawForeground draws the whole graph in a few C++ calls instead:
+    # one 1 px line per edge and one OVERVIEW_DOT_PX dot per node in its state's colour
+    # (cosmetic pens: the same size at any zoom). The geometry is made in slices while the
+    # scene fills in; node colours follow show_state; zooming in shows the items again.
+    @property
+    def overview_zoom(self) -> float:
+        """The zoom below which the graph is drawn as an overview."""
+        heights = [box.height for box in self.layout.nodes.values()]
+        return OVERVIEW_PX / max(statistics.median(heights) if heights else 1.0, 1e-9)
+
+    @property
+    def overview(self) -> bool:
+        return self._overview
+
+    def set_overview(self, on: bool) -> None:
+        """Draw the overview instead of the items (the view asks when it zooms)."""
+        if on == self._overview:
+            return
+        self._overview = on
+        for item in (*self.nodes.values(), *self.edges.values()):
+            item.setVisible(not on)
+        self.update()
+
+    @contextmanager
+    def drawn_in_full(self) -> Iterator[None]:
+        """Every item shown, whatever the view's zoom hid (for pictures of the whole graph)."""
+        overview, details = self._overview, self._details
+        self.set_overview(False)
+        self.set_details(True)
+        try:
+            yield
+        finally:
+            self.set_details(details)
+            self.set_overview(overview)
+
+    def drawForeground(self, painter: QPainter, rect: QRectF | Any) -> None:
+        # the foreground, not the background: a view with a background brush of its own (ours)
+        # never asks the scene to draw the background
+        super().drawForeground(painter, rect)
+        if self._overview:
+            painter.save()
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # 1 px lines: 5x faster
+            self._paint_overview(painter)
+            painter.restore()
+
+    def _paint_overview(self, painter: QPainter) -> None:
+        painter.setPen(QPen(QColor(edge_style("normal", self._palette).colour), 0))
+        painter.drawLines(self._overview_lines)
+        for colour, points in self._overview_dots().items():
+            pen = QPen(QColor(colour), OVERVIEW_DOT_PX)
+            pen.setCosmetic(True)
+            pen.setCapStyle(Qt.PenCapStyle.SquareCap)
+            painter.setPen(pen)
+            painter.drawPoints(points)
+
+    def _prepare_overview(self, chunk: int) -> Iterator[None]:
+        """Centres, edge lines and colours of the overview, a slice at a time."""
+        s, boxes = self._spread, self.layout.nodes
+        centres: dict[str, QPointF] = {}
+        self._overview_centres, self._overview_lines, self._overview_looks = centres, [], {}
+        for done, (node_id, box) in enumerate(boxes.items(), 1):
+            centres[node_id] = QPointF(box.x * s, box.y * s)
+            self._overview_looks[node_id] = self._overview_look(node_id)
+            if done % chunk == 0:
+                yield None
+        for done, edge in enumerate(self.recording.graph.edges, 1):
+            if edge.src in centres and edge.dst in centres:
+                self._overview_lines.append(QLineF(centres[edge.src], centres[edge.dst]))
+            if done % chunk == 0:
+                yield None
+        self._overview_groups = None
+
+    def _overview_dots(self) -> dict[str, list[QPointF]]:
+        """Node centres grouped by colour; kept until a node's look changes."""
+        if self._overview_groups is None:
+            groups: dict[str, list[QPointF]] = {}
+            for node_id, colour in self._overview_looks.items():
+                centre = self._overview_centres.get(node_id)
+                if centre is not None:
+                    groups.setdefault(colour, []).append(centre)
+            self._overview_groups = groups
+        return self._overview_groups
+
+    def _overview_look(self, node_id: str) -> str:
+        _, style = self._node_look(node_id)
+        background = self._palette.background.lower()
+        return style.border if style.fill.lower() == background else style.fill
 
     def _detail_items(self) -> Iterator[QGraphicsItem]:
         yield from self.slots.values()
@@ -250,6 +353,12 @@ class GraphScene(QGraphicsScene):
         """Restyle what changed since the last step shown; returns how many items changed."""
         changes = self.shown.changes(self._state, state)
         self._state = state
+        looks = self._overview_looks  # every node, built or not: the overview shows them all
+        if changes.nodes and looks:
+            looks.update({n: self._overview_look(n) for n in changes.nodes if n in looks})
+            self._overview_groups = None
+            if self._overview:
+                self.update()
         changed = sum(self._restyle_node(n) for n in changes.nodes if n in self.nodes)
         changed += sum(self._restyle_slot(k) for k in changes.slots if k in self.slots)
         changed += sum(self._restyle_edge(e) for e in changes.edges if e in self.edges)
@@ -316,6 +425,8 @@ class GraphScene(QGraphicsScene):
         """
         self._fonts = fonts = self._make_fonts()
         self._spread = self._measure_spread()
+        for _ in self._prepare_overview(chunk=len(self.layout.nodes) + 1):  # placed anew, at once
+            pass
         for item in self._placed_items():
             item.set_fonts(fonts, fonts.node_px if isinstance(item, NodeItem) else fonts.slot_px)
             item.place(self._spread)

@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -203,6 +204,7 @@ def _kind_swatch(kind: NodeKind, palette: Palette) -> Swatch:
     return {"op": palette.op, "leaf": palette.leaf, "root": palette.root}[kind]
 
 
+@functools.cache  # a pure function of three small values, asked for every node of a step
 def node_style(kind: NodeKind, state: NodeState, palette: Palette) -> BoxStyle:
     """Style of a graph node: fill by kind (as torchviz), border and tag by state.
 
