@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -311,6 +311,18 @@ class GraphScene(QGraphicsScene):
             self._overview_groups = groups
         return self._overview_groups
 
+    def _update_dots(self, nodes: Iterable[str]) -> None:
+        """Repaint only around the dots that changed colour (a step changes two or three)."""
+        scale = min((view.transform().m11() for view in self.views()), default=0.0)
+        if scale <= 0:
+            self.update()
+            return
+        half = (OVERVIEW_DOT_PX + 2) / scale
+        for node_id in nodes:
+            centre = self._overview_centres.get(node_id)
+            if centre is not None:
+                self.update(QRectF(centre.x() - half, centre.y() - half, 2 * half, 2 * half))
+
     def _overview_look(self, node_id: str) -> str:
         _, style = self._node_look(node_id)
         background = self._palette.background.lower()
@@ -358,7 +370,7 @@ class GraphScene(QGraphicsScene):
             looks.update({n: self._overview_look(n) for n in changes.nodes if n in looks})
             self._overview_groups = None
             if self._overview:
-                self.update()
+                self._update_dots(changes.nodes)
         changed = sum(self._restyle_node(n) for n in changes.nodes if n in self.nodes)
         changed += sum(self._restyle_slot(k) for k in changes.slots if k in self.slots)
         changed += sum(self._restyle_edge(e) for e in changes.edges if e in self.edges)
