@@ -294,8 +294,9 @@ def test_each_fix_removes_the_error(qtbot, open_window, button):
     assert window.error_panel.isHidden()
     window.session.end()
     assert window.grad_panel.bars("x").values() == [8.0, 16.0]
-    assert window.editor.current_scenario() == fixed.scenario  # the editor shows the fix...
-    assert window.editor.is_modified()  # ...as an unsaved change
+    # the editor shows the fix (in the event loop's next turn) as an unsaved change
+    qtbot.waitUntil(lambda: window.editor.current_scenario() == fixed.scenario, timeout=5000)
+    assert window.editor.is_modified()
 
 
 def test_ticking_retain_again_removes_the_failure(qtbot, open_window):

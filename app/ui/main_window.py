@@ -15,6 +15,7 @@ the first recording arrives.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -423,7 +424,10 @@ class MainWindow(QMainWindow):
         self._select_picker(recording)
         self._remember_scenario(scenario)
         self._ensure_late_widgets()
-        self._sync_editor(scenario)
+        # The editor's copy of the text a moment later (a 1 ms timer, not a posted call, so
+        # timers already due run first): for a big scenario each of the two text fills is
+        # ~15 ms, and one turn doing both with the rest of the apply stalled the GUI > 60 ms.
+        QTimer.singleShot(1, partial(self._sync_editor, scenario, modified=not self._fresh_load))
         self._show_graph(recording)
         self._fresh_load = False
 
@@ -585,11 +589,14 @@ class MainWindow(QMainWindow):
         if self.session.recording is not None:
             self.editor.set_scenario(self.session.recording.scenario)
 
-    def _sync_editor(self, scenario: Scenario) -> None:
+    def _sync_editor(self, scenario: Scenario, *, modified: bool) -> None:
+        recording = self.session.recording
+        if recording is None or recording.scenario is not scenario:
+            return  # a newer recording was applied meanwhile: it syncs the editor itself
         if self.editor is None or scenario in (self.editor.last_scenario(), self.editor.current_scenario()):
             return  # the editor made this one (the learner may have typed on since), or shows it already
         # a toggle or a fix changed the scenario: the editor shows it, as an unsaved change
-        self.editor.set_scenario(scenario, modified=not self._fresh_load)
+        self.editor.set_scenario(scenario, modified=modified)
 
     def _on_scenario_edited(self, scenario: Scenario) -> None:
         self.session.rerecord(scenario)
