@@ -7,11 +7,13 @@ tensor property) runs under a :class:`SizeGuard`: a ``TorchDispatchMode``
 that sees each ATen operation *before* it runs, including the ones that
 composite functions such as ``F.one_hot`` or ``torch.einsum`` decompose into.
 For each one the guard first works out its output sizes: directly for
-pointwise ops, reductions, ``cat``, ``mv`` and ``dot`` (many of their meta
-kernels are Python references whose first use imports Dynamo, seconds), and
-otherwise by running it on ``meta`` copies of its arguments, which computes
-shapes without allocating (every ``device=`` is replaced by ``meta``, so an
-explicit device cannot dodge it). It refuses the operation when
+pointwise ops, reductions, ``cat``, ``mv``, ``dot`` and a few common ops with
+closed-form rules (``layer_norm``, ``stack``, ``softmax``, losses ...: many of
+their meta kernels are Python references whose first use imports Dynamo,
+seconds), and otherwise by running it on ``meta`` copies of its arguments,
+which computes shapes without allocating (every ``device=`` is replaced by
+``meta``, so an explicit device cannot dodge it); a meta run's cost is
+remembered per op, shapes, strides, dtypes and non-tensor arguments. It refuses the operation when
 - an output, view or not, would have more than ``Limits.max_elements``
   elements (an expanded view is refused too: summing it would still touch
   every element),

@@ -10,11 +10,13 @@ For each call, a pre-hook and a post-hook go on every node of the graph and
 are removed in a ``finally``. The engine frees a node's buffers right after
 the node runs (after its post-hooks), so the state a node *left behind* is
 visible at the next node's pre-hook: that is where the step for the node
-before is taken. The node that just ran is probed (its ``_saved_*`` read,
-which raises once freed): running a node releases its own buffers and no
-others. Every slot of the graph is probed again before each call (its loss
-code may change a saved tensor in place) and after it, so nothing is assumed;
-tests/test_recorder.py checks this against probing every slot at every node.
+before is taken. The node that just ran is probed (its raw saved tensors
+hold no data once released; otherwise ``_saved_*`` is read, which raises
+when a tensor was modified in place): running a node releases its own
+buffers and no others. Every slot of the graph is probed again before a call
+whose loss code wrote into a tensor in place (the size guard counts such
+writes) and after a call that failed; tests/test_recorder.py checks all of
+this against probing every slot at every node.
 When a call raises, the failing node is the one whose pre-hook fired and
 whose post-hook did not.
 """
