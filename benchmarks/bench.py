@@ -120,6 +120,12 @@ def timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
+def median_of_ratios(a: Sequence[float], b: Sequence[float]) -> float:
+    """Median of each round's ``a / b``: a round's two runs are adjacent, so they share the
+    machine's load (a ratio of medians mixes quiet and busy moments)."""
+    return median([ratio(x, y) for x, y in zip(a, b, strict=True)])
+
+
 def ratio(a: float, b: float) -> float:
     return a / b if b > 0 else math.nan
 
@@ -205,13 +211,11 @@ class RecordCost:
 
     @property
     def vs_plain(self) -> float:
-        """Median of each round's ratio: a round's two runs are adjacent, so they share the
-        machine's load (a ratio of medians mixes quiet and busy moments)."""
-        return median([ratio(r, p) for r, p in zip(self.record_s, self.evaluated_s, strict=True)])
+        return median_of_ratios(self.record_s, self.evaluated_s)
 
     @property
     def vs_plain_1t(self) -> float:
-        return median([ratio(r, p) for r, p in zip(self.record_1t_s, self.evaluated_1t_s, strict=True)])
+        return median_of_ratios(self.record_1t_s, self.evaluated_1t_s)
 
     @property
     def vs_native(self) -> float:

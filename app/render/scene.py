@@ -13,6 +13,7 @@ draw a step the same way. Building can run in slices (``populate``) so a
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Iterable, Iterator
@@ -232,9 +233,10 @@ class GraphScene(QGraphicsScene):
     # one 1 px line per edge and one OVERVIEW_DOT_PX dot per node in its state's colour
     # (cosmetic pens: the same size at any zoom). The geometry is made in slices while the
     # scene fills in; node colours follow show_state; zooming in shows the items again.
-    @property
+    @functools.cached_property
     def overview_zoom(self) -> float:
-        """The zoom below which the graph is drawn as an overview."""
+        """The zoom below which the graph is drawn as an overview (the view asks at every zoom
+        step; the layout never changes, so the median is taken once)."""
         heights = [box.height for box in self.layout.nodes.values()]
         return OVERVIEW_PX / max(statistics.median(heights) if heights else 1.0, 1e-9)
 
