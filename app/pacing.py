@@ -17,10 +17,17 @@ does this from a timer while a recording runs). Long loops in ``app.core`` and
 thread sleeps a moment, and a real sleep lets the waiting thread take the GIL.
 With no responsive thread registered (the CLI, tests), :func:`pace` costs one
 attribute check.
+
+Pure-Python stretches of the worker (parsing Graphviz's JSON, checking a
+program) do give the GIL up when asked, but only after the switch interval:
+each of the GUI thread's Python calls (a timer's slot, an event filter) then
+waited up to 5 ms, several of them per repaint. While a responsive thread is
+registered the interval is 1 ms; the last :meth:`Pacer.stop` restores it.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -33,18 +40,23 @@ class Pacer:
     >>> pacer = Pacer(overdue_s=0.0, nap_s=0.0)
     >>> pacer(), pacer.naps       # nobody to make way for
     (None, 0)
-    >>> pacer.start()
+    >>> before = sys.getswitchinterval()
+    >>> pacer.start(); sys.getswitchinterval() <= 0.001
+    True
     >>> pacer(), pacer.naps       # the beating thread itself never naps
     (None, 0)
     >>> worker = threading.Thread(target=pacer); worker.start(); worker.join(); pacer.naps
     1
-    >>> pacer.stop()
+    >>> pacer.stop(); sys.getswitchinterval() == before
+    True
     """
 
-    def __init__(self, overdue_s: float = 0.015, nap_s: float = 0.001) -> None:
+    def __init__(self, overdue_s: float = 0.015, nap_s: float = 0.001, switch_s: float = 0.001) -> None:
         self.overdue_s = overdue_s
         self.nap_s = nap_s
+        self.switch_s = switch_s
         self.naps = 0  # how often a thread made way (for tests and benchmarks)
+        self._switch_before = sys.getswitchinterval()
         self._lock = threading.Lock()
         self._holders = 0
         self._beater: int | None = None
@@ -53,12 +65,17 @@ class Pacer:
     def start(self) -> None:
         """The calling thread needs the GIL regularly from now on; it must call :meth:`beat`."""
         with self._lock:
+            if not self._holders:
+                self._switch_before = sys.getswitchinterval()
+                sys.setswitchinterval(min(self.switch_s, self._switch_before))
             self._holders += 1
             self._beater = threading.get_ident()
             self._seen = time.monotonic()
 
     def stop(self) -> None:
         with self._lock:
+            if self._holders == 1:
+                sys.setswitchinterval(self._switch_before)
             self._holders = max(self._holders - 1, 0)
 
     def beat(self) -> None:

@@ -388,3 +388,50 @@ def test_shape_rules_agree_with_a_meta_run(op: str, make: Any) -> None:
     assert quick is not None
     assert (quick.largest, quick.count) == (meta.largest, meta.count)
     assert quick.new >= meta.new and quick.work >= meta.work and quick.scratch >= meta.scratch
+
+
+# -- long programs are parsed in pieces (NOTE [pacing]): the same tree, the same errors ------------
+PIECE_CASES = {
+    "statements": "a = 1\nb = a + 2\n\n# note\nc = [a,\nb]\n",
+    "blocks": "if a:\n    b = 1\nelse:\n    b = 2\nfor i in x:\n    y = i\n\ny = 3\n",
+    "strings across lines": 's = """\nx = 1\n"""\nt = (\n"a"\n)\nu = \\\n  2\n',
+    "form feed in a comment": "a = 1  # one\x0cb = 2\nc = 3\n",
+    "decorated and nested": "@d\ndef f():\n    return 1\nclass C:\n    x = 1\n\nz = f()\n",
+    "no final newline": "a = 1\nb = 2",
+}
+
+
+@pytest.mark.parametrize("source", PIECE_CASES.values(), ids=PIECE_CASES)
+def test_a_long_program_parsed_in_pieces_is_the_whole_parse(source: str, monkeypatch) -> None:
+    from app.core import parsing
+
+    monkeypatch.setattr(parsing, "PARSE_PIECE_CHARS", 1)  # a cut before every line in column 0
+    tree = parsing._parse_in_pieces(source)
+    whole = ast.parse(source)
+    if tree is not None:  # None: some piece failed alone, and parse() parses the whole text
+        assert ast.dump(tree, include_attributes=True) == ast.dump(whole, include_attributes=True)
+    cut = parsing._parse_python(source, "forward", "exec")
+    assert ast.dump(cut, include_attributes=True) == ast.dump(whole, include_attributes=True)
+
+
+def test_the_benchmark_sized_program_is_cut_and_parses_as_a_whole() -> None:
+    from app.core import parsing
+
+    source = "".join(f"h{i} = torch.tanh(h{i - 1} @ W)\n" for i in range(1, 3000))
+    assert len(source) > 4 * parsing.PARSE_PIECE_CHARS
+    tree = parsing._parse_in_pieces(source)
+    assert tree is not None
+    assert ast.dump(tree, include_attributes=True) == ast.dump(ast.parse(source), include_attributes=True)
+
+
+@pytest.mark.parametrize("bad", ["x = (1,\n", "else:\n    y = 2\n", "y = 1 +\n"])
+def test_a_syntax_error_in_a_long_program_is_reported_where_python_reports_it(bad: str) -> None:
+    from app.core.parsing import PARSE_PIECE_CHARS
+
+    good = "a = 1\n" * (PARSE_PIECE_CHARS // 6 + 10)
+    source = good + bad + good
+    with pytest.raises(SyntaxError) as python:
+        ast.parse(source)
+    with pytest.raises(ScenarioError) as ours:
+        parse(source, field="forward", mode="exec")
+    assert ours.value.line == python.value.lineno

@@ -196,10 +196,19 @@ def test_hanging_dot_raises_layout_error(recordings, monkeypatch, tmp_path):
 
 def test_garbage_from_dot_raises_layout_error(recordings, monkeypatch, tmp_path):
     cat = shutil.which("cat")
-    _fake_dot(tmp_path, cat + ' >/dev/null; echo \'{"bb": "0,0,1,1", "objects": []}\'')
+    # called as: dot -Tjson0 -o OUT SOURCE
+    _fake_dot(tmp_path, cat + ' "$4" >/dev/null; echo \'{"bb": "0,0,1,1", "objects": []}\' >"$3"')
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(LayoutError, match="no place for n0"):
         layout_graph(recordings["two-losses"].graph)
+
+
+def test_dot_that_writes_no_layout_raises_layout_error(recordings, monkeypatch, tmp_path):
+    _fake_dot(tmp_path, "exit 0")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(LayoutError, match="wrote no layout") as info:
+        layout_graph(recordings["two-losses"].graph)
+    assert INSTALL in str(info.value)
 
 
 def test_layout_is_plain_frozen_data(recordings):

@@ -45,6 +45,24 @@ def test_layout_json_decoded_in_pieces_equals_json_loads(name):
     assert loads_in_pieces(text) == json.loads(text)
 
 
+@needs_dot
+@pytest.mark.parametrize("piece", [1, 3, 7, 64, 4096])
+def test_layout_json_read_in_byte_pieces_equals_json_loads(piece):
+    """As ``layout_graph`` reads dot's file: pieces cut anywhere, inside numbers, strings and the
+    multi-byte characters of the labels (◆, ◌, ·)."""
+    text = _dot_json(record(load_builtin("forgot-retain")))
+    data = text.encode("utf-8")
+    assert len(data) > len(text)  # the labels' characters are more than one byte each
+    pieces = [data[i : i + piece] for i in range(0, len(data), piece)]
+    assert loads_in_pieces(pieces) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ['{"a": 1', '{"a": [1, 2', '{"a": "x', '{"a": 1} 2'])
+def test_truncated_json_in_pieces_is_refused(text):
+    with pytest.raises(ValueError):
+        loads_in_pieces([text[i : i + 2].encode() for i in range(0, len(text), 2)])
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -23,6 +23,7 @@ from .whitelist import Namespace, build_namespaces
 __all__ = ["SOURCE_ATTR", "Mode", "assigned_names", "free_names", "parse"]
 
 Mode = Literal["eval", "exec"]
+PARSE_PIECE_CHARS = 16_000  # longer programs are parsed in pieces of about this size
 SOURCE_ATTR = "lens_source"  # parse() leaves the text on the tree, for columns in characters
 
 
@@ -62,7 +63,9 @@ def _parse_python(source: str, field: str, mode: Mode) -> ast.AST:
     try:
         with warnings.catch_warnings():  # "invalid escape sequence" and the like: not for learners
             warnings.simplefilter("ignore")
-            return ast.parse(source, mode=mode)
+            long = mode == "exec" and len(source) > PARSE_PIECE_CHARS and "\r" not in source
+            tree = _parse_in_pieces(source) if long else None
+            return tree if tree is not None else ast.parse(source, mode=mode)
     except SyntaxError as exc:
         line, col = exc.lineno, exc.offset
         if line is None and "\x00" in source:
@@ -76,6 +79,43 @@ def _parse_python(source: str, field: str, mode: Mode) -> ast.AST:
         raise ScenarioError(message, field=field, line=line, col=col) from None
     except ValueError as exc:  # NUL bytes on older Pythons, integers over 4300 digits
         raise ScenarioError(f"this is not valid Python: {exc}", field=field) from None
+
+
+def _parse_in_pieces(source: str) -> ast.Module | None:
+    """The module parsed ~PARSE_PIECE_CHARS at a time, or None when a piece does not parse alone.
+
+    One ``ast.parse`` of a 5,000-node scenario holds the GIL ~50 ms (NOTE [pacing]). Pieces are
+    cut only before a line that starts in column 0; if each piece parses on its own, the tokenizer
+    was in its starting state at every cut (no open bracket, string, continuation or block
+    header), so the pieces' statements are exactly the whole text's. Any piece that fails sends
+    the caller back to one parse of the whole text, which gives Python's own error. Each piece
+    is preceded by blank lines so its line numbers are the whole text's. Lines are split at
+    ``\n`` only, as the tokenizer does (``str.splitlines`` also splits at form feeds, and a
+    comment holding one would be cut in two); the caller keeps text with ``\r`` whole.
+    """
+    lines = [line + "\n" for line in source.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    body: list[ast.stmt] = []
+    start, size = 0, 0
+    for number, line in enumerate(lines):
+        if size >= PARSE_PIECE_CHARS and line[:1] not in ("", " ", "\t", "\n", "\r", "\f"):
+            if not _parse_piece(lines, start, number, body):
+                return None
+            start, size = number, 0
+        size += len(line)
+    if not _parse_piece(lines, start, len(lines), body):
+        return None
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _parse_piece(lines: list[str], start: int, end: int, body: list[ast.stmt]) -> bool:
+    pace()  # NOTE [pacing]: between pieces, the GUI thread may take its turn
+    try:
+        piece = ast.parse("\n" * start + "".join(lines[start:end]), mode="exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    body.extend(piece.body)
+    return True
 
 
 def _syntax_message(msg: str) -> str:

@@ -192,6 +192,20 @@ def paint_box(painter: QPainter, rect: QRectF, style: BoxStyle, look: _Look | No
     painter.drawRoundedRect(rect, radius, radius)
 
 
+@lru_cache(maxsize=8192)
+def _centred(width: float, height: float) -> tuple[QRectF, QRectF]:
+    """A box's rectangle around its centre, and its bounds (room for the selection outline).
+
+    Shared by every box of that size and never changed in place: most boxes of a big graph
+    have one of a few sizes, and each Qt value object kept from Python is an entry in
+    PySide's table of wrappers, which is rehashed on the GUI thread as it grows (a 5,000-node
+    graph kept 50,000 such rectangles, one table rehash alone 40 ms).
+    """
+    rect = QRectF(-width / 2, -height / 2, width, height)
+    grow = SELECT_MARGIN + 4
+    return rect, rect.adjusted(-grow, -grow, grow, grow)
+
+
 class BoxItem(QGraphicsItem):
     """A box centred on its layout position, drawing lines of text in a style.
 
@@ -206,8 +220,7 @@ class BoxItem(QGraphicsItem):
         super().__init__()
         self._origin = (box.x, box.y)
         self._base = (box.width, box.height)
-        self._rect = QRectF(-box.width / 2, -box.height / 2, box.width, box.height)
-        self._bounds = self._grown(self._rect)
+        self._rect, self._bounds = _centred(box.width, box.height)
         self._fonts: Fonts | None = None
         self._font_px = 1.0
         self.state = state
@@ -260,11 +273,10 @@ class BoxItem(QGraphicsItem):
     def set_fonts(self, fonts: Fonts, px: float) -> float:
         """Use ``fonts``; the box grows to fit its widest text. Returns the growth factor."""
         need_w, need_h = measure(fonts, self._base, self._texts())
-        rect = QRectF(-need_w / 2, -need_h / 2, need_w, need_h)
+        rect, bounds = _centred(need_w, need_h)
         if rect != self._rect:
             self.prepareGeometryChange()
-            self._rect = rect
-            self._bounds = self._grown(rect)
+            self._rect, self._bounds = rect, bounds
         self._font_px = px
         self._fonts = fonts
         return growth(self._base, (need_w, need_h))
@@ -276,11 +288,6 @@ class BoxItem(QGraphicsItem):
     # -- painting --------------------------------------------------------
     def boundingRect(self) -> QRectF:
         return self._bounds  # asked for thousands of times per frame: made once per size
-
-    @staticmethod
-    def _grown(rect: QRectF) -> QRectF:
-        grow = SELECT_MARGIN + 4
-        return rect.adjusted(-grow, -grow, grow, grow)
 
     def paint(
         self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None

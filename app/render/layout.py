@@ -15,13 +15,17 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from app.core.graph import Edge, Graph
 from app.core.timeline import SlotKey
+from app.pacing import pace
 
 from .dot_source import dot_source, long_edges, proxy_dot_id, slot_dot_id
 from .labels import drawn_slots
@@ -36,6 +40,7 @@ POINTS_PER_INCH = 72.0
 Point = tuple[float, float]
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
+READ_PIECE = 1 << 20  # bytes of dot's output read (and decoded) per call
 
 
 class LayoutError(RuntimeError):
@@ -101,33 +106,36 @@ def layout_graph(graph: Graph, *, timeout_s: float = 20.0) -> Layout:
     if exe is None:
         raise LayoutError(f"Graphviz 'dot' was not found on PATH; {INSTALL_HINT}")
     source = dot_source(graph, reserve_tags=True)
+    # Files, not pipes: the 18 MB of JSON for 5,000 nodes would otherwise be read 32 KB at a time
+    # in a Python loop and joined in one 18 MB copy, both holding the GIL (NOTE [pacing]); a file
+    # is read a megabyte per call and parsed as it comes (``loads_in_pieces``).
+    with tempfile.TemporaryDirectory(prefix="lens-dot-") as folder:
+        source_path, out_path = Path(folder, "graph.dot"), Path(folder, "layout.json")
+        source_path.write_text(source, encoding="utf-8")
+        done = _run_dot([exe, "-Tjson0", "-o", str(out_path), str(source_path)], len(graph), timeout_s)
+        if done.returncode != 0:
+            why = " ".join(done.stderr.decode("utf-8", "replace").split())[:300] or "no message"
+            raise LayoutError(
+                f"Graphviz 'dot' failed with exit status {done.returncode}: {why}; {INSTALL_HINT}"
+            )
+        try:
+            stream = out_path.open("rb")
+        except OSError as exc:
+            raise LayoutError(f"Graphviz 'dot' wrote no layout ({exc.strerror or exc}); {INSTALL_HINT}") from None
+        with stream:
+            return parse_layout(iter(partial(stream.read, READ_PIECE), b""), graph)
+
+
+def _run_dot(command: list[str], nodes: int, timeout_s: float) -> subprocess.CompletedProcess[bytes]:
     try:
-        done = subprocess.run(
-            [exe, "-Tjson0"],
-            input=source.encode("utf-8"),
-            capture_output=True,
-            timeout=timeout_s,
-            check=False,
-        )
+        return subprocess.run(command, capture_output=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
         raise LayoutError(
-            f"Graphviz 'dot' took longer than {timeout_s:g} s to lay out {len(graph)} nodes; "
+            f"Graphviz 'dot' took longer than {timeout_s:g} s to lay out {nodes} nodes; "
             f"try a smaller scenario, or {INSTALL_HINT} (a recent version)"
         ) from None
     except OSError as exc:
         raise LayoutError(f"Graphviz 'dot' could not start ({exc.strerror or exc}); {INSTALL_HINT}") from None
-    if done.returncode != 0:
-        why = " ".join(done.stderr.decode("utf-8", "replace").split())[:300] or "no message"
-        raise LayoutError(f"Graphviz 'dot' failed with exit status {done.returncode}: {why}; {INSTALL_HINT}")
-    return parse_layout(_decode_in_pieces(done.stdout), graph)
-
-
-def _decode_in_pieces(data: bytes, piece: int = 1 << 20) -> str:
-    """UTF-8 text of ``data``, a megabyte per call (one call for 18 MB holds the GIL ~25 ms)."""
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    parts = [decoder.decode(data[i : i + piece]) for i in range(0, len(data), piece)]
-    parts.append(decoder.decode(b"", final=True))
-    return "".join(parts)
 
 
 @dataclass(frozen=True)
@@ -182,8 +190,9 @@ def _rail(node: Box, slot: Box) -> EdgePath | None:
     return EdgePath((start, start, end, end))
 
 
-def parse_layout(text: str, graph: Graph) -> Layout:
-    """Turn ``dot -Tjson0`` output for ``dot_source(graph)`` into a :class:`Layout`."""
+def parse_layout(text: str | Iterable[bytes], graph: Graph) -> Layout:
+    """Turn ``dot -Tjson0`` output for ``dot_source(graph)`` (text, or its UTF-8 bytes in pieces)
+    into a :class:`Layout`."""
     data: dict[str, Any] = {}
     try:
         data = loads_in_pieces(text)
@@ -215,48 +224,107 @@ def _free_in_pieces(data: dict[str, Any], piece: int = 500) -> None:
                 del value[-piece:]
 
 
-def loads_in_pieces(text: str) -> dict[str, Any]:
-    """``json.loads`` of one JSON object, whose arrays are decoded one element at a time.
+def loads_in_pieces(text: str | Iterable[bytes]) -> dict[str, Any]:
+    """``json.loads`` of one JSON object, decoded an array element at a time as its text arrives.
 
     ``dot -Tjson0`` for 5,000 nodes is 18 MB: one ``json.loads`` is a single
     C call of ~120 ms that holds the GIL, and the GUI thread stalls for as
-    long. Here no call decodes more than one field or one array element (a
-    node or an edge, ~1 KB), so other threads run in between. Same result.
+    long; so is decoding or joining the whole text at once (~40 ms). Here no
+    call handles more than one field, one array element (a node or an edge,
+    ~1 KB) or one piece of the input, so other threads run in between. Same
+    result. ``text``: the whole text, or its UTF-8 bytes in pieces of any size.
 
     >>> loads_in_pieces('{"bb": "0,0,1,2", "objects": [{"a": 1}, {"b": [2, 3]}], "e": []}')
     {'bb': '0,0,1,2', 'objects': [{'a': 1}, {'b': [2, 3]}], 'e': []}
+    >>> loads_in_pieces([b'{"n": 12', b'34, "s": "\\xc3', b'\\xa9"}'])
+    {'n': 1234, 's': 'é'}
     """
+    stream = _JsonStream([text] if isinstance(text, str) else text)
     out: dict[str, Any] = {}
-    pos = _after(text, _skip(text, 0), "{")
-    while text[pos] != "}":
-        key, pos = _DECODER.raw_decode(text, pos)
-        pos = _after(text, _skip(text, pos), ":")
-        value, pos = _list_in_pieces(text, pos) if text[pos] == "[" else _DECODER.raw_decode(text, pos)
-        out[key] = value
-        pos = _skip(text, pos)
-        if text[pos] != "}":
-            pos = _after(text, pos, ",")
+    stream.take("{")
+    while stream.peek() != "}":
+        key = stream.value()
+        stream.take(":")
+        out[key] = _list_in_pieces(stream) if stream.peek() == "[" else stream.value()
+        if stream.peek() != "}":
+            stream.take(",")
+    stream.take("}")
+    if stream.peek() != "":
+        raise ValueError("more text after the JSON object in Graphviz's output")
     return out
 
 
-def _list_in_pieces(text: str, pos: int) -> tuple[list[Any], int]:
-    """The array starting at ``text[pos]`` (``[``), decoded element by element; and where it ends."""
+def _list_in_pieces(stream: _JsonStream) -> list[Any]:
+    """The array starting at the stream's ``[``, decoded element by element."""
     items: list[Any] = []
-    pos = _after(text, pos, "[")
-    while text[pos] != "]":
-        item, pos = _DECODER.raw_decode(text, pos)
-        items.append(item)
-        pos = _skip(text, pos)
-        if text[pos] != "]":
-            pos = _after(text, pos, ",")
-    return items, pos + 1
+    stream.take("[")
+    while stream.peek() != "]":
+        pace()  # NOTE [pacing]
+        items.append(stream.value())
+        if stream.peek() != "]":
+            stream.take(",")
+    stream.take("]")
+    return items
 
 
-def _after(text: str, pos: int, char: str) -> int:
-    """Where the next token starts after the ``char`` expected at ``text[pos]``."""
-    if text[pos] != char:
-        raise ValueError(f"expected {char!r} at character {pos} of Graphviz's JSON, found {text[pos]!r}")
-    return _skip(text, pos + 1)
+class _JsonStream:
+    """JSON text arriving in pieces: a window of decoded text, read from ``pos`` on.
+
+    A value is only taken when something follows it in the window (``12`` may
+    be the start of ``1234``); else the next piece is added and it is decoded
+    again (values are small: one node or edge).
+    """
+
+    def __init__(self, pieces: Iterable[bytes | str]) -> None:
+        self._pieces = iter(pieces)
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._ended = False
+        self.text = ""
+        self.pos = 0
+
+    def _more(self) -> bool:
+        """Add the next piece to the window (dropping what was read); False at the end."""
+        if self._ended:
+            return False
+        piece = next(self._pieces, None)
+        if piece is None:
+            self._ended = True
+            tail = self._decoder.decode(b"", final=True)
+        else:
+            tail = piece if isinstance(piece, str) else self._decoder.decode(piece)
+        self.text = self.text[self.pos :] + tail
+        self.pos = 0
+        return True
+
+    def peek(self) -> str:
+        """The next character after any JSON whitespace ("" at the end of the text)."""
+        while True:
+            self.pos = _skip(self.text, self.pos)
+            if self.pos < len(self.text):
+                return self.text[self.pos]
+            if not self._more():
+                return ""
+
+    def take(self, char: str) -> None:
+        found = self.peek()
+        if found != char:
+            raise ValueError(f"expected {char!r} in Graphviz's JSON, found {found or 'the end'!r}")
+        self.pos += 1
+
+    def value(self) -> Any:
+        """The JSON value at the next character."""
+        self.peek()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.text, self.pos)
+            except json.JSONDecodeError:
+                if self._more():
+                    continue
+                raise
+            if self._ended or _skip(self.text, end) < len(self.text):
+                self.pos = end
+                return value
+            self._more()
 
 
 def _skip(text: str, pos: int) -> int:

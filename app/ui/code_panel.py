@@ -10,13 +10,20 @@ step. The text is written once per recording (already marked for the first
 step shown); a step rewrites only the two marker characters of lines whose
 mark changes, and the background is one full-width selection spanning the
 marked lines, however many there are.
+
+Writing the text of such a model costs ~10-15 ms on the GUI thread. So a
+long one (over ``FILL_LATER_LINES``) is written on a 1 ms timer after the
+recording is applied: the window's own updates and their paint run in one
+event-loop turn, this text in a later one, never both in the same turn
+(the heartbeat in ``benchmarks/bench.py`` measures such turns). Steps shown
+before it is written only move the marks it will be written with.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Property, QEvent, QSize, Qt
+from PySide6.QtCore import Property, QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QResizeEvent, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
@@ -29,6 +36,7 @@ __all__ = ["CodePanel"]
 
 RUNNING, FAILED, IDLE = "▶ ", "✗ ", "  "
 MAX_LINES = 12
+FILL_LATER_LINES = 500  # a longer text is written one event-loop turn after the recording is applied
 
 
 class CodePanel(QPlainTextEdit):
@@ -47,6 +55,10 @@ class CodePanel(QPlainTextEdit):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # arrow keys stay with the window's step actions
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # no line hides its end
         self.setPlainText("# recording…")
+        self._fill_timer = QTimer(self)
+        self._fill_timer.setSingleShot(True)
+        self._fill_timer.setInterval(1)
+        self._fill_timer.timeout.connect(self._fill)
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
 
@@ -77,7 +89,19 @@ class CodePanel(QPlainTextEdit):
         self._lines, self._call_lines = scenario.to_python()
         first_call = min(self._call_lines.values(), default=len(self._lines))
         self._forward_lines = range(2 + len(scenario.inputs), first_call)  # after "import torch", inputs
-        # The text is written once per recording, already marked for the step shown first.
+        if len(self._lines) > FILL_LATER_LINES:
+            self._fill_timer.start()
+        else:
+            self._fill_timer.stop()
+            self._fill()
+
+    @property
+    def filled(self) -> bool:
+        """Whether the text of the recording applied last is written (see FILL_LATER_LINES)."""
+        return not self._fill_timer.isActive()
+
+    def _fill(self) -> None:
+        """Write the text once per recording, already marked for the step shown now."""
         self._marked, self._failed_mark = self._marks_now()
         mark, marked = self._mark_text(), self._marked
         self.setPlainText(
@@ -110,6 +134,8 @@ class CodePanel(QPlainTextEdit):
             self._update_height()
 
     def _on_step_applied(self, index: int) -> None:
+        if not self.filled:
+            return  # the text is written marked for the step shown then
         marked, failed = self._marks_now()
         if (marked, failed) == (self._marked, self._failed_mark):
             return

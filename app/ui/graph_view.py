@@ -50,7 +50,7 @@ MAX_FIT_ZOOM = 3.0  # a 4-node graph fitted to a big window should not get absur
 READ_ZOOM = 1.0  # find_node zooms in at least this far so the found node can be read
 CLICK_SLOP = 5  # pixels a press may move and still count as a click, not a pan
 PROGRESSIVE_ITEMS = 3000  # graphs with more items than this are built in slices
-SLICE_S = 0.008  # time spent building per timer tick; the rest of the tick is the window's
+SLICE_S = 0.005  # time spent building per timer tick; the rest of the tick is the window's
 
 
 class GraphView(QGraphicsView):

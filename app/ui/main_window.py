@@ -14,7 +14,7 @@ the first recording arrives.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -424,12 +424,24 @@ class MainWindow(QMainWindow):
         self._select_picker(recording)
         self._remember_scenario(scenario)
         self._ensure_late_widgets()
-        # The editor's copy of the text a moment later (a 1 ms timer, not a posted call, so
-        # timers already due run first): for a big scenario each of the two text fills is
-        # ~15 ms, and one turn doing both with the rest of the apply stalled the GUI > 60 ms.
-        QTimer.singleShot(1, partial(self._sync_editor, scenario, modified=not self._fresh_load))
+        sync = partial(self._sync_editor, scenario, modified=not self._fresh_load)
         self._show_graph(recording)
         self._fresh_load = False
+        # The editor's copy of the text comes later, in an event-loop turn of its own: for a big
+        # scenario it is ~20 ms, and in the turn of the apply (or of a slice of the graph's
+        # build, and the paint that follows) it stalled the GUI > 60 ms. So: once the graph is
+        # built, on a 1 ms timer (not a posted call, so timers already due run first).
+        self._editor_sync = sync
+        view = self.graph_view
+        if view is not None and view.building:
+            view.model_ready.connect(self._sync_editor_soon, Qt.ConnectionType.SingleShotConnection)
+        else:
+            self._sync_editor_soon()
+
+    def _sync_editor_soon(self) -> None:
+        sync, self._editor_sync = self._editor_sync, None
+        if sync is not None:
+            QTimer.singleShot(1, sync)
 
     def _on_step_applied(self, index: int) -> None:
         state = self.session.state()
