@@ -26,6 +26,7 @@ from app.ui.error_panel import ErrorPanel
 from app.ui.grad_panel import GradPanel
 from app.ui.memory_chart import MemoryChart
 from app.ui.node_details import NodeDetails
+from app.ui.session import Session
 from app.ui.settings import AppSettings
 from app.ui.step_counter import StepCounter
 from app.ui.timeline_bar import TimelineBar
@@ -94,6 +95,26 @@ def test_grad_panel_shows_the_recorded_grad_at_every_step(qtbot, session, two_lo
         assert panel.bars("x").values() == pytest.approx(expected)
 
 
+def test_grad_panel_views_reused_for_the_next_recording_show_what_new_ones_show(qtbot, session, two_losses):
+    from app.core import load_builtin, record
+
+    two_leaves = record(load_builtin("weight-and-input"))
+    panel = _panel(qtbot, GradPanel, session)
+    for recording in (two_leaves, two_losses, two_leaves):  # fewer leaves, then more again
+        session.apply(recording)
+        fresh_session = Session()
+        fresh = _panel(qtbot, GradPanel, fresh_session)
+        fresh_session.apply(recording)
+        assert panel.leaf_names() == fresh.leaf_names() == list(recording.leaves)
+        for index in range(len(recording.timeline)):
+            session.go_to(index)
+            fresh_session.go_to(index)
+            for leaf in recording.leaves:
+                assert panel.grad_text(leaf) == fresh.grad_text(leaf)
+                assert panel.history_text(leaf) == fresh.history_text(leaf)
+                assert panel.bars(leaf).segments() == fresh.bars(leaf).segments()
+
+
 def test_grad_panel_totals_and_contributions_match_pytorch(qtbot, session, two_losses):
     panel = _panel(qtbot, GradPanel, session)
     session.apply(two_losses)
@@ -151,6 +172,24 @@ def test_memory_chart_draws_the_recorded_bytes_and_marks_the_step(qtbot, session
         chart, Qt.MouseButton.LeftButton, pos=chart.rect().bottomRight() - chart.rect().topLeft()
     )
     assert session.index == session.last_index  # a click on the right edge jumps to the last step
+
+
+def test_a_long_memory_series_is_drawn_a_turn_after_the_first_paint(qtbot, session, two_losses, monkeypatch):
+    """NOTE [chart cache]: the first paint shows the title and marker, a timer then draws the series,
+    the same picture as drawing it at once."""
+    import app.ui.memory_chart as chart_module
+
+    at_once = _panel(qtbot, MemoryChart, session)
+    at_once.resize(400, 200)
+    session.apply(two_losses)
+    expected = at_once.grab().toImage()
+    monkeypatch.setattr(chart_module, "DRAW_LATER_STEPS", 0)
+    later = _panel(qtbot, MemoryChart, session)
+    later.resize(400, 200)
+    session.apply(two_losses)
+    first = later.grab().toImage()
+    assert first != expected  # no series yet
+    qtbot.waitUntil(lambda: later.grab().toImage() == expected, timeout=2000)
 
 
 def test_memory_chart_draws_device_memory_when_the_recording_has_it(qtbot, session, two_losses):

@@ -121,7 +121,9 @@ def layout_graph(graph: Graph, *, timeout_s: float = 20.0) -> Layout:
         try:
             stream = out_path.open("rb")
         except OSError as exc:
-            raise LayoutError(f"Graphviz 'dot' wrote no layout ({exc.strerror or exc}); {INSTALL_HINT}") from None
+            raise LayoutError(
+                f"Graphviz 'dot' wrote no layout ({exc.strerror or exc}); {INSTALL_HINT}"
+            ) from None
         with stream:
             return parse_layout(iter(partial(stream.read, READ_PIECE), b""), graph)
 

@@ -173,6 +173,13 @@ class _LeafView(QWidget):
         layout.addWidget(self.history)
         layout.addWidget(self.bars, 1)
 
+    def reset(self, name: str) -> None:
+        """Show leaf ``name`` with no gradient yet (a view is reused for the next recording)."""
+        self.name = name
+        self.value.setText(f"{name}.grad = None")
+        self.history.setText("")
+        self.bars.set_bars([], 1.0)
+
 
 class GradPanel(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
@@ -219,15 +226,20 @@ class GradPanel(QWidget):
 
     # -- updates ---------------------------------------------------------------------
     def _on_recording_applied(self, recording: Recording) -> None:
-        for view in self._leaves.values():
-            view.deleteLater()
-        self._leaves.clear()
+        # The views are reused, renamed: a new styled widget costs ~2 ms to polish, and a re-recording
+        # (an edit, a toggle) has the same leaves.
         names = list(recording.leaves)[:MAX_LEAVES]
+        views = list(self._leaves.values())
+        for view in views[len(names) :]:
+            view.deleteLater()
         while self._rows.count():  # the stretch left by the previous recording
             self._rows.takeAt(0)
-        for name in names:
-            self._leaves[name] = _LeafView(name, self._body)
-            self._rows.addWidget(self._leaves[name], 1)
+        self._leaves = {}
+        for i, name in enumerate(names):
+            view = views[i] if i < len(views) else _LeafView(name, self._body)
+            view.reset(name)
+            self._leaves[name] = view
+            self._rows.addWidget(view, 1)
         # Both read the whole timeline: worked out when first needed (no .grad at the forward step)
         self._scales = {}
         self._ends = {}  # .grad after each finished call, replayed once per recording

@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
         self._font_scale = settings.font_scale
         self._fresh_load = True
         self._auto_fit = True
+        self._editor_sync: Callable[[], None] | None = None  # the editor's copy, once the graph is built
         self.graph_view: GraphView | None = None  # these four are made with the first recording
         self.legend: Legend | None = None
         self.editor: ScenarioEditor | None = None
