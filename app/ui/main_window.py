@@ -425,14 +425,13 @@ class MainWindow(QMainWindow):
         self._select_picker(recording)
         self._remember_scenario(scenario)
         self._ensure_late_widgets()
-        sync = partial(self._sync_editor, scenario, modified=not self._fresh_load)
+        self._editor_sync = partial(self._sync_editor, scenario, modified=not self._fresh_load)
         self._show_graph(recording)
         self._fresh_load = False
         # The editor's copy of the text comes later, in an event-loop turn of its own: for a big
         # scenario it is ~20 ms, and in the turn of the apply (or of a slice of the graph's
         # build, and the paint that follows) it stalled the GUI > 60 ms. So: once the graph is
         # built, on a 1 ms timer (not a posted call, so timers already due run first).
-        self._editor_sync = sync
         view = self.graph_view
         if view is not None and view.building:
             view.model_ready.connect(self._sync_editor_soon, Qt.ConnectionType.SingleShotConnection)
