@@ -479,6 +479,26 @@ def test_a_new_model_while_building_stops_the_old_build(qtbot, deep, models):
     assert set(view.graph_scene.nodes) == {n.id for n in small.graph.nodes}
 
 
+def test_a_progressive_model_goes_on_screen_at_the_next_tick_fitted(qtbot, deep, models):
+    """NOTE [swap in a turn of its own]: the old drawing stays for the turn of set_model."""
+    rec, lay = deep
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(700, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    view.set_model(*models["two-losses"])
+    old = view.scene()
+    view.set_model(rec, lay, progressive=True)
+    assert view.building and view.scene() is old and view.graph_scene is not old
+    view.fit()  # the window asks for a fit once its page has its size: done when shown
+    qtbot.waitUntil(lambda: view.scene() is view.graph_scene, timeout=5000)
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert shown.adjusted(-2, -2, 2, 2).contains(view.graph_scene.sceneRect())
+    qtbot.waitUntil(lambda: not view.building, timeout=20000)
+    assert view.scene() is view.graph_scene and len(view.graph_scene.nodes) == len(rec.graph.nodes)
+
+
 def test_progressive_build_stays_fitted_unless_the_user_zoomed(qtbot, deep):
     rec, lay = deep
     view = GraphView()

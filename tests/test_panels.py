@@ -18,7 +18,7 @@ from app.core.devices import DeviceInfo
 from app.core.timeline import Timeline
 from app.ui import device_selector as device_selector_module
 from app.ui import theme
-from app.ui.call_toggles import UNSET_TIP, CallToggles
+from app.ui.call_toggles import UNSET_TIP, CallToggles, retain_text
 from app.ui.caption_bar import CaptionBar
 from app.ui.code_panel import CodePanel
 from app.ui.device_selector import DeviceSelector
@@ -280,6 +280,48 @@ def test_unticking_retain_asks_for_the_changed_scenario(qtbot, session, two_loss
         two_losses.scenario.with_call(1, create_graph=True),
     ]
     assert toggles.retain_boxes[0].text() == "retain_graph=False"
+
+
+def test_call_rows_reused_for_the_next_recording_show_what_new_ones_show(qtbot, session, two_losses):
+    """Rows are reused across recordings with more or fewer calls; showing one never records again."""
+    from app.core import load_builtin, record
+
+    toggles = _panel(qtbot, CallToggles, session)
+    asked = []
+    session.rerecord = asked.append
+    session.apply(two_losses)
+    first_box = toggles.retain_boxes[0]
+    counts = set()
+    for name in ("higher-derivative", "forgot-retain", "summed-loss", "two-losses"):
+        recording = record(load_builtin(name))
+        counts.add(len(recording.scenario.calls))
+        session.apply(recording)
+        fresh_session = Session()
+        fresh = _panel(qtbot, CallToggles, fresh_session)
+        fresh_session.apply(recording)
+
+        def shown(panel):
+            return (
+                panel.call_texts(),
+                [(b.text(), b.checkState(), b.toolTip()) for b in panel.retain_boxes],
+                [(b.text(), b.isChecked(), b.toolTip()) for b in panel.create_boxes],
+            )
+
+        assert shown(toggles) == shown(fresh)
+        calls = recording.scenario.calls
+        lines, call_lines = recording.scenario.to_python()
+        assert toggles.call_texts() == [f"Call {i + 1}: {lines[call_lines[i]]}" for i in range(len(calls))]
+        assert [b.text() for b in toggles.retain_boxes] == [retain_text(c) for c in calls]
+        tick = {
+            True: Qt.CheckState.Checked,
+            False: Qt.CheckState.Unchecked,
+            None: Qt.CheckState.PartiallyChecked,
+        }
+        assert [b.checkState() for b in toggles.retain_boxes] == [tick[c.retain_graph] for c in calls]
+        assert [b.isChecked() for b in toggles.create_boxes] == [c.create_graph for c in calls]
+    assert len(counts) > 1  # the sequence grows and shrinks the rows
+    assert toggles.retain_boxes[0] is first_box
+    assert asked == []
 
 
 # -- devices ------------------------------------------------------------------------------------

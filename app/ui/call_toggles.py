@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from .session import Session
@@ -40,6 +40,7 @@ class CallToggles(QWidget):
         self._session = session
         self.retain_boxes: list[QCheckBox] = []
         self.create_boxes: list[QCheckBox] = []
+        self._rows: list[tuple[QLabel, QCheckBox, QCheckBox]] = []  # per call: its code, retain, create
         self._grid = QGridLayout()
         title = QLabel("Calls (a change records again)")
         title.setProperty("role", "title")
@@ -58,6 +59,10 @@ class CallToggles(QWidget):
         session.recording_applied.connect(self._on_recording_applied)
         session.failed.connect(self._on_failed)
 
+    def call_texts(self) -> list[str]:
+        """Each call's line, as shown above its boxes."""
+        return [name.text() for name, _, _ in self._rows]
+
     def _on_recording_applied(self, recording: Recording) -> None:
         self._rebuild(recording.scenario)
 
@@ -67,32 +72,45 @@ class CallToggles(QWidget):
             self._rebuild(recording.scenario)  # back to what is on screen
 
     def _rebuild(self, scenario: Scenario) -> None:
-        while self._grid.count():
-            item = self._grid.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
+        """One row per call: its line of code, then its two boxes.
+
+        Rows are reused (a new styled widget costs ~1 ms to polish and show, in the turn of the apply);
+        their boxes are set with signals blocked, so showing a recording never records again.
+        """
+        count = len(scenario.calls)
+        for row in self._rows[count:]:
+            for widget in row:
+                self._grid.removeWidget(widget)
                 widget.deleteLater()
-        self.retain_boxes, self.create_boxes = [], []
+        del self._rows[count:]
+        while len(self._rows) < count:
+            self._rows.append(self._new_row(len(self._rows)))
         lines, call_lines = scenario.to_python()
-        for i, call in enumerate(scenario.calls):
-            name = QLabel(f"Call {i + 1}: {lines[call_lines[i]]}")
-            name.setWordWrap(True)
-            name.setTextFormat(Qt.TextFormat.PlainText)
-            retain = QCheckBox(retain_text(call))
-            retain.setTristate(True)
-            retain.setCheckState(_STATE_OF[call.retain_graph])
-            retain.setToolTip(f"retain_graph for call {i + 1}: ticked True, unticked False, {UNSET_TIP}")
-            create = QCheckBox("create_graph")
-            create.setChecked(call.create_graph)
-            create.setToolTip(f"create_graph for call {i + 1}: record the backward pass as a graph too")
-            retain.checkStateChanged.connect(lambda state, i=i: self._on_retain_toggled(i, state))
-            create.toggled.connect(lambda on, i=i: self._on_create_toggled(i, on))
-            self._grid.addWidget(name, 2 * i, 0, 1, 2)
-            self._grid.addWidget(retain, 2 * i + 1, 0)
-            self._grid.addWidget(create, 2 * i + 1, 1)
-            self.retain_boxes.append(retain)
-            self.create_boxes.append(create)
+        for i, (call, (name, retain, create)) in enumerate(zip(scenario.calls, self._rows, strict=True)):
+            name.setText(f"Call {i + 1}: {lines[call_lines[i]]}")
+            with QSignalBlocker(retain), QSignalBlocker(create):
+                retain.setText(retain_text(call))
+                retain.setCheckState(_STATE_OF[call.retain_graph])
+                create.setChecked(call.create_graph)
+        self.retain_boxes = [retain for _, retain, _ in self._rows]
+        self.create_boxes = [create for _, _, create in self._rows]
+
+    def _new_row(self, i: int) -> tuple[QLabel, QCheckBox, QCheckBox]:
+        name = QLabel()
+        name.setWordWrap(True)
+        name.setTextFormat(Qt.TextFormat.PlainText)
+        retain = QCheckBox()
+        retain.setTristate(True)
+        retain.setToolTip(f"retain_graph for call {i + 1}: ticked True, unticked False, {UNSET_TIP}")
+        create = QCheckBox("create_graph")
+        create.setToolTip(f"create_graph for call {i + 1}: record the backward pass as a graph too")
+        retain.checkStateChanged.connect(lambda state, i=i: self._on_retain_toggled(i, state))
+        create.toggled.connect(lambda on, i=i: self._on_create_toggled(i, on))
+        self._grid.addWidget(name, 2 * i, 0, 1, 2)
+        self._grid.addWidget(retain, 2 * i + 1, 0)
+        self._grid.addWidget(create, 2 * i + 1, 1)
         self._grid.setColumnStretch(1, 1)
+        return name, retain, create
 
     def _on_retain_toggled(self, index: int, state: Qt.CheckState) -> None:
         value = {Qt.CheckState.Checked: True, Qt.CheckState.Unchecked: False}.get(state)

@@ -66,6 +66,8 @@ class GraphView(QGraphicsView):
         self._font_scale = 1.0
         self._press: QPoint | None = None
         self._builder: Iterator[int] | None = None
+        self._unshown: GraphScene | None = None  # built by set_model, not yet on screen
+        self._fit_when_shown = False  # no zoom asked for since set_model: fit it when it is shown
         self._key = id(self)
         self._fitted: tuple[QRectF, float] | None = None  # scene rect and zoom of the last fit()
         self.destroyed.connect(partial(GcPause.release, self._key))
@@ -109,13 +111,19 @@ class GraphView(QGraphicsView):
             populate=not slices,
             shown=shown,
         )
-        self._swap_scene(graph)
         self._graph = graph
-        self.fit()
         if slices:
+            # NOTE [swap in a turn of its own]: the new scene goes on screen at the first tick.
+            # Swapped in here, its first paint (Qt repaints the whole window for a new scene)
+            # fell into the event-loop pass of the apply, after every panel's update and paint:
+            # one 40-70 ms stall of a 5,000-node load. Until then the view shows the old drawing.
+            self._unshown = graph
+            self._fit_when_shown = True
             self._builder = graph.populate(chunk=8)  # a tick overshoots its slice by at most one chunk
             self._build_timer.start()
         else:
+            self._swap_scene(graph)
+            self.fit()
             self.model_ready.emit()
 
     @property
@@ -124,6 +132,9 @@ class GraphView(QGraphicsView):
         return self._builder is not None
 
     def _on_build_tick(self) -> None:
+        if self._unshown is not None:
+            self._show_unshown()
+            return  # the tick's time went to the swap; building starts at the next tick
         deadline = time.perf_counter() + SLICE_S
         try:
             while time.perf_counter() < deadline and self._builder is not None:
@@ -138,10 +149,23 @@ class GraphView(QGraphicsView):
             self.model_ready.emit()
         self._refit_if_untouched()
 
+    def _show_unshown(self) -> None:
+        """Put the scene of the last ``set_model`` on screen: fitted, unless the learner zoomed since."""
+        graph, self._unshown = self._unshown, None
+        if graph is None:
+            return
+        self._swap_scene(graph)
+        if self._fit_when_shown:
+            self.fit()
+        else:
+            self._fitted = None
+            self._update_details()
+
     def _stop_building(self, *, built: bool = False) -> None:
         """Stop the slices; ``built``: all of a big graph is there for good, freeze it."""
         self._build_timer.stop()
         self._builder = None
+        self._unshown = None
         GcPause.release(self._key, freeze=built)
 
     def _swap_scene(self, scene: QGraphicsScene) -> None:
@@ -180,6 +204,9 @@ class GraphView(QGraphicsView):
         """Show the whole graph (Ctrl+0)."""
         if self._graph is None:
             return
+        if self._unshown is not None:
+            self._fit_when_shown = True
+            return
         self.fitInView(self._graph.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
         if self.zoom > MAX_FIT_ZOOM:
             self._set_zoom(MAX_FIT_ZOOM)
@@ -203,6 +230,7 @@ class GraphView(QGraphicsView):
 
     def _set_zoom(self, zoom: float) -> None:
         zoom = min(MAX_ZOOM, max(MIN_ZOOM, zoom))
+        self._fit_when_shown = False  # the learner's zoom wins over a pending fit
         current = self.zoom
         if current > 0 and zoom != current:
             self.scale(zoom / current, zoom / current)

@@ -176,7 +176,10 @@ def prepare_shown(recording: Recording) -> Any:
     """What each box shows per step (``ShownStates``): its tables are O(graph), so built here."""
     from app.render.states import ShownStates
 
-    return ShownStates(recording)
+    shown = ShownStates(recording)
+    if len(recording.timeline):
+        recording.timeline.state(0)  # replays the first step, O(graph), into the timeline's cache
+    return shown
 
 
 def _layout_or_error(recording: Recording) -> tuple[Any | None, str | None]:
