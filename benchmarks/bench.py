@@ -492,7 +492,7 @@ class Window:
         QApplication.processEvents()
         window.session.apply(recording, layout)
         wait_built(window.graph_view)
-        _settle()
+        _settle(for_s=0.2)  # the editor's copy of the text comes on a timer once the graph is built
         return cls(window)
 
     def step_through(self, steps: Sequence[int]) -> StepTimes:
@@ -506,9 +506,13 @@ class Window:
         _settle()
 
 
-def _settle() -> None:
+def _settle(for_s: float = 0.0) -> None:
+    """Deliver what is pending (and, for ``for_s`` seconds, what timers bring)."""
+    deadline = time.perf_counter() + for_s
     for _ in range(3):
         QApplication.processEvents()
+    while time.perf_counter() < deadline:
+        QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 10)
 
 
 # -- 1b. the alternative: torchviz + Graphviz + SVG per step -------------------------------------------

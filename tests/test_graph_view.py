@@ -564,3 +564,49 @@ def test_pictures_show_every_box_whatever_the_view_hides(make_view, tmp_path):
     view.fit()
     view.export_png(fitted)
     assert (tmp_path / "overview.png").read_bytes() == fitted.read_bytes()
+
+
+def _scene_image(scene) -> QImage:
+    from PySide6.QtGui import QPainter
+
+    rect = scene.sceneRect()
+    image = QImage(int(rect.width()), int(rect.height()), QImage.Format.Format_ARGB32)
+    image.fill(0)
+    painter = QPainter(image)
+    scene.render(painter, image.rect().toRectF(), rect)
+    painter.end()
+    return image
+
+
+@pytest.mark.parametrize("name", ["two-losses", "forgot-retain"])
+def test_hidden_items_are_restyled_when_read_or_shown(qtbot, models, name):
+    """NOTE [restyle what is seen]: an overview puts off restyling; reads and showing catch up."""
+    from app.render.scene import GraphScene
+
+    rec, lay = models[name]
+    eager, read, shown = (GraphScene(rec, lay) for _ in range(3))
+    for scene in (read, shown):
+        scene.set_overview(True)
+        scene.set_details(False)
+    for index in range(len(rec.timeline)):
+        state = rec.timeline.state(index)
+        for scene in (eager, read, shown):
+            scene.show_state(state)
+    assert any(read.is_stale(item) for item in read.nodes.values())  # put off, not done
+    assert any(read.is_stale(item) for item in read.slots.values())
+
+    def looks(scene):
+        return (
+            {k: (i.state, i.text, i.style) for k, i in scene.nodes.items()},
+            {k: (i.state, i.text, i.style) for k, i in scene.slots.items()},
+            {k: (i.state, i.style) for k, i in scene.edges.items()},
+            {k: (i.state, i.style) for k, i in scene.slot_edges.items()},
+        )
+
+    assert looks(read) == looks(eager)  # each read brought its item up to date
+    last = rec.timeline.state(len(rec.timeline) - 1)
+    assert all(item.state == last.slots[key] for key, item in read.slots.items() if key in last.slots)
+    shown.set_overview(False)
+    shown.set_details(True)
+    assert not any(shown.is_stale(item) for item in (*shown.nodes.values(), *shown.slots.values()))
+    assert _scene_image(shown) == _scene_image(eager)  # drawn as if restyled at every step

@@ -223,8 +223,8 @@ class BoxItem(QGraphicsItem):
         self._rect, self._bounds = _centred(box.width, box.height)
         self._fonts: Fonts | None = None
         self._font_px = 1.0
-        self.state = state
-        self.style = style
+        self._state = state
+        self._style = style
         self._look = _look(style)
         self._lines: tuple[str, ...] = ()
         self.setPos(box.x, box.y)
@@ -234,16 +234,27 @@ class BoxItem(QGraphicsItem):
 
     def _start(self) -> None:
         """Called by subclasses once their own fields are set."""
-        self._lines = self._lines_for(self.style.tag)
+        self._lines = self._lines_for(self._style.tag)
 
-    # -- what tests and views read --------------------------------------
+    # -- what tests and views read (brought up to date first if a restyle was put off) --
+    @property
+    def state(self) -> str:
+        _freshen(self)
+        return self._state
+
+    @property
+    def style(self) -> BoxStyle:
+        _freshen(self)
+        return self._style
+
     @property
     def lines(self) -> tuple[str, ...]:
+        _freshen(self)
         return self._lines
 
     @property
     def text(self) -> str:
-        return "\n".join(self._lines)
+        return "\n".join(self.lines)
 
     def rect(self) -> QRectF:
         return QRectF(self._rect)
@@ -261,9 +272,9 @@ class BoxItem(QGraphicsItem):
     # -- restyling -------------------------------------------------------
     def set_look(self, state: str, style: BoxStyle) -> bool:
         """Show ``state`` in ``style``; returns False (and repaints nothing) when unchanged."""
-        if state == self.state and style == self.style:
+        if state == self._state and style == self._style:
             return False
-        self.state, self.style = state, style
+        self._state, self._style = state, style
         self._look = _look(style)
         self._lines = self._lines_for(style.tag)
         self.setOpacity(style.opacity)
@@ -295,7 +306,7 @@ class BoxItem(QGraphicsItem):
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         if lod < self.min_lod:
             return
-        paint_box(painter, self._rect, self.style, self._look)
+        paint_box(painter, self._rect, self._style, self._look)
         if self._fonts is not None and text_readable(lod, self._font_px):
             self._paint_text(painter, self._fonts)
 
@@ -400,6 +411,15 @@ class ProxyItem(BoxItem):
         return proxy_texts(self.node)
 
 
+def _freshen(item: BoxItem | EdgeItem) -> None:
+    """Restyle ``item`` now if its scene put that off while it was hidden (scene.py's NOTE
+    [restyle what is seen]); hidden items are not painted, so only reads need this."""
+    scene = item.scene()
+    is_stale = getattr(scene, "is_stale", None)
+    if is_stale is not None and is_stale(item):
+        scene.refresh_item(item)  # type: ignore[union-attr]
+
+
 def _spline_path(points: Sequence[tuple[float, float]]) -> QPainterPath:
     path = QPainterPath(QPointF(*points[0]))
     for i in range(1, len(points) - 2, 3):
@@ -428,8 +448,9 @@ class EdgeItem(QGraphicsItem):
             bounds = bounds.united(self._arrow.boundingRect())
         self._bounds = bounds.adjusted(-8, -8, 8, 8)
         self.min_lod = MIN_SLOT_LOD if to_slot else 0.0
-        self.state = state
-        self.style = style
+        self.key: object = None  # what the scene files it under (its Edge, or a slot's key)
+        self._state = state
+        self._style = style
         self._pen, self._arrow_pen, self._brush = _edge_look(style)
         if style.opacity != 1.0:
             self.setOpacity(style.opacity)
@@ -438,10 +459,20 @@ class EdgeItem(QGraphicsItem):
     def has_arrow(self) -> bool:
         return self._arrow is not None
 
+    @property
+    def state(self) -> str:
+        _freshen(self)
+        return self._state
+
+    @property
+    def style(self) -> EdgeStyle:
+        _freshen(self)
+        return self._style
+
     def set_look(self, state: str, style: EdgeStyle) -> bool:
-        if state == self.state and style == self.style:
+        if state == self._state and style == self._style:
             return False
-        self.state, self.style = state, style
+        self._state, self._style = state, style
         self._pen, self._arrow_pen, self._brush = _edge_look(style)
         self.setOpacity(style.opacity)
         self.update()

@@ -160,7 +160,7 @@ class NodeDetails(QWidget):
         item = self.table.item(row, column)  # reused: rewriting text is cheaper than new items
         if item is None:
             self.table.setItem(row, column, QTableWidgetItem(text))
-        else:
+        elif item.text() != text:  # setText repaints and re-measures the table even when equal
             item.setText(text)
 
 
