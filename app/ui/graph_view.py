@@ -51,6 +51,7 @@ READ_ZOOM = 1.0  # find_node zooms in at least this far so the found node can be
 CLICK_SLOP = 5  # pixels a press may move and still count as a click, not a pan
 PROGRESSIVE_ITEMS = 3000  # graphs with more items than this are built in slices
 SLICE_S = 0.005  # time spent building per timer tick; the rest of the tick is the window's
+SWAP_AFTER_MS = 20  # a big graph's scene goes on screen this long after set_model (NOTE [swap ...])
 
 
 class GraphView(QGraphicsView):
@@ -117,10 +118,12 @@ class GraphView(QGraphicsView):
             # Swapped in here, its first paint (Qt repaints the whole window for a new scene)
             # fell into the event-loop pass of the apply, after every panel's update and paint:
             # one 40-70 ms stall of a 5,000-node load. Until then the view shows the old drawing.
+            # The delay lets the panels' own relayout after a new recording (new leaf views, a
+            # summary of another height: one or two more passes) finish before the swap's paint.
             self._unshown = graph
             self._fit_when_shown = True
             self._builder = graph.populate(chunk=8)  # a tick overshoots its slice by at most one chunk
-            self._build_timer.start()
+            self._build_timer.start(SWAP_AFTER_MS)
         else:
             self._swap_scene(graph)
             self.fit()
@@ -134,6 +137,7 @@ class GraphView(QGraphicsView):
     def _on_build_tick(self) -> None:
         if self._unshown is not None:
             self._show_unshown()
+            self._build_timer.setInterval(0)
             return  # the tick's time went to the swap; building starts at the next tick
         deadline = time.perf_counter() + SLICE_S
         try:
