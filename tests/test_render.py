@@ -421,3 +421,42 @@ def test_a_long_chain_stays_a_column():
     lay = layout_graph(graph)
     xs = [lay.nodes[n.id].x for n in graph.nodes if n.name == "TanhBackward0"]
     assert max(xs) - min(xs) < lay.height / 10  # no staircase drifting sideways
+
+
+def test_arrowheads_match_qts_normal_vector_construction():
+    """Arrowheads are computed without Qt objects (a wrapper fewer per edge); Qt's geometry is the oracle."""
+    import random
+
+    from PySide6.QtCore import QLineF, QPointF
+
+    from app.render.items import ARROW_HALF_WIDTH, _arrowhead
+
+    rng = random.Random(4)
+    for _ in range(200):
+        base = (rng.uniform(-500, 500), rng.uniform(-500, 500))
+        tip = (base[0] + rng.uniform(-20, 20), base[1] + rng.uniform(-20, 20))
+        line = QLineF(QPointF(*tip), QPointF(*base))
+        normal = line.normalVector()
+        normal.setLength(line.length() * ARROW_HALF_WIDTH)
+        offset = normal.p2() - normal.p1()
+        want = [(p.x(), p.y()) for p in (QPointF(*tip), line.p2() + offset, line.p2() - offset)]
+        got = _arrowhead(base, tip)
+        assert [pytest.approx(p, abs=1e-9) for p in want] == list(got)
+
+
+def test_edge_bounds_hold_the_drawn_curve_and_arrow(qtbot):
+    """An edge's bounds come from its control points; they must contain Qt's exact curve bounds."""
+    from PySide6.QtCore import QPointF
+
+    from app.render.items import EdgeItem, _spline_path
+    from app.render.style import PALETTES, edge_style
+
+    rec = record(load_builtin("two-losses"))
+    lay = layout_graph(rec.graph)
+    for path in (*lay.edges.values(), *lay.slot_edges.values()):
+        item = EdgeItem(path, "normal", edge_style("normal", PALETTES["light"]))
+        exact, bounds = _spline_path(path.points).boundingRect(), item.boundingRect()
+        assert bounds.left() <= exact.left() and exact.right() <= bounds.right()  # a straight edge's
+        assert bounds.top() <= exact.top() and exact.bottom() <= bounds.bottom()  # rect is empty
+        if path.arrow:
+            assert item.has_arrow and item.boundingRect().contains(QPointF(*path.arrow))

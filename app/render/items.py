@@ -427,26 +427,33 @@ def _spline_path(points: Sequence[tuple[float, float]]) -> QPainterPath:
     return path
 
 
-def _arrowhead(base: tuple[float, float], tip: tuple[float, float]) -> QPolygonF:
-    line = QLineF(QPointF(*tip), QPointF(*base))
-    normal = line.normalVector()
-    normal.setLength(line.length() * ARROW_HALF_WIDTH)
-    offset = normal.p2() - normal.p1()
-    return QPolygonF([QPointF(*tip), line.p2() + offset, line.p2() - offset])
+def _arrowhead(base: tuple[float, float], tip: tuple[float, float]) -> tuple[tuple[float, float], ...]:
+    """The arrowhead's three corners: its tip and the two ends of its base (as Graphviz draws it)."""
+    (tx, ty), (bx, by) = tip, base
+    # the base line's normal, as long as ARROW_HALF_WIDTH of the arrow (QLineF.normalVector's turn)
+    nx, ny = (by - ty) * ARROW_HALF_WIDTH, -(bx - tx) * ARROW_HALF_WIDTH
+    return (tip, (bx + nx, by + ny), (bx - nx, by - ny))
 
 
 class EdgeItem(QGraphicsItem):
-    """A Graphviz spline with an arrowhead (between nodes) or dotted (to a saved value)."""
+    """A Graphviz spline with an arrowhead (between nodes) or dotted (to a saved value).
+
+    The Qt path and polygon are made at the first paint: a fitted 5,000-node graph paints no edge
+    items (NOTE [overview] in scene.py), and every Qt object kept from Python is an entry in PySide's
+    table of wrappers, rehashed on the GUI thread as it grows (items.py's ``_centred``).
+    """
 
     def __init__(self, path: EdgePath, state: str, style: EdgeStyle, *, to_slot: bool = False) -> None:
         super().__init__()
-        points = path.points or ((0.0, 0.0),)
-        self._path = _spline_path(points)
-        self._arrow = _arrowhead(points[-1], path.arrow) if path.arrow else None
-        bounds = self._path.boundingRect()
-        if self._arrow is not None:
-            bounds = bounds.united(self._arrow.boundingRect())
-        self._bounds = bounds.adjusted(-8, -8, 8, 8)
+        self._points = path.points or ((0.0, 0.0),)
+        self._corners = _arrowhead(self._points[-1], path.arrow) if path.arrow else None
+        self._path: QPainterPath | None = None
+        self._arrow: QPolygonF | None = None
+        # a Bezier curve lies within the hull of its control points: their box bounds the curve
+        every = (*self._points, *(self._corners or ()))
+        xs, ys = [x for x, _ in every], [y for _, y in every]
+        left, top = min(xs) - 8, min(ys) - 8
+        self._bounds = QRectF(left, top, max(xs) + 8 - left, max(ys) + 8 - top)
         self.min_lod = MIN_SLOT_LOD if to_slot else 0.0
         self.key: object = None  # what the scene files it under (its Edge, or a slot's key)
         self._state = state
@@ -457,7 +464,7 @@ class EdgeItem(QGraphicsItem):
 
     @property
     def has_arrow(self) -> bool:
-        return self._arrow is not None
+        return self._corners is not None
 
     @property
     def state(self) -> str:
@@ -489,6 +496,10 @@ class EdgeItem(QGraphicsItem):
             and QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform()) < self.min_lod
         ):
             return
+        if self._path is None:
+            self._path = _spline_path(self._points)
+            if self._corners is not None:
+                self._arrow = QPolygonF([QPointF(x, y) for x, y in self._corners])
         painter.setPen(self._pen)
         painter.setBrush(NO_BRUSH)
         painter.drawPath(self._path)
