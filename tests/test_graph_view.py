@@ -610,3 +610,14 @@ def test_hidden_items_are_restyled_when_read_or_shown(qtbot, models, name):
     shown.set_details(True)
     assert not any(shown.is_stale(item) for item in (*shown.nodes.values(), *shown.slots.values()))
     assert _scene_image(shown) == _scene_image(eager)  # drawn as if restyled at every step
+
+
+def test_the_views_size_hint_does_not_follow_the_graph(qtbot, deep, models):
+    """QGraphicsView's own hint follows the scene: a new graph would relayout the whole window."""
+    view = GraphView()
+    qtbot.addWidget(view)
+    hints = set()
+    for rec, lay in (models["two-losses"], deep, models["forgot-retain"]):
+        view.set_model(rec, lay)
+        hints.add(view.sizeHint().toTuple())
+    assert len(hints) == 1

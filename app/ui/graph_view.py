@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QTransform, QWheelEvent
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
@@ -82,6 +82,11 @@ class GraphView(QGraphicsView):
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setAccessibleName("Autograd graph")
         self._update_background()
+
+    def sizeHint(self) -> QSize:
+        # QGraphicsView's own hint follows the scene's size: each new graph would ask the window to
+        # lay itself out again (every panel resized and repainted in the turn the scene goes on screen)
+        return QSize(640, 480)
 
     # -- model ---------------------------------------------------------------
     def set_model(
