@@ -24,15 +24,20 @@ def models():
     return out
 
 
+def _shown_view(qtbot, width: int, height: int) -> GraphView:
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(width, height)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
 @pytest.fixture
 def make_view(qtbot, models):
     def make(name: str) -> tuple[GraphView, object]:
         rec, lay = models[name]
-        view = GraphView()
-        qtbot.addWidget(view)
-        view.resize(900, 700)
-        view.show()
-        qtbot.waitExposed(view)
+        view = _shown_view(qtbot, 900, 700)
         view.set_model(rec, lay)
         return view, rec
 
@@ -392,11 +397,7 @@ def deep():
 def test_proxies_mirror_their_node_and_lead_to_it(qtbot, deep):
     rec, lay = deep
     assert lay.proxies, "a weight used at every depth should get proxy boxes"
-    view = GraphView()
-    qtbot.addWidget(view)
-    view.resize(900, 700)
-    view.show()
-    qtbot.waitExposed(view)
+    view = _shown_view(qtbot, 900, 700)
     view.set_model(rec, lay)
     w = rec.leaves["w"]
     proxies = view.graph_scene.proxies[w]
@@ -482,11 +483,7 @@ def test_a_new_model_while_building_stops_the_old_build(qtbot, deep, models):
 def test_a_progressive_model_goes_on_screen_at_the_next_tick_fitted(qtbot, deep, models):
     """NOTE [swap in a turn of its own]: the old drawing stays for the turn of set_model."""
     rec, lay = deep
-    view = GraphView()
-    qtbot.addWidget(view)
-    view.resize(700, 500)
-    view.show()
-    qtbot.waitExposed(view)
+    view = _shown_view(qtbot, 700, 500)
     view.set_model(*models["two-losses"])
     old = view.scene()
     view.set_model(rec, lay, progressive=True)
@@ -501,11 +498,7 @@ def test_a_progressive_model_goes_on_screen_at_the_next_tick_fitted(qtbot, deep,
 
 def test_progressive_build_stays_fitted_unless_the_user_zoomed(qtbot, deep):
     rec, lay = deep
-    view = GraphView()
-    qtbot.addWidget(view)
-    view.resize(700, 500)
-    view.show()
-    qtbot.waitExposed(view)
+    view = _shown_view(qtbot, 700, 500)
     view.set_palette("projector")  # bigger text: the first slice spreads the layout out
     with qtbot.waitSignal(view.model_ready, timeout=20000):
         view.set_model(rec, lay, progressive=True)

@@ -339,7 +339,7 @@ class GraphScene(QGraphicsScene):
                 self.update(QRectF(centre.x() - half, centre.y() - half, 2 * half, 2 * half))
 
     def _overview_look(self, node_id: str) -> str:
-        state: NodeState = "hidden" if self._state is None else self.shown.node_state(self._state, node_id)
+        state = self._node_state(node_id)
         key = (self.shown.kinds[node_id], state)
         colour = self._dot_colours.get(key)  # a call's start or end recolours every node: cached
         if colour is None:
@@ -366,8 +366,11 @@ class GraphScene(QGraphicsScene):
         self.setSceneRect(QRectF(-m, -m, self.layout.width * s + 2 * m, self.layout.height * s + 2 * m))
 
     # -- looks of one item at the current state ------------------------------
+    def _node_state(self, node_id: str) -> NodeState:
+        return "hidden" if self._state is None else self.shown.node_state(self._state, node_id)
+
     def _node_look(self, node_id: str) -> tuple[NodeState, BoxStyle]:
-        state: NodeState = "hidden" if self._state is None else self.shown.node_state(self._state, node_id)
+        state = self._node_state(node_id)
         return state, node_style(self.shown.kinds[node_id], state, self._palette)
 
     def _slot_look(self, key: SlotKey) -> tuple[SlotShow, BoxStyle]:

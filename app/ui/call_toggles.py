@@ -42,6 +42,7 @@ class CallToggles(QWidget):
         self.create_boxes: list[QCheckBox] = []
         self._rows: list[tuple[QLabel, QCheckBox, QCheckBox]] = []  # per call: its code, retain, create
         self._grid = QGridLayout()
+        self._grid.setColumnStretch(1, 1)
         title = QLabel("Calls (a change records again)")
         title.setProperty("role", "title")
         title.setWordWrap(True)
@@ -109,7 +110,6 @@ class CallToggles(QWidget):
         self._grid.addWidget(name, 2 * i, 0, 1, 2)
         self._grid.addWidget(retain, 2 * i + 1, 0)
         self._grid.addWidget(create, 2 * i + 1, 1)
-        self._grid.setColumnStretch(1, 1)
         return name, retain, create
 
     def _on_retain_toggled(self, index: int, state: Qt.CheckState) -> None:
