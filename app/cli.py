@@ -64,7 +64,7 @@ def _safe_streams() -> None:
 
 
 def _scenarios() -> int:
-    from app.core.scenario import builtin_names, load_builtin
+    from app.core.loading import builtin_names, load_builtin
 
     for name in builtin_names():
         print(f"{name:<22} {load_builtin(name).title}")
@@ -72,9 +72,9 @@ def _scenarios() -> int:
 
 
 def _trace(args: argparse.Namespace) -> int:
-    from app.core.recorder import record
+    from app.core.loading import load_scenario
+    from app.core.recording.recorder import record
     from app.core.report import to_json, to_table
-    from app.core.scenario import load_scenario
 
     rec = record(load_scenario(args.scenario), device=args.device)
     print(json.dumps(to_json(rec)) if args.json else to_table(rec))
@@ -104,7 +104,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _explain(exc: Exception) -> int:
     """The last resort: one line for every failure, exit 2 for bad input, 1 for our own bugs."""
-    from app.core.errors import ScenarioError
+    from app.core.model.errors import ScenarioError
 
     if isinstance(exc, ScenarioError) or _is_layout_error(exc):
         return _fail(str(exc))

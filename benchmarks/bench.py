@@ -42,7 +42,7 @@ from PySide6.QtCore import QByteArray, QElapsedTimer, QEvent, QEventLoop, QObjec
 from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsView, QWidget  # noqa: E402
 
 from app.core import Limits, Recording, Scenario, record  # noqa: E402
-from app.core.expr import Evaluator, parse  # noqa: E402
+from app.core.language.expr import Evaluator, parse  # noqa: E402
 from benchmarks.scenarios import chain_losses, chain_scenario, chain_spec, plain_chain  # noqa: E402
 
 T = TypeVar("T")

@@ -26,7 +26,7 @@ def test_core_sources_never_import_qt():
             for m in _imported_modules(path)
             if m.split(".")[0] in {"PySide6", "shiboken6", "PyQt5", "PyQt6", "qtpy"}
         )
-        for path in CORE.glob("*.py")
+        for path in CORE.rglob("*.py")
     }
     assert {k: v for k, v in offenders.items() if v} == {}
 
@@ -42,6 +42,6 @@ def test_importing_core_loads_no_qt_module():
 
 def test_the_window_side_of_pacing_and_the_worker_load_no_torch():
     """The GUI thread imports these before torch is loaded (the worker imports it on its thread)."""
-    code = "import sys, app.pacing, app.ui.worker; print('torch' in sys.modules)"
+    code = "import sys, app.core.pacing, app.ui.worker; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QTextEdit
 from pytestqt.qtbot import QtBot
 
-from app.core.errors import ScenarioError
-from app.core.recorder import record
-from app.core.scenario import Call, Scenario, builtin_names, load_builtin, scenario_from_dict
+from app.core.loading import Call, Scenario, builtin_names, load_builtin, scenario_from_dict
+from app.core.model.errors import ScenarioError
+from app.core.recording.recorder import record
 from app.ui.editor import (
     CALL_COLUMNS,
     ErrorMark,

@@ -19,9 +19,9 @@ import torch
 from PySide6.QtCore import QObject, QSaveFile, Qt, Signal
 from pytestqt.qtbot import QtBot
 
-from app.core.captions import format_values
-from app.core.recorder import Recording, record
-from app.core.scenario import Scenario, load_builtin
+from app.core.lesson.captions import format_values
+from app.core.loading import Scenario, load_builtin
+from app.core.recording.recorder import Recording, record
 from app.core.toml_writer import to_toml
 from app.render import layout as layout_module
 from app.render.layout import INSTALL_HINT

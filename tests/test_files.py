@@ -16,7 +16,7 @@ from PySide6.QtCore import QByteArray, QObject, QSaveFile, QSettings, Signal
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
-from app.core.scenario import load_builtin, load_file, parse_scenario
+from app.core.loading import load_builtin, load_file, parse_scenario
 from app.core.toml_writer import to_toml
 from app.ui import dialogs, file_actions
 from app.ui.editor import ScenarioEditor

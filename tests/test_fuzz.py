@@ -21,9 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_hostile import install_sentinels, warm_up
 
-from app.core import ScenarioError, builtin_names, expr, load_builtin
-from app.core.expr import Evaluator, Limits, Mode, parse
-from app.core.whitelist import DENIED_TENSOR_ATTRS, Namespace, SafeBuiltin
+from app.core import ScenarioError, builtin_names, load_builtin
+from app.core.language import expr
+from app.core.language.expr import Evaluator, Limits, Mode, parse
+from app.core.language.whitelist import DENIED_TENSOR_ATTRS, Namespace, SafeBuiltin
 
 SMALL = Limits(max_elements=10_000, max_work=10_000_000, max_total_elements=1_000_000, time_limit_s=5)
 FUZZ = settings(

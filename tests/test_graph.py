@@ -8,7 +8,7 @@ import torch
 from test_recorder import backward, children, scenario_of, walk
 
 from app.core import Graph, record, trace
-from app.core.graph import GraphCapture
+from app.core.recording.capture import GraphCapture
 
 
 def direct(root: Any) -> tuple[list[Any], set[tuple[int, int]]]:

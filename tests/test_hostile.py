@@ -34,8 +34,8 @@ import torch
 import torch.nn.functional as F
 
 from app.core import Limits, Recording, ScenarioError, parse_scenario, record
-from app.core.errors import RecordingTimeout
-from app.core.expr import MAX_PIECES, MAX_SEQUENCE, Evaluator, SizeGuard, parse
+from app.core.language.expr import MAX_PIECES, MAX_SEQUENCE, Evaluator, SizeGuard, parse
+from app.core.model.errors import RecordingTimeout
 
 APP_DIR = str(Path(__file__).resolve().parent.parent / "app")
 LEAF = "torch.tensor([1., 2.], requires_grad=True)"
@@ -545,7 +545,7 @@ def test_work_counts_every_op_of_one_call() -> None:
 
 
 def test_the_budget_is_shared_when_one_is_passed() -> None:
-    from app.core.expr import Budget
+    from app.core.language.expr import Budget
 
     budget = Budget(1_000)
     for _ in range(2):

@@ -13,8 +13,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from app.core.errors import ScenarioError
-from app.core.expr import MAX_DEPTH, MAX_TEXT, Evaluator, Limits, Mode, node_position, parse
+from app.core.language.expr import MAX_DEPTH, MAX_TEXT, Evaluator, Limits, Mode, node_position, parse
+from app.core.model.errors import ScenarioError
 
 FIELD = "forward.code"
 
@@ -302,7 +302,7 @@ def test_pytorch_messages_are_pytorchs_own() -> None:
 
 
 def test_a_deadline_in_the_past_stops_evaluation_with_a_position() -> None:
-    from app.core.errors import RecordingTimeout
+    from app.core.model.errors import RecordingTimeout
 
     evaluator = Evaluator(leaves(), field=FIELD, limits=Limits(time_limit_s=1), deadline=0.0)
     with pytest.raises(RecordingTimeout) as info:
@@ -313,7 +313,7 @@ def test_a_deadline_in_the_past_stops_evaluation_with_a_position() -> None:
 
 def test_meta_cost_memo_keys_on_everything_a_meta_run_sees() -> None:
     """A remembered cost is reused only for the same op, shapes, strides, dtypes and scalar types."""
-    from app.core import op_costs
+    from app.core.sizing import op_costs
 
     mm = torch.ops.aten.mm.default
     a, b = torch.ones(3, 4), torch.ones(4, 5)
@@ -334,7 +334,7 @@ def test_flat_tensors_finds_what_pytree_finds() -> None:
     """The guard's own walk over ATen values agrees with torch.utils._pytree on every shape it sees."""
     from torch.utils._pytree import tree_flatten
 
-    from app.core.aten_calls import flat_tensors
+    from app.core.sizing.aten_calls import flat_tensors
 
     a, b, c = torch.ones(1), torch.ones(2), torch.ones(3)
     values = [
@@ -378,7 +378,7 @@ SHAPE_RULE_CASES = [
 @pytest.mark.parametrize(("op", "make"), SHAPE_RULE_CASES, ids=[c[0] for c in SHAPE_RULE_CASES])
 def test_shape_rules_agree_with_a_meta_run(op: str, make: Any) -> None:
     """The closed-form costs (which spare a Dynamo import) say what a meta run says."""
-    from app.core import op_costs
+    from app.core.sizing import op_costs
 
     name, _, overload = op.partition(".")
     func = getattr(getattr(torch.ops.aten, name), overload or "default")
@@ -403,7 +403,7 @@ PIECE_CASES = {
 
 @pytest.mark.parametrize("source", PIECE_CASES.values(), ids=PIECE_CASES)
 def test_a_long_program_parsed_in_pieces_is_the_whole_parse(source: str, monkeypatch) -> None:
-    from app.core import parsing
+    from app.core.language import parsing
 
     monkeypatch.setattr(parsing, "PARSE_PIECE_CHARS", 1)  # a cut before every line in column 0
     tree = parsing._parse_in_pieces(source)
@@ -415,7 +415,7 @@ def test_a_long_program_parsed_in_pieces_is_the_whole_parse(source: str, monkeyp
 
 
 def test_the_benchmark_sized_program_is_cut_and_parses_as_a_whole() -> None:
-    from app.core import parsing
+    from app.core.language import parsing
 
     source = "".join(f"h{i} = torch.tanh(h{i - 1} @ W)\n" for i in range(1, 3000))
     assert len(source) > 4 * parsing.PARSE_PIECE_CHARS
@@ -426,7 +426,7 @@ def test_the_benchmark_sized_program_is_cut_and_parses_as_a_whole() -> None:
 
 @pytest.mark.parametrize("bad", ["x = (1,\n", "else:\n    y = 2\n", "y = 1 +\n"])
 def test_a_syntax_error_in_a_long_program_is_reported_where_python_reports_it(bad: str) -> None:
-    from app.core.parsing import PARSE_PIECE_CHARS
+    from app.core.language.parsing import PARSE_PIECE_CHARS
 
     good = "a = 1\n" * (PARSE_PIECE_CHARS // 6 + 10)
     source = good + bad + good

@@ -13,9 +13,9 @@ from conftest import plain_forgot_retain_error
 from PySide6.QtCore import Qt
 
 from app.core import record
-from app.core.captions import format_values
 from app.core.devices import DeviceInfo
-from app.core.timeline import Timeline
+from app.core.lesson.captions import format_values
+from app.core.model.timeline import Timeline
 from app.ui import device_selector as device_selector_module
 from app.ui import theme
 from app.ui.call_toggles import UNSET_TIP, CallToggles, retain_text

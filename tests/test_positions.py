@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from app.core.positions import SourceText
+from app.core.language.positions import SourceText
 
 SOURCES = [
     "y = x.square()\nz = (y * 3).sum()",

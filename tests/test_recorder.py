@@ -27,10 +27,10 @@ import pytest
 import torch
 
 from app.core import Recording, builtin_names, load_builtin, parse_scenario, record
-from app.core.expr import Evaluator, Limits, parse
-from app.core.recorder import _Recorder, probe_slot
-from app.core.scenario import Call, Scenario
-from app.core.timeline import Timeline
+from app.core.language.expr import Evaluator, Limits, parse
+from app.core.loading import Call, Scenario
+from app.core.model.timeline import Timeline
+from app.core.recording.recorder import _Recorder, probe_slot
 
 # -- the oracle -----------------------------------------------------------------
 
@@ -613,7 +613,7 @@ def test_recording_is_pure_data(builtin: tuple[Scenario, Recording]) -> None:
 def test_one_element_budget_covers_the_whole_recording():
     """Inputs, forward code and losses draw on one budget, not one budget each."""
     from app.core import Limits, ScenarioError, record
-    from app.core.scenario import parse_scenario
+    from app.core.loading import parse_scenario
 
     text = """
 name = "budget"
@@ -637,7 +637,7 @@ loss = "y.sum()"
 
 def test_released_slots_are_seen_without_raising_and_agree_with_pytorchs_error() -> None:
     """probe_slot reads a released slot from its raw saved tensor; PyTorch's own refusal agrees."""
-    from app.core.recorder import _released, probe_slot
+    from app.core.recording.recorder import _released, probe_slot
 
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = x.exp()

@@ -223,7 +223,7 @@ def test_a_frozen_recording_is_still_freed_once_replaced(qtbot, session, thresho
 def test_the_worker_paces_while_it_runs_and_stops_once_handed_over(qtbot, session, monkeypatch):
     """NOTE [pacing]: while a recording runs the GUI thread beats and the worker's loops make way
     when the beats are late; once the result is handed over nobody is paced any more."""
-    from app.pacing import PACER
+    from app.core.pacing import PACER
 
     holders = []
     real_record = worker_module.record_scenario

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.core import ScenarioError, builtin_names, load_builtin, load_scenario, parse_scenario
-from app.core.scenario import MAX_CALLS, MAX_FILE_BYTES, MAX_INPUTS, TOP_FIELDS, load_file
+from app.core.loading import MAX_CALLS, MAX_FILE_BYTES, MAX_INPUTS, TOP_FIELDS, load_file
 
 GOOD = """\
 name = "ok"

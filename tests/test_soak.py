@@ -42,7 +42,7 @@ import torch.utils.hooks
 from PySide6.QtCore import QObject
 from pytestqt.qtbot import QtBot
 
-from app.core.scenario import Scenario, load_builtin
+from app.core.loading import Scenario, load_builtin
 from app.ui.graph_view import GraphView
 from app.ui.session import Session
 

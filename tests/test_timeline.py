@@ -9,7 +9,7 @@ import torch
 from test_recorder import backward, check_against_probes, same, scenario_of
 
 from app.core import Recording, load_builtin, record
-from app.core.timeline import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, Timeline
+from app.core.model.timeline import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, Timeline
 
 CHAIN = 40
 Slots = dict[tuple[str, str], str]

@@ -9,10 +9,10 @@ import tomllib
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.core.errors import ScenarioError
-from app.core.scenario import Call, Scenario, builtin_names, check_scenario, load_builtin, parse_scenario
+from app.core.language.whitelist import build_namespaces
+from app.core.loading import Call, Scenario, builtin_names, check_scenario, load_builtin, parse_scenario
+from app.core.model.errors import ScenarioError
 from app.core.toml_writer import WRAP_AT, to_toml, toml_key, toml_string
-from app.core.whitelist import build_namespaces
 
 # Any text a UTF-8 file can hold: every code point except lone surrogates.
 ANY_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=300)

@@ -14,8 +14,8 @@ from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
 from app.core import load_builtin
-from app.core.captions import format_values
 from app.core.devices import DeviceInfo
+from app.core.lesson.captions import format_values
 from app.ui import dialogs
 from app.ui import main_window as main_window_module
 from app.ui import worker as worker_module
@@ -236,7 +236,8 @@ def test_busy_indicator_shows_while_recording(qtbot, open_window):
 def test_starting_the_window_does_not_import_torch():
     code = (
         "import sys, app.ui.main; "
-        "print(sorted(m for m in ('torch', 'app.core', 'app.render') if m in sys.modules))"
+        "print(sorted(m for m in ('torch', 'app.core.recording', 'app.core.language', 'app.render') "
+        "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"  # torch loads in the worker, after the window is up

@@ -1,38 +1,57 @@
-"""The Qt-free heart of Autograd Lens: scenarios, the language, capture and recording."""
+"""The Qt-free heart of Autograd Lens: programs, the language, recording and the lesson.
 
-from .devices import DeviceInfo, list_devices, resolve_device
-from .errors import RecordingTimeout, ScenarioError
-from .expr import Limits
-from .graph import Edge, Graph, GraphNode, SavedSlot, trace
-from .recorder import CallInfo, Recording, probe_slot, record
-from .scenario import Call, Scenario, builtin_names, load_builtin, load_scenario, parse_scenario
-from .seed import two_losses
-from .timeline import Step, StepState, Timeline
+The subpackages, in the one direction their imports go:
 
-__all__ = [
-    "Call",
-    "CallInfo",
-    "DeviceInfo",
-    "Edge",
-    "Graph",
-    "GraphNode",
-    "Limits",
-    "Recording",
-    "RecordingTimeout",
-    "SavedSlot",
-    "Scenario",
-    "ScenarioError",
-    "Step",
-    "StepState",
-    "Timeline",
-    "builtin_names",
-    "list_devices",
-    "load_builtin",
-    "load_scenario",
-    "parse_scenario",
-    "probe_slot",
-    "record",
-    "resolve_device",
-    "trace",
-    "two_losses",
-]
+- ``model``: torch-free data: programs, recordings, steps, graphs (what ``.lens`` files hold);
+- ``language``: the checked subset of Python, its evaluator, proxies and whitelist;
+- ``sizing``: the size guard that prices every operation before it runs;
+- ``recording``: graph capture and the recorder (a real PyTorch run, hooked);
+- ``lesson``: captions and the fixes offered at an error.
+
+Names are imported on first use, so ``import app.core.pacing`` (the window's
+first import) does not load torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "DeviceInfo": "app.core.devices",
+    "list_devices": "app.core.devices",
+    "resolve_device": "app.core.devices",
+    "RecordingTimeout": "app.core.model.errors",
+    "ScenarioError": "app.core.model.errors",
+    "Limits": "app.core.language.limits",
+    "Edge": "app.core.recording.capture",
+    "Graph": "app.core.recording.capture",
+    "GraphNode": "app.core.recording.capture",
+    "SavedSlot": "app.core.recording.capture",
+    "trace": "app.core.recording.capture",
+    "CallInfo": "app.core.recording.recorder",
+    "Recording": "app.core.recording.recorder",
+    "probe_slot": "app.core.recording.recorder",
+    "record": "app.core.recording.recorder",
+    "Call": "app.core.loading",
+    "Scenario": "app.core.loading",
+    "builtin_names": "app.core.loading",
+    "load_builtin": "app.core.loading",
+    "load_scenario": "app.core.loading",
+    "parse_scenario": "app.core.loading",
+    "two_losses": "app.core.seed",
+    "Step": "app.core.model.timeline",
+    "StepState": "app.core.model.timeline",
+    "Timeline": "app.core.model.timeline",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'app.core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .errors import ScenarioError
+from app.core.model.errors import ScenarioError
 
 __all__ = ["DeviceInfo", "list_devices", "resolve_device"]
 

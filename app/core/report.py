@@ -7,9 +7,9 @@ from typing import Any
 
 import torch
 
-from .captions import format_bytes, format_values
-from .recorder import Recording
-from .timeline import SlotKey, Step
+from app.core.lesson.captions import format_bytes, format_values
+from app.core.model.timeline import SlotKey, Step
+from app.core.recording.recorder import Recording
 
 __all__ = ["to_json", "to_table"]
 

@@ -1,10 +1,10 @@
-"""Write a :class:`~app.core.scenario.Scenario` back as TOML text.
+"""Write a :class:`~app.core.loading.Scenario` back as TOML text.
 
 The output reads like the hand-written built-ins (code in multi-line strings,
 long prose wrapped with TOML's line-ending backslash) and always loads back
 to an equal scenario.
 
->>> from app.core.scenario import load_builtin, parse_scenario
+>>> from app.core.loading import load_builtin, parse_scenario
 >>> s = load_builtin("two-losses")
 >>> parse_scenario(to_toml(s)) == s
 True
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .scenario import Call, Scenario
+from app.core.loading import Call, Scenario
 
 __all__ = ["to_toml", "toml_key", "toml_string"]
 

@@ -1,4 +1,4 @@
-"""Graphviz DOT text for a captured :class:`~app.core.graph.Graph`, in torchviz's look.
+"""Graphviz DOT text for a captured :class:`~app.core.recording.capture.Graph`, in torchviz's look.
 
 As in torchviz ``make_dot(show_saved=True)``: backward nodes are lightgrey
 boxes, leaves (AccumulateGrad) lightblue, the outputs (losses)
@@ -22,7 +22,7 @@ chain goes from minutes to under a second, 5,000 nodes to a few seconds.
 Ids are ours (``n3``, ``n3.self``), never ``id()``; every fact comes from the
 ``Graph``, so no ``_saved_*`` attribute is read again (it may be freed).
 
->>> from app.core.graph import Edge, Graph, GraphNode
+>>> from app.core.recording.capture import Edge, Graph, GraphNode
 >>> leaf = GraphNode("n1", "AccumulateGrad", "x", is_leaf=True)
 >>> g = Graph((GraphNode("n0", "SumBackward0", "y.sum()"), leaf), (Edge("n0", "n1"),))
 >>> print(dot_source(g).splitlines()[-2])
@@ -33,9 +33,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from app.core.graph import Edge, Graph, GraphNode, SavedSlot
-
-from .labels import (
+from app.core.recording.capture import Edge, Graph, GraphNode, SavedSlot
+from app.render.labels import (
     FONT_FAMILY,
     NODE_FONT_PX,
     SLOT_FONT_PX,
@@ -45,7 +44,7 @@ from .labels import (
     proxy_lines,
     slot_lines,
 )
-from .style import NODE_TAGS, NodeKind, slot_tags
+from app.render.style import NODE_TAGS, NodeKind, slot_tags
 
 __all__ = ["MAX_SPAN", "depths", "dot_source", "long_edges", "proxy_dot_id", "slot_dot_id"]
 
@@ -57,7 +56,7 @@ VALUE_FILL = "gray96"
 
 
 def slot_dot_id(node_id: str, slot: str) -> str:
-    """The DOT name of a saved slot's box: ``n3.self`` (as in ``app.core.graph``'s NOTE)."""
+    """The DOT name of a saved slot's box: ``n3.self`` (as in ``app.core.recording.capture``'s NOTE)."""
     return f"{node_id}.{slot}"
 
 

@@ -14,13 +14,12 @@ from typing import Literal
 
 from PySide6.QtWidgets import QApplication
 
-from app.core.recorder import Recording, record
-from app.core.scenario import Scenario, load_scenario
-
-from .layout import layout_graph
-from .picture import write_png, write_svg
-from .scene import GraphScene
-from .style import DEFAULT_PALETTE
+from app.core.loading import Scenario, load_scenario
+from app.core.recording.recorder import Recording, record
+from app.render.layout import layout_graph
+from app.render.picture import write_png, write_svg
+from app.render.scene import GraphScene
+from app.render.style import DEFAULT_PALETTE
 
 __all__ = ["ensure_app", "export_steps", "step_file_name", "step_title"]
 

@@ -8,8 +8,8 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
-from .items import qfont
-from .scene import GraphScene
+from app.render.items import qfont
+from app.render.scene import GraphScene
 
 __all__ = ["MAX_PNG_SIDE", "write_png", "write_svg"]
 

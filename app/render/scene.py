@@ -25,11 +25,10 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-from app.core.graph import Edge
-from app.core.recorder import Recording
-from app.core.timeline import SlotKey, StepState
-
-from .items import (
+from app.core.model.timeline import SlotKey, StepState
+from app.core.recording.capture import Edge
+from app.core.recording.recorder import Recording
+from app.render.items import (
     BoxItem,
     EdgeItem,
     Fonts,
@@ -43,10 +42,10 @@ from .items import (
     proxy_texts,
     slot_texts,
 )
-from .labels import drawn_slots
-from .layout import Box, Layout
-from .states import ShownStates
-from .style import (
+from app.render.labels import drawn_slots
+from app.render.layout import Box, Layout
+from app.render.states import ShownStates
+from app.render.style import (
     DEFAULT_PALETTE,
     PALETTES,
     BoxStyle,

@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from app.core.graph import Edge
-from app.core.recorder import Recording
-from app.core.timeline import SlotKey, StepState
-
-from .labels import drawn_slots, node_kinds
-from .style import EdgeState, NodeKind, NodeState, SlotShow
+from app.core.model.timeline import SlotKey, StepState
+from app.core.recording.capture import Edge
+from app.core.recording.recorder import Recording
+from app.render.labels import drawn_slots, node_kinds
+from app.render.style import EdgeState, NodeKind, NodeState, SlotShow
 
 __all__ = ["Changes", "ShownStates"]
 

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from .session import Session
+from app.ui.session import Session
 
 if TYPE_CHECKING:
-    from app.core.recorder import Recording
-    from app.core.scenario import Call, Scenario
+    from app.core.loading import Call, Scenario
+    from app.core.recording.recorder import Recording
 
 __all__ = ["UNSET_TIP", "CallToggles"]
 

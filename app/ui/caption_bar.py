@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from .session import Session
+from app.ui.session import Session
 
 __all__ = ["CaptionBar"]
 

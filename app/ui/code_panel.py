@@ -27,10 +27,10 @@ from PySide6.QtCore import Property, QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QResizeEvent, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
-from .session import Session
+from app.ui.session import Session
 
 if TYPE_CHECKING:
-    from app.core.recorder import Recording
+    from app.core.recording.recorder import Recording
 
 __all__ = ["CodePanel"]
 

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from .session import Session
+from app.ui.session import Session
 
 if TYPE_CHECKING:
     from app.core.devices import DeviceInfo

@@ -1,7 +1,7 @@
 """The scenario editor: inputs, forward code and calls, checked as you type.
 
 Every edit is checked (after a short pause) by the same parser that loads
-files, :func:`app.core.scenario.scenario_from_dict`, so the editor can never
+files, :func:`app.core.loading.scenario_from_dict`, so the editor can never
 produce a scenario the rest of the program would refuse. An error is shown
 where it is: the line and column in the inputs or forward code (wavy
 underline, marked line number), or the cell of the calls table, plus one
@@ -50,8 +50,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.errors import ScenarioError
-from ..core.scenario import Call, Scenario, scenario_from_dict
+from app.core.loading import Call, Scenario, scenario_from_dict
+from app.core.model.errors import ScenarioError
 
 __all__ = [
     "CALL_COLUMNS",

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from .session import Session
+from app.ui.session import Session
 
 if TYPE_CHECKING:
-    from app.core.recorder import CallInfo, Recording
-    from app.core.scenario import Scenario
+    from app.core.loading import Scenario
+    from app.core.recording.recorder import CallInfo, Recording
 
 __all__ = ["ErrorPanel"]
 
@@ -121,7 +121,7 @@ class ErrorPanel(QFrame):
         return f"✗ Call {info.index + 1} failed at {where}. PyTorch says:"
 
     def _explanation(self, recording: Recording, info: CallInfo) -> str:
-        from app.core.captions import node_title
+        from app.core.lesson.captions import node_title
 
         freed = _freed_slots(recording, info)
         if info.failed_node is None or not freed:

@@ -16,12 +16,12 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QIODevice, QObject, QSaveFile, QSettings, Signal
 from PySide6.QtWidgets import QWidget
 
-from ..core.errors import ScenarioError
-from ..core.scenario import Scenario, load_file, parse_scenario
-from ..core.toml_writer import to_toml
-from ..resources import resource_path
-from . import dialogs
-from .editor import ScenarioEditor
+from app.core.loading import Scenario, load_file, parse_scenario
+from app.core.model.errors import ScenarioError
+from app.core.resources import resource_path
+from app.core.toml_writer import to_toml
+from app.ui import dialogs
+from app.ui.editor import ScenarioEditor
 
 __all__ = ["MAX_RECENT", "RECENT_KEY", "FileController", "write_atomically"]
 

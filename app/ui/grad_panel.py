@@ -15,13 +15,13 @@ from PySide6.QtCore import Property, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-from .session import Session
+from app.ui.session import Session
 
 if TYPE_CHECKING:
     import torch
 
-    from app.core.recorder import Recording
-    from app.core.timeline import StepState
+    from app.core.model.timeline import StepState
+    from app.core.recording.recorder import Recording
 
 __all__ = ["MAX_BARS", "GradBars", "GradPanel"]
 
@@ -37,7 +37,7 @@ def _values(tensor: torch.Tensor | None) -> list[float]:
 
 
 def _format(tensor: torch.Tensor | None) -> str:
-    from app.core.captions import format_values
+    from app.core.lesson.captions import format_values
 
     return format_values(tensor)
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
-from .excepthook import install_exception_handler
-from .main_window import MainWindow
-from .settings import APPLICATION, ORGANIZATION, AppSettings
+from app.ui.excepthook import install_exception_handler
+from app.ui.main_window import MainWindow
+from app.ui.settings import APPLICATION, ORGANIZATION, AppSettings
 
 __all__ = ["run_gui"]
 

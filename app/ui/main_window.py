@@ -42,30 +42,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.resources import resource_path, scenario_files
-
-from .call_toggles import CallToggles
-from .caption_bar import CaptionBar
-from .code_panel import CodePanel
-from .device_selector import DeviceSelector
-from .error_panel import ErrorPanel
-from .grad_panel import GradPanel
-from .memory_chart import MemoryChart
-from .node_details import NodeDetails
-from .session import Session
-from .settings import DEFAULT_SCENARIO, FONT_SCALE_RANGE, THEMES, AppSettings, clamp_font_scale
-from .step_counter import StepCounter
-from .theme import apply_theme
-from .timeline_bar import TimelineBar
+from app.core.resources import resource_path, scenario_files
+from app.ui.call_toggles import CallToggles
+from app.ui.caption_bar import CaptionBar
+from app.ui.code_panel import CodePanel
+from app.ui.device_selector import DeviceSelector
+from app.ui.error_panel import ErrorPanel
+from app.ui.grad_panel import GradPanel
+from app.ui.memory_chart import MemoryChart
+from app.ui.node_details import NodeDetails
+from app.ui.session import Session
+from app.ui.settings import DEFAULT_SCENARIO, FONT_SCALE_RANGE, THEMES, AppSettings, clamp_font_scale
+from app.ui.step_counter import StepCounter
+from app.ui.theme import apply_theme
+from app.ui.timeline_bar import TimelineBar
 
 if TYPE_CHECKING:  # imported for real only once torch is loaded (see NOTE [fast start])
-    from app.core.recorder import Recording
-    from app.core.scenario import Scenario
-
-    from .editor import ScenarioEditor
-    from .file_actions import FileController
-    from .graph_view import GraphView
-    from .legend import Legend
+    from app.core.loading import Scenario
+    from app.core.recording.recorder import Recording
+    from app.ui.editor import ScenarioEditor
+    from app.ui.file_actions import FileController
+    from app.ui.graph_view import GraphView
+    from app.ui.legend import Legend
 
 __all__ = ["MainWindow", "ask_export_file", "ask_export_folder"]
 
@@ -514,7 +512,7 @@ class MainWindow(QMainWindow):
         error = self.session.last_error
         if self.editor is None or error is None:
             return
-        from app.core.errors import ScenarioError
+        from app.core.model.errors import ScenarioError
 
         if isinstance(error, ScenarioError):
             self.editor.show_error(error)
@@ -564,8 +562,8 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self._make_editor)  # after the first graph is painted
 
     def _make_graph_view(self) -> None:
-        from .graph_view import GraphView
-        from .legend import Legend
+        from app.ui.graph_view import GraphView
+        from app.ui.legend import Legend
 
         self.graph_view = GraphView()
         self.legend = Legend(columns=LEGEND_COLUMNS)
@@ -581,8 +579,8 @@ class MainWindow(QMainWindow):
         self.graph_view.installEventFilter(self)  # resizes: keep the graph fitted until the user zooms
 
     def _make_editor(self) -> None:
-        from .editor import ScenarioEditor
-        from .file_actions import FileController
+        from app.ui.editor import ScenarioEditor
+        from app.ui.file_actions import FileController
 
         if self.editor is not None:
             return

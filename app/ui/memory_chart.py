@@ -21,10 +21,10 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from .session import Session
+from app.ui.session import Session
 
 if TYPE_CHECKING:
-    from app.core.recorder import Recording
+    from app.core.recording.recorder import Recording
 
 __all__ = ["MemoryChart"]
 

@@ -20,12 +20,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .session import Session
+from app.ui.session import Session
 
 if TYPE_CHECKING:
-    from app.core.graph import GraphNode, SavedSlot
-    from app.core.recorder import Recording
-    from app.core.timeline import StepState
+    from app.core.model.timeline import StepState
+    from app.core.recording.capture import GraphNode, SavedSlot
+    from app.core.recording.recorder import Recording
 
 __all__ = ["COLUMNS", "NodeDetails"]
 
@@ -38,7 +38,7 @@ def _shape(slot: SavedSlot) -> str:
 
 
 def _nbytes(slot: SavedSlot) -> str:
-    from app.core.captions import format_bytes
+    from app.core.lesson.captions import format_bytes
 
     return "—" if slot.nbytes is None else format_bytes(slot.nbytes)
 
@@ -124,7 +124,7 @@ class NodeDetails(QWidget):
         self._fill_table(node, state)
 
     def _subtitle(self, recording: Recording, state: StepState, node: GraphNode) -> str:
-        from app.core.captions import format_values
+        from app.core.lesson.captions import format_values
 
         parts = [node.label or "(no label)"]
         parts.append(

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from .worker import RecordingFailure, RecordingResult, RecordingWorker
+from app.ui.worker import RecordingFailure, RecordingResult, RecordingWorker
 
 if TYPE_CHECKING:
-    from app.core.recorder import Recording
-    from app.core.scenario import Scenario
-    from app.core.timeline import StepState
+    from app.core.loading import Scenario
+    from app.core.model.timeline import StepState
+    from app.core.recording.recorder import Recording
 
 __all__ = ["SPEEDS", "Session"]
 

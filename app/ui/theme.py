@@ -15,9 +15,8 @@ from string import Template
 
 from PySide6.QtWidgets import QApplication
 
-from app.resources import style_files
-
-from .settings import THEMES
+from app.core.resources import style_files
+from app.ui.settings import THEMES
 
 __all__ = ["THEMES", "apply_theme", "font_sizes", "stylesheet", "theme_files"]
 

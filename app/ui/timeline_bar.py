@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
 
-from .session import SPEEDS, Session
+from app.ui.session import SPEEDS, Session
 
 __all__ = ["TimelineBar"]
 

@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
 
-from app.pacing import PACER
+from app.core.pacing import PACER
 
 if TYPE_CHECKING:
-    from app.core.recorder import Recording
-    from app.core.scenario import Scenario
+    from app.core.loading import Scenario
+    from app.core.recording.recorder import Recording
 
 __all__ = [
     "FREEZE_NODES",
@@ -138,9 +138,9 @@ def import_core() -> None:
     needs), so the first import is serialised; later calls return at once.
     """
     with _IMPORT_LOCK:
-        import app.core.errors
-        import app.core.recorder
-        import app.core.scenario
+        import app.core.loading
+        import app.core.model.errors
+        import app.core.recording.recorder
         import app.render.layout  # noqa: F401
 
         if gc.get_freeze_count() == 0:
@@ -153,14 +153,14 @@ def import_core() -> None:
 
 
 def load_source(source: Scenario | str | Path) -> Scenario:
-    from app.core.scenario import Scenario, load_scenario
+    from app.core.loading import Scenario, load_scenario
 
     return source if isinstance(source, Scenario) else load_scenario(source)
 
 
 def record_scenario(scenario: Scenario, device: str) -> Recording:
     """The real recording; a module attribute so tests can replace it."""
-    from app.core.recorder import record
+    from app.core.recording.recorder import record
 
     return record(scenario, device=device)
 
@@ -192,7 +192,7 @@ def _layout_or_error(recording: Recording) -> tuple[Any | None, str | None]:
 
 def _failure_text(exc: BaseException, device: str) -> str:
     try:
-        from app.core.errors import ScenarioError
+        from app.core.model.errors import ScenarioError
     except ImportError:  # PyTorch itself could not be imported
         return f"Recording failed: {type(exc).__name__}: {exc}"
     if isinstance(exc, ScenarioError):
@@ -216,7 +216,7 @@ class RecordingWorker(QObject):
         self._busy = False
         self._pauses: set[Hashable] = set()  # GcPause keys of runs not yet handed over
         self._paced: set[int] = set()  # requests whose runs the GUI thread beats for
-        self._beat = QTimer(self)  # NOTE [pacing] in app/pacing.py
+        self._beat = QTimer(self)  # NOTE [pacing] in app/core/pacing.py
         self._beat.setTimerType(Qt.TimerType.PreciseTimer)
         self._beat.setInterval(BEAT_MS)
         self._beat.timeout.connect(PACER.beat)

@@ -1,7 +1,7 @@
 """What the scenario language accepts, and the words it uses to refuse the rest.
 
-Tables only, and the messages built from them: :func:`~app.core.parsing.parse`
-checks a tree against them, :class:`~app.core.expr.Evaluator` maps operators
+Tables only, and the messages built from them: :func:`~app.core.language.parsing.parse`
+checks a tree against them, :class:`~app.core.language.expr.Evaluator` maps operators
 through them. What each name or attribute may reach is ``whitelist.py``.
 """
 
@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from .whitelist import DENIED_TENSOR_ATTRS, REFUSED_TORCH_MEMBERS, Namespace
+from app.core.language.whitelist import DENIED_TENSOR_ATTRS, REFUSED_TORCH_MEMBERS, Namespace
 
 __all__ = [
     "ALLOWED_NODES",

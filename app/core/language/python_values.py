@@ -12,8 +12,8 @@ from typing import Any
 
 import torch
 
-from .limits import MAX_INT_BITS, MAX_NESTING, MAX_SEQUENCE
-from .whitelist import Namespace
+from app.core.language.limits import MAX_INT_BITS, MAX_NESTING, MAX_SEQUENCE
+from app.core.language.whitelist import Namespace
 
 __all__ = ["PySizes", "kind", "python_arith_refusal"]
 

@@ -16,7 +16,7 @@ __all__ = ["resource_path", "resource_root", "scenario_files", "style_files"]
 
 @cache
 def resource_root() -> Path:
-    beside = Path(__file__).resolve().parent.parent / "resources"
+    beside = Path(__file__).resolve().parents[2] / "resources"
     if (beside / "scenarios").is_dir():
         return beside
     spec = importlib.util.find_spec("autograd_lens_resources")

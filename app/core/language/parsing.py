@@ -13,12 +13,18 @@ import warnings
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from ..pacing import pace
-from .errors import ScenarioError
-from .grammar import ALLOWED_NODES, FORBIDDEN_NAMES, REFUSALS, attribute_refusal, missing_member
-from .limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
-from .positions import error_at, index_position, source_lines
-from .whitelist import Namespace, build_namespaces
+from app.core.language.grammar import (
+    ALLOWED_NODES,
+    FORBIDDEN_NAMES,
+    REFUSALS,
+    attribute_refusal,
+    missing_member,
+)
+from app.core.language.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
+from app.core.language.positions import error_at, index_position, source_lines
+from app.core.language.whitelist import Namespace, build_namespaces
+from app.core.model.errors import ScenarioError
+from app.core.pacing import pace
 
 __all__ = ["SOURCE_ATTR", "Mode", "assigned_names", "free_names", "parse"]
 

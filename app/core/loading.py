@@ -18,10 +18,10 @@ from typing import Any, Literal
 
 import tomllib
 
-from ..resources import scenario_files
-from .errors import ScenarioError
-from .expr import assigned_names, free_names, node_position, parse
-from .whitelist import build_namespaces
+from app.core.language.expr import assigned_names, free_names, node_position, parse
+from app.core.language.whitelist import build_namespaces
+from app.core.model.errors import ScenarioError
+from app.core.resources import scenario_files
 
 __all__ = [
     "MAX_FILE_BYTES",

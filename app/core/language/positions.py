@@ -10,7 +10,7 @@ import ast
 import io
 import re
 
-from .errors import ScenarioError
+from app.core.model.errors import ScenarioError
 
 __all__ = ["SourceText", "error_at", "index_position", "node_position", "source_lines"]
 

@@ -47,9 +47,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .aten_calls import ArgumentsRejected, flat_tensors, op_name, storage_elements
-from .errors import RecordingTimeout, ScenarioError
-from .limits import (
+from app.core.language.limits import (
     MAX_OPS_PER_CALL,
     MAX_PIECES,
     Budget,
@@ -58,8 +56,10 @@ from .limits import (
     timeout_message,
     too_big,
 )
-from .op_bounds import pieces_in
-from .op_costs import Cost, meta_cost, quick_cost
+from app.core.model.errors import RecordingTimeout, ScenarioError
+from app.core.sizing.aten_calls import ArgumentsRejected, flat_tensors, op_name, storage_elements
+from app.core.sizing.op_bounds import pieces_in
+from app.core.sizing.op_costs import Cost, meta_cost, quick_cost
 
 __all__ = ["SizeGuard", "guarded_call", "oversized_tensor"]
 
@@ -75,7 +75,7 @@ class SizeGuard(TorchDispatchMode):
     ...     torch.ones(10, 1) + torch.ones(1, 20)
     Traceback (most recent call last):
     ...
-    app.core.errors.ScenarioError: this would make a tensor of 200 elements; the limit is 100
+    app.core.model.errors.ScenarioError: this would make a tensor of 200 elements; the limit is 100
     """
 
     @classmethod

@@ -1,6 +1,6 @@
 """Run a scenario for real and record what autograd does, node by node.
 
->>> from app.core.scenario import load_builtin
+>>> from app.core.loading import load_builtin
 >>> rec = record(load_builtin("two-losses"))
 >>> rec.grads_at_end(1)["x"].tolist()
 [8.0, 16.0]
@@ -34,16 +34,16 @@ from typing import Any
 
 import torch
 
-from ..pacing import pace
-from .captions import write_captions
-from .devices import resolve_device
-from .errors import RecordingTimeout, ScenarioError
-from .expr import Budget, Evaluator, Limits, parse
-from .graph import RAW_PREFIX, SAVED_PREFIX, Graph, GraphCapture, SavedSlot
-from .limits import timeout_message
-from .positions import SourceText
-from .scenario import Call, Scenario
-from .timeline import SlotKey, SlotState, Step, StepKind, Timeline
+from app.core.devices import resolve_device
+from app.core.language.expr import Budget, Evaluator, Limits, parse
+from app.core.language.limits import timeout_message
+from app.core.language.positions import SourceText
+from app.core.lesson.captions import write_captions
+from app.core.loading import Call, Scenario
+from app.core.model.errors import RecordingTimeout, ScenarioError
+from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
+from app.core.pacing import pace
+from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, Graph, GraphCapture, SavedSlot
 
 __all__ = ["CallInfo", "Recording", "probe_slot", "record"]
 

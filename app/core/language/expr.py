@@ -6,7 +6,7 @@ never handed to ``eval`` or ``exec``. Parsing checks the shape of the code
 and :class:`SizeGuard` checks what every operation will cost before it runs
 (see NOTE [size guard] in ``guard.py``).
 
->>> from app.core.expr import parse, Evaluator
+>>> from app.core.language.expr import parse, Evaluator
 >>> tree = parse("torch.ones(2) * 3", field="demo", mode="eval")
 >>> Evaluator({}, field="demo").evaluate(tree).tolist()
 [3.0, 3.0]
@@ -40,11 +40,8 @@ from typing import Any
 
 import torch
 
-from ..pacing import pace
-from .errors import RecordingTimeout, ScenarioError
-from .grammar import BINOPS, COMPARE, INPLACE, UNARY, attribute_refusal, missing_member
-from .guard import SizeGuard, guarded_call, oversized_tensor
-from .limits import (
+from app.core.language.grammar import BINOPS, COMPARE, INPLACE, UNARY, attribute_refusal, missing_member
+from app.core.language.limits import (
     MAX_DEPTH,
     MAX_INT_BITS,
     MAX_NESTING,
@@ -57,10 +54,19 @@ from .limits import (
     budget_message,
     timeout_message,
 )
-from .parsing import SOURCE_ATTR, Mode, assigned_names, free_names, parse
-from .positions import error_at, node_position
-from .python_values import PySizes, kind, python_arith_refusal
-from .whitelist import DENIED_TENSOR_ATTRS, Namespace, SafeBuiltin, build_namespaces, result_fields
+from app.core.language.parsing import SOURCE_ATTR, Mode, assigned_names, free_names, parse
+from app.core.language.positions import error_at, node_position
+from app.core.language.python_values import PySizes, kind, python_arith_refusal
+from app.core.language.whitelist import (
+    DENIED_TENSOR_ATTRS,
+    Namespace,
+    SafeBuiltin,
+    build_namespaces,
+    result_fields,
+)
+from app.core.model.errors import RecordingTimeout, ScenarioError
+from app.core.pacing import pace
+from app.core.sizing.guard import SizeGuard, guarded_call, oversized_tensor
 
 __all__ = [
     "MAX_DEPTH",

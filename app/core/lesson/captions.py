@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..pacing import pace
-from .graph import Graph, GraphNode
-from .timeline import SlotKey, SlotState, Step
+from app.core.model.timeline import SlotKey, SlotState, Step
+from app.core.pacing import pace
+from app.core.recording.capture import Graph, GraphNode
 
 if TYPE_CHECKING:
-    from .recorder import CallInfo
-    from .scenario import Call
+    from app.core.loading import Call
+    from app.core.recording.recorder import CallInfo
 
 __all__ = ["call_name", "format_bytes", "format_values", "node_title", "write_captions"]
 
@@ -46,7 +46,7 @@ _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", 
 def call_name(index: int, call: Call, total: int = 2) -> str:
     """``the second backward`` or ``the first autograd.grad call``: how a teacher names a call.
 
-    >>> from app.core.scenario import Call
+    >>> from app.core.loading import Call
     >>> call_name(1, Call("backward", "y.sum()"))
     'the second backward'
     >>> call_name(0, Call("grad", "y.sum()", inputs=("x",)), total=1)

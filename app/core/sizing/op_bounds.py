@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from .aten_calls import bind, broadcast, dim_size, numel, op_name, op_names
+from app.core.sizing.aten_calls import bind, broadcast, dim_size, numel, op_name, op_names
 
 __all__ = ["dynamic_bound", "pieces_in"]
 

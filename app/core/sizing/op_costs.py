@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
-from .aten_calls import (
+from app.core.sizing.aten_calls import (
     ArgumentsRejected,
     broadcast,
     flat_elements,
@@ -29,7 +29,7 @@ from .aten_calls import (
     shape,
     storage_elements,
 )
-from .op_bounds import dynamic_bound
+from app.core.sizing.op_bounds import dynamic_bound
 
 __all__ = ["Cost", "meta_cost", "quick_cost"]
 

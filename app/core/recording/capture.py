@@ -1,7 +1,7 @@
 """Capture the autograd graph behind some tensors as plain, immutable data.
 
 Capture is separate from drawing (``app.render``) and from recording
-(``app.core.recorder``): it walks ``grad_fn.next_functions`` once, gives every
+(``app.core.recording.recorder``): it walks ``grad_fn.next_functions`` once, gives every
 node an id of our own, and reads each ``_saved_*`` slot while it is still
 readable.
 
@@ -22,7 +22,7 @@ from typing import Any, Literal, NamedTuple
 
 import torch
 
-from ..pacing import pace
+from app.core.pacing import pace
 
 __all__ = [
     "Edge",
