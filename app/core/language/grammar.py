@@ -164,7 +164,6 @@ FORBIDDEN_NAMES: dict[str, str] = {
     "exec": "scenarios never run text as code",
     "compile": "scenarios never run text as code",
     "open": "scenarios cannot read or write files",
-    "print": "the program shows every value itself",
     "os": "scenarios cannot reach the system",
     "sys": "scenarios cannot reach the system",
     "getattr": _ATTRS,

@@ -22,6 +22,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from app.core.language.objects import AutogradEntry, GradModeEntry
+
 __all__ = [
     "DENIED_TENSOR_ATTRS",
     "FUNCTIONAL_FUNCTIONS",
@@ -234,7 +236,6 @@ TORCH_DTYPES = frozenset(
 _FILES = "scenarios cannot read or write files"
 _MEMORY = "it reaches raw memory, which scenarios never touch"
 _CODE = "it would run Python code of its own, which scenarios never do"
-_CALLS = "backward runs from the [[calls]] tables, so the program can watch it"
 
 # Tensor members a scenario may not use, and why (the rest of the public API is open).
 DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
@@ -269,7 +270,6 @@ DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
         "apply_": _CODE,
         "map_": _CODE,
         "map2_": _CODE,
-        "backward": _CALLS,
         "grad_fn": "the program draws the graph itself; grad_fn objects are not values in scenarios",
     }
 )
@@ -290,7 +290,6 @@ REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
         "compile": "scenarios cannot compile code",
         "fx": "scenarios cannot compile code",
         "export": "scenarios cannot compile code",
-        "autograd": _CALLS,
         "from_numpy": "NumPy is not part of scenarios",
         "frombuffer": _MEMORY,
         "as_strided": _MEMORY,
@@ -302,8 +301,7 @@ REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
         "multiprocessing": "scenarios run in one process",
         "set_default_device": "choose the device in the program, not in the scenario",
         "set_default_dtype": "global settings would leak into later recordings",
-        "set_grad_enabled": "global settings would leak into later recordings",
-        "no_grad": "global settings would leak into later recordings",
+        "set_grad_enabled": "global settings would leak into later recordings: use with torch.no_grad():",
         "use_deterministic_algorithms": "global settings would leak into later recordings",
         "Tensor": "build tensors with torch.tensor(...)",
     }
@@ -336,12 +334,29 @@ def _members(module: Any, names: frozenset[str]) -> dict[str, Any]:
 @cache
 def build_namespaces() -> dict[str, Any]:
     """The names every scenario starts with: ``torch``, ``F`` and a few builtins (shared; do not mutate)."""
+    from app.core.language.proxies import nn_members, optim_members  # proxies import this module
+
     functional = Namespace("torch.nn.functional", _members(F, FUNCTIONAL_FUNCTIONS))
-    nn = Namespace("torch.nn", {"functional": functional})
+    nn = Namespace("torch.nn", {"functional": functional, **nn_members()})
+    optim = Namespace("torch.optim", optim_members())
+    autograd = Namespace(
+        "torch.autograd",
+        {
+            "backward": AutogradEntry("backward", torch.autograd.backward),
+            "grad": AutogradEntry("grad", torch.autograd.grad),
+        },
+    )
     torch_members = _members(torch, TORCH_FUNCTIONS | TORCH_DTYPES)
-    torch_members["nn"] = nn
+    torch_members.update(
+        nn=nn,
+        optim=optim,
+        autograd=autograd,
+        no_grad=GradModeEntry("no_grad", enabled=False),
+        enable_grad=GradModeEntry("enable_grad", enabled=True),
+    )
     builtins = {name: SafeBuiltin(name, fn) for name, fn in _BUILTINS.items()}
-    return {"torch": Namespace("torch", torch_members), "F": functional, **builtins}
+    # nn and optim are bound from the start, as F is: a pasted snippet may leave out its imports.
+    return {"torch": Namespace("torch", torch_members), "F": functional, "nn": nn, "optim": optim, **builtins}
 
 
 MAX_ROUND_DIGITS = 1000
@@ -359,9 +374,16 @@ _BUILTINS: dict[str, Callable[..., Any]] = {
     "len": len,
     "min": min,
     "max": max,
+    "sum": sum,
     "float": float,
     "int": int,
+    "bool": bool,
     "round": _round,
+    "range": range,
+    "enumerate": enumerate,
+    "zip": zip,
+    "list": list,
+    "print": print,  # the evaluator sends the text to the recorder (NOTE [program hooks])
 }
 
 # Named results such as ``x.max(dim=0)`` come from this module; their fields

@@ -1,10 +1,11 @@
 """The recorded steps of a run, stored as changes and replayed on demand.
 
 # NOTE [compact timeline]
-A step stores only what changed since the step before it: slot states and
-leaf gradients. :meth:`Timeline.state` rebuilds the full state of any step by
-replaying from the nearest checkpoint (one every ``CHECKPOINT_EVERY`` steps,
-built lazily, at most ``CHECKPOINTS_KEPT`` kept), so memory grows with the
+A step stores only what changed since the step before it: slot states, slot
+versions, leaf gradients, nodes added and nodes gone. :meth:`Timeline.state`
+rebuilds the full state of any step by replaying from the nearest checkpoint
+(one every ``CHECKPOINT_EVERY`` steps, built lazily, at most ``CHECKPOINTS_KEPT``
+kept), so memory grows with the
 changes, not with steps x graph size, and stepping back never touches torch.
 """
 
@@ -17,7 +18,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-import torch
+from app.core.model.graph import LoopMark
+from app.core.model.values import Values
 
 __all__ = [
     "CHECKPOINTS_KEPT",
@@ -37,25 +39,39 @@ CHECKPOINT_EVERY = 32
 CHECKPOINTS_KEPT = 16
 
 _EMPTY: Mapping[object, object] = MappingProxyType({})
+_NO_VERSIONS: Mapping[SlotKey, int] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
 class Step:
-    """One moment of the run. Gradients are detached CPU copies, never live tensors."""
+    """One moment of the run. Gradients are plain :class:`Values`, never live tensors.
+
+    ``forward`` steps follow a program statement that changed something (nodes
+    added or gone, a slot modified, a gradient written, text printed); ``node``
+    steps follow one node of an autograd call; ``call_end`` closes a call; an
+    ``error`` step ends the program (``call`` is None when the exception was
+    not raised by an autograd call).
+    """
 
     index: int
     kind: StepKind
     call: int | None
     node: str | None
     slot_changes: Mapping[SlotKey, SlotState]
-    grad_changes: Mapping[str, torch.Tensor | None]
+    grad_changes: Mapping[str, Values | None]
     saved_bytes: int
     device_bytes: int | None = None
     error: str | None = None
     caption: str = ""
-    contribution: Mapping[str, torch.Tensor | None] | None = None  # call_end: this call's share
-    result: Mapping[str, torch.Tensor] | None = None  # call_end of a grad call: what it returned
+    contribution: Mapping[str, Values | None] | None = None  # call_end: this call's share
+    result: Mapping[str, Values] | None = None  # call_end of a grad call: what it returned
     added_nodes: tuple[str, ...] = ()  # nodes that joined the graph at this step
+    line: int | None = None  # the program line that ran
+    loops: tuple[LoopMark, ...] = ()  # enclosing loops and their iteration, outermost first
+    printed: tuple[str, ...] = ()  # what print() wrote during this step
+    alive_nodes: int = 0  # nodes some value the program holds still reaches
+    gone_nodes: tuple[str, ...] = ()  # nodes nothing reaches any more, from this step on
+    version_changes: Mapping[SlotKey, int] = field(default_factory=lambda: _NO_VERSIONS)
 
 
 @dataclass(frozen=True)
@@ -64,15 +80,31 @@ class StepState:
 
     step: Step
     slots: Mapping[SlotKey, SlotState]
-    grads: Mapping[str, torch.Tensor | None]
-    visible_nodes: frozenset[str]
+    grads: Mapping[str, Values | None]
+    visible_nodes: frozenset[str]  # captured so far (gone ones included)
+    versions: Mapping[SlotKey, int] = field(default_factory=lambda: _NO_VERSIONS)  # tensor version now
+    gone: frozenset[str] = frozenset()  # nodes nothing the program holds reaches any more
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Full:
     slots: dict[SlotKey, SlotState]
-    grads: dict[str, torch.Tensor | None]
-    visible: frozenset[str]
+    grads: dict[str, Values | None]
+    visible: set[str]
+    versions: dict[SlotKey, int]
+    gone: set[str]
+
+    def copy(self) -> _Full:
+        return _Full(
+            dict(self.slots), dict(self.grads), set(self.visible), dict(self.versions), set(self.gone)
+        )
+
+    def apply(self, step: Step) -> None:
+        self.slots.update(step.slot_changes)
+        self.grads.update(step.grad_changes)
+        self.visible.update(step.added_nodes)
+        self.versions.update(step.version_changes)
+        self.gone.update(step.gone_nodes)
 
 
 @dataclass
@@ -96,12 +128,16 @@ class Timeline:
         if not 0 <= index < len(self.steps):
             raise IndexError(f"step {index} is outside 0..{len(self.steps) - 1}")
         base = (index // CHECKPOINT_EVERY) * CHECKPOINT_EVERY
-        full = self._checkpoint(base)
-        slots, grads, visible = dict(full.slots), dict(full.grads), set(full.visible)
+        full = self._checkpoint(base).copy()
         for step in self.steps[base + 1 : index + 1]:
-            _apply(step, slots, grads, visible)
+            full.apply(step)
         return StepState(
-            self.steps[index], MappingProxyType(slots), MappingProxyType(grads), frozenset(visible)
+            self.steps[index],
+            MappingProxyType(full.slots),
+            MappingProxyType(full.grads),
+            frozenset(full.visible),
+            MappingProxyType(full.versions),
+            frozenset(full.gone),
         )
 
     def _checkpoint(self, base: int) -> _Full:
@@ -117,17 +153,13 @@ class Timeline:
 
     def _replay_to(self, base: int) -> _Full:
         start = max((b for b in self._checkpoints if b < base), default=None)
-        slots: dict[SlotKey, SlotState] = {}
-        grads: dict[str, torch.Tensor | None] = {}
-        visible: set[str] = set()
         if start is None:
-            start = -1
+            start, full = -1, _Full({}, {}, set(), {}, set())
         else:
-            prev = self._checkpoints[start]
-            slots, grads, visible = dict(prev.slots), dict(prev.grads), set(prev.visible)
+            full = self._checkpoints[start].copy()
         for step in self.steps[start + 1 : base + 1]:
-            _apply(step, slots, grads, visible)
-        return _Full(slots, grads, frozenset(visible))
+            full.apply(step)
+        return full
 
     def changed_between(self, a: int, b: int) -> tuple[set[SlotKey], set[str]]:
         """Slots and nodes whose state may differ between steps ``a`` and ``b``."""
@@ -136,7 +168,9 @@ class Timeline:
         nodes: set[str] = set()
         for step in self.steps[lo + 1 : hi + 1]:
             slots.update(step.slot_changes)
+            slots.update(step.version_changes)
             nodes.update(step.added_nodes)
+            nodes.update(step.gone_nodes)
         return slots, nodes
 
     def call_bounds(self, call: int) -> tuple[int, int]:
@@ -145,14 +179,3 @@ class Timeline:
         if not indices:
             raise IndexError(f"call {call} was not recorded")
         return indices[0], indices[-1]
-
-
-def _apply(
-    step: Step,
-    slots: dict[SlotKey, SlotState],
-    grads: dict[str, torch.Tensor | None],
-    visible: set[str],
-) -> None:
-    slots.update(step.slot_changes)
-    grads.update(step.grad_changes)
-    visible.update(step.added_nodes)

@@ -5,23 +5,19 @@ Capture is separate from drawing (``app.render``) and from recording
 node an id of our own, and reads each ``_saved_*`` slot while it is still
 readable.
 
-# NOTE [node ids]
-torchviz names nodes ``str(id(obj))``; ids of freed Python wrappers are reused,
-and unpacked saved tensors are temporaries that collide on ``id()``. We give
-each node ``n<k>`` in discovery order and each slot ``n<k>.<name>``; a
-:class:`GraphCapture` keeps the live ``grad_fn`` objects while a recording
-runs, and the resulting :class:`Graph` holds none.
+A :class:`GraphCapture` keeps the live ``grad_fn`` objects while a recording
+runs (NOTE [node ids] in ``app/core/model/graph.py``), and the resulting
+:class:`Graph` holds none.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any
 
 import torch
 
+from app.core.model.graph import Edge, Graph, GraphNode, SavedSlot, SlotKind, StorageRef
 from app.core.pacing import pace
 
 __all__ = [
@@ -36,77 +32,8 @@ __all__ = [
     "trace",
 ]
 
-SlotKind = Literal["tensor", "value", "none"]
 SAVED_PREFIX = "_saved_"
 RAW_PREFIX = "_raw_saved_"
-
-
-class StorageRef(NamedTuple):
-    """One storage a saved tensor lives in: shared buffers are counted once."""
-
-    device: str
-    pointer: int  # data pointer; 0 for an empty storage
-    nbytes: int
-
-
-@dataclass(frozen=True)
-class SavedSlot:
-    """One ``_saved_<name>`` attribute of a node, as it was at capture time."""
-
-    name: str
-    kind: SlotKind
-    shape: tuple[int, ...] | None = None
-    dtype: str | None = None
-    device: str | None = None
-    nbytes: int | None = None  # bytes of the distinct storages it holds
-    storages: tuple[StorageRef, ...] = ()  # one per tensor it holds (a list slot holds several)
-    value: str | None = None  # text of a non-tensor value, e.g. "2" or "(2,)"
-
-    @property
-    def storage(self) -> tuple[str, int] | None:
-        """(device, data pointer) of the first tensor's storage, when it has one."""
-        first = next((s for s in self.storages if s.pointer), None)
-        return None if first is None else (first.device, first.pointer)
-
-
-@dataclass(frozen=True)
-class GraphNode:
-    id: str
-    name: str  # PyTorch's class name, e.g. "PowBackward0"
-    label: str | None  # the scenario text that made it, or the leaf's name
-    saved: tuple[SavedSlot, ...] = ()
-    added_at_call: int | None = None  # None: part of the forward graph
-    is_leaf: bool = False
-
-    @functools.cached_property
-    def tensor_slots(self) -> tuple[SavedSlot, ...]:
-        return tuple(s for s in self.saved if s.kind == "tensor")
-
-
-class Edge(NamedTuple):
-    """From a node to one of its ``next_functions``."""
-
-    src: str
-    dst: str
-
-
-@dataclass(frozen=True)
-class Graph:
-    nodes: tuple[GraphNode, ...]
-    edges: tuple[Edge, ...]
-    _index: dict[str, GraphNode] = field(default_factory=dict, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._index.update({n.id: n for n in self.nodes})
-
-    def node(self, node_id: str) -> GraphNode:
-        return self._index[node_id]
-
-    def __contains__(self, node_id: object) -> bool:
-        return node_id in self._index
-
-    def __len__(self) -> int:
-        return len(self.nodes)
 
 
 def saved_slot_names(fn: Any) -> list[str]:

@@ -1,0 +1,107 @@
+"""What the evaluator may hold besides tensors, numbers and lists, and how it tells the recorder.
+
+# NOTE [checked objects]
+A program may hold ``torch.nn`` modules and ``torch.optim`` optimizers, but
+never the objects themselves: each comes wrapped in a :class:`Checked` proxy
+that answers only the members it lists (``lin.weight``, ``model.parameters()``,
+``opt.step()``). The evaluator asks the proxy and nothing else; a member the
+proxy does not list is refused with its :attr:`Checked.kind` in the message.
+Every call through a proxy runs under the size guard like any other call.
+
+# NOTE [program hooks]
+``loss.backward(...)``, ``torch.autograd.backward(...)`` and
+``torch.autograd.grad(...)`` are ordinary calls in a program. The evaluator
+does not run them itself: it hands the recorder a ready call
+(:meth:`ProgramHooks.autograd_call`), so the recorder can hook the graph
+first. After every simple statement it calls
+:meth:`ProgramHooks.statement_done` with the loops around it, and
+``print(...)`` text goes to :meth:`ProgramHooks.printed`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+
+from app.core.model.graph import LoopMark
+from app.core.model.program import CallKind
+
+__all__ = ["AutogradEntry", "Checked", "GradModeEntry", "ProgramHooks"]
+
+
+class Checked:
+    """Base of every proxy a program may hold (NOTE [checked objects])."""
+
+    kind: str = "an object"  # how messages name it: "an nn.Linear module"
+
+    def get_attribute(self, name: str) -> Any:
+        """The listed attribute ``name``; KeyError when it is not listed."""
+        raise KeyError(name)
+
+    def set_attribute(self, name: str, value: Any) -> None:
+        """Assign a listed attribute; KeyError when it may not be assigned."""
+        raise KeyError(name)
+
+    def method(self, name: str) -> Callable[..., Any]:
+        """The listed method ``name`` (bound); KeyError when it is not listed."""
+        raise KeyError(name)
+
+    def members(self) -> list[str]:
+        """Every listed attribute and method, for did-you-mean hints."""
+        return []
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        """Calling the object itself (a module's forward); TypeError when it cannot be called."""
+        raise TypeError(f"{self.kind} cannot be called")
+
+    def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
+        """Tensors it holds, with their path (``weight``, ``0.bias``): parameters and buffers.
+
+        The recorder names leaves by these paths and walks from them to see which
+        graph nodes the program still holds.
+        """
+        return iter(())
+
+
+@dataclass(frozen=True)
+class AutogradEntry:
+    """``torch.autograd.backward``, ``torch.autograd.grad`` or ``Tensor.backward``, as a marker."""
+
+    kind: CallKind
+    fn: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class GradModeEntry:
+    """``torch.no_grad`` or ``torch.enable_grad``: usable only as ``with torch.no_grad():``."""
+
+    name: str
+    enabled: bool
+
+
+class ProgramHooks(Protocol):
+    """What the evaluator tells whoever runs the program (NOTE [program hooks])."""
+
+    def autograd_call(
+        self,
+        kind: CallKind,
+        run: Callable[[], Any],
+        node: ast.Call,
+        given: Mapping[str, Any],
+        loops: tuple[LoopMark, ...],
+    ) -> Any:
+        """Run ``run()`` (the call, arguments evaluated) and return its result.
+
+        ``given`` holds the keyword values as passed; ``node`` is the call's tree
+        (its position and source are on it). Exceptions from ``run`` propagate.
+        """
+
+    def statement_done(self, statement: ast.stmt, loops: tuple[LoopMark, ...]) -> None:
+        """A simple statement finished (not ``for``/``if``/``with`` themselves)."""
+
+    def printed(self, text: str) -> None:
+        """``print(...)`` wrote ``text`` (one line, without the newline)."""

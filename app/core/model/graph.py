@@ -1,0 +1,99 @@
+"""The captured autograd graph as plain, immutable data (no torch objects).
+
+# NOTE [node ids]
+torchviz names nodes ``str(id(obj))``; ids of freed Python wrappers are reused,
+and unpacked saved tensors are temporaries that collide on ``id()``. The
+capture gives every node ``n<k>`` in discovery order and each slot
+``n<k>.<name>``; a :class:`Graph` holds none of the live objects.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+__all__ = ["Edge", "Graph", "GraphNode", "LoopMark", "SavedSlot", "SlotKind", "StorageRef"]
+
+SlotKind = Literal["tensor", "value", "none"]
+
+
+class LoopMark(NamedTuple):
+    """One enclosing loop at a moment of the program: the ``for`` line and the iteration (from 0)."""
+
+    line: int
+    index: int
+    count: int | None  # iterations in all, when known before the loop ran
+
+
+class StorageRef(NamedTuple):
+    """One storage a saved tensor lives in: shared buffers are counted once."""
+
+    device: str
+    pointer: int  # data pointer; 0 for an empty storage
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class SavedSlot:
+    """One ``_saved_<name>`` attribute of a node, as it was at capture time."""
+
+    name: str
+    kind: SlotKind
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    device: str | None = None
+    nbytes: int | None = None  # bytes of the distinct storages it holds
+    storages: tuple[StorageRef, ...] = ()  # one per tensor it holds (a list slot holds several)
+    value: str | None = None  # text of a non-tensor value, e.g. "2" or "(2,)"
+    saved_version: int | None = None  # the tensor's version counter when it was saved
+
+    @property
+    def storage(self) -> tuple[str, int] | None:
+        """(device, data pointer) of the first tensor's storage, when it has one."""
+        first = next((s for s in self.storages if s.pointer), None)
+        return None if first is None else (first.device, first.pointer)
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    id: str
+    name: str  # PyTorch's class name, e.g. "PowBackward0"
+    label: str | None  # the scenario text that made it, or the leaf's name
+    saved: tuple[SavedSlot, ...] = ()
+    added_at_call: int | None = None  # None: part of the forward graph
+    is_leaf: bool = False
+    line: int | None = None  # program line whose statement created it
+    loops: tuple[LoopMark, ...] = ()  # the iteration it was created in
+    created_at_step: int | None = None
+    gone_at_step: int | None = None  # the step at which nothing the program holds reached it
+
+    @functools.cached_property
+    def tensor_slots(self) -> tuple[SavedSlot, ...]:
+        return tuple(s for s in self.saved if s.kind == "tensor")
+
+
+class Edge(NamedTuple):
+    """From a node to one of its ``next_functions``."""
+
+    src: str
+    dst: str
+
+
+@dataclass(frozen=True)
+class Graph:
+    nodes: tuple[GraphNode, ...]
+    edges: tuple[Edge, ...]
+    _index: dict[str, GraphNode] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index.update({n.id: n for n in self.nodes})
+
+    def node(self, node_id: str) -> GraphNode:
+        return self._index[node_id]
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._index
+
+    def __len__(self) -> int:
+        return len(self.nodes)

@@ -1,0 +1,83 @@
+"""A program: the Python a learner writes, as checked data, and the autograd calls it made.
+
+A :class:`Program` is text plus a few words about it; nothing here runs it
+(that is ``app.core.recording``). A :class:`Call` is one ``backward`` or
+``torch.autograd.grad`` call the program made while it was recorded, with
+where it stands in the text, so the window can mark its line and edit its
+keywords.
+
+>>> p = Program("x = torch.ones(2, requires_grad=True)\\nx.sum().backward()\\n", title="Ones")
+>>> p.lines[1]
+'x.sum().backward()'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+from app.core.model.graph import LoopMark
+
+__all__ = ["Call", "CallInfo", "CallKind", "Program"]
+
+CallKind = Literal["backward", "grad"]
+_NO_KEYWORDS: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Program:
+    """The program text (``code``) with its title, summary and notes."""
+
+    code: str
+    name: str = "program"
+    title: str = ""
+    summary: str = ""
+    notes: str = ""
+    twin: str = ""  # the built-in that shows the same situation fixed (or broken)
+    path: Path | None = field(default=None, compare=False)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.code.splitlines()
+
+    def with_code(self, code: str) -> Program:
+        return replace(self, code=code)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One autograd call as the program made it: kind, place in the text, keywords as written.
+
+    ``retain_graph`` is the value the program passed (None when it passed
+    none: PyTorch's default then follows ``create_graph``).
+    """
+
+    kind: CallKind
+    line: int  # 1-based, the line where the call expression starts
+    col: int  # 1-based, in characters
+    end_line: int
+    end_col: int  # 1-based column just after the closing parenthesis
+    text: str  # the call expression as written, e.g. "y.sum().backward(retain_graph=True)"
+    keywords: Mapping[str, str] = field(default_factory=lambda: _NO_KEYWORDS)  # keyword -> source text
+    retain_graph: bool | None = None
+    create_graph: bool = False
+    loops: tuple[LoopMark, ...] = ()
+
+    @property
+    def effective_retain(self) -> bool:
+        return self.create_graph if self.retain_graph is None else self.retain_graph
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """A recorded call: the call, its first and last step, and how it ended."""
+
+    index: int
+    call: Call
+    first_step: int
+    last_step: int
+    error: str | None = None
+    failed_node: str | None = None

@@ -1,0 +1,37 @@
+"""A finished recording: pure data, holding no graph objects or live tensors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from app.core.model.graph import Graph
+from app.core.model.program import CallInfo, Program
+from app.core.model.timeline import SlotKey, Timeline
+from app.core.model.values import Values
+
+__all__ = ["Recording"]
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What one run of a program did, step by step (see ``app.core.recording.record``)."""
+
+    program: Program
+    device: str
+    torch_version: str
+    graph: Graph
+    timeline: Timeline
+    leaves: Mapping[str, str]  # leaf name -> its (latest) AccumulateGrad node id
+    calls: tuple[CallInfo, ...]
+    freed_by: Mapping[SlotKey, int] = field(default_factory=dict)  # slot -> call that freed it
+    needed_by: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # node -> calls reaching it
+    error: str | None = None  # the exception that ended the program, when it was not an autograd call's
+    error_line: int | None = None
+
+    def grads_at_end(self, call: int) -> Mapping[str, Values | None]:
+        return self.timeline.state(self.calls[call].last_step).grads
+
+    @property
+    def failed(self) -> CallInfo | None:
+        return next((c for c in self.calls if c.error is not None), None)
