@@ -1,8 +1,20 @@
-"""Scenario files: TOML data checked into a :class:`Scenario` before anything runs.
+"""Loading programs: TOML scenario files, plain ``.py`` files and built-ins, checked as data.
 
->>> s = load_builtin("two-losses")
->>> [c.loss for c in s.calls]
-['y.sum()', '(y * 3).sum()']
+A scenario file is TOML with optional ``title``, ``summary``, ``notes`` and
+``twin``, and a ``[program]`` table whose ``code`` is the program. A ``.py``
+file is a program too. Files of the older fixed shape (``[inputs]``,
+``[forward]``, ``[[calls]]``) are checked field by field as before and then
+turned into the same program text a learner would write: after loading there
+is one model, :class:`~app.core.model.program.Program`.
+
+Nothing here runs the program: its text is parsed and statically checked
+(``app.core.language.parsing``), never given to ``eval`` or ``exec``.
+
+>>> p = load_builtin("two-losses")
+>>> p.lines[-2:]
+['y.sum().backward(retain_graph=True)', '(y * 3).sum().backward()']
+>>> parse_scenario('[program]\ncode = "x = torch.ones(2)"').code
+'x = torch.ones(2)'
 """
 
 from __future__ import annotations
@@ -18,21 +30,26 @@ from typing import Any, Literal
 
 import tomllib
 
-from app.core.language.expr import assigned_names, free_names, node_position, parse
+from app.core.language.parsing import assigned_names, free_names, parse
+from app.core.language.positions import node_position
 from app.core.language.whitelist import build_namespaces
 from app.core.model.errors import ScenarioError
+from app.core.model.program import Program
 from app.core.resources import scenario_files
 
 __all__ = [
     "MAX_FILE_BYTES",
-    "Call",
-    "Scenario",
+    "LegacyCall",
+    "LegacyScenario",
     "builtin_names",
+    "check_program",
     "load_builtin",
     "load_file",
+    "load_program",
     "load_scenario",
+    "parse_python",
     "parse_scenario",
-    "scenario_from_dict",
+    "program_from_dict",
 ]
 
 MAX_FILE_BYTES = 1_000_000
@@ -41,14 +58,17 @@ MAX_CALLS = 100
 CallKind = Literal["backward", "grad"]
 
 TOP_FIELDS = ("name", "title", "summary", "notes", "inputs", "forward", "calls")
+PROGRAM_TOP_FIELDS = ("name", "title", "summary", "notes", "twin", "program")
+PROGRAM_FIELDS = ("code",)
+LEGACY_ONLY = ("inputs", "forward", "calls")
 FORWARD_FIELDS = ("code",)
 CALL_FIELDS = ("kind", "loss", "retain_graph", "create_graph", "inputs", "bind")
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
-class Call:
-    """One ``backward`` or ``torch.autograd.grad`` call, in scenario order."""
+class LegacyCall:
+    """One ``[[calls]]`` table of the older file shape, before it becomes program text."""
 
     kind: CallKind
     loss: str
@@ -63,40 +83,27 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Scenario:
+class LegacyScenario:
+    """A file of the older fixed shape, checked field by field; :meth:`program` turns it into text."""
+
     name: str
     title: str
     summary: str
     inputs: tuple[tuple[str, str], ...]
     forward: str
-    calls: tuple[Call, ...]
+    calls: tuple[LegacyCall, ...]
     notes: str = ""
     path: Path | None = field(default=None, compare=False)
+
+    def program(self) -> Program:
+        lines, _ = self.to_python()
+        return Program(
+            "\n".join(lines) + "\n", name=self.name, title=self.title, summary=self.summary, notes=self.notes
+        )
 
     @property
     def input_names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.inputs)
-
-    def with_call(self, index: int, **changes: Any) -> Scenario:
-        """A copy with one call changed, e.g. ``with_call(0, retain_graph=True)``."""
-        calls = list(self.calls)
-        calls[index] = replace(calls[index], **changes)
-        return replace(self, calls=tuple(calls))
-
-    def summed(self) -> Scenario:
-        """One backward of the sum of every backward loss: the usual fix, no retention.
-
-        >>> load_builtin("forgot-retain").summed().to_python()[0][-1]
-        '(y.sum() + (y * 3).sum()).backward()'
-        """
-        losses = [c.loss.strip() for c in self.calls if c.kind == "backward"]
-        loss = " + ".join(_wrap(text) for text in losses)
-        return replace(
-            self,
-            name=f"{self.name}-summed",
-            title=f"{self.title} (one backward of the summed loss)",
-            calls=(Call("backward", loss),),
-        )
 
     def to_python(self) -> tuple[list[str], dict[int, int]]:
         """The scenario as the plain Python a learner would write.
@@ -122,7 +129,7 @@ def _wrap(expr: str) -> str:
     return expr if simple else f"({expr})"
 
 
-def _call_python(call: Call) -> str:
+def _call_python(call: LegacyCall) -> str:
     options = []
     if call.retain_graph is not None:
         options.append(f"retain_graph={call.retain_graph}")
@@ -146,7 +153,7 @@ def builtin_names() -> list[str]:
     return [p.stem for p in scenario_files()]
 
 
-def load_builtin(name: str) -> Scenario:
+def load_builtin(name: str) -> Program:
     for path in scenario_files():
         if path.stem == name:
             return load_file(path)
@@ -155,21 +162,48 @@ def load_builtin(name: str) -> Scenario:
     raise ScenarioError(f"no built-in scenario '{name}'{hint}; try one of: {', '.join(known)}")
 
 
-def load_scenario(name_or_path: str | Path) -> Scenario:
-    """A built-in by name, or a ``.toml`` file by path."""
+def load_program(name_or_path: str | Path) -> Program:
+    """A built-in by name, or a ``.toml`` or ``.py`` file by path."""
     text = str(name_or_path)
     path = Path(text)
     if text in builtin_names() and not path.exists():
         return load_builtin(text)
-    if path.suffix == ".toml" or path.exists():
+    if path.suffix in (".toml", ".py") or path.exists():
         return load_file(path)
     return load_builtin(text)
 
 
-def load_file(path: Path) -> Scenario:
-    """Read and check one scenario file; every failure is a :class:`ScenarioError`."""
-    raw = _read_limited(Path(path))
-    return replace(parse_scenario(raw), path=path)
+load_scenario = load_program
+
+
+def load_file(path: Path) -> Program:
+    """Read and check one ``.toml`` or ``.py`` file; every failure is a :class:`ScenarioError`."""
+    path = Path(path)
+    raw = _read_limited(path)
+    if path.suffix == ".py":
+        return replace(parse_python(_decode(raw), name=_stem_name(path)), path=path)
+    program = parse_scenario(raw, name=_stem_name(path))
+    return replace(program, path=path)
+
+
+def _stem_name(path: Path) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:100].lstrip("-_.")
+    return stem or "program"
+
+
+def parse_python(text: str, *, name: str = "program") -> Program:
+    """A plain Python file as a program: its first comment line is the title.
+
+    >>> parse_python("# Two losses\nimport torch\n", name="demo").title
+    'Two losses'
+    """
+    if len(text) > MAX_FILE_BYTES:
+        raise ScenarioError(_too_large(len(text.encode("utf-8", "surrogatepass"))), field="file")
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    title = first.lstrip("#").strip() if first.startswith("#") and not first.startswith("#!") else name
+    program = Program(text, name=name, title=title)
+    check_program(program)
+    return program
 
 
 def _read_limited(path: Path) -> bytes:
@@ -193,8 +227,8 @@ def _too_large(size: int) -> str:
     return f"the file is {size:,} bytes; scenario files are limited to {MAX_FILE_BYTES:,} bytes (1 MB)"
 
 
-def parse_scenario(raw: bytes | str) -> Scenario:
-    """Check TOML text (bytes or str) into a :class:`Scenario`.
+def parse_scenario(raw: bytes | str, *, name: str = "program") -> Program:
+    """Check TOML text (bytes or str) into a :class:`Program` (``name`` unless the file gives one).
 
     >>> try:
     ...     parse_scenario(b"nmae = 'x'")
@@ -211,7 +245,9 @@ def parse_scenario(raw: bytes | str) -> Scenario:
         raise _toml_error(exc) from None
     except RecursionError:  # tomllib reads nested arrays and tables recursively
         raise ScenarioError("this file nests arrays or tables too deeply", field="file") from None
-    return scenario_from_dict(data)
+    if "program" in data or not any(key in data for key in LEGACY_ONLY):
+        return program_from_dict(data, name=name)
+    return scenario_from_dict(data).program()
 
 
 def _decode(raw: bytes) -> str:
@@ -295,7 +331,41 @@ def _identifier(value: Any, where: str) -> str:
     return value
 
 
-def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
+def program_from_dict(data: Mapping[str, Any], *, name: str = "program") -> Program:
+    """Validate a parsed TOML file of the program shape: ``[program]`` with ``code``."""
+    mixed = [key for key in LEGACY_ONLY if key in data]
+    if mixed:
+        raise ScenarioError(
+            "a file holds either a [program] table or the older [inputs], [forward] and [[calls]] "
+            "tables, not both",
+            field=mixed[0],
+        )
+    _check_keys(data, PROGRAM_TOP_FIELDS, "")
+    table = data.get("program")
+    if not isinstance(table, dict):
+        raise ScenarioError('write [program] and then code = """...""" with the program', field="program")
+    _check_keys(table, PROGRAM_FIELDS, "program")
+    given = _text(data, "name", "name", required=False)
+    if given and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", given):
+        raise ScenarioError("use up to 100 letters, digits, '-', '_' or '.', starting with one", field="name")
+    program = Program(
+        code=_text(table, "code", "program.code"),
+        name=given or name,
+        title=_text(data, "title", "title", required=False),
+        summary=_text(data, "summary", "summary", required=False),
+        notes=_text(data, "notes", "notes", required=False),
+        twin=_text(data, "twin", "twin", required=False),
+    )
+    check_program(program)
+    return program
+
+
+def check_program(program: Program) -> None:
+    """Parse the program and run every static check of the language (nothing runs)."""
+    parse(program.code, field="program", mode="exec")
+
+
+def scenario_from_dict(data: Mapping[str, Any]) -> LegacyScenario:
     """Validate parsed TOML: fields, types, syntax of every expression, and names."""
     _check_keys(data, TOP_FIELDS, "")
     name = _text(data, "name", "name")
@@ -306,7 +376,7 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
     if not isinstance(forward, dict):
         raise ScenarioError('must be a table: write [forward] and then code = """..."""', field="forward")
     _check_keys(forward, FORWARD_FIELDS, "forward")
-    scenario = Scenario(
+    scenario = LegacyScenario(
         name=name,
         title=_text(data, "title", "title"),
         summary=_text(data, "summary", "summary"),
@@ -337,7 +407,7 @@ def _inputs(table: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _calls(items: Any) -> tuple[Call, ...]:
+def _calls(items: Any) -> tuple[LegacyCall, ...]:
     if items is None or items == []:
         raise ScenarioError("add at least one [[calls]] table", field="calls")
     if not isinstance(items, list):
@@ -347,7 +417,7 @@ def _calls(items: Any) -> tuple[Call, ...]:
     return tuple(_call(item, f"calls[{i}]") for i, item in enumerate(items))
 
 
-def _call(item: Any, where: str) -> Call:
+def _call(item: Any, where: str) -> LegacyCall:
     if not isinstance(item, dict):
         raise ScenarioError("each call must be a table", field=where)
     _check_keys(item, CALL_FIELDS, where)
@@ -369,7 +439,7 @@ def _call(item: Any, where: str) -> Call:
         if kind != "grad":
             raise ScenarioError("only a grad call returns a value to bind", field=f"{where}.bind")
         _identifier(bind, f"{where}.bind")
-    return Call(
+    return LegacyCall(
         kind=kind,
         loss=_text(item, "loss", f"{where}.loss"),
         retain_graph=_flag(item, "retain_graph", f"{where}.retain_graph"),
@@ -379,7 +449,7 @@ def _call(item: Any, where: str) -> Call:
     )
 
 
-def check_scenario(scenario: Scenario) -> None:
+def check_scenario(scenario: LegacyScenario) -> None:
     """Parse every expression and check each name is bound before it is used."""
     known = set(build_namespaces())
     for name, expr in scenario.inputs:

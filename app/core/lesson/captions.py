@@ -3,37 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
-import torch
-
+from app.core.model.graph import Graph, GraphNode
+from app.core.model.program import Call, CallInfo
+from app.core.model.text import format_bytes, format_values
 from app.core.model.timeline import SlotKey, SlotState, Step
 from app.core.pacing import pace
-from app.core.recording.capture import Graph, GraphNode
-
-if TYPE_CHECKING:
-    from app.core.loading import Call
-    from app.core.recording.recorder import CallInfo
 
 __all__ = ["call_name", "format_bytes", "format_values", "node_title", "write_captions"]
-
-
-def format_values(tensor: torch.Tensor | None, limit: int = 6) -> str:
-    """``[2, 4]`` for a small tensor; ``None`` when there is none."""
-    if tensor is None:
-        return "None"
-    flat = tensor.detach().reshape(-1).tolist()
-    shown = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in flat[:limit])
-    more = f", … ({len(flat)} values)" if len(flat) > limit else ""
-    return f"[{shown}{more}]" if tensor.dim() > 0 else shown
-
-
-def format_bytes(n: int) -> str:
-    for unit in ("B", "KiB", "MiB"):
-        if n < 1024 or unit == "MiB":
-            return f"{n:,} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"  # pragma: no cover
 
 
 def node_title(node: GraphNode) -> str:
@@ -46,10 +23,10 @@ _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", 
 def call_name(index: int, call: Call, total: int = 2) -> str:
     """``the second backward`` or ``the first autograd.grad call``: how a teacher names a call.
 
-    >>> from app.core.loading import Call
-    >>> call_name(1, Call("backward", "y.sum()"))
+    >>> call = Call("backward", 2, 1, 2, 19, "y.sum().backward()")
+    >>> call_name(1, call)
     'the second backward'
-    >>> call_name(0, Call("grad", "y.sum()", inputs=("x",)), total=1)
+    >>> call_name(0, Call("grad", 2, 1, 2, 30, "torch.autograd.grad(y.sum(), x)"), total=1)
     'the autograd.grad call'
     """
     what = "backward" if call.kind == "backward" else "autograd.grad call"
@@ -66,6 +43,15 @@ def _plural(count: int, noun: str) -> str:
 
 def _listed(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _iteration(step: Step) -> str:
+    """`` (iteration 2 of 5)`` inside a loop: the innermost loop's counter, from 1."""
+    if not step.loops:
+        return ""
+    mark = step.loops[-1]
+    total = f" of {mark.count}" if mark.count is not None else ""
+    return f" (iteration {mark.index + 1}{total})"
 
 
 def _retention(call: Call) -> str:
@@ -94,7 +80,9 @@ class _Captioner:
         self.slots.update(step.slot_changes)
         if step.kind == "forward":
             return self._forward(step)
-        assert step.call is not None
+        if step.call is None:  # the program's own code raised, outside any autograd call
+            where = "The program" if step.line is None else f"Line {step.line}{_iteration(step)}"
+            return f"{where} raised an error, and the program stopped there: {step.error}"
         info = self.infos[step.call]
         if step.kind == "node":
             return self._node(step, info)
@@ -103,13 +91,41 @@ class _Captioner:
         return self._error(step, info)
 
     def _forward(self, step: Step) -> str:
-        nodes = [n for n in self.graph.nodes if n.added_at_call is None]
+        """What one statement did: nodes it added or let go of, tensors it changed, what it printed."""
+        where = "The program" if step.line is None else f"Line {step.line}{_iteration(step)}"
+        parts = []
+        added = [self.graph.node(n) for n in step.added_nodes]
+        if added:
+            parts.append(self._added(added))
+        if step.gone_nodes:
+            parts.append(
+                f"let go of {_plural(len(step.gone_nodes), 'node')} nothing in the program reaches any more, "
+                "freeing what they saved"
+            )
+        modified = [key for key, state in step.slot_changes.items() if state == "modified"]
+        if modified:
+            node_id, slot = modified[0]
+            version = step.version_changes.get((node_id, slot))
+            now = "" if version is None else f" (now at version {version})"
+            parts.append(
+                f"changed a saved tensor in place: {node_title(self.graph.node(node_id))}'s {slot}{now}; "
+                "a backward through it will fail"
+            )
+        grads = [name for name in step.grad_changes]
+        if grads and not added:
+            parts.append(f"set {_listed([f'{g}.grad' for g in grads])}")
+        if not parts:
+            parts.append("ran" if not step.printed else "printed " + repr(step.printed[-1][:60]))
+        elif step.printed:
+            parts.append("printed " + repr(step.printed[-1][:60]))
+        return f"{where} {_listed(parts)}."
+
+    def _added(self, nodes: list[GraphNode]) -> str:
         tensors = sum(len(n.tensor_slots) for n in nodes)
-        head = f"The forward pass built {_plural(len(nodes), 'node')}"
+        names = _listed([n.name for n in nodes[:3]] + ([f"{len(nodes) - 3} more"] if len(nodes) > 3 else []))
         if not tensors:
-            return f"{head}, and none of them saved a tensor for backward."
-        held = f"{_plural(tensors, 'saved tensor')} ({format_bytes(step.saved_bytes)})"
-        return f"{head} holding {held} for backward."
+            return f"added {names}, saving no tensors for backward"
+        return f"added {names}, saving {_plural(tensors, 'tensor')} for backward"
 
     def _node(self, step: Step, info: CallInfo) -> str:
         assert step.node is not None
@@ -184,7 +200,7 @@ def write_captions(
 ) -> list[Step]:
     """The steps again, each with one plain sentence saying what happened at it.
 
-    ``total_calls`` is the number of calls in the scenario (default: those recorded).
+    ``total_calls`` is the number of calls the program made (default: those recorded).
     """
     total = len(calls) if total_calls is None else total_calls
     captioner = _Captioner(graph, calls, freed_by, needed_by, total)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["RecordingTimeout", "ScenarioError"]
+__all__ = ["ProgramError", "RecordingTimeout", "ScenarioError"]
 
 
 class ScenarioError(Exception):
@@ -44,3 +44,12 @@ class ScenarioError(Exception):
 
 class RecordingTimeout(ScenarioError):
     """A recording ran past its time limit."""
+
+
+class ProgramError(ScenarioError):
+    """An exception the program's own code raised (PyTorch's or Python's), not a refusal.
+
+    A recording ends at it with an ``error`` step, as Python would end the
+    program; refusals of the language (:class:`ScenarioError`) stop the
+    recording instead, since nothing real ran.
+    """

@@ -12,7 +12,9 @@ runs (NOTE [node ids] in ``app/core/model/graph.py``), and the resulting
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -60,7 +62,9 @@ def describe_slot(name: str, value: Any) -> SavedSlot:
     return _tensor_slot(name, tensors, value if isinstance(value, torch.Tensor) else None)
 
 
-def _tensor_slot(name: str, tensors: list[torch.Tensor], single: torch.Tensor | None) -> SavedSlot:
+def _tensor_slot(
+    name: str, tensors: list[torch.Tensor], single: torch.Tensor | None, version: int | None = None
+) -> SavedSlot:
     refs = tuple(dict.fromkeys(_storage_ref(t) for t in tensors))
     first = tensors[0]
     return SavedSlot(
@@ -71,6 +75,7 @@ def _tensor_slot(name: str, tensors: list[torch.Tensor], single: torch.Tensor | 
         device=str(first.device),
         nbytes=sum(r.nbytes for r in refs),
         storages=refs,
+        saved_version=first._version if version is None and single is not None else version,
     )
 
 
@@ -82,13 +87,19 @@ def _storage_ref(tensor: torch.Tensor) -> StorageRef:
 def _read_slot(fn: Any, name: str, unreadable: set[str]) -> SavedSlot:
     try:
         return describe_slot(name, getattr(fn, SAVED_PREFIX + name))
-    except RuntimeError:
+    except RuntimeError as exc:
         unreadable.add(name)
+        expected = _EXPECTED_VERSION.search(str(exc))
         # Freed (details gone) or modified in place (PyTorch refuses to unpack it,
         # but the raw saved tensor still holds its storage: read that, unchecked).
         tensors = raw_saved_tensors(fn, name)
         single = tensors[0] if len(tensors) == 1 else None
-        return _tensor_slot(name, tensors, single) if tensors else SavedSlot(name, "tensor")
+        if not tensors:
+            return SavedSlot(name, "tensor")
+        return _tensor_slot(name, tensors, single, None if expected is None else int(expected[1]))
+
+
+_EXPECTED_VERSION = re.compile(r"expected version (\d+)")
 
 
 def raw_saved_tensors(fn: Any, name: str) -> list[torch.Tensor]:
@@ -192,14 +203,26 @@ class GraphCapture:
 
     def reachable_from(self, root: Any) -> list[str]:
         """Ids of the known nodes reachable from ``root`` (itself included)."""
+        return self.reachable_from_all([root] if root is not None else [])
+
+    def reachable_from_all(self, roots: Iterable[Any]) -> list[str]:
+        """Ids of the known nodes reachable from any of ``roots``.
+
+        A node this capture does not know is walked through too: a graph the
+        program holds may reach known nodes through nodes never captured.
+        """
         seen: dict[str, None] = {}
-        stack = [root] if root is not None else []
+        walked: set[int] = set()
+        stack = list(roots)
         while stack:
             fn = stack.pop()
-            node_id = self.id_of(fn)
-            if node_id is None or node_id in seen:
+            if id(fn) in walked:
                 continue
-            seen[node_id] = None
+            walked.add(id(fn))
+            pace()  # NOTE [pacing]
+            node_id = self.id_of(fn)
+            if node_id is not None:
+                seen[node_id] = None
             stack.extend(_next_functions(fn))
         return list(seen)
 
@@ -209,13 +232,23 @@ class GraphCapture:
             self.labels[node_id] = text
 
     def leaf_variable(self, node_id: str) -> torch.Tensor | None:
-        return getattr(self.fns[node_id], "variable", None)
+        return getattr(self.fns.get(node_id), "variable", None)
+
+    def forget(self, node_id: str) -> None:
+        """Let go of a node nothing else holds: its ``grad_fn`` (and buffers) can be freed.
+
+        Its data stays in the graph; a new ``grad_fn`` that reuses the Python id gets a new node id.
+        """
+        fn = self.fns.pop(node_id, None)
+        if fn is not None:
+            self._ids.pop(id(fn), None)
+
+    def update_node(self, node_id: str, **changes: Any) -> None:
+        """Set fields of a captured node (its line, loops, the steps it appeared and went at)."""
+        self._nodes[node_id] = replace(self._nodes[node_id], **changes)
 
     def freeze(self) -> Graph:
-        nodes = tuple(
-            GraphNode(n.id, n.name, self.labels.get(n.id), n.saved, n.added_at_call, n.is_leaf)
-            for n in self._nodes.values()
-        )
+        nodes = tuple(replace(n, label=self.labels.get(n.id)) for n in self._nodes.values())
         return Graph(nodes, tuple(dict.fromkeys(self._edges)))
 
 

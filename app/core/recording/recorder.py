@@ -1,4 +1,4 @@
-"""Run a scenario for real and record what autograd does, node by node.
+"""Run a program for real and record what autograd does, statement by statement and node by node.
 
 >>> from app.core.loading import load_builtin
 >>> rec = record(load_builtin("two-losses"))
@@ -6,19 +6,35 @@
 [8.0, 16.0]
 
 # NOTE [what a step observes]
-For each call, a pre-hook and a post-hook go on every node of the graph and
-are removed in a ``finally``. The engine frees a node's buffers right after
-the node runs (after its post-hooks), so the state a node *left behind* is
-visible at the next node's pre-hook: that is where the step for the node
-before is taken. The node that just ran is probed (its raw saved tensors
-hold no data once released; otherwise ``_saved_*`` is read, which raises
-when a tensor was modified in place): running a node releases its own
-buffers and no others. Every slot of the graph is probed again before a call
-whose loss code wrote into a tensor in place (the size guard counts such
-writes) and after a call that failed; tests/test_recorder.py checks all of
-this against probing every slot at every node.
+The program runs in the checked evaluator, which tells the recorder after
+every simple statement and hands it every autograd call (NOTE [program
+hooks]). After a statement, the graph behind every tensor the statement
+made is captured, slots are probed if something was written in place, and
+nodes nothing the program holds can reach any more are let go (NOTE [alive
+nodes]); a ``forward`` step is taken when anything changed.
+For each autograd call, a pre-hook and a post-hook go on every captured node
+and are removed in a ``finally``. The engine frees a node's buffers right
+after the node runs (after its post-hooks), so the state a node *left
+behind* is visible at the next node's pre-hook: that is where the step for
+the node before is taken. The node that just ran is probed (its raw saved
+tensors hold no data once released; otherwise ``_saved_*`` is read, which
+raises when a tensor was modified in place): running a node releases its
+own buffers and no others. Every slot is probed again after a statement or
+loss that wrote into a tensor in place (the size guard counts such writes)
+and after a call that failed; tests/test_recorder.py checks all of this
+against probing every slot at every node.
 When a call raises, the failing node is the one whose pre-hook fired and
 whose post-hook did not.
+
+# NOTE [alive nodes]
+``Node`` objects cannot be weakly referenced, so what is alive is found by
+walking ``next_functions`` from the values the program still holds: every
+name's tensor (in lists and tuples too), the tensors of modules and
+optimizers, and each leaf's ``.grad``. The walk runs only after a statement
+that could have let go of a graph (a name re-bound or deleted, an assignment
+into a list or an attribute, an autograd call); a captured node it does not
+reach is gone: the capture drops its ``grad_fn``, so Python frees it and its
+buffers, and its held slots become ``freed``.
 """
 
 from __future__ import annotations
@@ -28,60 +44,34 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 import torch
 
 from app.core.devices import resolve_device
-from app.core.language.expr import Budget, Evaluator, Limits, parse
-from app.core.language.limits import timeout_message
+from app.core.language.expr import Evaluator
+from app.core.language.limits import Budget, Limits, timeout_message
+from app.core.language.objects import Checked
+from app.core.language.parsing import parse
 from app.core.language.positions import SourceText
 from app.core.lesson.captions import write_captions
-from app.core.loading import Call, Scenario
-from app.core.model.errors import RecordingTimeout, ScenarioError
+from app.core.model.errors import ProgramError, RecordingTimeout
+from app.core.model.graph import Graph, LoopMark, SavedSlot
+from app.core.model.program import Call, CallInfo, CallKind, Program
+from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
+from app.core.model.values import Values
 from app.core.pacing import pace
-from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, Graph, GraphCapture, SavedSlot
+from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors
 
-__all__ = ["CallInfo", "Recording", "probe_slot", "record"]
+__all__ = ["Recording", "probe_slot", "record", "values_of"]
 
 FREED_MARK = "freed"  # part of PyTorch's message for an access after release
 MODIFIED_MARK = "modified by an inplace operation"
 _HOLDING = frozenset(("alive", "retained", "modified"))  # states whose slot keeps its storage
-
-
-@dataclass(frozen=True)
-class CallInfo:
-    index: int
-    call: Call
-    first_step: int
-    last_step: int
-    error: str | None = None
-    failed_node: str | None = None
-
-
-@dataclass(frozen=True)
-class Recording:
-    """A finished run: pure data, holding no graph objects or live tensors."""
-
-    scenario: Scenario
-    device: str
-    torch_version: str
-    graph: Graph
-    timeline: Timeline
-    leaves: Mapping[str, str]  # leaf name -> its AccumulateGrad node id
-    calls: tuple[CallInfo, ...]
-    freed_by: Mapping[SlotKey, int] = field(default_factory=dict)  # slot -> call that freed it
-    needed_by: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # node -> calls reaching it
-
-    def grads_at_end(self, call: int) -> Mapping[str, torch.Tensor | None]:
-        return self.timeline.state(self.calls[call].last_step).grads
-
-    @property
-    def failed(self) -> CallInfo | None:
-        return next((c for c in self.calls if c.error is not None), None)
+SEED = 0  # every recording starts from torch.manual_seed(SEED); the program may seed again
+_ERRORS = (RuntimeError, TypeError, ValueError, IndexError)  # what an autograd call raises
 
 
 def probe_slot(fn: Any, name: str, has_run: bool) -> SlotState:
@@ -113,9 +103,21 @@ def _released(fn: Any, name: str) -> bool:
     return bool(raws) and all(r is None or r.data is None for r in raws)
 
 
+def values_of(tensor: torch.Tensor) -> Values:
+    """A detached CPU copy of ``tensor`` as plain :class:`Values`."""
+    data = tensor.detach().to("cpu")
+    if data.is_complex():
+        data = data.abs()
+    return Values(tuple(data.shape), tuple(data.reshape(-1).tolist()), str(data.dtype).removeprefix("torch."))
+
+
+class _ProgramStopped(BaseException):
+    """Raised through the evaluator when an autograd call failed: the program ends there."""
+
+
 class _Recorder:
-    def __init__(self, scenario: Scenario, device: torch.device, limits: Limits) -> None:
-        self.scenario = scenario
+    def __init__(self, program: Program, device: torch.device, limits: Limits) -> None:
+        self.program = program
         self.device = device
         self.limits = limits
         self.deadline = time.monotonic() + limits.time_limit_s
@@ -123,42 +125,62 @@ class _Recorder:
         self.probed_writes = 0  # budget.writes when every slot was last probed
         self.capture = GraphCapture()
         self.env: dict[str, Any] = {}
-        self.inputs: dict[str, torch.Tensor] = {}  # as created, before forward code may rebind a name
+        self.text = SourceText(program.code)  # split once: labels read it for every value
         self.steps: list[Step] = []
         self.states: dict[SlotKey, SlotState] = {}
+        self.versions: dict[SlotKey, int] = {}
         self.held: Counter[tuple[str, int]] = Counter()  # (device, pointer) -> slots holding it
         self.bytes_of: dict[tuple[str, int], int] = {}
         self.held_bytes = 0  # sum of bytes_of over the storages held now
         self.has_run: set[str] = set()
         self.pending: dict[SlotKey, SlotState] = {}
+        self.pending_versions: dict[SlotKey, int] = {}
         self.pending_nodes: list[str] = []
+        self.pending_gone: list[str] = []
+        self.pending_printed: list[str] = []
         self.grad_marks: dict[str, tuple[torch.Tensor, int] | None] = {}
-        self.leaves: dict[str, str] = {}  # leaf name -> node id
+        self.leaves: dict[str, str] = {}  # leaf name -> its latest AccumulateGrad node id
+        self.leaf_tensors: dict[str, torch.Tensor] = {}  # leaf name -> the leaf itself
         self.leaf_names: dict[str, str] = {}  # node id -> leaf name
         self.unread_leaves: dict[str, None] = {}  # leaves whose .grad no step has read yet
         self.calls: list[CallInfo] = []
         self.freed_by: dict[SlotKey, int] = {}
         self.reached: dict[str, set[int]] = {}
+        self.node_line: dict[str, tuple[int | None, tuple[LoopMark, ...], int]] = {}
+        self.gone_at: dict[str, int] = {}
+        self.fresh: list[Any] = []  # grad_fns of the tensors the current statement made
+        self.dirty = False  # the current statement may have let go of a graph
+        self.bound: dict[str, int] = {}  # name -> id() of a graph-holding value bound to it
         self._labels: list[tuple[Any, str, tuple[int, int], bool]] = []
+        self._just_bound: list[str] = []
+        self.error: str | None = None
+        self.error_line: int | None = None
 
-    # -- forward ------------------------------------------------------
+    # -- the run ------------------------------------------------------
     def run(self) -> Recording:
-        with _on_device(self.device):
-            self._forward()
-            for index, call in enumerate(self.scenario.calls):
-                if not self._run_call(index, call):
-                    break
-        graph = self.capture.freeze()
-        steps = write_captions(
-            self.steps,
-            graph,
-            self.calls,
-            self.freed_by,
-            self._needed_by(),
-            total_calls=len(self.scenario.calls),
-        )
+        tree = parse(self.program.code, field="program", mode="exec")
+        with _isolated(self.device):
+            evaluator = Evaluator(
+                self.env,
+                field="program",
+                limits=self.limits,
+                deadline=self.deadline,
+                on_value=self._on_value,
+                budget=self.budget,
+                hooks=self,
+            )
+            try:
+                evaluator.run(tree)
+            except _ProgramStopped:
+                pass
+            except ProgramError as exc:
+                self._program_failed(exc)
+            if not self.steps:
+                self._snapshot("forward", None, None, line=None)
+            graph = self._freeze()
+        steps = write_captions(self.steps, graph, self.calls, self.freed_by, self._needed_by())
         return Recording(
-            scenario=self.scenario,
+            program=self.program,
             device=str(self.device),
             torch_version=torch.__version__,
             graph=graph,
@@ -167,29 +189,276 @@ class _Recorder:
             calls=tuple(self.calls),
             freed_by=MappingProxyType(dict(self.freed_by)),
             needed_by=self._needed_by(),
+            error=self.error,
+            error_line=self.error_line,
         )
+
+    def _program_failed(self, exc: ProgramError) -> None:
+        """An exception of the program's own code: the program ends there, with an error step."""
+        self._after_statement(exc.line, self._loops)
+        self.error, self.error_line = exc.message, exc.line
+        self._snapshot("error", None, None, line=exc.line, error=exc.message)
+
+    def _freeze(self) -> Graph:
+        for node_id, (line, loops, step) in self.node_line.items():
+            self.capture.update_node(
+                node_id, line=line, loops=loops, created_at_step=step, gone_at_step=self.gone_at.get(node_id)
+            )
+        return self.capture.freeze()
 
     def _needed_by(self) -> Mapping[str, tuple[int, ...]]:
         return MappingProxyType({k: tuple(sorted(v)) for k, v in self.reached.items()})
 
-    def _evaluator(self, field: str, source: str) -> Evaluator:
-        evaluator = Evaluator(
-            self.env, field=field, limits=self.limits, deadline=self.deadline, budget=self.budget
+    # -- what the evaluator tells us (NOTE [program hooks]) -----------
+    _loops: tuple[LoopMark, ...] = ()
+
+    def statement_done(self, statement: ast.stmt, loops: tuple[LoopMark, ...]) -> None:
+        self._loops = loops
+        self._note_rebinding(statement)
+        self._after_statement(statement.lineno, loops)
+
+    def printed(self, text: str) -> None:
+        self.pending_printed.append(text)
+
+    def autograd_call(
+        self,
+        kind: CallKind,
+        run: Callable[[], Any],
+        node: ast.Call,
+        given: Mapping[str, Any],
+        loops: tuple[LoopMark, ...],
+    ) -> Any:
+        self._loops = loops
+        index = len(self.calls)
+        call = self._describe_call(kind, node, given, loops)
+        self._take_fresh(call=index, line=call.line)
+        if self.budget.writes != self.probed_writes:  # the loss code wrote into a tensor in place
+            self._probe_all(None)
+        first = len(self.steps)
+        start = {name: self._grad_copy(name) for name in self.leaves}
+        observer = _CallObserver(self, index, call.line, loops)
+        error, result = None, None
+        try:
+            with observer.hooks():
+                result = run()
+        except RecordingTimeout:
+            raise
+        except _ERRORS as exc:
+            error = str(exc)
+        observer.finish()
+        self.dirty = True
+        if error is not None:
+            # NOTE [what a call can change]: a failed call is probed in full: the failing node
+            # started and never finished.
+            self._probe_all(index)
+            failed = observer.failed_node()
+            step = self._snapshot("error", index, failed, line=call.line, error=error)
+            self.calls.append(CallInfo(index, call, first, step.index, error, failed))
+            raise _ProgramStopped
+        contribution = {name: _difference(self._grad_copy(name), before) for name, before in start.items()}
+        step = self._snapshot(
+            "call_end",
+            index,
+            None,
+            line=call.line,
+            contribution=MappingProxyType(contribution) if kind == "backward" else None,
+            result=self._result_values(result),
         )
-        evaluator.on_value = self._labeller(source)
-        return evaluator
+        self.calls.append(CallInfo(index, call, first, step.index))
+        return result
 
-    def _labeller(self, source: str) -> Callable[[ast.AST, Any], None]:
-        text_of = SourceText(source)  # split once: this runs for every value the code makes
+    def _describe_call(
+        self, kind: CallKind, node: ast.Call, given: Mapping[str, Any], loops: tuple[LoopMark, ...]
+    ) -> Call:
+        keywords = {k.arg: self.text.segment(k.value) or "" for k in node.keywords if k.arg is not None}
+        retain = given.get("retain_graph")
+        return Call(
+            kind=kind,
+            line=node.lineno,
+            col=self._column(node.lineno, node.col_offset),
+            end_line=node.end_lineno or node.lineno,
+            end_col=self._column(node.end_lineno or node.lineno, node.end_col_offset or 0),
+            text=" ".join((self.text.segment(node) or "").split()),
+            keywords=MappingProxyType(keywords),
+            retain_graph=None if retain is None else bool(retain),
+            create_graph=bool(given.get("create_graph", False)),
+            loops=loops,
+        )
 
-        def on_value(node: ast.AST, value: Any) -> None:
-            if isinstance(node, ast.Name) or value.grad_fn is None:
-                return
-            text = text_of.segment(node) or ""
-            span = (getattr(node, "lineno", 0), getattr(node, "end_lineno", 0))
-            self._labels.append((value.grad_fn, " ".join(text.split()), span, isinstance(node, ast.Assign)))
+    def _column(self, line: int, byte_offset: int) -> int:
+        """1-based column in characters of a UTF-8 byte offset on ``line`` (as ``ast`` gives them)."""
+        lines = self.program.lines
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "ignore")) + 1
 
-        return on_value
+    def _result_values(self, result: Any) -> Mapping[str, Values] | None:
+        if not isinstance(result, tuple):
+            return None
+        shown = {"result" if len(result) == 1 else f"result[{i}]": t for i, t in enumerate(result)}
+        return MappingProxyType({k: values_of(v) for k, v in shown.items() if isinstance(v, torch.Tensor)})
+
+    # -- after each statement -----------------------------------------
+    def _on_value(self, node: ast.AST, value: Any) -> None:
+        fn = value.grad_fn
+        if fn is None:
+            return
+        self.fresh.append(fn)
+        if isinstance(node, ast.Name):
+            return
+        text = self.text.segment(node) or ""
+        span = (getattr(node, "lineno", 0), getattr(node, "end_lineno", 0))
+        self._labels.append((fn, " ".join(text.split()), span, isinstance(node, ast.Assign)))
+
+    def _after_statement(self, line: int | None, loops: tuple[LoopMark, ...]) -> None:
+        self._take_fresh(call=None, line=line)
+        self._take_named_leaves()
+        if self.dirty:
+            self._let_go_of_unreachable()
+        if self.budget.writes != self.probed_writes:
+            self._probe_all(None)
+        grads = self._grad_changes("forward", None)
+        changed = (
+            self.pending_nodes
+            or self.pending_gone
+            or self.pending
+            or self.pending_versions
+            or self.pending_printed
+            or grads
+        )
+        if changed:
+            self._snapshot("forward", None, None, line=line, grads=grads)
+
+    def _take_fresh(self, *, call: int | None, line: int | None) -> None:
+        """Capture the graph behind the tensors made since the last look."""
+        fresh, self.fresh = self.fresh, []
+        if fresh:
+            self._add_nodes(self.capture.add_roots(fresh, call=call), line)
+
+    def _take_named_leaves(self) -> None:
+        """Leaves the program binds get a ``.grad`` row from then on, before any graph reaches them."""
+        for name in self._just_bound:
+            value = self.env.get(name)
+            if isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad:
+                self._known_leaf(value, name)
+            elif isinstance(value, Checked):
+                for path, tensor in value.named_tensors():
+                    if tensor.is_leaf and tensor.requires_grad:
+                        self._known_leaf(tensor, f"{name}.{path}")
+        self._just_bound = []
+
+    _just_bound: list[str]
+
+    def _known_leaf(self, tensor: torch.Tensor, name: str) -> str:
+        known = next((k for k, v in self.leaf_tensors.items() if v is tensor), None)
+        if known is not None:
+            return known
+        if name in self.leaf_tensors:  # the name now holds another leaf: keep both rows apart
+            name = self._unused_leaf_name(name)
+        self.leaf_tensors[name] = tensor
+        self.leaves.setdefault(name, "")
+        self.unread_leaves[name] = None
+        return name
+
+    def _note_rebinding(self, statement: ast.stmt) -> None:
+        """Mark the statement dirty when it may have let go of a graph (NOTE [alive nodes])."""
+        if isinstance(statement, ast.Delete) or self.budget.writes != self.probed_writes:
+            self.dirty = True
+        for target in _targets(statement):
+            if not isinstance(target, ast.Name):
+                self.dirty = True
+                continue
+            value = self.env.get(target.id)
+            self._just_bound.append(target.id)
+            old = self.bound.pop(target.id, None)
+            if old is not None and (value is None or id(value) != old):
+                self.dirty = True
+            if value is not None and _holds_graph(value):
+                self.bound[target.id] = id(value)
+
+    def _let_go_of_unreachable(self) -> None:
+        self.dirty = False
+        alive = set(self.capture.reachable_from_all(self._held_roots()))
+        for node_id in [n for n in self.capture.fns if n not in alive]:
+            pace()  # NOTE [pacing]
+            for slot in self.capture.node(node_id).tensor_slots:
+                key = (node_id, slot.name)
+                if self.states.get(key) in _HOLDING:
+                    self._set_state(key, "freed", slot)
+            self.capture.forget(node_id)
+            self.gone_at[node_id] = len(self.steps)
+            self.pending_gone.append(node_id)
+        self.bound = {k: v for k, v in self.bound.items() if k in self.env and id(self.env[k]) == v}
+
+    def _held_roots(self) -> Iterator[Any]:
+        for tensor in self._held_tensors():
+            if tensor.grad_fn is not None:
+                yield tensor.grad_fn
+            grad = tensor.grad if tensor.is_leaf else None
+            if grad is not None and grad.grad_fn is not None:
+                yield grad.grad_fn
+        for leaf in self.leaf_tensors.values():
+            if leaf.grad is not None and leaf.grad.grad_fn is not None:
+                yield leaf.grad.grad_fn
+
+    def _held_tensors(self) -> Iterator[torch.Tensor]:
+        stack: list[Any] = list(self.env.values())
+        seen: set[int] = set()
+        while stack:
+            value = stack.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, torch.Tensor):
+                yield value
+            elif isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif isinstance(value, Checked):
+                stack.extend(t for _, t in value.named_tensors())
+
+    # -- capture and leaves -------------------------------------------
+    def _add_nodes(self, new: list[str], line: int | None) -> None:
+        self._apply_labels()
+        step = len(self.steps)
+        for node_id in new:
+            self.node_line[node_id] = (line, self._loops, step)
+            variable = self.capture.leaf_variable(node_id)
+            if variable is not None:
+                self._name_leaf(node_id, variable)
+            for slot in self.capture.node(node_id).tensor_slots:
+                key = (node_id, slot.name)
+                # Read a moment ago by the capture: what a probe would say unless the read raised.
+                readable = key not in self.capture.unreadable and node_id not in self.has_run
+                self._set_state(key, "alive" if readable else self._probe(*key), slot)
+                if slot.saved_version is not None:
+                    self._set_version(key, self._version_now(key) or slot.saved_version)
+        self.pending_nodes.extend(new)
+
+    def _name_leaf(self, node_id: str, variable: torch.Tensor) -> None:
+        name = next((k for k, v in self.leaf_tensors.items() if v is variable), None)
+        if name is None:
+            name = self._known_leaf(variable, self._name_of(variable) or self._unused_leaf_name())
+        self.leaves[name] = node_id
+        self.leaf_names[node_id] = name
+        self.capture.labels.setdefault(node_id, name)
+
+    def _name_of(self, tensor: torch.Tensor) -> str | None:
+        """A name the program holds the leaf by: ``x``, or a module parameter's path ``lin.weight``."""
+        for name, value in self.env.items():
+            if value is tensor and name not in self.leaf_tensors:
+                return name
+        for name, value in self.env.items():
+            if isinstance(value, Checked):
+                path = next((p for p, t in value.named_tensors() if t is tensor), None)
+                if path is not None and f"{name}.{path}" not in self.leaf_tensors:
+                    return f"{name}.{path}"
+        return None
+
+    def _unused_leaf_name(self, base: str = "leaf") -> str:
+        """``leaf<k>`` for a leaf made inline (no name), clashing with no name in use."""
+        k = len(self.leaf_tensors)
+        while f"{base}{k}" in self.leaf_tensors or f"{base}{k}" in self.env:
+            k += 1
+        return f"{base}{k}"
 
     def _apply_labels(self) -> None:
         owner: dict[int, tuple[int, int]] = {}
@@ -205,55 +474,6 @@ class _Recorder:
                 self.capture.label(fn, text, override=True)  # "y = x.square()" over "x.square()"
         self._labels.clear()
 
-    def _forward(self) -> None:
-        for name, expr in self.scenario.inputs:
-            where = f"inputs.{name}"
-            value = self._evaluator(where, expr).evaluate(parse(expr, field=where, mode="eval"))
-            if not isinstance(value, torch.Tensor):
-                raise ScenarioError(
-                    f"an input must be a tensor, not {type(value).__name__}", field=where, line=1, col=1
-                )
-            self.env[name] = value
-            self.inputs[name] = value
-        self._evaluator("forward.code", self.scenario.forward).run(
-            parse(self.scenario.forward, field="forward.code", mode="exec")
-        )
-        roots = [v.grad_fn for v in self.env.values() if isinstance(v, torch.Tensor)]
-        self._add_nodes(self.capture.add_roots(roots))
-        self._snapshot("forward", None, None)
-
-    def _add_nodes(self, new: list[str]) -> None:
-        self._apply_labels()
-        for node_id in new:
-            variable = self.capture.leaf_variable(node_id)
-            if variable is not None:
-                name = self._name_of(variable) or self._unused_leaf_name()
-                self.leaves[name] = node_id
-                self.leaf_names[node_id] = name
-                self.unread_leaves[name] = None
-                self.capture.labels.setdefault(node_id, name)
-            for slot in self.capture.node(node_id).tensor_slots:
-                key = (node_id, slot.name)
-                # Read a moment ago by the capture: what a probe would say unless the read raised.
-                readable = key not in self.capture.unreadable and node_id not in self.has_run
-                self._set_state(key, "alive" if readable else self._probe(*key), slot)
-        self.pending_nodes.extend(new)
-
-    def _name_of(self, tensor: torch.Tensor) -> str | None:
-        """The input name of a leaf (even if forward code rebound it), else any name bound to it."""
-        for names in (self.inputs, self.env):
-            name = next((k for k, v in names.items() if v is tensor), None)
-            if name is not None and name not in self.leaves:
-                return name
-        return None
-
-    def _unused_leaf_name(self) -> str:
-        """``leaf<k>`` for a leaf made inline (no name), clashing with no name in use."""
-        k = len(self.leaves)
-        while f"leaf{k}" in self.leaves or f"leaf{k}" in self.env:
-            k += 1
-        return f"leaf{k}"
-
     # -- probing and bookkeeping -------------------------------------
     def _slot(self, key: SlotKey) -> SavedSlot:
         node = self.capture.node(key[0])
@@ -261,6 +481,16 @@ class _Recorder:
 
     def _probe(self, node_id: str, slot: str) -> SlotState:
         return probe_slot(self.capture.fns[node_id], slot, node_id in self.has_run)
+
+    def _version_now(self, key: SlotKey) -> int | None:
+        fn = self.capture.fns.get(key[0])
+        tensors = raw_saved_tensors(fn, key[1]) if fn is not None else []
+        return tensors[0]._version if len(tensors) == 1 else None
+
+    def _set_version(self, key: SlotKey, version: int | None) -> None:
+        if version is not None and self.versions.get(key) != version:
+            self.versions[key] = version
+            self.pending_versions[key] = version
 
     def _set_state(self, key: SlotKey, state: SlotState, slot: SavedSlot | None = None) -> None:
         old = self.states.get(key)
@@ -279,14 +509,24 @@ class _Recorder:
         self.pending[key] = state
 
     def _probe_node(self, node_id: str, call: int | None) -> None:
+        if node_id not in self.capture.fns:
+            return
         for slot in self.capture.node(node_id).tensor_slots:
             key = (node_id, slot.name)
             state = self._probe(node_id, slot.name)
             if state == "freed" and self.states.get(key) != "freed" and call is not None:
                 self.freed_by[key] = call
             self._set_state(key, state, slot)
+            if state in _HOLDING:
+                self._set_version(key, self._version_now(key))
 
-    def _grad_changes(self, kind: StepKind, node: str | None) -> dict[str, torch.Tensor | None]:
+    def _probe_all(self, call: int | None) -> None:
+        for node_id in list(self.capture.fns):
+            pace()
+            self._probe_node(node_id, call)
+        self.probed_writes = self.budget.writes
+
+    def _grad_changes(self, kind: StepKind, node: str | None) -> dict[str, Values | None]:
         """Leaves whose ``.grad`` is another tensor, or the same one changed in place, since last time.
 
         The mark holds the grad tensor itself, not its ``id()``: create_graph makes
@@ -294,139 +534,60 @@ class _Recorder:
         a dead one's id with the same version number.
 
         Inside a call only a leaf's own AccumulateGrad writes its ``.grad``, so a node's step
-        reads that leaf (and leaves never read yet); the other steps read every leaf. Reading
-        all of them at every step cost steps x leaves.
+        reads that leaf (and leaves never read yet); the other steps read every leaf.
         """
-        names: Iterable[str] = self.leaves
+        names: Iterable[str] = self.leaf_tensors
         if kind == "node":
             leaf = self.leaf_names.get(node or "")
             names = dict.fromkeys([*([leaf] if leaf else []), *self.unread_leaves])
-        changes: dict[str, torch.Tensor | None] = {}
+        changes: dict[str, Values | None] = {}
         for name in names:
             self.unread_leaves.pop(name, None)
-            grad = self._leaf_grad(name)
+            grad = self.leaf_tensors[name].grad
             if name not in self.grad_marks or not _unchanged(self.grad_marks[name], grad):
                 self.grad_marks[name] = None if grad is None else (grad, grad._version)
-                changes[name] = None if grad is None else grad.detach().to("cpu", copy=True)
+                changes[name] = None if grad is None else values_of(grad)
         return changes
 
-    def _snapshot(self, kind: StepKind, call: int | None, node: str | None, **extra: Any) -> Step:
+    def _snapshot(
+        self,
+        kind: StepKind,
+        call: int | None,
+        node: str | None,
+        *,
+        line: int | None,
+        grads: dict[str, Values | None] | None = None,
+        **extra: Any,
+    ) -> Step:
         step = Step(
             index=len(self.steps),
             kind=kind,
             call=call,
             node=node,
             slot_changes=MappingProxyType(dict(self.pending)),
-            grad_changes=MappingProxyType(self._grad_changes(kind, node)),
+            grad_changes=MappingProxyType(self._grad_changes(kind, node) if grads is None else grads),
             saved_bytes=self.held_bytes,
             device_bytes=_device_bytes(self.device),
             added_nodes=tuple(self.pending_nodes),
+            line=line,
+            loops=self._loops,
+            printed=tuple(self.pending_printed),
+            alive_nodes=len(self.capture.fns),
+            gone_nodes=tuple(self.pending_gone),
+            version_changes=MappingProxyType(dict(self.pending_versions)),
             **extra,
         )
         self.pending.clear()
+        self.pending_versions.clear()
         self.pending_nodes.clear()
+        self.pending_gone.clear()
+        self.pending_printed.clear()
         self.steps.append(step)
         return step
 
-    # -- calls ----------------------------------------------------------
-    def _run_call(self, index: int, call: Call) -> bool:
-        where = f"calls[{index}]"
-        loss = self._evaluator(f"{where}.loss", call.loss).evaluate(
-            parse(call.loss, field=f"{where}.loss", mode="eval")
-        )
-        if not isinstance(loss, torch.Tensor):
-            raise ScenarioError(
-                f"the loss must be a tensor, not {type(loss).__name__}",
-                field=f"{where}.loss",
-                line=1,
-                col=1,
-            )
-        self._add_nodes(self.capture.add_roots([loss.grad_fn], call=index))
-        if self.budget.writes != self.probed_writes:  # the loss code wrote into a tensor in place
-            self._probe_all(None)
-        self._mark_reached(loss.grad_fn, index)
-        first = len(self.steps)
-        start = {name: self._grad_copy(name) for name in self.leaves}
-        observer = _CallObserver(self, index)
-        error, result = None, None
-        try:
-            with observer.hooks():
-                result = self._invoke(call, loss)
-        except RecordingTimeout:
-            raise
-        except (RuntimeError, TypeError, ValueError) as exc:
-            error = str(exc)
-        observer.finish(error)
-        # NOTE [what a call can change]: the engine releases the buffers of the nodes it runs,
-        # and each of those was probed as its step closed. A failed call is probed in full: the
-        # failing node started and never finished.
-        if error is not None:
-            self._probe_all(index)
-            step = self._snapshot("error", index, observer.failed_node(), error=error)
-            self.calls.append(CallInfo(index, call, first, step.index, error, observer.failed_node()))
-            return False
-        bound = self._bind(index, call, result)
-        contribution = {name: _difference(self._grad_copy(name), before) for name, before in start.items()}
-        step = self._snapshot(
-            "call_end",
-            index,
-            None,
-            contribution=MappingProxyType(contribution) if call.kind == "backward" else None,
-            result=bound,
-        )
-        self.calls.append(CallInfo(index, call, first, step.index))
-        return True
-
-    def _mark_reached(self, root: Any, index: int) -> None:
-        for node_id in self.capture.reachable_from(root):
-            self.reached.setdefault(node_id, set()).add(index)
-
-    def _invoke(self, call: Call, loss: torch.Tensor) -> Any:
-        inputs = [self.env[name] for name in call.inputs]
-        if call.kind == "grad":
-            return torch.autograd.grad(
-                loss, inputs, retain_graph=call.retain_graph, create_graph=call.create_graph
-            )
-        loss.backward(retain_graph=call.retain_graph, create_graph=call.create_graph, inputs=inputs or None)
-        return None
-
-    def _bind(self, index: int, call: Call, result: Any) -> Mapping[str, torch.Tensor] | None:
-        if call.kind != "grad" or result is None:
-            return None
-        value = result[0] if len(result) == 1 else tuple(result)
-        if call.bind is not None:
-            self.env[call.bind] = value
-            self._label_bound(index, result)
-        name = call.bind or "result"
-        shown = {f"{name}[{i}]" if len(result) > 1 else name: t for i, t in enumerate(result)}
-        return MappingProxyType(
-            {k: v.detach().to("cpu", copy=True) for k, v in shown.items() if v is not None}
-        )
-
-    def _label_bound(self, index: int, result: Any) -> None:
-        """A create_graph result has a graph of its own: label its top node with the call's code.
-
-        Its nodes join the graph when a later loss reaches them (``_add_nodes``).
-        """
-        lines, where = self.scenario.to_python()
-        text = lines[where[index]]
-        for value in result:
-            if isinstance(value, torch.Tensor) and value.grad_fn is not None:
-                self._labels.append((value.grad_fn, text, (0, 0), True))
-
-    def _leaf_grad(self, name: str) -> torch.Tensor | None:
-        variable = self.capture.leaf_variable(self.leaves[name])
-        return None if variable is None else variable.grad
-
-    def _grad_copy(self, name: str) -> torch.Tensor | None:
-        grad = self._leaf_grad(name)
-        return None if grad is None else grad.detach().to("cpu", copy=True)
-
-    def _probe_all(self, call: int | None) -> None:
-        for node_id in self.capture.fns:
-            pace()
-            self._probe_node(node_id, call)
-        self.probed_writes = self.budget.writes
+    def _grad_copy(self, name: str) -> Values | None:
+        grad = self.leaf_tensors[name].grad
+        return None if grad is None else values_of(grad)
 
     def check_deadline(self) -> None:
         pace()  # NOTE [pacing]: runs at every node the engine starts
@@ -437,9 +598,11 @@ class _Recorder:
 class _CallObserver:
     """The hooks of one call: engine order, and which node failed."""
 
-    def __init__(self, recorder: _Recorder, call: int) -> None:
+    def __init__(self, recorder: _Recorder, call: int, line: int, loops: tuple[LoopMark, ...]) -> None:
         self.recorder = recorder
         self.call = call
+        self.line = line
+        self.loops = loops
         self.started: list[str] = []
         self.finished: set[str] = set()
 
@@ -460,6 +623,7 @@ class _CallObserver:
             self.recorder.check_deadline()
             self._close_previous()
             self.started.append(node_id)
+            self.recorder.reached.setdefault(node_id, set()).add(self.call)
 
         return hook
 
@@ -475,9 +639,9 @@ class _CallObserver:
         if self.started and self.started[-1] in self.finished:
             node_id = self.started[-1]
             self.recorder._probe_node(node_id, self.call)
-            self.recorder._snapshot("node", self.call, node_id)
+            self.recorder._snapshot("node", self.call, node_id, line=self.line)
 
-    def finish(self, error: str | None) -> None:
+    def finish(self) -> None:
         self._close_previous()
 
     def failed_node(self) -> str | None:
@@ -485,13 +649,45 @@ class _CallObserver:
         return running[-1] if running else None
 
 
+def _targets(statement: ast.stmt) -> list[ast.expr]:
+    """What a statement binds or deletes: names, subscripts, attributes (tuples opened)."""
+    if isinstance(statement, ast.Assign):
+        raw = list(statement.targets)
+    elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
+        raw = [statement.target]
+    elif isinstance(statement, ast.Delete):
+        raw = list(statement.targets)
+    elif isinstance(statement, ast.For):
+        raw = [statement.target]
+    else:
+        return []
+    out: list[ast.expr] = []
+    while raw:
+        target = raw.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            raw.extend(target.elts)
+        else:
+            out.append(target)
+    return out
+
+
+def _holds_graph(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.grad_fn is not None or (value.grad is not None and value.grad.grad_fn is not None)
+    return isinstance(value, (list, tuple, Checked))
+
+
 @contextmanager
-def _on_device(device: torch.device) -> Iterator[None]:
-    if device.type == "cpu":
-        yield
-        return
-    with torch.device(device):
-        yield
+def _isolated(device: torch.device) -> Iterator[None]:
+    """Seeded, with the caller's random streams and grad mode untouched afterwards."""
+    devices = [device.index or 0] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices), torch.enable_grad():
+        torch.manual_seed(SEED)
+        if device.type == "cpu":
+            yield
+        else:
+            with torch.device(device):
+                yield
 
 
 def _device_bytes(device: torch.device) -> int | None:
@@ -506,12 +702,14 @@ def _unchanged(mark: tuple[torch.Tensor, int] | None, grad: torch.Tensor | None)
     return mark[0] is grad and mark[1] == grad._version
 
 
-def _difference(after: torch.Tensor | None, before: torch.Tensor | None) -> torch.Tensor | None:
+def _difference(after: Values | None, before: Values | None) -> Values | None:
     if after is None:
         return None
-    return after if before is None else after - before
+    if before is None or before.shape != after.shape:
+        return after
+    return after - before
 
 
-def record(scenario: Scenario, device: str = "cpu", *, limits: Limits | None = None) -> Recording:
-    """Run ``scenario`` on ``device`` and return its recorded timeline."""
-    return _Recorder(scenario, resolve_device(device), limits or Limits()).run()
+def record(program: Program, device: str = "cpu", *, limits: Limits | None = None) -> Recording:
+    """Run ``program`` on ``device`` and return its recorded timeline."""
+    return _Recorder(program, resolve_device(device), limits or Limits()).run()

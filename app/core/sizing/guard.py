@@ -56,7 +56,7 @@ from app.core.language.limits import (
     timeout_message,
     too_big,
 )
-from app.core.model.errors import RecordingTimeout, ScenarioError
+from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
 from app.core.sizing.aten_calls import ArgumentsRejected, flat_tensors, op_name, storage_elements
 from app.core.sizing.op_bounds import pieces_in
 from app.core.sizing.op_costs import Cost, meta_cost, quick_cost
@@ -195,7 +195,7 @@ def guarded_call(
     except Exception as exc:
         if guard.refusal is not None:
             raise guard.refusal from None
-        raise ScenarioError(f"{_who(fn, args, kwargs)} says: {_first_line(exc)}") from None
+        raise ProgramError(f"{_who(fn, args, kwargs)} says: {_first_line(exc)}") from None
     if guard.refusal is not None:  # raised inside PyTorch and swallowed there
         raise guard.refusal
     return result, caught
