@@ -1,0 +1,323 @@
+"""The built-in programs, run plainly by PyTorch (the oracle) and recorded.
+
+Each built-in program shows one way people trip over autograd's retention
+rules, and has a twin that shows the same code fixed (or, for ``.data``
+against ``.detach()``, the other way of writing the same mistake). Here the
+tests ``exec`` the program text as trusted code, with ``backward`` and
+``torch.autograd.grad`` logged, and check the outcome each file's summary
+claims. The app never executes a program; its recording is compared with the
+plain run call by call at the end of this file.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+from unittest import mock
+
+import pytest
+import tomllib
+import torch
+
+from app.core.resources import resource_path
+
+FREED = "backward through the graph a second time"
+VERSION = "modified by an inplace operation"
+
+
+class Outcome(NamedTuple):
+    """What plain PyTorch does with a built-in: its calls, and which one fails with what."""
+
+    kinds: tuple[str, ...]
+    failed: int | None = None
+    error: str | None = None  # FREED or VERSION
+
+
+OUTCOMES: dict[str, Outcome] = {
+    "rnn-no-detach": Outcome(("backward",) * 2, 1, FREED),
+    "rnn-detach": Outcome(("backward",) * 3),
+    "retain-bandaid": Outcome(("backward",) * 3, 2, VERSION),
+    "retain-fixed": Outcome(("backward",) * 3),
+    "gan-no-detach": Outcome(("backward",) * 2, 1, FREED),
+    "gan-detach": Outcome(("backward",) * 4),
+    "logged-loss": Outcome(("backward",) * 3),
+    "logged-item": Outcome(("backward",) * 3),
+    "computed-once": Outcome(("backward",) * 2, 1, FREED),
+    "computed-inside": Outcome(("backward",) * 3),
+    "inplace-sigmoid": Outcome(("backward",), 0, VERSION),
+    "inplace-clone": Outcome(("backward",)),
+    "data-hides": Outcome(("backward",)),
+    "detach-raises": Outcome(("backward",), 0, VERSION),
+    "gradient-penalty": Outcome(("grad", "backward")),
+    "penalty-no-graph": Outcome(("grad", "backward")),
+    "accumulate-no-zero": Outcome(("backward",) * 2),
+    "accumulate-zero-grad": Outcome(("backward",) * 2),
+}
+PROGRAMS = sorted(OUTCOMES)
+FIELDS = {"title", "summary", "notes", "twin", "program"}
+IMPORTS = {"torch", "torch.nn", "torch.nn.functional", "torch.optim"}
+REFUSED_NODES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.While,
+    ast.Try,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.JoinedStr,
+    ast.Dict,
+    ast.Global,
+    ast.Nonlocal,
+    ast.ImportFrom,
+)
+
+
+def scenario_file(name: str) -> dict[str, Any]:
+    with resource_path("scenarios", f"{name}.toml").open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def code_of(name: str) -> str:
+    return str(scenario_file(name)["program"]["code"])
+
+
+# -- the plain run ----------------------------------------------------------------------
+
+
+@dataclass
+class PlainCall:
+    """One ``backward``/``autograd.grad`` call of a plain run, and the ``.grad`` of every leaf after it."""
+
+    kind: str
+    keywords: dict[str, Any]
+    error: str | None = None
+    grads: dict[str, torch.Tensor | None] = field(default_factory=dict)
+
+
+@dataclass
+class PlainRun:
+    calls: list[PlainCall]
+    error: Exception | None  # the exception that ended the program, as Python would
+    names: dict[str, Any]  # the program's names when it ended
+    printed: str
+
+    @property
+    def failed(self) -> int | None:
+        return next((i for i, call in enumerate(self.calls) if call.error is not None), None)
+
+
+def leaf_grads(names: dict[str, Any]) -> dict[str, torch.Tensor | None]:
+    """``.grad`` of the leaves the program names, module parameters as ``model.0.weight``."""
+    leaves: dict[str, torch.Tensor] = {}
+    for name, value in names.items():
+        if isinstance(value, torch.nn.Module):
+            leaves.update((f"{name}.{path}", p) for path, p in value.named_parameters())
+        elif isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad:
+            leaves[name] = value
+    return {name: None if t.grad is None else t.grad.detach().clone() for name, t in leaves.items()}
+
+
+@contextlib.contextmanager
+def logged_autograd(calls: list[PlainCall], names: dict[str, Any]) -> Iterator[None]:
+    """Log every top-level autograd call (``Tensor.backward`` goes on to ``autograd.backward``)."""
+    depth = 0
+
+    def logged(kind: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            nonlocal depth
+            if depth:
+                return real(*args, **kwargs)
+            entry = PlainCall(kind, dict(kwargs))
+            calls.append(entry)
+            depth += 1
+            try:
+                return real(*args, **kwargs)
+            except Exception as exc:
+                entry.error = str(exc)
+                raise
+            finally:
+                depth -= 1
+                entry.grads = leaf_grads(names)
+
+        return call
+
+    with (
+        mock.patch.object(torch.Tensor, "backward", logged("backward", torch.Tensor.backward)),
+        mock.patch.object(torch.autograd, "backward", logged("backward", torch.autograd.backward)),
+        mock.patch.object(torch.autograd, "grad", logged("grad", torch.autograd.grad)),
+    ):
+        yield
+
+
+def run_plainly(code: str) -> PlainRun:
+    """Execute trusted program text under seed 0, as the recorder runs it, logging autograd calls."""
+    names: dict[str, Any] = {}
+    calls: list[PlainCall] = []
+    printed = io.StringIO()
+    error: Exception | None = None
+    with torch.random.fork_rng(), logged_autograd(calls, names), contextlib.redirect_stdout(printed):
+        torch.manual_seed(0)
+        try:
+            exec(compile(code, "<program>", "exec"), names)
+        except Exception as exc:
+            error = exc
+    names.pop("__builtins__", None)
+    return PlainRun(calls, error, names, printed.getvalue())
+
+
+def error_kind(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return next((kind for kind in (FREED, VERSION) if kind in text), text)
+
+
+# -- the files --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_file_has_exactly_the_program_fields(name: str) -> None:
+    data = scenario_file(name)
+    assert set(data) == FIELDS
+    assert set(data["program"]) == {"code"}
+    assert all(isinstance(data[key], str) and data[key].strip() for key in FIELDS - {"program"})
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_twins_name_each_other(name: str) -> None:
+    twin = scenario_file(name)["twin"]
+    assert twin in OUTCOMES and twin != name
+    assert scenario_file(twin)["twin"] == name
+    assert twin in scenario_file(name)["notes"]
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_code_stays_inside_the_language(name: str) -> None:
+    tree = ast.parse(code_of(name))
+    for node in ast.walk(tree):
+        assert not isinstance(node, REFUSED_NODES), f"line {node.lineno}: {type(node).__name__}"  # type: ignore[attr-defined]
+        if isinstance(node, ast.Import):
+            assert {alias.name for alias in node.names} <= IMPORTS
+        if isinstance(node, ast.Name | ast.Attribute):
+            assert not (node.id if isinstance(node, ast.Name) else node.attr).startswith("_")
+
+
+def test_the_twins_differ_only_where_the_fix_is() -> None:
+    """A twin is the same program with the fix: few changed lines, so the learner sees the cause."""
+    for name in PROGRAMS:
+        a, b = code_of(name).splitlines(), code_of(scenario_file(name)["twin"]).splitlines()
+        changed = len(set(a) ^ set(b))
+        assert 1 <= changed <= 3, name
+
+
+# -- what plain PyTorch does --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def plain() -> dict[str, PlainRun]:
+    return {name: run_plainly(code_of(name)) for name in PROGRAMS}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_plain_outcome(name: str, plain: dict[str, PlainRun]) -> None:
+    run, expected = plain[name], OUTCOMES[name]
+    assert tuple(call.kind for call in run.calls) == expected.kinds
+    assert run.failed == expected.failed
+    assert error_kind(run.calls[-1].error) == expected.error
+    if expected.failed is None:
+        assert run.error is None
+    else:
+        assert isinstance(run.error, RuntimeError) and str(run.error) == run.calls[-1].error
+
+
+def test_retain_bandaid_turns_the_freed_error_into_a_version_error(plain: dict[str, PlainRun]) -> None:
+    # the band-aid silences batch 1 (where rnn-style code fails without it) ...
+    assert [call.keywords for call in plain["retain-bandaid"].calls] == [{"retain_graph": True}] * 3
+    # ... and batch 2 reaches a weight that opt.step() changed after batch 1 saved it
+    assert "is at version 3; expected version 2" in (plain["retain-bandaid"].calls[2].error or "")
+
+
+def test_rnn_second_backward_fails_before_any_gradient_lands(plain: dict[str, PlainRun]) -> None:
+    """Each parameter's gradient also waits for batch 0's path, which is where the backward fails."""
+    failed = plain["rnn-no-detach"].calls[1]
+    assert all(grad is None for grad in failed.grads.values())  # zero_grad() set them to None
+    assert set(failed.grads) == {"cell.weight_ih", "cell.weight_hh", "cell.bias_ih", "cell.bias_hh"}
+
+
+def test_gan_without_detach_gives_g_gradients_from_ds_loss(plain: dict[str, PlainRun]) -> None:
+    d_step = plain["gan-no-detach"].calls[0].grads
+    assert d_step["G.0.weight"] is not None  # D's backward walked into G
+    assert plain["gan-detach"].calls[0].grads["G.0.weight"] is None
+
+
+def test_logged_loss_keeps_every_iterations_nodes(plain: dict[str, PlainRun]) -> None:
+    total = plain["logged-loss"].names["total_loss"]
+    assert isinstance(total, torch.Tensor) and total.grad_fn is not None
+    assert [n for n in graph_node_names(total) if n == "MseLossBackward0"] == ["MseLossBackward0"] * 3
+    assert "grad_fn=<DivBackward0>" in plain["logged-loss"].printed
+    with pytest.raises(RuntimeError, match=FREED):
+        total.backward()  # what the notes say a final backward would do
+    assert isinstance(plain["logged-item"].names["total_loss"], float)
+    assert float(plain["logged-item"].printed) == pytest.approx(total.item() / 3)
+
+
+def graph_node_names(root: torch.Tensor) -> list[str]:
+    seen: set[Any] = set()
+    stack = [root.grad_fn]
+    while stack:
+        fn = stack.pop()
+        if fn is not None and fn not in seen:
+            seen.add(fn)
+            stack.extend(next_fn for next_fn, _ in fn.next_functions)
+    return sorted(type(fn).__name__ for fn in seen)
+
+
+def test_clone_leaves_the_written_element_without_gradient(plain: dict[str, PlainRun]) -> None:
+    a = torch.tensor([0.5, -1.0, 2.0])
+    derivative = a.sigmoid() * (1 - a.sigmoid())
+    expected = torch.stack([derivative[0], torch.tensor(0.0), derivative[2]])
+    torch.testing.assert_close(plain["inplace-clone"].calls[0].grads["a"], expected)
+
+
+def test_data_hides_a_zero_gradient(plain: dict[str, PlainRun]) -> None:
+    assert torch.equal(plain["data-hides"].calls[0].grads["a"], torch.zeros(3))  # type: ignore[arg-type]
+    assert plain["data-hides"].printed.strip() == "tensor([0., 0., 0.])"
+    assert plain["detach-raises"].printed == ""  # the error ended the program before print
+
+
+def test_gradient_penalty_trains_the_weights(plain: dict[str, PlainRun]) -> None:
+    with_graph = plain["gradient-penalty"].calls[1].grads
+    without = plain["penalty-no-graph"].calls[1].grads
+    loss_alone = run_plainly(code_of("penalty-no-graph").replace("(loss + 10 * gp)", "loss")).calls[1].grads
+    for name in ("D.0.weight", "D.0.bias", "D.2.weight", "D.2.bias"):
+        assert torch.equal(without[name], loss_alone[name])  # type: ignore[arg-type]
+    assert not torch.allclose(with_graph["D.0.weight"], without["D.0.weight"])  # type: ignore[arg-type]
+    assert plain["gradient-penalty"].calls[0].keywords["create_graph"] is True
+    assert "create_graph" not in plain["penalty-no-graph"].calls[0].keywords
+
+
+def test_gradient_penalty_needs_the_retention_create_graph_implies() -> None:
+    code = code_of("gradient-penalty").replace("create_graph=True", "create_graph=True, retain_graph=False")
+    run = run_plainly(code)
+    assert run.failed == 1 and error_kind(run.calls[1].error) == FREED
+
+
+def test_without_zero_grad_the_second_grad_is_the_sum(plain: dict[str, PlainRun]) -> None:
+    summed, single = plain["accumulate-no-zero"].calls, plain["accumulate-zero-grad"].calls
+    torch.testing.assert_close(summed[0].grads["model.weight"], single[0].grads["model.weight"])
+    torch.testing.assert_close(
+        summed[1].grads["model.weight"],
+        single[0].grads["model.weight"] + single[1].grads["model.weight"],  # type: ignore[operator]
+    )
+
+
+def test_plain_runs_leave_the_callers_random_stream_alone() -> None:
+    before = torch.random.get_rng_state()
+    run_plainly(code_of("gan-detach"))
+    assert torch.equal(torch.random.get_rng_state(), before)
