@@ -1,17 +1,487 @@
-"""Checked proxies for ``torch.nn`` modules and ``torch.optim`` optimizers (NOTE [checked objects])."""
+"""Checked proxies for ``torch.nn`` modules and ``torch.optim`` optimizers (NOTE [checked objects]).
+
+A program builds a module or an optimizer by calling a factory from the
+``nn`` or ``optim`` namespace (``nn.Linear(2, 3)``, ``optim.SGD(params,
+lr=0.1)``). The factory builds the real PyTorch object and hands the program a
+proxy that answers only the members listed here.
+
+# NOTE [proxy values]
+What goes into a proxy and what comes out is kept to the language's own
+values. Settings given to a constructor are numbers, ``True``/``False``,
+text, ``None``, torch dtypes, and short tuples or lists of numbers
+(``kernel_size=(3, 3)``, ``betas=(0.9, 0.99)``); a tensor only where PyTorch
+takes one (a loss's ``weight`` and ``pos_weight``), a module only inside
+``nn.Sequential``. A module's forward takes tensors, numbers and tuples of
+tensors (an LSTM's ``(h, c)``). Out come tensors, numbers, lists and tuples
+of those, and proxies (``train()`` returns the same proxy): never the module
+or optimizer, a bound method of one, or a Python function the program could
+take apart. Names starting with ``_`` are never listed.
+
+# NOTE [optimizer without Dynamo]
+``Optimizer.add_param_group`` and ``zero_grad`` are wrapped by PyTorch in
+``torch._disable_dynamo`` and ``step`` in ``_use_grad_for_differentiable``;
+each imports ``torch._dynamo`` on first use: about two seconds inside the
+program's first ``optim.SGD(...)``, in the middle of a recording. Nothing here
+is compiled, so the proxy calls the functions those wrappers wrap
+(``inspect.unwrap``): it builds the optimizer with the unwrapped
+``add_param_group`` shadowing the wrapped one on that instance only, and runs
+the unwrapped ``step`` under ``torch.no_grad()``, as the wrapper does for a
+non-differentiable optimizer. What else the step wrapper does is run step
+hooks and mark the profiler; a program can register neither. Every optimizer
+runs with ``foreach=False`` and ``fused=None``: one plain ATen op per
+parameter, each of which the size guard sees.
+"""
 
 from __future__ import annotations
 
+import inspect
+import types
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
-__all__ = ["nn_members", "optim_members"]
+import torch
+from torch import nn
+
+from app.core.language.objects import Checked
+from app.core.model.errors import ScenarioError
+
+__all__ = [
+    "NN_MODULES",
+    "OPTIMIZER_SETTINGS",
+    "ModuleFactory",
+    "ModuleProxy",
+    "OptimizerFactory",
+    "OptimizerProxy",
+    "SequentialFactory",
+    "nn_members",
+    "optim_members",
+]
+
+NN_MODULES: tuple[str, ...] = (
+    "Linear",
+    "Bilinear",
+    "RNNCell",
+    "GRUCell",
+    "LSTMCell",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "Embedding",
+    "Conv1d",
+    "Conv2d",
+    "LayerNorm",
+    "BatchNorm1d",
+    "Dropout",
+    "ReLU",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "MSELoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+)  # and Sequential, which takes modules
+
+# The settings a program may give each optimizer, besides its list of tensors.
+OPTIMIZER_SETTINGS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "SGD": frozenset({"lr", "momentum", "dampening", "weight_decay", "nesterov"}),
+        "Adam": frozenset({"lr", "betas", "eps", "weight_decay", "amsgrad"}),
+        "AdamW": frozenset({"lr", "betas", "eps", "weight_decay", "amsgrad"}),
+    }
+)
+
+# Constructor settings that take a tensor in PyTorch: a loss's class weights.
+TENSOR_SETTINGS = frozenset({"weight", "pos_weight"})
+
+# Settings PyTorch takes that stay out, with the reason a learner is shown.
+REFUSED_SETTINGS: Mapping[str, str] = MappingProxyType(
+    {"sparse": "sparse gradients are not part of programs: leave out sparse=True"}
+)
+
+MAX_SETTING_ITEMS = 8  # kernel_size=(3, 3), normalized_shape=[4, 5], betas=(0.9, 0.99)
+
+_PLAIN = (bool, int, float, str, type(None), torch.dtype)
 
 
 def nn_members() -> dict[str, Any]:
-    """The ``torch.nn`` classes a program may build, by name (each makes a :class:`Checked`)."""
-    return {}
+    """The ``torch.nn`` classes a program may build, by name (each makes a :class:`ModuleProxy`).
+
+    >>> nn_members()["Linear"](2, 3).kind
+    'an nn.Linear module'
+    """
+    members: dict[str, Any] = {name: ModuleFactory(getattr(nn, name)) for name in NN_MODULES}
+    members["Sequential"] = SequentialFactory()
+    return members
 
 
 def optim_members() -> dict[str, Any]:
-    """The ``torch.optim`` optimizers a program may build, by name."""
-    return {}
+    """The ``torch.optim`` optimizers a program may build, by name (each makes an :class:`OptimizerProxy`).
+
+    >>> sorted(optim_members())
+    ['Adam', 'AdamW', 'SGD']
+    """
+    return {name: OptimizerFactory(getattr(torch.optim, name)) for name in OPTIMIZER_SETTINGS}
+
+
+# -- factories ----------------------------------------------------------------
+
+
+class ModuleFactory:
+    """``nn.<Name>(...)`` in a program: checks the settings, builds the module, wraps it.
+
+    Named like the class it builds (``__name__``, ``__module__ == "torch.nn"``),
+    so that messages about a failed call speak of PyTorch.
+
+    >>> relu = ModuleFactory(nn.ReLU)
+    >>> relu.__name__, relu(inplace=True).kind
+    ('ReLU', 'an nn.ReLU module')
+    >>> relu(torch.ones(1))
+    Traceback (most recent call last):
+    ...
+    app.core.model.errors.ScenarioError: nn.ReLU takes numbers, True/False, text and torch dtypes
+    as settings, not a tensor
+    """
+
+    def __init__(self, cls: type[nn.Module]) -> None:
+        self._cls = cls
+        self.__name__ = self.__qualname__ = cls.__name__
+        self.__module__ = "torch.nn"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ModuleProxy:
+        where = f"nn.{self.__name__}"
+        _check_settings(where, _named_arguments(self._cls, args, kwargs))
+        return ModuleProxy(self._cls(*args, **kwargs))
+
+    def __repr__(self) -> str:
+        return f"nn.{self.__name__}"
+
+
+class SequentialFactory(ModuleFactory):
+    """``nn.Sequential(m1, m2, ...)``: takes module proxies only, in order.
+
+    >>> seq = SequentialFactory()(nn_members()["Linear"](2, 3), nn_members()["Tanh"]())
+    >>> [name for name, _ in seq.named_parameters()]
+    ['0.weight', '0.bias']
+    """
+
+    def __init__(self) -> None:
+        super().__init__(nn.Sequential)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ModuleProxy:
+        if kwargs:
+            raise ScenarioError("nn.Sequential takes its modules in order, without keywords")
+        modules = []
+        for arg in args:
+            if not isinstance(arg, ModuleProxy):
+                raise ScenarioError(f"nn.Sequential takes modules such as nn.Linear(2, 3), not {_kind(arg)}")
+            modules.append(arg._module)
+        return ModuleProxy(nn.Sequential(*modules))
+
+
+class OptimizerFactory:
+    """``optim.<Name>(params, ...)`` in a program: checks the settings, builds the optimizer, wraps it.
+
+    ``params`` is a list of tensors (``model.parameters()``, or the program's own
+    leaves); the settings are those in :data:`OPTIMIZER_SETTINGS`.
+
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> OptimizerFactory(torch.optim.SGD)([w], lr=0.1, momentum=0.9).kind
+    'an optim.SGD optimizer'
+    >>> OptimizerFactory(torch.optim.SGD)([w], lr=0.1, foreach=True)
+    Traceback (most recent call last):
+    ...
+    app.core.model.errors.ScenarioError: optim.SGD has no setting 'foreach' in programs;
+    it takes dampening, lr, momentum, nesterov, weight_decay
+    """
+
+    def __init__(self, cls: type[torch.optim.Optimizer]) -> None:
+        self._cls = cls
+        self.__name__ = self.__qualname__ = cls.__name__
+        self.__module__ = "torch.optim"
+
+    def __call__(self, params: Any, *args: Any, **kwargs: Any) -> OptimizerProxy:
+        where = f"optim.{self.__name__}"
+        tensors = _parameter_list(where, params)
+        settings = _named_arguments(self._cls, (tensors, *args), kwargs)
+        settings.pop("params", None)
+        allowed = OPTIMIZER_SETTINGS[self.__name__]
+        for name, value in settings.items():
+            if name not in allowed:
+                listed = ", ".join(sorted(allowed))
+                raise ScenarioError(f"{where} has no setting '{name}' in programs; it takes {listed}")
+            _check_number_setting(where, name, value)
+        return OptimizerProxy(_build_optimizer(self._cls, tensors, args, kwargs))
+
+    def __repr__(self) -> str:
+        return f"optim.{self.__name__}"
+
+
+def _named_arguments(cls: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments by the names the constructor gives them (``""`` for unnamed ``*args``)."""
+    order = [
+        p.name
+        for p in inspect.signature(cls).parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    named: dict[str, Any] = {}
+    for index, value in enumerate(args):
+        name = order[index] if index < len(order) else f"*{index}"
+        named[name] = value
+    named.update(kwargs)
+    return named
+
+
+def _check_settings(where: str, settings: Mapping[str, Any]) -> None:
+    for name, value in settings.items():
+        if name.startswith("_"):
+            raise ScenarioError(f"{where} has no setting '{name}' in programs")
+        if name in REFUSED_SETTINGS and value:
+            raise ScenarioError(f"{where}: {REFUSED_SETTINGS[name]}")
+        if isinstance(value, torch.Tensor) and name in TENSOR_SETTINGS:
+            continue
+        if not _is_plain_setting(value):
+            raise ScenarioError(
+                f"{where} takes numbers, True/False, text and torch dtypes as settings, not {_kind(value)}"
+            )
+
+
+def _check_number_setting(where: str, name: str, value: Any) -> None:
+    numbers = (bool, int, float)
+    items = value if isinstance(value, (tuple, list)) and name == "betas" else (value,)
+    if len(items) > MAX_SETTING_ITEMS or not all(isinstance(item, numbers) for item in items):
+        raise ScenarioError(f"{where} takes a plain number for {name}, not {_kind(value)}")
+
+
+def _is_plain_setting(value: Any) -> bool:
+    if isinstance(value, (tuple, list)) and not isinstance(value, torch.Size):
+        return len(value) <= MAX_SETTING_ITEMS and all(isinstance(item, (bool, int, float)) for item in value)
+    return isinstance(value, _PLAIN)
+
+
+def _parameter_list(where: str, params: Any) -> list[torch.Tensor]:
+    hint = "a list of tensors, such as model.parameters() or [w, b]"
+    if isinstance(params, ModuleProxy):
+        raise ScenarioError(f"{where} takes {hint}: here, {_kind(params)}.parameters()")
+    if not isinstance(params, (list, tuple)):
+        raise ScenarioError(f"{where} takes {hint}, not {_kind(params)}")
+    for item in params:
+        if not isinstance(item, torch.Tensor):
+            raise ScenarioError(f"{where} takes {hint}; this list holds {_kind(item)}")
+    return list(params)
+
+
+def _build_optimizer(
+    cls: type[torch.optim.Optimizer],
+    params: list[torch.Tensor],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+) -> torch.optim.Optimizer:
+    """The optimizer, built without importing Dynamo (NOTE [optimizer without Dynamo])."""
+    optimizer = cls.__new__(cls)
+    add_group = inspect.unwrap(cls.add_param_group)
+    optimizer.add_param_group = types.MethodType(add_group, optimizer)  # type: ignore[method-assign]
+    try:
+        init: Callable[..., None] = cls.__init__
+        init(optimizer, params, *args, foreach=False, fused=None, **kwargs)
+    finally:
+        del optimizer.add_param_group
+    return optimizer
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Checked):
+        return value.kind
+    if isinstance(value, torch.Tensor):
+        return "a tensor"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} holding {', '.join(sorted({_kind(v) for v in value})) or 'nothing'}"
+    if callable(value):
+        return "a function"
+    return f"a {type(value).__name__}"
+
+
+# -- modules --------------------------------------------------------------------
+
+
+class ModuleProxy(Checked):
+    """A ``torch.nn`` module as a program holds it (NOTE [checked objects], NOTE [proxy values]).
+
+    Listed: calling it (its forward), ``parameters()``, ``named_parameters()``,
+    ``zero_grad()``, ``train()``, ``eval()``, its own parameters as attributes
+    (``lin.weight``) and, read-only, the settings PyTorch lists as the class's
+    constants (``rnn.hidden_size``).
+
+    >>> lin = ModuleProxy(nn.Linear(2, 3))
+    >>> lin.call(torch.ones(2)).shape
+    torch.Size([3])
+    >>> [name for name, _ in lin.named_parameters()], lin.get_attribute("out_features")
+    (['weight', 'bias'], 3)
+    >>> lin.get_attribute("state_dict")
+    Traceback (most recent call last):
+    ...
+    KeyError: 'state_dict'
+    """
+
+    METHODS = ("eval", "named_parameters", "parameters", "train", "zero_grad")
+
+    def __init__(self, module: nn.Module) -> None:
+        self._module = module
+        self.kind = f"an nn.{type(module).__name__} module"
+
+    # -- the Checked contract --
+    def get_attribute(self, name: str) -> Any:
+        """The module's own parameter ``name`` (``weight``), or a setting it was built with."""
+        if name in self._own_parameters():
+            return self._own_parameters()[name]
+        if name in self._settings():
+            return self._settings()[name]
+        raise KeyError(name)
+
+    def method(self, name: str) -> Callable[..., Any]:
+        """One of :attr:`METHODS`, bound to this proxy."""
+        if name not in self.METHODS:
+            raise KeyError(name)
+        bound: Callable[..., Any] = getattr(self, name)
+        return bound
+
+    def members(self) -> list[str]:
+        """Parameters, settings and methods, sorted."""
+        return sorted({*self._own_parameters(), *self._settings(), *self.METHODS})
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the module's forward on tensors, numbers and tuples of tensors."""
+        for value in (*args, *kwargs.values()):
+            _check_input(self.kind, value)
+        if any(name.startswith("_") for name in kwargs):
+            raise ScenarioError(f"{self.kind} takes no private keywords")
+        result = self._module(*args, **kwargs)
+        if not _is_plain_result(result):
+            raise ScenarioError(f"{self.kind} gave back something programs cannot hold")
+        return result
+
+    def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
+        """Parameters, then buffers (``running_mean``), by their paths in the module."""
+        yield from self._module.named_parameters()
+        yield from self._module.named_buffers()
+
+    # -- listed methods --
+    def parameters(self) -> list[torch.Tensor]:
+        """The parameter tensors, in PyTorch's order."""
+        return list(self._module.parameters())
+
+    def named_parameters(self) -> list[tuple[str, torch.Tensor]]:
+        """``(path, tensor)`` for every parameter (``weight``, ``0.bias``)."""
+        return list(self._module.named_parameters())
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the parameters' gradients (to ``None`` by default, as PyTorch does)."""
+        if not isinstance(set_to_none, bool):
+            raise ScenarioError("zero_grad(set_to_none=...) takes True or False")
+        self._module.zero_grad(set_to_none=set_to_none)
+
+    def train(self, mode: bool = True) -> ModuleProxy:
+        """Training mode (dropout active, batch statistics); returns this proxy."""
+        if not isinstance(mode, bool):
+            raise ScenarioError("train(mode) takes True or False")
+        self._module.train(mode)
+        return self
+
+    def eval(self) -> ModuleProxy:
+        """Evaluation mode; returns this proxy."""
+        self._module.eval()
+        return self
+
+    # -- helpers --
+    def _own_parameters(self) -> dict[str, torch.Tensor]:
+        return dict(self._module.named_parameters(recurse=False))
+
+    def _settings(self) -> dict[str, Any]:
+        names = getattr(type(self._module), "__constants__", ())
+        values = {name: getattr(self._module, name, None) for name in names if not name.startswith("_")}
+        return {name: value for name, value in values.items() if _is_plain_setting(value)}
+
+
+def _check_input(kind: str, value: Any, depth: int = 0) -> None:
+    if isinstance(value, (torch.Tensor, bool, int, float, type(None))):
+        return
+    if isinstance(value, (tuple, list)) and depth < 2:
+        for item in value:
+            _check_input(kind, item, depth + 1)
+        return
+    raise ScenarioError(f"{kind} takes tensors, numbers and tuples of tensors, not {_kind(value)}")
+
+
+def _is_plain_result(value: Any) -> bool:
+    if isinstance(value, (torch.Tensor, bool, int, float, type(None))):
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_is_plain_result(item) for item in value)
+    return False
+
+
+# -- optimizers -------------------------------------------------------------------
+
+
+class OptimizerProxy(Checked):
+    """A ``torch.optim`` optimizer as a program holds it: ``step()`` and ``zero_grad()``.
+
+    >>> w = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> opt = optim_members()["SGD"]([w], lr=0.5)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([0., 0.], requires_grad=True)
+    >>> opt.method("param_groups")
+    Traceback (most recent call last):
+    ...
+    KeyError: 'param_groups'
+    """
+
+    METHODS = ("step", "zero_grad")
+
+    def __init__(self, optimizer: torch.optim.Optimizer) -> None:
+        self._optimizer = optimizer
+        self.kind = f"an optim.{type(optimizer).__name__} optimizer"
+
+    def method(self, name: str) -> Callable[..., Any]:
+        """``step`` or ``zero_grad``, bound to this proxy."""
+        if name not in self.METHODS:
+            raise KeyError(name)
+        bound: Callable[..., Any] = getattr(self, name)
+        return bound
+
+    def members(self) -> list[str]:
+        """``step`` and ``zero_grad``."""
+        return list(self.METHODS)
+
+    def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
+        """The optimizer's state tensors as ``state[<i>].<key>`` (``state[0].momentum_buffer``).
+
+        ``<i>`` is the parameter's place in the list the optimizer was given.
+        """
+        for index, param in enumerate(self._params()):
+            for key, value in self._optimizer.state.get(param, {}).items():
+                if isinstance(value, torch.Tensor):
+                    yield f"state[{index}].{key}", value
+
+    def step(self, *closure: Any, **kwargs: Any) -> None:
+        """One update of every parameter from its ``.grad``; takes no closure."""
+        if closure or kwargs:
+            raise ScenarioError(
+                "step() takes no closure in programs: compute the loss and call backward() before step()"
+            )
+        raw_step = inspect.unwrap(type(self._optimizer).step)
+        with torch.no_grad():  # what the wrapper does when differentiable=False
+            raw_step(self._optimizer)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of the optimizer's parameters (to ``None`` by default)."""
+        if not isinstance(set_to_none, bool):
+            raise ScenarioError("zero_grad(set_to_none=...) takes True or False")
+        inspect.unwrap(torch.optim.Optimizer.zero_grad)(self._optimizer, set_to_none)
+
+    def _params(self) -> list[torch.Tensor]:
+        return [p for group in self._optimizer.param_groups for p in group["params"]]
