@@ -1,5 +1,7 @@
 """Command line: ``python -m app [scenarios | trace | export | gui]``.
 
+A source is a built-in name, a ``.toml`` or ``.py`` program, or a ``.lens``
+recording; a ``.lens`` file is read, never run, and reading it loads no torch.
 Errors are one line on stderr and exit status 2 (1 for a bug in the program
 itself, with a hint), never a traceback: see :func:`main`.
 """
@@ -12,7 +14,10 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from app.core.model.recording import Recording
 
 __all__ = ["main"]
 
@@ -32,18 +37,44 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="autograd-lens", description="Watch PyTorch autograd run, node by node.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     gui = sub.add_parser("gui", help="open the window (the default)")
-    gui.add_argument("scenario", nargs="?", help="built-in name or .toml path")
+    gui.add_argument("scenario", nargs="?", help=SOURCE_HELP)
     sub.add_parser("scenarios", help="list the built-in scenarios")
-    trace = sub.add_parser("trace", help="record a scenario and print its steps")
-    trace.add_argument("scenario", help="built-in name or .toml path")
-    trace.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps")
+    trace = sub.add_parser("trace", help="record a program (or read a .lens file) and print its steps")
+    trace.add_argument("scenario", help=SOURCE_HELP)
+    trace.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
     trace.add_argument("--json", action="store_true", help="print one JSON object")
-    export = sub.add_parser("export", help="draw every step of a scenario to files")
-    export.add_argument("scenario", help="built-in name or .toml path")
+    trace.add_argument("--save", metavar="OUT.lens", help="also write the recording to this .lens file")
+    export = sub.add_parser("export", help="draw every step of a recording to files")
+    export.add_argument("scenario", help=SOURCE_HELP)
     export.add_argument("--out", required=True, help="folder for the files")
     export.add_argument("--format", choices=("svg", "png"), default="svg")
-    export.add_argument("--device", default="cpu")
+    export.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
     return parser
+
+
+SOURCE_HELP = "built-in name, .toml or .py program, or .lens recording"
+LENS_SUFFIX = ".lens"
+
+
+def _is_lens(source: str) -> bool:
+    return source.lower().endswith(LENS_SUFFIX)
+
+
+def _recording(source: str, device: str | None) -> Recording:
+    """Read ``source`` when it is a ``.lens`` file (no torch), otherwise load and record it."""
+    if _is_lens(source):
+        from app.core.lens import LensError, read_lens
+
+        recording = read_lens(source)
+        if device is not None:
+            raise LensError(
+                f"{source} is already recorded (on {recording.device}); --device applies only when recording"
+            )
+        return recording
+    from app.core.loading import load_program
+    from app.core.recording.recorder import record
+
+    return record(load_program(source), device=device or "cpu")
 
 
 def _fail(message: str, status: int = EXIT_USAGE) -> int:
@@ -72,27 +103,36 @@ def _scenarios() -> int:
 
 
 def _trace(args: argparse.Namespace) -> int:
-    from app.core.loading import load_scenario
-    from app.core.recording.recorder import record
     from app.core.report import to_json, to_table
 
-    rec = record(load_scenario(args.scenario), device=args.device)
+    rec = _recording(args.scenario, args.device)
+    if args.save:
+        from app.core.lens import save_lens
+
+        save_lens(rec, args.save)
     print(json.dumps(to_json(rec)) if args.json else to_table(rec))
+    if args.save and not args.json:
+        print(f"\nsaved the recording to {args.save}")
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
-    from app.render.export import export_steps
+    from app.render.export import export_recording
 
-    files = export_steps(args.scenario, args.out, fmt=args.format, device=args.device)
+    files = export_recording(_recording(args.scenario, args.device), args.out, fmt=args.format)
     print(f"wrote {len(files)} files to {args.out}")
     return 0
 
 
 def _gui(args: argparse.Namespace) -> int:
+    source = getattr(args, "scenario", None)
+    if source is not None and _is_lens(source):
+        from app.core.lens import read_lens
+
+        read_lens(source)  # a damaged file is one line on stderr here, before any window opens
     from app.ui.main import run_gui
 
-    return run_gui(getattr(args, "scenario", None))
+    return run_gui(source)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -1,84 +1,144 @@
-"""A recording as JSON (for tools and tests) or as a readable table (for people)."""
+"""A recording as JSON (for tools and tests) or as a readable table (for people).
+
+Torch-free: a recording read from a ``.lens`` file is reported without loading torch.
+Steps are replayed once, in order, from their changes (not rebuilt step by step).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import torch
-
-from app.core.lesson.captions import format_bytes, format_values
-from app.core.model.timeline import SlotKey, Step
-from app.core.recording.recorder import Recording
+from app.core.model.graph import GraphNode, LoopMark, SavedSlot
+from app.core.model.program import CallInfo
+from app.core.model.recording import Recording
+from app.core.model.text import format_bytes, format_values
+from app.core.model.timeline import SlotKey, SlotState, Step
+from app.core.model.values import Values
 
 __all__ = ["to_json", "to_table"]
 
 
-def _listed(tensor: torch.Tensor | None) -> Any:
-    return None if tensor is None else tensor.tolist()
+def _listed(values: Values | None) -> Any:
+    return None if values is None else values.tolist()
 
 
-def _node_json(rec: Recording) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": n.id,
-            "name": n.name,
-            "label": n.label,
-            "added_at_call": n.added_at_call,
-            "saved": [
-                {
-                    "name": s.name,
-                    "kind": s.kind,
-                    "shape": None if s.shape is None else list(s.shape),
-                    "dtype": s.dtype,
-                    "nbytes": s.nbytes,
-                    **({"value": s.value} if s.kind == "value" else {}),
-                }
-                for s in n.saved
-            ],
-        }
-        for n in rec.graph.nodes
-    ]
+def _loops_json(loops: Sequence[LoopMark]) -> list[dict[str, int | None]]:
+    return [{"line": m.line, "index": m.index, "count": m.count} for m in loops]
 
 
-def _steps_json(rec: Recording) -> list[dict[str, Any]]:
-    out = []
-    for i in range(len(rec.timeline)):
-        state = rec.timeline.state(i)
-        step = state.step
-        saved: dict[str, dict[str, str]] = {}
-        for (node_id, slot), value in state.slots.items():
-            saved.setdefault(node_id, {})[slot] = value
-        entry: dict[str, Any] = {
-            "index": step.index,
-            "kind": step.kind,
-            "call": step.call,
-            "node": step.node,
-            "saved_state": saved,
-            "grads": {name: _listed(state.grads.get(name)) for name in rec.leaves},
-            "saved_bytes": step.saved_bytes,
-            "error": step.error,
-            "caption": step.caption,
-        }
-        if step.device_bytes is not None:
-            entry["device_bytes"] = step.device_bytes
-        if step.contribution is not None:
-            entry["contribution"] = {k: _listed(v) for k, v in step.contribution.items()}
-        if step.result is not None:
-            entry["result"] = {k: _listed(v) for k, v in step.result.items()}
-        out.append(entry)
+def _slot_json(s: SavedSlot) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": s.name,
+        "kind": s.kind,
+        "shape": None if s.shape is None else list(s.shape),
+        "dtype": s.dtype,
+        "nbytes": s.nbytes,
+    }
+    if s.kind == "value":
+        entry["value"] = s.value
+    if s.kind == "tensor":
+        entry["saved_version"] = s.saved_version
+    return entry
+
+
+def _node_json(n: GraphNode) -> dict[str, Any]:
+    return {
+        "id": n.id,
+        "name": n.name,
+        "label": n.label,
+        "added_at_call": n.added_at_call,
+        "saved": [_slot_json(s) for s in n.saved],
+        "line": n.line,
+        "loops": _loops_json(n.loops),
+        "created_at_step": n.created_at_step,
+        "gone_at_step": n.gone_at_step,
+    }
+
+
+class _Replay:
+    """The full state after each step, built by applying each step's changes in turn."""
+
+    def __init__(self) -> None:
+        self.slots: dict[SlotKey, SlotState] = {}
+        self.grads: dict[str, Values | None] = {}
+        self.versions: dict[SlotKey, int] = {}
+
+    def apply(self, step: Step) -> None:
+        self.slots.update(step.slot_changes)
+        self.grads.update(step.grad_changes)
+        self.versions.update(step.version_changes)
+
+
+def _replayed(rec: Recording) -> Iterator[tuple[Step, _Replay, Mapping[SlotKey, SlotState]]]:
+    """Each step with the state after it and, for the slots it changed, their states before it."""
+    state = _Replay()
+    for step in rec.timeline.steps:
+        before = {key: state.slots[key] for key in step.slot_changes if key in state.slots}
+        state.apply(step)
+        yield step, state, before
+
+
+def _by_node(pairs: Mapping[SlotKey, Any]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for (node_id, slot), value in pairs.items():
+        out.setdefault(node_id, {})[slot] = value
     return out
+
+
+def _step_json(rec: Recording, step: Step, state: _Replay) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "index": step.index,
+        "kind": step.kind,
+        "call": step.call,
+        "node": step.node,
+        "saved_state": _by_node(state.slots),
+        "grads": {name: _listed(state.grads.get(name)) for name in rec.leaves},
+        "saved_bytes": step.saved_bytes,
+        "error": step.error,
+        "caption": step.caption,
+        "line": step.line,
+        "loops": _loops_json(step.loops),
+        "alive_nodes": step.alive_nodes,
+        "versions": _by_node(state.versions),
+    }
+    if step.printed:
+        entry["printed"] = list(step.printed)
+    if step.device_bytes is not None:
+        entry["device_bytes"] = step.device_bytes
+    if step.contribution is not None:
+        entry["contribution"] = {k: _listed(v) for k, v in step.contribution.items()}
+    if step.result is not None:
+        entry["result"] = {k: _listed(v) for k, v in step.result.items()}
+    return entry
+
+
+def _call_json(info: CallInfo) -> dict[str, Any]:
+    return {
+        "index": info.index,
+        "line": info.call.line,
+        "kind": info.call.kind,
+        "keywords": dict(info.call.keywords),
+        "text": info.call.text,
+        "error": info.error,
+        "failed_node": info.failed_node,
+        "first_step": info.first_step,
+        "last_step": info.last_step,
+    }
 
 
 def to_json(rec: Recording) -> dict[str, Any]:
     """The ``trace --json`` object (see README)."""
     return {
-        "scenario": rec.scenario.name,
+        "scenario": rec.program.name,
+        "title": rec.program.title,
         "device": rec.device,
         "torch_version": rec.torch_version,
-        "nodes": _node_json(rec),
+        "program": rec.program.code,
+        "nodes": [_node_json(n) for n in rec.graph.nodes],
         "edges": [{"from": e.src, "to": e.dst} for e in rec.graph.edges],
-        "steps": _steps_json(rec),
+        "calls": [_call_json(c) for c in rec.calls],
+        "steps": [_step_json(rec, step, state) for step, state, _ in _replayed(rec)],
     }
 
 
@@ -102,33 +162,54 @@ def _wrapped(prefix: str, items: list[str], width: int = 100) -> list[str]:
     return [*lines, line]
 
 
+def _iteration(loops: Sequence[LoopMark]) -> str:
+    """``2/5`` for the third of five iterations (1-based, as people count); nested loops joined by ``,``."""
+    return ",".join(f"{m.index + 1}/{m.count}" if m.count is not None else str(m.index + 1) for m in loops)
+
+
 _INDENT = " " * 12
 
 
+def _first_line(text: str) -> str:
+    return next(iter(text.splitlines()), "")
+
+
+def _step_lines(rec: Recording, step: Step, state: _Replay, before: Mapping[SlotKey, str]) -> list[str]:
+    node = f"{step.node} {rec.graph.node(step.node).name}" if step.node else ""
+    grads = "  ".join(f"{k}.grad={format_values(state.grads.get(k))}" for k in rec.leaves)
+    call = "" if step.call is None else str(step.call + 1)
+    line = "" if step.line is None else f"L{step.line}"
+    lines = [
+        f"{step.index:>4}  {line:>5}  {_iteration(step.loops):<7}  {call:>4}  {step.kind:<8}  {node:<30}  "
+        f"{format_bytes(step.saved_bytes):>11}  {grads}".rstrip()
+    ]
+    changes = _slot_changes(rec, before, step)
+    if changes:
+        lines += _wrapped(f"{_INDENT}saved: ", changes)
+    lines += [f"{_INDENT}printed: {text}" for text in step.printed]
+    if step.caption:
+        lines.append(f"{_INDENT}{step.caption}")
+    if step.error:
+        lines.append(f"{_INDENT}PyTorch: {_first_line(step.error)}")
+    return lines
+
+
 def to_table(rec: Recording) -> str:
-    """One line per step (step, call, kind, node, saved bytes, grads), then what changed and why.
+    """One line per step (step, program line, iteration, call, kind, node, saved bytes, grads),
+    then what changed, what the program printed, and why.
 
     Slot lines list only the slots whose state changed at that step, as
     ``n1 PowBackward0.self: alive -> retained``; node ids tell apart nodes of the same name.
+    The iteration reads ``2/5`` for the second of five; nested loops are joined by ``,``.
     """
-    lines = [f"{rec.scenario.name} on {rec.device} (torch {rec.torch_version})", ""]
-    header = f"{'step':>4}  {'call':>4}  {'kind':<8}  {'node':<30}  {'saved bytes':>11}  grads"
+    title = f" - {rec.program.title}" if rec.program.title else ""
+    lines = [f"{rec.program.name}{title} on {rec.device} (torch {rec.torch_version})", ""]
+    header = f"{'step':>4}  {'line':>5}  {'iter':<7}  {'call':>4}  {'kind':<8}  {'node':<30}  "
+    header += f"{'saved bytes':>11}  grads"
     lines += [header, "-" * len(header)]
-    before: Mapping[SlotKey, str] = {}
-    for i in range(len(rec.timeline)):
-        state = rec.timeline.state(i)
-        step = state.step
-        node = f"{step.node} {rec.graph.node(step.node).name}" if step.node else ""
-        grads = "  ".join(f"{k}.grad={format_values(state.grads.get(k))}" for k in rec.leaves)
-        call = "" if step.call is None else str(step.call + 1)
-        lines.append(
-            f"{i:>4}  {call:>4}  {step.kind:<8}  {node:<30}  {format_bytes(step.saved_bytes):>11}  {grads}"
-        )
-        changes = _slot_changes(rec, before, step)
-        if changes:
-            lines += _wrapped(f"{_INDENT}saved: ", changes)
-        lines.append(f"{_INDENT}{step.caption}")
-        if step.error:
-            lines.append(f"{_INDENT}PyTorch: {step.error.splitlines()[0]}")
-        before = state.slots
+    for step, state, before in _replayed(rec):
+        lines += _step_lines(rec, step, state, before)
+    if rec.error:
+        where = f" (line {rec.error_line})" if rec.error_line is not None else ""
+        lines += ["", f"The program stopped{where}: {_first_line(rec.error)}"]
     return "\n".join(lines)

@@ -21,7 +21,7 @@ from app.render.picture import write_png, write_svg
 from app.render.scene import GraphScene
 from app.render.style import DEFAULT_PALETTE
 
-__all__ = ["ensure_app", "export_steps", "step_file_name", "step_title"]
+__all__ = ["ensure_app", "export_recording", "export_steps", "step_file_name", "step_title"]
 
 Format = Literal["svg", "png"]
 _made: list[QApplication] = []  # the QApplication we made, kept alive for the process
@@ -62,10 +62,19 @@ def export_steps(
 
     Raises ``ScenarioError`` for a bad scenario and ``LayoutError`` when Graphviz fails.
     """
+    loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    return export_recording(record(loaded, device=device), out, fmt=fmt, palette=palette)
+
+
+def export_recording(
+    recording: Recording, out: str | Path, *, fmt: Format = "svg", palette: str = DEFAULT_PALETTE
+) -> list[Path]:
+    """Lay ``recording`` out once and draw each step to ``out/step-NNN.<fmt>`` (a read ``.lens`` too).
+
+    Raises ``LayoutError`` when Graphviz fails.
+    """
     if fmt not in ("svg", "png"):
         raise ValueError(f"format must be 'svg' or 'png', not {fmt!r}")
-    loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    recording = record(loaded, device=device)
     layout = layout_graph(recording.graph)
     ensure_app()
     scene = GraphScene(recording, layout, palette=palette)

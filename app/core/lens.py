@@ -1,0 +1,663 @@
+"""``.lens`` files: a finished recording, saved and read back without running anything.
+
+A ``.lens`` file is gzip-compressed JSON (plain JSON is read too)::
+
+    {"format": "autograd-lens", "version": 1, "program": {...}, "device": ..., "graph": {...},
+     "steps": [...], "calls": [...], "leaves": {...}, "freed_by": [...], "needed_by": {...}}
+
+Steps are stored as their changes, as the :class:`~app.core.model.timeline.Timeline`
+holds them; fields at their default value are left out.
+
+# NOTE [untrusted lens files]
+A ``.lens`` file may come from anyone, so reading one imports no torch and
+runs no code, and everything in it is checked before a :class:`Recording` is
+built: types, every node id against the graph, every step and call index
+against the counts, shapes against element counts. Decompression stops at
+:data:`MAX_JSON_BYTES`, so a small file that inflates without end is refused
+before it fills memory. Whatever is wrong, the reader raises one
+:class:`LensError` saying what and where.
+
+>>> from app.core.model.graph import Graph
+>>> from app.core.model.program import Program
+>>> from app.core.model.timeline import Timeline
+>>> rec = Recording(Program("x = 1\\n"), "cpu", "2.13.0", Graph((), ()), Timeline(()), {}, ())
+>>> recording_from_bytes(lens_bytes(rec)) == rec
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar, cast, get_args
+
+from app.core.model.errors import ScenarioError
+from app.core.model.graph import Edge, Graph, GraphNode, LoopMark, SavedSlot, SlotKind, StorageRef
+from app.core.model.program import Call, CallInfo, CallKind, Program
+from app.core.model.recording import Recording
+from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
+from app.core.model.values import Number, Values
+
+__all__ = [
+    "FORMAT",
+    "MAX_JSON_BYTES",
+    "VERSION",
+    "LensError",
+    "lens_bytes",
+    "read_lens",
+    "recording_from_bytes",
+    "save_lens",
+]
+
+FORMAT = "autograd-lens"
+VERSION = 1
+MAX_JSON_BYTES = 200 * 1024 * 1024  # uncompressed; a file that inflates past this is refused
+MAX_DIMS = 64
+_GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 20
+_INT_RANGE = (-(2**63), 2**64)  # data pointers are unsigned 64-bit
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+T = TypeVar("T")
+
+
+class LensError(ScenarioError):
+    """A ``.lens`` file that cannot be read: damaged, not a recording, or from a newer version."""
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+def save_lens(recording: Recording, path: str | Path) -> None:
+    """Write ``recording`` to ``path`` as a ``.lens`` file."""
+    Path(path).write_bytes(lens_bytes(recording))
+
+
+def lens_bytes(recording: Recording) -> bytes:
+    """The ``.lens`` file of ``recording``: gzip-compressed JSON, the same bytes for the same recording."""
+    text = json.dumps(_recording_json(recording), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    compressor = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip header, mtime 0
+    return compressor.compress(text.encode("utf-8")) + compressor.flush()
+
+
+def _recording_json(rec: Recording) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "program": _program_json(rec.program),
+        "device": rec.device,
+        "torch_version": rec.torch_version,
+        "error": rec.error,
+        "error_line": rec.error_line,
+        "graph": {
+            "nodes": [_node_json(n) for n in rec.graph.nodes],
+            "edges": [[e.src, e.dst] for e in rec.graph.edges],
+        },
+        "leaves": dict(rec.leaves),
+        "calls": [_call_info_json(c) for c in rec.calls],
+        "freed_by": [[node, slot, call] for (node, slot), call in rec.freed_by.items()],
+        "needed_by": {node: list(calls) for node, calls in rec.needed_by.items()},
+        "steps": [_step_json(s) for s in rec.timeline.steps],
+    }
+
+
+def _program_json(p: Program) -> dict[str, Any]:
+    return {
+        "code": p.code,
+        "name": p.name,
+        "title": p.title,
+        "summary": p.summary,
+        "notes": p.notes,
+        "twin": p.twin,
+    }
+
+
+def _loops_json(loops: Sequence[LoopMark]) -> list[list[int | None]]:
+    return [[m.line, m.index, m.count] for m in loops]
+
+
+def _sparse(entry: dict[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``entry`` without the fields that hold their default (empty lists, None, 0...)."""
+    return {k: v for k, v in entry.items() if k not in defaults or v != defaults[k]}
+
+
+_SLOT_DEFAULTS: dict[str, Any] = {
+    "shape": None, "dtype": None, "device": None, "nbytes": None, "storages": [], "value": None,
+    "saved_version": None,
+}  # fmt: skip
+
+
+def _slot_json(s: SavedSlot) -> dict[str, Any]:
+    entry = {
+        "name": s.name,
+        "kind": s.kind,
+        "shape": None if s.shape is None else list(s.shape),
+        "dtype": s.dtype,
+        "device": s.device,
+        "nbytes": s.nbytes,
+        "storages": [[r.device, r.pointer, r.nbytes] for r in s.storages],
+        "value": s.value,
+        "saved_version": s.saved_version,
+    }
+    return _sparse(entry, _SLOT_DEFAULTS)
+
+
+_NODE_DEFAULTS: dict[str, Any] = {
+    "saved": [], "added_at_call": None, "is_leaf": False, "line": None, "loops": [],
+    "created_at_step": None, "gone_at_step": None,
+}  # fmt: skip
+
+
+def _node_json(n: GraphNode) -> dict[str, Any]:
+    entry = {
+        "id": n.id,
+        "name": n.name,
+        "label": n.label,
+        "saved": [_slot_json(s) for s in n.saved],
+        "added_at_call": n.added_at_call,
+        "is_leaf": n.is_leaf,
+        "line": n.line,
+        "loops": _loops_json(n.loops),
+        "created_at_step": n.created_at_step,
+        "gone_at_step": n.gone_at_step,
+    }
+    return _sparse(entry, _NODE_DEFAULTS)
+
+
+def _call_info_json(info: CallInfo) -> dict[str, Any]:
+    c = info.call
+    return {
+        "index": info.index,
+        "first_step": info.first_step,
+        "last_step": info.last_step,
+        "error": info.error,
+        "failed_node": info.failed_node,
+        "call": {
+            "kind": c.kind,
+            "line": c.line,
+            "col": c.col,
+            "end_line": c.end_line,
+            "end_col": c.end_col,
+            "text": c.text,
+            "keywords": dict(c.keywords),
+            "retain_graph": c.retain_graph,
+            "create_graph": c.create_graph,
+            "loops": _loops_json(c.loops),
+        },
+    }
+
+
+def _values_json(v: Values | None) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    flat = [_number_json(x) for x in v.flat]
+    return {"shape": list(v.shape), "flat": flat, "dtype": v.dtype}
+
+
+def _number_json(x: Number) -> Number | str:
+    """A number as JSON holds it: NaN and infinities as strings, so the file stays standard JSON."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def _by_node(changes: Mapping[SlotKey, T]) -> dict[str, dict[str, T]]:
+    out: dict[str, dict[str, T]] = {}
+    for (node, slot), value in changes.items():
+        out.setdefault(node, {})[slot] = value
+    return out
+
+
+def _named_values(m: Mapping[str, Values | None] | None) -> dict[str, Any] | None:
+    return None if m is None else {k: _values_json(v) for k, v in m.items()}
+
+
+_STEP_DEFAULTS: dict[str, Any] = {
+    "call": None, "node": None, "slot_changes": {}, "grad_changes": {}, "device_bytes": None,
+    "error": None, "caption": "", "contribution": None, "result": None, "added_nodes": [],
+    "line": None, "loops": [], "printed": [], "alive_nodes": 0, "gone_nodes": [], "version_changes": {},
+}  # fmt: skip
+
+
+def _step_json(s: Step) -> dict[str, Any]:
+    entry = {
+        "kind": s.kind,
+        "call": s.call,
+        "node": s.node,
+        "slot_changes": _by_node(s.slot_changes),
+        "grad_changes": _named_values(s.grad_changes),
+        "saved_bytes": s.saved_bytes,
+        "device_bytes": s.device_bytes,
+        "error": s.error,
+        "caption": s.caption,
+        "contribution": _named_values(s.contribution),
+        "result": _named_values(s.result),
+        "added_nodes": list(s.added_nodes),
+        "line": s.line,
+        "loops": _loops_json(s.loops),
+        "printed": list(s.printed),
+        "alive_nodes": s.alive_nodes,
+        "gone_nodes": list(s.gone_nodes),
+        "version_changes": _by_node(s.version_changes),
+    }
+    return _sparse(entry, _STEP_DEFAULTS)
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def read_lens(path: str | Path) -> Recording:
+    """Read a ``.lens`` file; raises :class:`LensError` for a damaged or newer file."""
+    with open(path, "rb") as file:
+        data = file.read(MAX_JSON_BYTES + 1)
+    if len(data) > MAX_JSON_BYTES:
+        raise LensError(f"this file is larger than {MAX_JSON_BYTES // 2**20} MB, too large for a recording")
+    return recording_from_bytes(data)
+
+
+def recording_from_bytes(data: bytes) -> Recording:
+    """The recording in a ``.lens`` file's bytes; raises :class:`LensError` for anything else."""
+    text = _inflate(data) if data.startswith(_GZIP_MAGIC) else data
+    try:
+        raw = json.loads(text.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _damaged(f"its text is not UTF-8 ({exc.reason})") from None
+    except RecursionError:
+        raise _damaged("its JSON is nested too deeply") from None
+    except ValueError as exc:  # json.JSONDecodeError, or an integer with too many digits
+        raise _damaged(f"it is not JSON ({exc})") from None
+    try:
+        return _Reader(raw).recording()
+    except RecursionError:  # pragma: no cover - the reader does not recurse into the data
+        raise _damaged("it is nested too deeply") from None
+
+
+def _inflate(data: bytes) -> bytes:
+    """Gunzip ``data``, stopping at :data:`MAX_JSON_BYTES` so a zip bomb cannot fill memory."""
+    inflater = zlib.decompressobj(31)
+    parts: list[bytes] = []
+    size = 0
+    pending = data
+    try:
+        while pending and not inflater.eof:
+            part = inflater.decompress(pending, _CHUNK)
+            size += len(part)
+            if size > MAX_JSON_BYTES:
+                raise LensError(
+                    f"this recording inflates to more than {MAX_JSON_BYTES // 2**20} MB, too large to read"
+                )
+            parts.append(part)
+            pending = inflater.unconsumed_tail
+    except zlib.error as exc:
+        raise _damaged(f"its compressed data is broken ({exc})") from None
+    if not inflater.eof:
+        raise _damaged("it ends before its compressed data does (truncated?)")
+    if inflater.unused_data:
+        raise _damaged("it has bytes after its compressed data")
+    return b"".join(parts)
+
+
+def _damaged(what: str) -> LensError:
+    return LensError(f"this .lens file is damaged or not a recording: {what}")
+
+
+def _kinds(literal: Any) -> frozenset[str]:
+    return frozenset(get_args(literal))
+
+
+_STEP_KINDS = _kinds(StepKind)
+_SLOT_STATES = _kinds(SlotState)
+_SLOT_KINDS = _kinds(SlotKind)
+_CALL_KINDS = _kinds(CallKind)
+
+
+def _type_name(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+class _Reader:
+    """Turns the parsed JSON of a ``.lens`` file into a :class:`Recording`, checking as it goes.
+
+    Every check failure is a :class:`LensError` naming the place, e.g.
+    ``steps[3].node: 'n9' is not a node of the graph``.
+    """
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.node_slots: dict[str, frozenset[str]] = {}
+        self.step_count = 0
+        self.call_count = 0
+
+    # -- checked access --
+
+    def fail(self, where: str, what: str) -> LensError:
+        return _damaged(f"{where}: {what}")
+
+    def obj(self, value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected an object, found {_type_name(value)}")
+        return value
+
+    def seq(self, value: Any, where: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.fail(where, f"expected a list, found {_type_name(value)}")
+        return value
+
+    def get(self, table: dict[str, Any], key: str, where: str, default: Any = ...) -> Any:
+        if key in table:
+            return table[key]
+        if default is ...:
+            raise self.fail(where, f"the key {key!r} is missing")
+        return default
+
+    def int_(self, value: Any, where: str, lo: int = _INT_RANGE[0], hi: int = _INT_RANGE[1]) -> int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(where, f"expected a whole number, found {_type_name(value)}")
+        if not lo <= value < hi:
+            raise self.fail(where, f"{value} is outside {lo}..{hi - 1}")
+        return value
+
+    def str_(self, value: Any, where: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(where, f"expected a string, found {_type_name(value)}")
+        return value
+
+    def bool_(self, value: Any, where: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(where, f"expected true or false, found {_type_name(value)}")
+        return value
+
+    def optional(self, value: Any, where: str, read: Callable[[Any, str], T]) -> T | None:
+        return None if value is None else read(value, where)
+
+    def choice(self, value: Any, where: str, allowed: frozenset[str]) -> str:
+        text = self.str_(value, where)
+        if text not in allowed:
+            raise self.fail(where, f"{text[:40]!r} is not one of {', '.join(sorted(allowed))}")
+        return text
+
+    def node_id(self, value: Any, where: str) -> str:
+        node = self.str_(value, where)
+        if node not in self.node_slots:
+            raise self.fail(where, f"{node[:40]!r} is not a node of the graph")
+        return node
+
+    def step_index(self, value: Any, where: str) -> int:
+        return self.int_(value, where, 0, self.step_count)
+
+    def call_index(self, value: Any, where: str) -> int:
+        return self.int_(value, where, 0, self.call_count)
+
+    def strings(self, value: Any, where: str) -> tuple[str, ...]:
+        return tuple(self.str_(v, f"{where}[{i}]") for i, v in enumerate(self.seq(value, where)))
+
+    def node_ids(self, value: Any, where: str) -> tuple[str, ...]:
+        return tuple(self.node_id(v, f"{where}[{i}]") for i, v in enumerate(self.seq(value, where)))
+
+    # -- the recording --
+
+    def recording(self) -> Recording:
+        top = self.check_header(self.raw)
+        steps_raw = self.seq(self.get(top, "steps", "the file"), "steps")
+        calls_raw = self.seq(self.get(top, "calls", "the file"), "calls")
+        self.step_count, self.call_count = len(steps_raw), len(calls_raw)
+        graph = self.graph(self.obj(self.get(top, "graph", "the file"), "graph"))
+        return Recording(
+            program=self.program(self.obj(self.get(top, "program", "the file"), "program")),
+            device=self.str_(self.get(top, "device", "the file"), "device"),
+            torch_version=self.str_(self.get(top, "torch_version", "the file"), "torch_version"),
+            graph=graph,
+            timeline=Timeline(tuple(self.step(s, i) for i, s in enumerate(steps_raw))),
+            leaves=self.leaves(self.get(top, "leaves", "the file")),
+            calls=tuple(self.call_info(c, f"calls[{i}]") for i, c in enumerate(calls_raw)),
+            freed_by=self.freed_by(self.get(top, "freed_by", "the file", [])),
+            needed_by=self.needed_by(self.get(top, "needed_by", "the file", {})),
+            error=self.optional(top.get("error"), "error", self.str_),
+            error_line=self.optional(top.get("error_line"), "error_line", self.int_),
+        )
+
+    def check_header(self, top: Any) -> dict[str, Any]:
+        if not isinstance(top, dict) or top.get("format") != FORMAT:
+            raise LensError(
+                "this file is not an Autograd Lens recording (it does not say format 'autograd-lens')"
+            )
+        version = top.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise _damaged("its format version is not a whole number from 1 up")
+        if version > VERSION:
+            raise LensError(
+                f"this recording was made by a newer Autograd Lens (format version {version}); "
+                f"this version reads version {VERSION}"
+            )
+        return top
+
+    def program(self, p: dict[str, Any]) -> Program:
+        def text(key: str, default: str | None = "") -> str:
+            return self.str_(self.get(p, key, "program", default), f"program.{key}")
+
+        return Program(
+            text("code", None),
+            text("name", "program"),
+            text("title"),
+            text("summary"),
+            text("notes"),
+            text("twin"),
+        )
+
+    def graph(self, g: dict[str, Any]) -> Graph:
+        nodes = tuple(
+            self.node(n, f"graph.nodes[{i}]")
+            for i, n in enumerate(self.seq(self.get(g, "nodes", "graph"), "graph.nodes"))
+        )
+        edges = []
+        for i, item in enumerate(self.seq(self.get(g, "edges", "graph"), "graph.edges")):
+            pair = self.seq(item, f"graph.edges[{i}]")
+            if len(pair) != 2:
+                raise self.fail(f"graph.edges[{i}]", "expected [from, to]")
+            edges.append(
+                Edge(
+                    self.node_id(pair[0], f"graph.edges[{i}][0]"),
+                    self.node_id(pair[1], f"graph.edges[{i}][1]"),
+                )
+            )
+        return Graph(nodes, tuple(edges))
+
+    def node(self, value: Any, where: str) -> GraphNode:
+        n = self.obj(value, where)
+        node_id = self.str_(self.get(n, "id", where), f"{where}.id")
+        if node_id in self.node_slots:
+            raise self.fail(f"{where}.id", f"{node_id[:40]!r} appears twice")
+        saved = tuple(
+            self.slot(s, f"{where}.saved[{i}]")
+            for i, s in enumerate(self.seq(n.get("saved", []), f"{where}.saved"))
+        )
+        self.node_slots[node_id] = frozenset(s.name for s in saved)
+        return GraphNode(
+            id=node_id,
+            name=self.str_(self.get(n, "name", where), f"{where}.name"),
+            label=self.optional(self.get(n, "label", where), f"{where}.label", self.str_),
+            saved=saved,
+            added_at_call=self.optional(n.get("added_at_call"), f"{where}.added_at_call", self.call_index),
+            is_leaf=self.bool_(n.get("is_leaf", False), f"{where}.is_leaf"),
+            line=self.optional(n.get("line"), f"{where}.line", self.int_),
+            loops=self.loops(n.get("loops", []), f"{where}.loops"),
+            created_at_step=self.optional(
+                n.get("created_at_step"), f"{where}.created_at_step", self.step_index
+            ),
+            gone_at_step=self.optional(n.get("gone_at_step"), f"{where}.gone_at_step", self.step_index),
+        )
+
+    def slot(self, value: Any, where: str) -> SavedSlot:
+        s = self.obj(value, where)
+        shape = self.optional(s.get("shape"), f"{where}.shape", self.shape)
+        return SavedSlot(
+            name=self.str_(self.get(s, "name", where), f"{where}.name"),
+            kind=cast(SlotKind, self.choice(self.get(s, "kind", where), f"{where}.kind", _SLOT_KINDS)),
+            shape=shape,
+            dtype=self.optional(s.get("dtype"), f"{where}.dtype", self.str_),
+            device=self.optional(s.get("device"), f"{where}.device", self.str_),
+            nbytes=self.optional(s.get("nbytes"), f"{where}.nbytes", self.int_),
+            storages=tuple(
+                self.storage(r, f"{where}.storages[{i}]")
+                for i, r in enumerate(self.seq(s.get("storages", []), f"{where}.storages"))
+            ),
+            value=self.optional(s.get("value"), f"{where}.value", self.str_),
+            saved_version=self.optional(s.get("saved_version"), f"{where}.saved_version", self.int_),
+        )
+
+    def storage(self, value: Any, where: str) -> StorageRef:
+        item = self.seq(value, where)
+        if len(item) != 3:
+            raise self.fail(where, "expected [device, pointer, nbytes]")
+        return StorageRef(self.str_(item[0], where), self.int_(item[1], where), self.int_(item[2], where))
+
+    def shape(self, value: Any, where: str) -> tuple[int, ...]:
+        dims = self.seq(value, where)
+        if len(dims) > MAX_DIMS:
+            raise self.fail(where, f"{len(dims)} dimensions, more than {MAX_DIMS}")
+        return tuple(self.int_(d, f"{where}[{i}]", 0) for i, d in enumerate(dims))
+
+    def loops(self, value: Any, where: str) -> tuple[LoopMark, ...]:
+        marks = []
+        for i, item in enumerate(self.seq(value, where)):
+            mark = self.seq(item, f"{where}[{i}]")
+            if len(mark) != 3:
+                raise self.fail(f"{where}[{i}]", "expected [line, index, count]")
+            line, index = self.int_(mark[0], f"{where}[{i}]"), self.int_(mark[1], f"{where}[{i}]")
+            marks.append(LoopMark(line, index, self.optional(mark[2], f"{where}[{i}]", self.int_)))
+        return tuple(marks)
+
+    def values(self, value: Any, where: str) -> Values:
+        v = self.obj(value, where)
+        shape = self.shape(self.get(v, "shape", where), f"{where}.shape")
+        flat = self.seq(self.get(v, "flat", where), f"{where}.flat")
+        count = 1
+        for size in shape:
+            count *= size
+            if count > len(flat):
+                break
+        if count != len(flat):
+            raise self.fail(where, f"shape {list(shape)} does not hold {len(flat)} values")
+        numbers = tuple(self.number(x, f"{where}.flat[{i}]") for i, x in enumerate(flat))
+        return Values(shape, numbers, self.str_(v.get("dtype", "float32"), f"{where}.dtype"))
+
+    def number(self, value: Any, where: str) -> Number:
+        if isinstance(value, int | float):  # bool is an int
+            return value
+        if isinstance(value, str) and value in _NON_FINITE:
+            return _NON_FINITE[value]
+        raise self.fail(where, f"expected a number, found {_type_name(value)}")
+
+    def named_values(self, value: Any, where: str) -> Mapping[str, Values | None]:
+        table = self.obj(value, where)
+        return MappingProxyType({k: self.optional(v, f"{where}.{k}", self.values) for k, v in table.items()})
+
+    def named_present_values(self, value: Any, where: str) -> Mapping[str, Values]:
+        table = self.obj(value, where)
+        return MappingProxyType({k: self.values(v, f"{where}.{k}") for k, v in table.items()})
+
+    def by_slot(self, value: Any, where: str, read: Callable[[Any, str], T]) -> Mapping[SlotKey, T]:
+        out: dict[SlotKey, T] = {}
+        for node, slots in self.obj(value, where).items():
+            self.node_id(node, where)
+            for slot, item in self.obj(slots, f"{where}.{node}").items():
+                if slot not in self.node_slots[node]:
+                    raise self.fail(f"{where}.{node}", f"{slot[:40]!r} is not a saved slot of that node")
+                out[(node, slot)] = read(item, f"{where}.{node}.{slot}")
+        return MappingProxyType(out)
+
+    def slot_state(self, value: Any, where: str) -> SlotState:
+        return cast(SlotState, self.choice(value, where, _SLOT_STATES))
+
+    def step(self, value: Any, index: int) -> Step:
+        where = f"steps[{index}]"
+        s = self.obj(value, where)
+        contribution, result = s.get("contribution"), s.get("result")
+        return Step(
+            index=index,
+            kind=cast(StepKind, self.choice(self.get(s, "kind", where), f"{where}.kind", _STEP_KINDS)),
+            call=self.optional(s.get("call"), f"{where}.call", self.call_index),
+            node=self.optional(s.get("node"), f"{where}.node", self.node_id),
+            slot_changes=self.by_slot(s.get("slot_changes", {}), f"{where}.slot_changes", self.slot_state),
+            grad_changes=self.named_values(s.get("grad_changes", {}), f"{where}.grad_changes"),
+            saved_bytes=self.int_(self.get(s, "saved_bytes", where), f"{where}.saved_bytes"),
+            device_bytes=self.optional(s.get("device_bytes"), f"{where}.device_bytes", self.int_),
+            error=self.optional(s.get("error"), f"{where}.error", self.str_),
+            caption=self.str_(s.get("caption", ""), f"{where}.caption"),
+            contribution=None
+            if contribution is None
+            else self.named_values(contribution, f"{where}.contribution"),
+            result=None if result is None else self.named_present_values(result, f"{where}.result"),
+            added_nodes=self.node_ids(s.get("added_nodes", []), f"{where}.added_nodes"),
+            line=self.optional(s.get("line"), f"{where}.line", self.int_),
+            loops=self.loops(s.get("loops", []), f"{where}.loops"),
+            printed=self.strings(s.get("printed", []), f"{where}.printed"),
+            alive_nodes=self.int_(s.get("alive_nodes", 0), f"{where}.alive_nodes", 0),
+            gone_nodes=self.node_ids(s.get("gone_nodes", []), f"{where}.gone_nodes"),
+            version_changes=self.by_slot(s.get("version_changes", {}), f"{where}.version_changes", self.int_),
+        )
+
+    def leaves(self, value: Any) -> Mapping[str, str]:
+        return {
+            name: self.node_id(node, f"leaves.{name}") for name, node in self.obj(value, "leaves").items()
+        }
+
+    def call_info(self, value: Any, where: str) -> CallInfo:
+        c = self.obj(value, where)
+        return CallInfo(
+            index=self.call_index(self.get(c, "index", where), f"{where}.index"),
+            call=self.call(self.obj(self.get(c, "call", where), f"{where}.call"), f"{where}.call"),
+            first_step=self.step_index(self.get(c, "first_step", where), f"{where}.first_step"),
+            last_step=self.step_index(self.get(c, "last_step", where), f"{where}.last_step"),
+            error=self.optional(c.get("error"), f"{where}.error", self.str_),
+            failed_node=self.optional(c.get("failed_node"), f"{where}.failed_node", self.node_id),
+        )
+
+    def call(self, c: dict[str, Any], where: str) -> Call:
+        def number(key: str) -> int:
+            return self.int_(self.get(c, key, where), f"{where}.{key}")
+
+        keywords = self.obj(c.get("keywords", {}), f"{where}.keywords")
+        return Call(
+            kind=cast(CallKind, self.choice(self.get(c, "kind", where), f"{where}.kind", _CALL_KINDS)),
+            line=number("line"),
+            col=number("col"),
+            end_line=number("end_line"),
+            end_col=number("end_col"),
+            text=self.str_(self.get(c, "text", where), f"{where}.text"),
+            keywords=MappingProxyType(
+                {k: self.str_(v, f"{where}.keywords.{k}") for k, v in keywords.items()}
+            ),
+            retain_graph=self.optional(c.get("retain_graph"), f"{where}.retain_graph", self.bool_),
+            create_graph=self.bool_(c.get("create_graph", False), f"{where}.create_graph"),
+            loops=self.loops(c.get("loops", []), f"{where}.loops"),
+        )
+
+    def freed_by(self, value: Any) -> Mapping[SlotKey, int]:
+        out: dict[SlotKey, int] = {}
+        for i, item in enumerate(self.seq(value, "freed_by")):
+            where = f"freed_by[{i}]"
+            entry = self.seq(item, where)
+            if len(entry) != 3:
+                raise self.fail(where, "expected [node, slot, call]")
+            node = self.node_id(entry[0], where)
+            slot = self.str_(entry[1], where)
+            if slot not in self.node_slots[node]:
+                raise self.fail(where, f"{slot[:40]!r} is not a saved slot of {node[:40]!r}")
+            out[(node, slot)] = self.call_index(entry[2], where)
+        return out
+
+    def needed_by(self, value: Any) -> Mapping[str, tuple[int, ...]]:
+        out: dict[str, tuple[int, ...]] = {}
+        for node, calls in self.obj(value, "needed_by").items():
+            where = f"needed_by.{node}"
+            self.node_id(node, where)
+            out[node] = tuple(
+                self.call_index(c, f"{where}[{i}]") for i, c in enumerate(self.seq(calls, where))
+            )
+        return out

@@ -1,0 +1,343 @@
+""".lens files: a recording saved and read back exactly, and every damaged file refused with one error."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import gzip
+import json
+import math
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from handmade import long_recording, small_recording
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.core import lens
+from app.core.lens import LensError, lens_bytes, read_lens, recording_from_bytes, save_lens
+from app.core.model.errors import ScenarioError
+from app.core.model.recording import Recording
+from app.core.report import to_json, to_table
+
+ROOT = Path(__file__).resolve().parent.parent
+FIELDS = (
+    "program", "device", "torch_version", "graph", "timeline", "leaves", "calls", "freed_by", "needed_by",
+    "error", "error_line",
+)  # fmt: skip
+
+
+def small_json() -> dict[str, Any]:
+    return json.loads(gzip.decompress(lens_bytes(small_recording())))  # type: ignore[no-any-return]
+
+
+def from_json(data: Any) -> Recording:
+    return recording_from_bytes(json.dumps(data).encode())
+
+
+def damaged(data: Any) -> str:
+    with pytest.raises(LensError) as info:
+        from_json(data)
+    return str(info.value)
+
+
+# --- round trip ---
+
+
+def assert_same(a: Recording, b: Recording) -> None:
+    for name in FIELDS:
+        assert getattr(a, name) == getattr(b, name), name
+    for step_a, step_b in zip(a.timeline.steps, b.timeline.steps, strict=True):
+        assert step_a == step_b
+    for i in range(len(a.timeline)):
+        assert a.timeline.state(i) == b.timeline.state(i)
+    assert a == b
+
+
+def test_a_small_recording_round_trips_field_by_field() -> None:
+    rec = small_recording()
+    back = recording_from_bytes(lens_bytes(rec))
+    assert_same(rec, back)
+    assert back.calls[0].call.keywords == {"retain_graph": "False"}
+    assert back.freed_by == {("n1", "self"): 0}
+    assert back.program.twin == "t" and back.program.notes == "n"
+
+
+def test_values_keep_their_types_and_non_finite_numbers() -> None:
+    back = recording_from_bytes(lens_bytes(small_recording()))
+    result = back.timeline[7].result
+    assert result is not None
+    inf, zero = result["x"].flat
+    assert inf == math.inf and math.copysign(1.0, zero) == -1.0
+    grad = back.timeline[3].grad_changes["x"]
+    assert grad is not None and all(isinstance(v, float) for v in grad.flat)
+
+
+def test_nan_and_ints_and_bools_round_trip() -> None:
+    data = small_json()
+    data["steps"][3]["grad_changes"]["x"] = {"shape": [3], "flat": ["nan", 2, True], "dtype": "float32"}
+    back = recording_from_bytes(lens_bytes(from_json(data)))
+    nan, two, true = back.timeline[3].grad_changes["x"].flat  # type: ignore[union-attr]
+    assert math.isnan(nan) and type(two) is int and true is True
+
+
+def test_a_long_recording_round_trips(tmp_path: Path) -> None:
+    rec = long_recording(steps=400)
+    save_lens(rec, tmp_path / "long.lens")
+    assert_same(rec, read_lens(tmp_path / "long.lens"))
+
+
+def test_the_same_recording_gives_the_same_bytes() -> None:
+    assert lens_bytes(small_recording()) == lens_bytes(small_recording())
+
+
+def test_the_file_is_gzip_json_that_says_its_format_and_version() -> None:
+    data = small_json()
+    assert data["format"] == "autograd-lens" and data["version"] == 1
+    assert "index" not in data["steps"][0]  # steps are stored as changes, their index is their place
+
+
+def test_plain_json_is_read_too() -> None:
+    assert from_json(small_json()) == small_recording()
+
+
+def test_a_lens_error_is_a_scenario_error() -> None:
+    assert issubclass(LensError, ScenarioError)
+
+
+# --- versions and damage ---
+
+
+def test_a_newer_version_says_so() -> None:
+    data = small_json()
+    data["version"] = 7
+    assert damaged(data) == (
+        "this recording was made by a newer Autograd Lens (format version 7); this version reads version 1"
+    )
+
+
+def test_a_file_of_another_format_is_not_a_recording() -> None:
+    assert "not an Autograd Lens recording" in damaged({"format": "other", "version": 1})
+    assert "not an Autograd Lens recording" in damaged([1, 2])
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"\x00\x01garbage", "not JSON"),
+        (b"\x1f\x8bnot really gzip", "compressed data is broken"),
+        (gzip.compress(b"{not json"), "not JSON"),
+        (gzip.compress(b'{"a": "\xff"}'), "not UTF-8"),
+        (lens_bytes(small_recording())[:-30], "truncated"),
+        (lens_bytes(small_recording()) + b"extra", "bytes after"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b"", "not JSON"),
+    ],
+)
+def test_damaged_bytes_get_one_clear_error(data: bytes, said: str) -> None:
+    with pytest.raises(LensError, match="damaged or not a recording") as info:
+        recording_from_bytes(data)
+    assert said in str(info.value)
+
+
+def put(data: Any, place: tuple[Any, ...], value: Any) -> None:
+    """Set the value at ``place`` in ``data`` (``...`` deletes it)."""
+    for key in place[:-1]:
+        data = data[key]
+    if value is ...:
+        del data[place[-1]]
+    else:
+        data[place[-1]] = value
+
+
+def edit(path: str, value: Any) -> dict[str, Any]:
+    """The small recording's JSON with the value at ``a.b.0.c`` replaced (``...`` deletes it)."""
+    data = small_json()
+    put(data, tuple(int(p) if p.isdigit() else p for p in path.split(".")), value)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "said"),
+    [
+        ("steps", ..., "the key 'steps' is missing"),
+        ("graph.nodes.1.id", ..., "graph.nodes[1]: the key 'id' is missing"),
+        ("steps.2.node", "n99", "steps[2].node: 'n99' is not a node of the graph"),
+        ("steps.0.added_nodes.0", "zz", "steps[0].added_nodes[0]: 'zz' is not a node"),
+        ("steps.0.slot_changes", {"n1": {"nope": "alive"}}, "'nope' is not a saved slot"),
+        ("steps.0.slot_changes", {"n1": {"self": "gone"}}, "'gone' is not one of"),
+        ("steps.0.kind", "jump", "steps[0].kind"),
+        ("steps.3.call", 5, "steps[3].call: 5 is outside 0..1"),
+        ("steps.3.saved_bytes", "8", "expected a whole number, found a string"),
+        ("steps.3.saved_bytes", True, "expected a whole number, found true/false"),
+        ("steps.3.saved_bytes", 2**70, "is outside"),
+        ("calls.1.last_step", 8, "calls[1].last_step: 8 is outside 0..7"),
+        ("calls.0.call.kind", "forward", "calls[0].call.kind"),
+        ("calls.1.failed_node", "n7", "calls[1].failed_node"),
+        ("graph.nodes.1.created_at_step", -1, "created_at_step"),
+        ("graph.nodes.2.id", "n1", "'n1' appears twice"),
+        ("graph.edges.0", ["n1"], "expected [from, to]"),
+        ("leaves.x", "n42", "leaves.x"),
+        ("freed_by.0", ["n1", "self", 9], "freed_by[0]"),
+        ("needed_by.n1", [0, 3], "needed_by.n1[1]"),
+        ("steps.3.grad_changes.x.shape", [3], "shape [3] does not hold 2 values"),
+        ("steps.3.grad_changes.x.shape", [2**62, 2**62, 0, 2], "does not hold 2 values"),
+        ("steps.3.grad_changes.x.shape", [1] * 65, "more than 64"),
+        ("steps.3.grad_changes.x.flat.0", "x", "expected a number, found a string"),
+        ("steps.3.grad_changes.x.flat.0", [1.0], "expected a number, found a list"),
+        ("program.code", None, "program.code: expected a string, found null"),
+        ("program", [], "program: expected an object"),
+        ("version", "1", "format version"),
+        ("version", 0, "format version"),
+    ],
+)
+def test_damaged_fields_get_one_clear_error(path: str, value: Any, said: str) -> None:
+    message = damaged(edit(path, value))
+    assert message.startswith("this .lens file is damaged or not a recording: ")
+    assert said in message
+
+
+def bomb(size: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunk = b" " * (1 << 20)
+    return b"".join(packer.compress(chunk) for _ in range(size >> 20)) + packer.flush()
+
+
+def test_a_zip_bomb_stops_at_the_cap() -> None:
+    data = bomb(lens.MAX_JSON_BYTES + (2 << 20))
+    assert len(data) < 1 << 20
+    with pytest.raises(LensError, match="inflates to more than 200 MB"):
+        recording_from_bytes(data)
+
+
+def test_a_file_over_the_cap_is_refused_before_reading_it_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lens, "MAX_JSON_BYTES", 1000)
+    path = tmp_path / "big.lens"
+    path.write_bytes(b" " * 2000)
+    with pytest.raises(LensError, match="larger than"):
+        read_lens(path)
+
+
+# --- fuzzing: only LensError escapes, and whatever is read can be reported ---
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+VALID_GZ = lens_bytes(small_recording())
+VALID_JSON = gzip.decompress(VALID_GZ)
+
+
+def read_or_refuse(data: bytes) -> None:
+    try:
+        rec = recording_from_bytes(data)
+    except LensError as exc:
+        assert str(exc) and "\n" not in str(exc).split(": ", 1)[0]
+        return
+    to_table(rec)  # what a read file offers must be usable, not only parsed
+    json.dumps(to_json(rec))
+    for i in range(len(rec.timeline)):
+        rec.timeline.state(i)
+
+
+@st.composite
+def mutated(draw: st.DrawFn, base: bytes) -> bytes:
+    data = bytearray(base)
+    for _ in range(draw(st.integers(1, 8))):
+        at = draw(st.integers(0, len(data) - 1))
+        action = draw(st.sampled_from(["flip", "delete", "insert", "truncate"]))
+        if action == "flip":
+            data[at] = draw(st.integers(0, 255))
+        elif action == "delete":
+            del data[at]
+        elif action == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=8))
+        else:
+            del data[at:]
+        if not data:
+            break
+    return bytes(data)
+
+
+@FUZZ
+@given(mutated(VALID_GZ))
+def test_fuzz_mutated_gzip_bytes(data: bytes) -> None:
+    read_or_refuse(data)
+
+
+@FUZZ
+@given(mutated(VALID_JSON))
+def test_fuzz_mutated_json_text(data: bytes) -> None:
+    read_or_refuse(data)
+
+
+def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value, the value itself included."""
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            out += paths(item, (*prefix, i))
+    return out
+
+
+SMALL = small_json()
+PLACES = paths(SMALL)[1:]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6)
+    | st.sampled_from(["n0", "n1", "self", "alive", "node", "backward", "nan", "float32"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+
+
+def replaced(place: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(SMALL)
+    put(data, place, value)
+    return data
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(PLACES), json_values | st.just(...)), min_size=1, max_size=3))
+def test_fuzz_random_json_values_at_every_key(edits: list[tuple[tuple[Any, ...], Any]]) -> None:
+    data = copy.deepcopy(SMALL)
+    for place, value in edits:
+        with contextlib.suppress(KeyError, IndexError, TypeError):  # an earlier edit removed the place
+            put(data, place, value)
+    read_or_refuse(json.dumps(data).encode())
+
+
+def test_every_place_accepts_only_what_fits() -> None:
+    """A wrong type at any single place is either refused or harmless (spot-checked, all places)."""
+    for place in PLACES:
+        for value in (None, "n1", -1, 1.5, [], {}):
+            read_or_refuse(json.dumps(replaced(place, value)).encode())
+        read_or_refuse(json.dumps(replaced(place, ...)).encode())
+
+
+# --- no torch ---
+
+
+def test_reading_a_lens_file_imports_no_torch(tmp_path: Path) -> None:
+    path = tmp_path / "small.lens"
+    save_lens(small_recording(), path)
+    code = (
+        "import sys, io, contextlib\n"
+        "from app.cli import main\n"
+        "from app.core.lens import read_lens\n"
+        f"read_lens({str(path)!r})\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    assert main(['trace', {str(path)!r}, '--json']) == 0\n"
+        "    assert main(['trace', " + repr(str(path)) + "]) == 0\n"
+        "import json; json.loads(out.getvalue().split('\\n', 1)[0])\n"
+        "print('torch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

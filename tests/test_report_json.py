@@ -1,0 +1,164 @@
+"""``trace --json`` and the table on a recording made by hand: every key of before, and the program's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from handmade import small_recording
+
+from app.core.model.text import format_bytes, format_values
+from app.core.model.values import Values
+from app.core.report import to_json, to_table
+
+ROOT = Path(__file__).resolve().parent.parent
+OLD_TOP = {"scenario", "device", "torch_version", "nodes", "edges", "steps"}
+OLD_STEP = {"index", "kind", "call", "node", "saved_state", "grads", "saved_bytes", "error", "caption"}
+OLD_NODE = {"id", "name", "label", "added_at_call", "saved"}
+
+
+@pytest.fixture(scope="module")
+def data() -> dict[str, Any]:
+    out = to_json(small_recording())
+    assert json.loads(json.dumps(out)) == out  # plain JSON, nothing else
+    return out
+
+
+def test_top_level_keeps_the_old_keys_and_adds_the_program(data: dict[str, Any]) -> None:
+    assert set(data) >= OLD_TOP
+    assert data["scenario"] == "loop-twice"
+    assert data["title"] == "Loop twice"
+    assert data["program"] == small_recording().program.code
+
+
+def test_calls_say_where_and_how_they_were_made(data: dict[str, Any]) -> None:
+    first, second = data["calls"]
+    assert first == {
+        "index": 0,
+        "line": 6,
+        "kind": "backward",
+        "keywords": {"retain_graph": "False"},
+        "text": "y.sum().backward(retain_graph=False)",
+        "error": None,
+        "failed_node": None,
+        "first_step": 2,
+        "last_step": 4,
+    }
+    assert second["error"].startswith("RuntimeError: boom") and second["failed_node"] == "n4"
+
+
+def test_nodes_carry_their_line_loop_and_life(data: dict[str, Any]) -> None:
+    nodes = {n["id"]: n for n in data["nodes"]}
+    assert all(set(n) >= OLD_NODE for n in nodes.values())
+    pow0 = nodes["n1"]
+    assert pow0["line"] == 4
+    assert pow0["loops"] == [{"line": 3, "index": 0, "count": 2}]
+    assert (pow0["created_at_step"], pow0["gone_at_step"]) == (0, 4)
+    assert nodes["n0"]["loops"] == [] and nodes["n3"]["gone_at_step"] is None
+
+
+def test_tensor_slots_say_their_saved_version_and_value_slots_their_value(data: dict[str, Any]) -> None:
+    tensor, value = next(n for n in data["nodes"] if n["id"] == "n1")["saved"]
+    assert tensor == {
+        "name": "self", "kind": "tensor", "shape": [2], "dtype": "torch.float32", "nbytes": 8,
+        "saved_version": 0,
+    }  # fmt: skip
+    assert value["value"] == "2" and "saved_version" not in value
+
+
+def test_steps_keep_the_old_keys_and_add_line_loops_alive_and_versions(data: dict[str, Any]) -> None:
+    steps = data["steps"]
+    assert all(set(s) >= OLD_STEP for s in steps)
+    assert [s["line"] for s in steps] == [4, 5, 6, 6, 6, 4, 5, 6]
+    assert steps[5]["loops"] == [{"line": 3, "index": 1, "count": 2}]
+    assert [s["alive_nodes"] for s in steps] == [2, 2, 3, 3, 2, 2, 2, 3]
+    assert steps[0]["versions"] == {"n1": {"self": 0}}
+    assert steps[1]["versions"] == {"n1": {"self": 1}}  # the version now, not only the change
+    assert steps[7]["versions"] == {"n1": {"self": 1}, "n3": {"self": 0}}
+
+
+def test_printed_appears_only_where_something_was_printed(data: dict[str, Any]) -> None:
+    assert [s.get("printed") for s in data["steps"]] == [
+        None,
+        ["0"],
+        None,
+        None,
+        None,
+        None,
+        ["1", "more"],
+        None,
+    ]
+
+
+def test_steps_replay_the_full_state(data: dict[str, Any]) -> None:
+    steps = data["steps"]
+    assert steps[2]["saved_state"] == {"n1": {"self": "alive"}}
+    assert steps[3]["saved_state"] == {"n1": {"self": "freed"}}
+    assert steps[6]["saved_state"] == {"n1": {"self": "freed"}, "n3": {"self": "alive"}}
+    assert [s["grads"]["x"] for s in steps] == [None, None, None, [2.0, 4.0], [2.0, 4.0], [2.0, 4.0],
+                                                [2.0, 4.0], [4.0, 8.0]]  # fmt: skip
+    assert steps[4]["contribution"] == {"x": [2.0, 4.0]}
+    assert steps[7]["result"] == {"x": [float("inf"), -0.0]}
+    assert steps[3]["device_bytes"] == 1024 and "device_bytes" not in steps[2]
+
+
+def flat(by_node: dict[str, dict[str, Any]]) -> dict[tuple[str, str], Any]:
+    return {(node, slot): v for node, slots in by_node.items() for slot, v in slots.items()}
+
+
+def test_the_json_equals_the_state_the_timeline_replays(data: dict[str, Any]) -> None:
+    rec = small_recording()
+    for i, step in enumerate(data["steps"]):
+        state = rec.timeline.state(i)
+        assert flat(step["saved_state"]) == dict(state.slots)
+        assert flat(step["versions"]) == dict(state.versions)
+
+
+def test_the_table_shows_line_iteration_and_printed_text() -> None:
+    table = to_table(small_recording())
+    lines = table.splitlines()
+    assert lines[0] == "loop-twice - Loop twice on cpu (torch 2.13.0)"
+    assert lines[2].split()[:5] == ["step", "line", "iter", "call", "kind"]
+    row = next(line for line in lines if line.startswith("   3 "))
+    assert row.split()[:6] == ["3", "L6", "1/2", "1", "node", "n1"]
+    assert "x.grad=[2, 4]" in row
+    assert "saved: n1 PowBackward0.self: alive -> freed" in table
+    assert "printed: 0" in table and "printed: more" in table
+    assert "PyTorch: RuntimeError: boom" in table and "second line" not in table
+
+
+def test_format_values_reads_like_before() -> None:
+    assert format_values(None) == "None"
+    assert format_values(Values((), (0.123456,))) == "0.1235"
+    assert format_values(Values((2,), (2.0, 4.0))) == "[2, 4]"
+    assert format_values(Values((2, 2), (1, 2, 3, 4), "int64")) == "[1, 2, 3, 4]"
+    assert format_values(Values((3,), (True, False, True), "bool")) == "[True, False, True]"
+    many = Values((10,), tuple(float(i) for i in range(10)))
+    assert format_values(many) == "[0, 1, 2, 3, 4, 5, … (10 values)]"
+    assert format_values(many, limit=2) == "[0, 1, … (10 values)]"
+    assert (format_bytes(512), format_bytes(1536), format_bytes(3 << 20)) == ("512 B", "1.5 KiB", "3.0 MiB")
+
+
+def test_format_values_agrees_with_torch_as_captions_did() -> None:
+    """The old caption formatter read a tensor; the new one reads Values: same text (subprocess: torch)."""
+    code = (
+        "import torch\n"
+        "from app.core.model.text import format_values\n"
+        "from app.core.model.values import Values\n"
+        "def old(t, limit=6):\n"
+        "    flat = t.detach().reshape(-1).tolist()\n"
+        "    shown = ', '.join(f'{v:.4g}' if isinstance(v, float) else str(v) for v in flat[:limit])\n"
+        "    more = f', … ({len(flat)} values)' if len(flat) > limit else ''\n"
+        "    return f'[{shown}{more}]' if t.dim() > 0 else shown\n"
+        "for t in [torch.tensor(1.5), torch.arange(9.0).reshape(3, 3) / 7, torch.tensor([1, 2]),\n"
+        "          torch.tensor([True]), torch.zeros(0), torch.tensor([float('nan'), float('inf')])]:\n"
+        "    v = Values(tuple(t.shape), tuple(t.reshape(-1).tolist()), str(t.dtype))\n"
+        "    assert format_values(v) == old(t), (format_values(v), old(t))\n"
+        "print('same')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.stdout.strip() == "same", done.stderr
