@@ -117,9 +117,10 @@ def _trace(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    recording = _recording(args.scenario, args.device)  # a bad source is told before Qt loads
     from app.render.export import export_recording
 
-    files = export_recording(_recording(args.scenario, args.device), args.out, fmt=args.format)
+    files = export_recording(recording, args.out, fmt=args.format)
     print(f"wrote {len(files)} files to {args.out}")
     return 0
 

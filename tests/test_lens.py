@@ -341,3 +341,85 @@ def test_reading_a_lens_file_imports_no_torch(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+# --- the command line on .lens files (no torch on this path, so each run starts fast) ---
+
+
+def run_app(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("lens") / "small.lens"
+    save_lens(small_recording(), path)
+    return path
+
+
+def test_trace_json_of_a_lens_file_is_the_report_of_its_recording(saved: Path) -> None:
+    done = run_app("trace", str(saved), "--json")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout) == json.loads(json.dumps(to_json(small_recording())))
+
+
+def test_trace_of_a_lens_file_prints_the_table(saved: Path) -> None:
+    done = run_app("trace", str(saved))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == to_table(small_recording()) + "\n"
+
+
+def test_trace_save_of_a_lens_file_writes_the_same_recording(saved: Path, tmp_path: Path) -> None:
+    out = tmp_path / "copy.lens"
+    done = run_app("trace", str(saved), "--json", "--save", str(out))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert out.read_bytes() == saved.read_bytes()
+
+
+def one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("autograd-lens: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (
+            b"\x1f\x8b\x08\x00garbage",
+            "this .lens file is damaged or not a recording: it ends before",
+        ),
+        (
+            gzip.compress(json.dumps(edit("version", 2)).encode()),
+            "made by a newer Autograd Lens (format version 2)",
+        ),
+        (json.dumps(edit("steps.2.node", "n99")).encode(), "steps[2].node: 'n99' is not a node of the graph"),
+        (b"", "not JSON"),
+    ],
+)
+def test_a_damaged_or_newer_lens_file_is_one_line_and_exit_2(
+    tmp_path: Path, content: bytes, said: str
+) -> None:
+    path = tmp_path / "bad.lens"
+    path.write_bytes(content)
+    for command in ("trace", "export", "gui"):
+        extra = ("--out", str(tmp_path / "out")) if command == "export" else ()
+        assert said in one_line_exit_2(run_app(command, str(path), *extra))
+
+
+def test_a_missing_lens_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    assert "No such file" in one_line_exit_2(run_app("trace", str(tmp_path / "none.lens")))
+
+
+def test_device_does_not_apply_to_a_recorded_file(saved: Path) -> None:
+    line = one_line_exit_2(run_app("trace", str(saved), "--device", "cpu"))
+    assert "already recorded (on cpu); --device applies only when recording" in line

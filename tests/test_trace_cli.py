@@ -152,3 +152,58 @@ def test_scenarios_lists_every_builtin() -> None:
     assert set(listed) == set(builtin_names())
     for name in builtin_names():
         assert load_builtin(name).title in listed[name]
+
+
+def _records_programs() -> bool:
+    import inspect
+
+    from app.core import loading
+    from app.core.recording import recorder
+
+    return hasattr(loading, "load_program") and "program" in inspect.signature(recorder.record).parameters
+
+
+needs_programs = pytest.mark.skipif(
+    not _records_programs(), reason="the recorder does not record programs yet"
+)
+
+
+@needs_programs
+def test_save_then_trace_the_lens_file_gives_the_same_json_and_table(tmp_path: Path) -> None:
+    out = tmp_path / "forgot.lens"
+    saved = run_app("trace", "forgot-retain", "--json", "--save", str(out))
+    assert saved.returncode == 0 and own_stderr(saved.stderr) == []
+    read = run_app("trace", str(out), "--json")
+    assert read.returncode == 0 and read.stderr == ""
+    assert json.loads(read.stdout) == json.loads(saved.stdout)
+    table = run_app("trace", "forgot-retain", "--save", str(tmp_path / "again.lens"))
+    assert table.stdout.rstrip("\n").endswith(f"saved the recording to {tmp_path / 'again.lens'}")
+    assert run_app("trace", str(out)).stdout.rstrip("\n") in table.stdout
+
+
+@needs_programs
+@pytest.mark.parametrize("name", builtin_names())
+def test_every_builtin_recording_round_trips_through_a_lens_file(name: str) -> None:
+    from app.core.lens import lens_bytes, recording_from_bytes
+    from app.core.loading import load_program
+    from app.core.recording.recorder import record as record_program
+
+    rec = record_program(load_program(name))
+    back = recording_from_bytes(lens_bytes(rec))
+    for field in ("program", "graph", "timeline", "leaves", "calls", "freed_by", "needed_by", "error"):
+        assert getattr(back, field) == getattr(rec, field), field
+    assert back == rec
+    for i in range(len(rec.timeline)):
+        assert back.timeline.state(i) == rec.timeline.state(i)
+
+
+@needs_programs
+def test_export_draws_a_lens_file(tmp_path: Path) -> None:
+    out = tmp_path / "forgot.lens"
+    assert run_app("trace", "forgot-retain", "--json", "--save", str(out)).returncode == 0
+    done = run_app("export", str(out), "--out", str(tmp_path / "svg"))
+    assert done.returncode == 0, done.stderr
+    from app.core.lens import read_lens
+
+    drawn = sorted(p.name for p in (tmp_path / "svg").iterdir())
+    assert drawn == [f"step-{i:03d}.svg" for i in range(len(read_lens(out).timeline))]

@@ -202,8 +202,8 @@ def to_table(rec: Recording) -> str:
     ``n1 PowBackward0.self: alive -> retained``; node ids tell apart nodes of the same name.
     The iteration reads ``2/5`` for the second of five; nested loops are joined by ``,``.
     """
-    title = f" - {rec.program.title}" if rec.program.title else ""
-    lines = [f"{rec.program.name}{title} on {rec.device} (torch {rec.torch_version})", ""]
+    lines = [f"{rec.program.name} on {rec.device} (torch {rec.torch_version})"]
+    lines += [rec.program.title, ""] if rec.program.title else [""]
     header = f"{'step':>4}  {'line':>5}  {'iter':<7}  {'call':>4}  {'kind':<8}  {'node':<30}  "
     header += f"{'saved bytes':>11}  grads"
     lines += [header, "-" * len(header)]
