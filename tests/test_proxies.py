@@ -66,6 +66,7 @@ FAMILIES: list[tuple[str, tuple[Any, ...], dict[str, Any], Inputs]] = [
     ("Conv1d", (2, 3, 3), {"padding": 1}, lambda: (_randn(1, 2, 8),)),
     ("Conv2d", (2, 3, (3, 3)), {"stride": 2}, lambda: (_randn(1, 2, 6, 6),)),
     ("LayerNorm", ([4],), {"eps": 1e-3}, lambda: (_randn(2, 4),)),
+    ("LayerNorm", (torch.Size([2, 4]),), {}, lambda: (_randn(3, 2, 4),)),
     ("BatchNorm1d", (3,), {"momentum": 0.2}, lambda: (_randn(4, 3),)),
     ("Dropout", (0.5,), {}, lambda: (_randn(4, 5),)),
     ("ReLU", (), {}, lambda: (_randn(2, 3),)),
@@ -313,12 +314,13 @@ def test_what_comes_out_is_tensors_lists_and_proxies() -> None:
         lambda: NN["Linear"](2, NN["Linear"](2, 2)),
         lambda: NN["Linear"](2, 2, bias=print),
         lambda: NN["Linear"](2, 2, device=torch.device("cpu")),
-        lambda: NN["LayerNorm"](torch.Size([2])),
         lambda: NN["LayerNorm"]([2] * 100),
         lambda: NN["Softmax"](dim=[[1]]),
         lambda: NN["Embedding"](3, 2, _weight=torch.ones(3, 2)),
         lambda: NN["Embedding"](3, 2, sparse=True),
         lambda: NN["RNN"](3, 4, torch.tensor(1)),
+        lambda: NN["LSTM"](2, 2, 10**6),
+        lambda: NN["GRU"](2, 2, num_layers=101),
         lambda: NN["MSELoss"](reduction=torch.ones(1)),
     ],
 )
@@ -553,3 +555,10 @@ def test_forward_and_steps_run_under_the_guard() -> None:
     _guarded(opt.method("step"))
     _guarded(opt.method("zero_grad"))
     assert lin.get_attribute("weight").grad is None
+
+
+def test_printing_shows_pytorchs_own_text() -> None:
+    assert repr(NN["Linear"](2, 3)) == repr(nn.Linear(2, 3))
+    assert str(NN["Sequential"](NN["Tanh"]())) == str(nn.Sequential(nn.Tanh()))
+    w = torch.ones(2, requires_grad=True)
+    assert repr(OPTIM["SGD"]([w], lr=0.1)).startswith("SGD (")

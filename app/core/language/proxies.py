@@ -103,6 +103,14 @@ REFUSED_SETTINGS: Mapping[str, str] = MappingProxyType(
 
 MAX_SETTING_ITEMS = 8  # kernel_size=(3, 3), normalized_shape=[4, 5], betas=(0.9, 0.99)
 
+# Layers of one RNN, LSTM or GRU. PyTorch builds each layer's parameters in a
+# Python loop; without this, nn.LSTM(2, 2, num_layers=10**6) would spend
+# seconds in that loop before the guard's cap on operations stopped it.
+MAX_LAYERS = 100
+
+# nn.RNN, nn.LSTM and nn.GRU take ``*args``; their first positional settings are these.
+_RNN_POSITIONAL = ("input_size", "hidden_size", "num_layers")
+
 _PLAIN = (bool, int, float, str, type(None), torch.dtype)
 
 
@@ -220,16 +228,16 @@ class OptimizerFactory:
 
 
 def _named_arguments(cls: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments by the names the constructor gives them (``""`` for unnamed ``*args``)."""
+    """The arguments by the names the constructor gives them (``*<i>`` for one it does not name)."""
+    parameters = inspect.signature(cls).parameters.values()
     order = [
         p.name
-        for p in inspect.signature(cls).parameters.values()
+        for p in parameters
         if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     ]
-    named: dict[str, Any] = {}
-    for index, value in enumerate(args):
-        name = order[index] if index < len(order) else f"*{index}"
-        named[name] = value
+    if not order and any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        order = list(_RNN_POSITIONAL)
+    named = {order[i] if i < len(order) else f"*{i}": value for i, value in enumerate(args)}
     named.update(kwargs)
     return named
 
@@ -240,6 +248,8 @@ def _check_settings(where: str, settings: Mapping[str, Any]) -> None:
             raise ScenarioError(f"{where} has no setting '{name}' in programs")
         if name in REFUSED_SETTINGS and value:
             raise ScenarioError(f"{where}: {REFUSED_SETTINGS[name]}")
+        if name == "num_layers" and isinstance(value, int) and value > MAX_LAYERS:
+            raise ScenarioError(f"{where} has at most {MAX_LAYERS} layers in programs")
         if isinstance(value, torch.Tensor) and name in TENSOR_SETTINGS:
             continue
         if not _is_plain_setting(value):
@@ -256,7 +266,7 @@ def _check_number_setting(where: str, name: str, value: Any) -> None:
 
 
 def _is_plain_setting(value: Any) -> bool:
-    if isinstance(value, (tuple, list)) and not isinstance(value, torch.Size):
+    if isinstance(value, (tuple, list)):  # torch.Size too: nn.LayerNorm(x.shape[1:])
         return len(value) <= MAX_SETTING_ITEMS and all(isinstance(item, (bool, int, float)) for item in value)
     return isinstance(value, _PLAIN)
 
@@ -330,6 +340,10 @@ class ModuleProxy(Checked):
     def __init__(self, module: nn.Module) -> None:
         self._module = module
         self.kind = f"an nn.{type(module).__name__} module"
+
+    def __repr__(self) -> str:
+        """PyTorch's own text for the module, as ``print(model)`` shows it."""
+        return repr(self._module)
 
     # -- the Checked contract --
     def get_attribute(self, name: str) -> Any:
@@ -445,6 +459,10 @@ class OptimizerProxy(Checked):
     def __init__(self, optimizer: torch.optim.Optimizer) -> None:
         self._optimizer = optimizer
         self.kind = f"an optim.{type(optimizer).__name__} optimizer"
+
+    def __repr__(self) -> str:
+        """PyTorch's own text for the optimizer and its settings."""
+        return repr(self._optimizer)
 
     def method(self, name: str) -> Callable[..., Any]:
         """``step`` or ``zero_grad``, bound to this proxy."""
