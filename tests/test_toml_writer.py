@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from app.core.language.whitelist import build_namespaces
-from app.core.loading import Call, Scenario, builtin_names, check_scenario, load_builtin, parse_scenario
+from app.core.loading import builtin_names, check_program, load_builtin, parse_scenario
 from app.core.model.errors import ScenarioError
+from app.core.model.program import Program
 from app.core.toml_writer import WRAP_AT, to_toml, toml_key, toml_string
 
 # Any text a UTF-8 file can hold: every code point except lone surrogates.
@@ -79,27 +80,38 @@ def test_long_prose_is_wrapped_and_short_text_is_not() -> None:
 
 @pytest.mark.parametrize("name", builtin_names())
 def test_every_builtin_round_trips(name: str) -> None:
-    scenario = load_builtin(name)
-    assert parse_scenario(to_toml(scenario)) == scenario
+    program = load_builtin(name)
+    text = to_toml(program)
+    assert parse_scenario(text, name=program.name) == program
+    assert text.splitlines()[-1] == '"""' and "\n[program]\ncode = " in text
+    if program.twin:
+        assert f"twin = {toml_string(program.twin)}" in text
 
 
 def test_code_with_backslashes_and_quotes_is_written_literally() -> None:
     code = 'y = x.square()  # a "quoted" \\ comment\nz = y * 2\n'
-    scenario = replace(load_builtin("two-losses"), forward=code)
-    text = to_toml(scenario)
-    assert "code = '''\n" + code + "'''" in text
-    assert parse_scenario(text) == scenario
+    program = load_builtin("two-losses").with_code("import torch\nx = torch.ones(2)\n" + code)
+    text = to_toml(program)
+    assert "code = '''\nimport torch\nx = torch.ones(2)\n" + code + "'''" in text
+    assert parse_scenario(text, name=program.name) == program
 
 
-def test_optional_fields_are_omitted_and_defaults_survive() -> None:
-    scenario = replace(load_builtin("summed-loss"), notes="")
-    text = to_toml(scenario)
-    assert "notes" not in text
-    assert "retain_graph" not in text and "create_graph" not in text
-    assert parse_scenario(text).calls[0] == Call("backward", "y.sum() + (y * 3).sum()")
+def test_optional_fields_are_omitted_and_a_bare_program_is_only_code() -> None:
+    program = Program("import torch\nx = torch.ones(2)")
+    text = to_toml(program)
+    assert text == '[program]\ncode = """\nimport torch\nx = torch.ones(2)"""\n'
+    assert parse_scenario(text) == program
+    titled = replace(program, title="Ones", notes="")
+    assert "notes" not in to_toml(titled) and "summary" not in to_toml(titled)
+    assert parse_scenario(to_toml(titled)) == titled
 
 
-# -- hypothesis-generated valid scenarios -------------------------------------------
+def test_code_that_cannot_be_stored_is_refused() -> None:
+    with pytest.raises(ValueError, match="surrogate"):
+        to_toml(Program("x = 1  # \ud800\n"))
+
+
+# -- hypothesis-generated valid programs ---------------------------------------------
 
 RESERVED = set(build_namespaces())
 IDENT = st.from_regex(r"\A[a-z][a-z0-9_]{0,6}\Z").filter(lambda n: n not in RESERVED)
@@ -108,34 +120,32 @@ COMMENT = st.text(
 )
 PROSE = st.text(st.characters(exclude_categories=["Cs"]), max_size=200)
 SHAPES = ["x.square()", "x * 2", "x.sin()", "x.exp()", "x + x", "x.pow(3)"]
+CALLS = ["{loss}.backward({options})", "{bind}torch.autograd.grad({loss}, [{leaf}]{comma}{options})"]
 
 
 @st.composite
-def scenarios(draw: st.DrawFn) -> Scenario:
+def programs(draw: st.DrawFn) -> Program:
     leaves = draw(st.lists(IDENT, min_size=1, max_size=3, unique=True))
-    inputs = tuple(
-        (
-            leaf,
-            f"torch.tensor({draw(st.lists(st.integers(-9, 9), min_size=1, max_size=3))}, "
-            f"dtype=torch.float32, requires_grad=True)" + _comment(draw),
+    lines = ["import torch", draw(st.sampled_from(["", "# " + draw(COMMENT)]))]
+    for leaf in leaves:
+        values = draw(st.lists(st.integers(-9, 9), min_size=1, max_size=3))
+        lines.append(
+            f"{leaf} = torch.tensor({values}, dtype=torch.float32, requires_grad=True)" + _comment(draw)
         )
-        for leaf in leaves
-    )
     names = draw(st.lists(IDENT.filter(lambda n: n not in leaves), min_size=1, max_size=3, unique=True))
-    lines = [draw(st.sampled_from(["", "# " + draw(COMMENT)]))]
     for name in names:
         shape = draw(st.sampled_from(SHAPES)).replace("x", draw(st.sampled_from(leaves)))
         lines.append(f"{name} = {shape}" + _comment(draw))
-    forward = "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))
-    calls = tuple(_draw_call(draw, names, leaves, index) for index in range(draw(st.integers(1, 3))))
-    return Scenario(
+    for index in range(draw(st.integers(1, 3))):
+        lines.append(_draw_call(draw, names, leaves, index))
+    code = "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))
+    return Program(
+        code,
         name=draw(st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,20}\Z")),
         title=draw(PROSE),
         summary=draw(PROSE),
         notes=draw(PROSE),
-        inputs=inputs,
-        forward=forward,
-        calls=calls,
+        twin=draw(st.sampled_from(["", "two-losses"])),
     )
 
 
@@ -143,23 +153,33 @@ def _comment(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(["", "  # " + draw(COMMENT)]))
 
 
-def _draw_call(draw: st.DrawFn, names: list[str], leaves: list[str], index: int) -> Call:
-    loss = f"{draw(st.sampled_from(names))}.sum()" + _comment(draw)
-    retain = draw(st.sampled_from([None, True, False]))
-    create = draw(st.booleans())
-    if draw(st.booleans()):
-        return Call("backward", loss, retain, create)
-    inputs = tuple(draw(st.lists(st.sampled_from(leaves), min_size=1, unique=True)))
-    bind = draw(st.sampled_from([None, f"g{index}_bound"]))
-    return Call("grad", loss, retain, create, inputs, bind)
+def _draw_call(draw: st.DrawFn, names: list[str], leaves: list[str], index: int) -> str:
+    loss = f"{draw(st.sampled_from(names))}.sum()"
+    options = ", ".join(
+        option
+        for option in (
+            draw(st.sampled_from(["", "retain_graph=True", "retain_graph=False"])),
+            draw(st.sampled_from(["", "create_graph=True"])),
+        )
+        if option
+    )
+    template = draw(st.sampled_from(CALLS))
+    return template.format(
+        loss=loss,
+        options=options,
+        leaf=draw(st.sampled_from(leaves)),
+        comma=", " if options else "",
+        bind=draw(st.sampled_from(["", f"g{index} = "])),
+    ) + _comment(draw)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenarios())
-def test_generated_scenarios_round_trip(scenario: Scenario) -> None:
+@given(programs())
+def test_generated_programs_round_trip(program: Program) -> None:
     try:
-        check_scenario(scenario)
+        check_program(program)
     except ScenarioError:
         assume(False)  # e.g. a comment character Python's tokenizer refuses
-    assert parse_scenario(to_toml(scenario)) == scenario
-    assert parse_scenario(to_toml(scenario).encode("utf-8")) == scenario
+    text = to_toml(program)
+    assert parse_scenario(text, name=program.name) == program
+    assert parse_scenario(text.encode("utf-8"), name=program.name) == program

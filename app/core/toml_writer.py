@@ -1,15 +1,18 @@
-"""Write a :class:`~app.core.loading.Scenario` back as TOML text.
+"""Write a :class:`~app.core.model.program.Program` back as TOML text, in the program format.
 
-The output reads like the hand-written built-ins (code in multi-line strings,
-long prose wrapped with TOML's line-ending backslash) and always loads back
-to an equal scenario.
+The output reads like the hand-written built-ins (``title``, ``summary``,
+``notes`` and ``twin`` when set, long prose wrapped with TOML's line-ending
+backslash, then ``[program]`` with the code in a multi-line string) and
+always loads back to an equal program. The program's ``name`` is not
+written: a file is named by its file name, as :func:`~app.core.loading.load_file`
+reads it, so ``parse_scenario(to_toml(p), name=p.name) == p``.
 
 >>> from app.core.loading import load_builtin, parse_scenario
->>> s = load_builtin("two-losses")
->>> parse_scenario(to_toml(s)) == s
+>>> p = load_builtin("two-losses")
+>>> parse_scenario(to_toml(p), name=p.name) == p
 True
->>> to_toml(s).splitlines()[:2]
-['name = "two-losses"', 'title = "Backward twice through a shared square"']
+>>> to_toml(p).splitlines()[0]
+'title = "Backward twice through a shared square"'
 
 # NOTE [exact strings]
 Every string is written so that TOML gives back exactly the same characters:
@@ -25,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from app.core.loading import Call, Scenario
+from app.core.model.program import Program
 
 __all__ = ["to_toml", "toml_key", "toml_string"]
 
@@ -45,42 +48,19 @@ _NOT_LITERAL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _NOT_MULTILINE_LITERAL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def to_toml(scenario: Scenario) -> str:
-    """The scenario as the text of a ``.toml`` file (ends with a newline)."""
-    return "".join(_document(scenario))
+def to_toml(program: Program) -> str:
+    """The program as the text of a ``.toml`` file (ends with a newline)."""
+    return "".join(_document(program))
 
 
-def _document(scenario: Scenario) -> Iterator[str]:
-    yield f"name = {toml_string(scenario.name)}\n"
-    yield f"title = {toml_string(scenario.title)}\n"
-    yield f"summary = {toml_string(scenario.summary)}\n"
-    if scenario.notes:
-        yield f"notes = {toml_string(scenario.notes)}\n"
-    yield "\n[inputs]\n"
-    for name, expr in scenario.inputs:
-        yield f"{toml_key(name)} = {toml_string(expr, wrap=False)}\n"
-    yield "\n[forward]\n"
-    yield f"code = {toml_string(scenario.forward, wrap=False)}\n"
-    for call in scenario.calls:
-        yield "\n[[calls]]\n"
-        yield from _call(call)
-
-
-def _call(call: Call) -> Iterator[str]:
-    yield f"kind = {toml_string(call.kind)}\n"
-    yield f"loss = {toml_string(call.loss, wrap=False)}\n"
-    if call.retain_graph is not None:
-        yield f"retain_graph = {_bool(call.retain_graph)}\n"
-    if call.create_graph:
-        yield "create_graph = true\n"
-    if call.inputs:
-        yield f"inputs = [{', '.join(toml_string(name) for name in call.inputs)}]\n"
-    if call.bind is not None:
-        yield f"bind = {toml_string(call.bind)}\n"
-
-
-def _bool(value: bool) -> str:
-    return "true" if value else "false"
+def _document(program: Program) -> Iterator[str]:
+    fields = [(key, getattr(program, key)) for key in ("title", "summary", "notes", "twin")]
+    for key, value in fields:
+        if value:
+            yield f"{key} = {toml_string(value)}\n"
+    _check_encodable(program.code)
+    yield "\n[program]\n" if any(value for _, value in fields) else "[program]\n"
+    yield f"code = {_multiline(program.code)}\n"
 
 
 def toml_key(key: str) -> str:
