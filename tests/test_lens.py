@@ -177,6 +177,8 @@ def edit(path: str, value: Any) -> dict[str, Any]:
         ("steps.3.saved_bytes", 2**70, "is outside"),
         ("calls.1.last_step", 8, "calls[1].last_step: 8 is outside 0..7"),
         ("calls.0.call.kind", "forward", "calls[0].call.kind"),
+        ("calls.1.index", 0, "calls[1].index: 0 is not its place in the list (1)"),
+        ("calls.0.first_step", 5, "calls[0]: its last step (4) comes before its first (5)"),
         ("calls.1.failed_node", "n7", "calls[1].failed_node"),
         ("graph.nodes.1.created_at_step", -1, "created_at_step"),
         ("graph.nodes.2.id", "n1", "'n1' appears twice"),

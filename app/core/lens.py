@@ -414,7 +414,7 @@ class _Reader:
             graph=graph,
             timeline=Timeline(tuple(self.step(s, i) for i, s in enumerate(steps_raw))),
             leaves=self.leaves(self.get(top, "leaves", "the file")),
-            calls=tuple(self.call_info(c, f"calls[{i}]") for i, c in enumerate(calls_raw)),
+            calls=tuple(self.call_info(c, i) for i, c in enumerate(calls_raw)),
             freed_by=self.freed_by(self.get(top, "freed_by", "the file", [])),
             needed_by=self.needed_by(self.get(top, "needed_by", "the file", {})),
             error=self.optional(top.get("error"), "error", self.str_),
@@ -607,13 +607,21 @@ class _Reader:
             name: self.node_id(node, f"leaves.{name}") for name, node in self.obj(value, "leaves").items()
         }
 
-    def call_info(self, value: Any, where: str) -> CallInfo:
+    def call_info(self, value: Any, position: int) -> CallInfo:
+        where = f"calls[{position}]"
         c = self.obj(value, where)
+        index = self.call_index(self.get(c, "index", where), f"{where}.index")
+        if index != position:
+            raise self.fail(f"{where}.index", f"{index} is not its place in the list ({position})")
+        first = self.step_index(self.get(c, "first_step", where), f"{where}.first_step")
+        last = self.step_index(self.get(c, "last_step", where), f"{where}.last_step")
+        if last < first:
+            raise self.fail(where, f"its last step ({last}) comes before its first ({first})")
         return CallInfo(
-            index=self.call_index(self.get(c, "index", where), f"{where}.index"),
+            index=index,
             call=self.call(self.obj(self.get(c, "call", where), f"{where}.call"), f"{where}.call"),
-            first_step=self.step_index(self.get(c, "first_step", where), f"{where}.first_step"),
-            last_step=self.step_index(self.get(c, "last_step", where), f"{where}.last_step"),
+            first_step=first,
+            last_step=last,
             error=self.optional(c.get("error"), f"{where}.error", self.str_),
             failed_node=self.optional(c.get("failed_node"), f"{where}.failed_node", self.node_id),
         )
