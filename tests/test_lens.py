@@ -209,6 +209,18 @@ def bomb(size: int) -> bytes:
     return b"".join(packer.compress(chunk) for _ in range(size >> 20)) + packer.flush()
 
 
+@pytest.mark.parametrize("size", [lens.MAX_JSON_BYTES // 100, 2 * lens._CHUNK])
+def test_long_runs_inflate_whole_at_any_size(size: int) -> None:
+    """One long run inflates in many pieces, the last of them perhaps from no new input."""
+    data = small_json()
+    data["program"]["code"] = ""
+    padding = size - len(json.dumps(data, separators=(",", ":")).encode())
+    data["program"]["code"] = "a" * padding
+    text = json.dumps(data, separators=(",", ":")).encode()
+    assert len(text) == size
+    assert recording_from_bytes(gzip.compress(text, 9)).program.code == "a" * padding
+
+
 def test_a_zip_bomb_stops_at_the_cap() -> None:
     data = bomb(lens.MAX_JSON_BYTES + (2 << 20))
     assert len(data) < 1 << 20

@@ -283,15 +283,17 @@ def _inflate(data: bytes) -> bytes:
     size = 0
     pending = data
     try:
-        while pending and not inflater.eof:
+        while not inflater.eof:
             part = inflater.decompress(pending, _CHUNK)
+            pending = inflater.unconsumed_tail
+            if not part and not pending:  # all input read, nothing more came out: it stops short
+                break
             size += len(part)
             if size > MAX_JSON_BYTES:
                 raise LensError(
                     f"this recording inflates to more than {MAX_JSON_BYTES // 2**20} MB, too large to read"
                 )
             parts.append(part)
-            pending = inflater.unconsumed_tail
     except zlib.error as exc:
         raise _damaged(f"its compressed data is broken ({exc})") from None
     if not inflater.eof:
