@@ -150,7 +150,8 @@ class _Recorder:
         self.gone_at: dict[str, int] = {}
         self.fresh: list[Any] = []  # grad_fns of the tensors the current statement made
         self.dirty = False  # the current statement may have let go of a graph
-        self.bound: dict[str, int] = {}  # name -> id() of a graph-holding value bound to it
+        self.bound: dict[str, Any] = {}  # name -> the graph-holding value bound to it
+        self.dropped: list[torch.Tensor] = []  # values a statement re-bound a name away from
         self._labels: list[tuple[Any, str, tuple[int, int], bool]] = []
         self._just_bound: list[str] = []
         self.error: str | None = None
@@ -311,9 +312,8 @@ class _Recorder:
 
     def _after_statement(self, line: int | None, loops: tuple[LoopMark, ...]) -> None:
         self._take_fresh(call=None, line=line)
+        self._let_go_if_dropped()
         self._take_named_leaves()
-        if self.dirty:
-            self._let_go_of_unreachable()
         if self.budget.writes != self.probed_writes:
             self._probe_all(None)
         grads = self._grad_changes("forward", None)
@@ -360,7 +360,7 @@ class _Recorder:
         return name
 
     def _note_rebinding(self, statement: ast.stmt) -> None:
-        """Mark the statement dirty when it may have let go of a graph (NOTE [alive nodes])."""
+        """Note what the statement may have let go of (NOTE [alive nodes])."""
         if isinstance(statement, ast.Delete) or self.budget.writes != self.probed_writes:
             self.dirty = True
         for target in _targets(statement):
@@ -370,16 +370,43 @@ class _Recorder:
             value = self.env.get(target.id)
             self._just_bound.append(target.id)
             old = self.bound.pop(target.id, None)
-            if old is not None and (value is None or id(value) != old):
-                self.dirty = True
+            if old is not None and old is not value:
+                if isinstance(old, torch.Tensor):
+                    self.dropped.append(old)
+                else:
+                    self.dirty = True
             if value is not None and _holds_graph(value):
-                self.bound[target.id] = id(value)
+                self.bound[target.id] = value
+
+    def _let_go_if_dropped(self) -> None:
+        dropped, self.dropped = self.dropped, []
+        if self.dirty or (dropped and not self._still_reached(dropped)):
+            self._let_go_of_unreachable()
+
+    def _still_reached(self, dropped: list[torch.Tensor]) -> bool:
+        """Whether the values this statement bound still reach every graph it dropped.
+
+        ``h = torch.tanh(h @ w)`` drops the old ``h`` but the new one reaches its graph two
+        nodes down: a short walk from the new values settles it without walking everything.
+        """
+        targets = {id(fn) for fn in _graph_fns(dropped)}
+        if not targets:
+            return True
+        roots = [fn for name in self._just_bound for fn in _graph_fns([self.bound.get(name)])]
+        walked: set[int] = set()
+        while roots and targets and len(walked) < _SHORT_WALK:
+            fn = roots.pop()
+            if id(fn) in walked:
+                continue
+            walked.add(id(fn))
+            targets.discard(id(fn))
+            roots.extend(child for child, _ in fn.next_functions if child is not None)
+        return not targets
 
     def _let_go_of_unreachable(self) -> None:
         self.dirty = False
         alive = set(self.capture.reachable_from_all(self._held_roots()))
         for node_id in [n for n in self.capture.fns if n not in alive]:
-            pace()  # NOTE [pacing]
             for slot in self.capture.node(node_id).tensor_slots:
                 key = (node_id, slot.name)
                 if self.states.get(key) in _HOLDING:
@@ -387,18 +414,10 @@ class _Recorder:
             self.capture.forget(node_id)
             self.gone_at[node_id] = len(self.steps)
             self.pending_gone.append(node_id)
-        self.bound = {k: v for k, v in self.bound.items() if k in self.env and id(self.env[k]) == v}
 
     def _held_roots(self) -> Iterator[Any]:
-        for tensor in self._held_tensors():
-            if tensor.grad_fn is not None:
-                yield tensor.grad_fn
-            grad = tensor.grad if tensor.is_leaf else None
-            if grad is not None and grad.grad_fn is not None:
-                yield grad.grad_fn
-        for leaf in self.leaf_tensors.values():
-            if leaf.grad is not None and leaf.grad.grad_fn is not None:
-                yield leaf.grad.grad_fn
+        yield from _graph_fns(self._held_tensors())
+        yield from _graph_fns(self.leaf_tensors.values())
 
     def _held_tensors(self) -> Iterator[torch.Tensor]:
         stack: list[Any] = list(self.env.values())
@@ -669,6 +688,20 @@ def _targets(statement: ast.stmt) -> list[ast.expr]:
         else:
             out.append(target)
     return out
+
+
+_SHORT_WALK = 256  # nodes a short walk may visit before the full one is taken instead
+
+
+def _graph_fns(values: Iterable[Any]) -> Iterator[Any]:
+    """The ``grad_fn`` of each tensor, and of its ``.grad`` when that has a graph (create_graph)."""
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            if value.grad_fn is not None:
+                yield value.grad_fn
+            grad = value.grad if value.is_leaf else None
+            if grad is not None and grad.grad_fn is not None:
+                yield grad.grad_fn
 
 
 def _holds_graph(value: Any) -> bool:
