@@ -562,3 +562,17 @@ def test_printing_shows_pytorchs_own_text() -> None:
     assert str(NN["Sequential"](NN["Tanh"]())) == str(nn.Sequential(nn.Tanh()))
     w = torch.ones(2, requires_grad=True)
     assert repr(OPTIM["SGD"]([w], lr=0.1)).startswith("SGD (")
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs", "inputs"), FAMILIES, ids=[f[0] for f in FAMILIES])
+def test_each_module_builds_and_runs_under_the_guard(
+    name: str, args: tuple[Any, ...], kwargs: dict[str, Any], inputs: Inputs
+) -> None:
+    proxy, plain = _built(name, args, kwargs)
+    torch.manual_seed(0)
+    guarded = _guarded(NN[name], *args, **kwargs)
+    _assert_same(list(guarded.parameters()), list(plain.parameters()))
+    torch.manual_seed(2)
+    out = _guarded(guarded.call, *_made(inputs))
+    torch.manual_seed(2)
+    _assert_same(_tensors(out), _tensors(proxy.call(*_made(inputs))))
