@@ -20,8 +20,10 @@ __all__ = [
     "BINOPS",
     "COMPARE",
     "FORBIDDEN_NAMES",
+    "IDENTITY_REFUSALS",
     "INPLACE",
     "REFUSALS",
+    "RUN_HINT",
     "UNARY",
     "attribute_refusal",
     "missing_member",
@@ -66,6 +68,15 @@ COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.LtE: operator.le,
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
+    ast.Is: operator.is_,  # only against None: ``p.grad is None`` (see IDENTITY_REFUSALS)
+    ast.IsNot: operator.is_not,
+}
+# ``is`` compares identity, which the language only allows against None.
+IDENTITY_REFUSALS: dict[type[ast.cmpop], str] = {
+    ast.Is: "'is' compares object identity; compare with None only (x.grad is None), values with ==",
+    ast.IsNot: (
+        "'is not' compares object identity; compare with None only (x.grad is not None), values with !="
+    ),
 }
 
 ALLOWED_NODES: tuple[type[ast.AST], ...] = (
@@ -74,6 +85,18 @@ ALLOWED_NODES: tuple[type[ast.AST], ...] = (
     ast.Assign,
     ast.AugAssign,
     ast.Expr,
+    ast.For,
+    ast.Break,
+    ast.Continue,
+    ast.If,
+    ast.With,
+    ast.withitem,
+    ast.Delete,
+    ast.Del,
+    ast.Pass,
+    ast.Import,
+    ast.ImportFrom,
+    ast.alias,
     ast.Constant,
     ast.List,
     ast.Tuple,
@@ -97,51 +120,49 @@ ALLOWED_NODES: tuple[type[ast.AST], ...] = (
     *COMPARE,
 )
 
-_NO_LOOPS = "loops are not allowed: write each step out"
-_NO_COMPREHENSIONS = "comprehensions are not allowed: write the values out, e.g. [1., 2., 3.]"
-_NO_FUNCTIONS = "defining functions is not allowed: scenarios are straight-line code"
+# NOTE [own scripts]: what the checked language leaves out, a learner's own trusted script can
+# still do; the refusals that matter most say how to record one (never that it will be run here).
+RUN_HINT = "to record a script of your own with full Python, run: python -m app run SCRIPT.py"
+_NO_COMPREHENSIONS = "comprehensions are not allowed: write a for loop, or the values out, e.g. [1., 2., 3.]"
+_NO_FUNCTIONS = f"defining functions is not part of the checked language; {RUN_HINT}"
+_NO_TRY = (
+    f"try blocks are not part of the checked language: a failing line is shown to you as it is; {RUN_HINT}"
+)
+_NO_ASYNC = "async code is not part of the checked language"
 _REFUSALS_BY_NAME: dict[str, str] = {
-    "Import": "imports are not allowed: torch and F are already there",
-    "ImportFrom": "imports are not allowed: torch and F are already there",
-    "Lambda": "lambda is not allowed: scenarios define no functions of their own",
+    "Lambda": f"lambda is not part of the checked language: programs define no functions; {RUN_HINT}",
     "ListComp": _NO_COMPREHENSIONS,
     "SetComp": _NO_COMPREHENSIONS,
     "DictComp": _NO_COMPREHENSIONS,
     "GeneratorExp": _NO_COMPREHENSIONS,
-    "JoinedStr": "f-strings are not allowed: scenarios need no formatted text",
-    "TemplateStr": "template strings are not allowed: scenarios need no formatted text",
+    "JoinedStr": "f-strings are not allowed: print the values side by side, print('loss', loss.item())",
+    "TemplateStr": "template strings are not allowed: print the values side by side",
     "NamedExpr": "the walrus operator := is not allowed: assign on a line of its own",
     "FunctionDef": _NO_FUNCTIONS,
-    "AsyncFunctionDef": _NO_FUNCTIONS,
-    "ClassDef": "defining classes is not allowed: scenarios are straight-line code",
-    "For": _NO_LOOPS,
-    "AsyncFor": _NO_LOOPS,
-    "While": _NO_LOOPS,
-    "If": "if statements are not allowed: use 'a if condition else b', or torch.where",
+    "AsyncFunctionDef": _NO_ASYNC,
+    "ClassDef": f"defining classes is not part of the checked language; {RUN_HINT}",
+    "AsyncFor": _NO_ASYNC,
+    "While": (
+        "while loops are not part of the checked language: write for i in range(n), "
+        f"which always ends; {RUN_HINT}"
+    ),
     "Starred": "star-unpacking (*) is not allowed: pass each value on its own",
-    "Dict": "dictionaries are not allowed: scenarios work with tensors, numbers and lists",
-    "Set": "sets are not allowed: scenarios work with tensors, numbers and lists",
-    "Delete": "del is not allowed",
-    "Global": "global is not allowed",
-    "Nonlocal": "nonlocal is not allowed",
-    "With": "with blocks are not allowed",
-    "AsyncWith": "with blocks are not allowed",
-    "Try": "try blocks are not allowed: a failing line is shown to you as it is",
-    "TryStar": "try blocks are not allowed: a failing line is shown to you as it is",
-    "Raise": "raise is not allowed",
-    "Assert": "assert is not allowed",
-    "Return": "return is not allowed: scenarios define no functions",
-    "Yield": "yield is not allowed: scenarios define no functions",
-    "YieldFrom": "yield is not allowed: scenarios define no functions",
-    "Await": "await is not allowed",
-    "Match": "match statements are not allowed",
+    "Dict": "dictionaries are not allowed: programs work with tensors, numbers and lists",
+    "Set": "sets are not allowed: programs work with tensors, numbers and lists",
+    "Global": "global is not allowed: a program has one set of names already",
+    "Nonlocal": "nonlocal is not allowed: a program has one set of names already",
+    "AsyncWith": _NO_ASYNC,
+    "Try": _NO_TRY,
+    "TryStar": _NO_TRY,
+    "Raise": "raise is not allowed: a failing line is shown to you as it is",
+    "Assert": "assert is not allowed: print the value to check it, e.g. print(x.grad)",
+    "Return": "return is not allowed: programs define no functions",
+    "Yield": "yield is not allowed: programs define no functions",
+    "YieldFrom": "yield is not allowed: programs define no functions",
+    "Await": _NO_ASYNC,
+    "Match": "match statements are not allowed: use if and elif",
     "AnnAssign": "type annotations are not allowed: write name = value",
     "TypeAlias": "type aliases are not allowed",
-    "Pass": "pass is not needed in scenarios",
-    "Break": _NO_LOOPS,
-    "Continue": _NO_LOOPS,
-    "Is": "'is' compares object identity; compare values with ==",
-    "IsNot": "'is not' compares object identity; compare values with !=",
     "In": "'in' is not part of the scenario language",
     "NotIn": "'not in' is not part of the scenario language",
     "LShift": "bit shifts (<< and >>) are not allowed",

@@ -20,6 +20,8 @@ __all__ = [
     "Budget",
     "Limits",
     "budget_message",
+    "loop_message",
+    "statements_message",
     "timeout_message",
     "too_big",
 ]
@@ -42,6 +44,8 @@ class Limits:
     time_limit_s: float = 30.0
     max_work: int = 10_000_000_000  # multiply-adds (or elements touched) per call of the language
     max_total_elements: int = 100_000_000  # allocated per Budget (per Evaluator unless shared)
+    max_iterations: int = 10_000  # per loop, each time it runs
+    max_statements: int = 200_000  # statements one program runs, loops counted each time round
 
 
 class Budget:
@@ -76,6 +80,18 @@ def budget_message(budget: Budget) -> str:
         f"this scenario has now made {budget.used:,} tensor elements and list items; "
         f"the limit is {budget.limit:,}"
     )
+
+
+def loop_message(limits: Limits) -> str:
+    """The refusal when one loop would run once more than allowed."""
+    n = limits.max_iterations
+    return f"this loop ran {n:,} times; the limit is {n:,}"
+
+
+def statements_message(limits: Limits) -> str:
+    """The refusal when a program would run one statement more than allowed."""
+    n = limits.max_statements
+    return f"the program ran {n:,} statements; the limit is {n:,}"
 
 
 def timeout_message(limits: Limits) -> str:

@@ -10,23 +10,35 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from app.core.language.grammar import (
     ALLOWED_NODES,
     FORBIDDEN_NAMES,
+    IDENTITY_REFUSALS,
     REFUSALS,
+    RUN_HINT,
     attribute_refusal,
     missing_member,
 )
 from app.core.language.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
+from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.positions import error_at, index_position, source_lines
 from app.core.language.whitelist import Namespace, build_namespaces
 from app.core.model.errors import ScenarioError
 from app.core.pacing import pace
 
-__all__ = ["SOURCE_ATTR", "Mode", "assigned_names", "free_names", "parse"]
+__all__ = [
+    "DATA_ASSIGNMENT",
+    "SOURCE_ATTR",
+    "WITH_REFUSAL",
+    "Mode",
+    "assigned_names",
+    "free_names",
+    "import_bindings",
+    "parse",
+]
 
 Mode = Literal["eval", "exec"]
 PARSE_PIECE_CHARS = 16_000  # longer programs are parsed in pieces of about this size
@@ -157,16 +169,23 @@ class _StaticChecker:
     def check(self, tree: ast.AST) -> None:
         # Iterative, so a deep tree cannot overflow our own stack. Operators and
         # contexts carry no position: they are reported at their expression.
-        stack: list[tuple[ast.AST, int, ast.AST]] = [(tree, 0, tree)]
+        # ``in_loop`` says whether break and continue have a loop to leave.
+        stack: list[tuple[ast.AST, int, ast.AST, bool]] = [(tree, 0, tree, False)]
         while stack:
             pace()  # NOTE [pacing]
-            node, depth, anchor = stack.pop()
+            node, depth, anchor, in_loop = stack.pop()
             anchor = node if hasattr(node, "lineno") else anchor
             if depth > MAX_DEPTH and node is anchor:  # operators and contexts are leaves: not counted
                 raise self.error(f"this is nested more than {MAX_DEPTH} levels deep: split it up", anchor)
             self.check_node(node, anchor)
+            if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
+                word = "break" if isinstance(node, ast.Break) else "continue"
+                raise self.error(f"{word} can only be used inside a for loop", node)
+            loop_body = {id(b) for b in node.body} if isinstance(node, ast.For) else set()
             children = list(ast.iter_child_nodes(node))
-            stack.extend((child, depth + 1, anchor) for child in reversed(children))
+            stack.extend(
+                (child, depth + 1, anchor, in_loop or id(child) in loop_body) for child in reversed(children)
+            )
 
     def check_node(self, node: ast.AST, anchor: ast.AST) -> None:
         kind = type(node)
@@ -182,12 +201,29 @@ class _StaticChecker:
             raise self.error("**keyword unpacking is not allowed: pass each keyword on its own", node)
         elif isinstance(node, ast.Constant):
             self.check_constant(node)
-        elif isinstance(node, ast.Assign):
-            self.check_targets(node.targets)
-        elif isinstance(node, ast.AugAssign) and not isinstance(node.target, ast.Name):
-            raise self.error("only a plain name can be updated with an operator like +=", node)
+        elif isinstance(node, ast.Compare):
+            self.check_identity(node)
         elif isinstance(node, ast.Call) and not isinstance(node.func, (ast.Name, ast.Attribute)):
             raise self.error("only named functions and methods can be called", node.func)
+        elif isinstance(node, ast.stmt):
+            self.check_statement(node)
+
+    def check_statement(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                self.check_target(target, _ASSIGNABLE, _ASSIGN_HINT)
+        elif isinstance(node, ast.AugAssign):
+            self.check_target(node.target, (ast.Name, ast.Subscript, ast.Attribute), _AUGASSIGN_HINT)
+        elif isinstance(node, ast.For):
+            self.check_target(node.target, (ast.Name, ast.Tuple, ast.List), _FOR_HINT)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                self.check_target(target, (ast.Name, ast.Subscript, ast.Tuple, ast.List), _DEL_HINT)
+        elif isinstance(node, ast.With):
+            for item in node.items:
+                self.check_with_item(item, node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            import_bindings(node, field=self.field, source=self.source)
 
     def check_name(self, node: ast.Name) -> None:
         if node.id.startswith("_"):
@@ -196,6 +232,8 @@ class _StaticChecker:
             raise self.error(f"'{node.id}' is not available in scenarios: {FORBIDDEN_NAMES[node.id]}", node)
         if isinstance(node.ctx, ast.Store) and node.id in self.builtins:
             raise self.error(f"'{node.id}' is a built-in name and cannot be assigned", node)
+        if isinstance(node.ctx, ast.Del) and node.id in self.builtins:
+            raise self.error(f"'{node.id}' is a built-in name and cannot be deleted", node)
 
     def check_attribute(self, node: ast.Attribute) -> None:
         refusal = attribute_refusal(node.attr)
@@ -204,6 +242,11 @@ class _StaticChecker:
         owner = _static_namespace(node.value, self.builtins)
         if owner is not None and node.attr not in owner.members:
             raise self.error(missing_member(owner, node.attr), node)
+        if isinstance(node.ctx, ast.Store):
+            if owner is not None:
+                raise self.error(f"{owner.path}.{node.attr} cannot be assigned", node)
+            if node.attr == "data":
+                raise self.error(DATA_ASSIGNMENT, node)
 
     def check_constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, bytes):
@@ -211,13 +254,127 @@ class _StaticChecker:
         if isinstance(node.value, str) and len(node.value) > MAX_TEXT:
             raise self.error(f"text constants are limited to {MAX_TEXT:,} characters", node)
 
-    def check_targets(self, targets: list[ast.expr]) -> None:
-        for target in targets:
-            names = target.elts if isinstance(target, ast.Tuple) else [target]
-            for name in names:
-                if not isinstance(name, ast.Name):
-                    message = "only plain names can be assigned (y = ..., or a, b = ...)"
-                    raise self.error(message, name)
+    def check_identity(self, node: ast.Compare) -> None:
+        """``is`` and ``is not`` only against None (``p.grad is not None``)."""
+        lefts = [node.left, *node.comparators[:-1]]
+        for op, left, right in zip(node.ops, lefts, node.comparators, strict=True):
+            if type(op) in IDENTITY_REFUSALS and not (_is_none(left) or _is_none(right)):
+                raise self.error(IDENTITY_REFUSALS[type(op)], node)
+
+    def check_target(self, target: ast.expr, allowed: tuple[type[ast.AST], ...], hint: str) -> None:
+        if not isinstance(target, allowed):
+            raise self.error(hint, target)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.check_target(element, allowed, hint)
+
+    def check_with_item(self, item: ast.withitem, statement: ast.With) -> None:
+        call = item.context_expr
+        if item.optional_vars is not None:
+            raise self.error(
+                "with ... as is not needed here: write with torch.no_grad():", item.optional_vars
+            )
+        if not isinstance(call, ast.Call) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+            raise self.error(WITH_REFUSAL, call)
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            owner = _static_namespace(func.value, self.builtins)
+            if owner is not None and not isinstance(owner.members.get(func.attr), GradModeEntry):
+                raise self.error(WITH_REFUSAL, call)
+        if call.args or call.keywords:
+            raise self.error(f"{_dotted(call.func)}() takes nothing here: write it with empty brackets", call)
+
+
+_ASSIGNABLE = (ast.Name, ast.Tuple, ast.List, ast.Subscript, ast.Attribute)
+_ASSIGN_HINT = "only names, items (b[1] = ...) and attributes (t.grad = ...) can be assigned"
+_AUGASSIGN_HINT = "only a name, an item or an attribute can be updated with an operator like +="
+_FOR_HINT = "a for loop names its items with plain names: for i in ..., or for i, (a, b) in ..."
+_DEL_HINT = "only names and items (del a[0]) can be deleted"
+DATA_ASSIGNMENT = (
+    "'.data' cannot be assigned: it would change a tensor behind autograd's back; "
+    "write with torch.no_grad(): t.copy_(...)"
+)
+WITH_REFUSAL = "only with torch.no_grad(): and with torch.enable_grad(): are part of the checked language"
+IMPORTABLE = "torch, torch.nn, torch.nn.functional, torch.optim and torch.autograd"
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else "..."
+
+
+def import_bindings(
+    node: ast.Import | ast.ImportFrom, *, field: str, source: str | None
+) -> list[tuple[str, Any]]:
+    """The names an import binds and the checked objects they get; refuse any other import.
+
+    Only torch's modules that the language lists can be imported, each bound to
+    the very object the program starts with (``import torch.nn as nn`` binds
+    the ``nn`` already there); ``from torch.autograd import grad`` and
+    ``from torch import no_grad`` bind the markers for those calls.
+
+    >>> tree = ast.parse("from torch import nn, optim as o")
+    >>> [(name, value.path) for name, value in import_bindings(tree.body[0], field="f", source=None)]
+    [('nn', 'torch.nn'), ('o', 'torch.optim')]
+    """
+    builtins = build_namespaces()
+    out: list[tuple[str, Any]] = []
+
+    def refuse(message: str) -> ScenarioError:
+        return error_at(message, field, node, source)
+
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            module = _module_at(alias.name, builtins)
+            if module is None:
+                raise refuse(_import_refusal(alias.name))
+            out.append((alias.asname, module) if alias.asname else ("torch", builtins["torch"]))
+    else:
+        module = _module_at(node.module or "", builtins) if node.level == 0 else None
+        if module is None:
+            raise refuse(_import_refusal("." * node.level + (node.module or "")))
+        for alias in node.names:
+            out.append((alias.asname or alias.name, _imported_member(module, alias.name, refuse)))
+    for name, value in out:
+        if name.startswith("_") or name in FORBIDDEN_NAMES:
+            raise refuse(f"an import cannot bind the name '{name}': pick another")
+        if name in builtins and builtins[name] is not value:
+            raise refuse(f"'{name}' is a built-in name: this import would replace it; pick another")
+    return out
+
+
+def _module_at(path: str, builtins: dict[str, Any]) -> Namespace | None:
+    first, *rest = path.split(".")
+    module = builtins.get(first) if first == "torch" else None
+    for part in rest:
+        module = module.members.get(part) if isinstance(module, Namespace) else None
+    return module if isinstance(module, Namespace) else None
+
+
+def _imported_member(module: Namespace, name: str, refuse: Callable[[str], ScenarioError]) -> Any:
+    if name == "*":
+        raise refuse(
+            f"from {module.path} import * is not allowed: import the module, e.g. import torch.nn as nn"
+        )
+    if name not in module.members:
+        raise refuse(missing_member(module, name))
+    member = module.members[name]
+    if not isinstance(member, (Namespace, AutogradEntry, GradModeEntry)):
+        short = module.path.rsplit(".", 1)[-1]
+        raise refuse(
+            f"from {module.path} import {name}: import the module instead "
+            f"(import {module.path} as {short}) and write {short}.{name}"
+        )
+    return member
+
+
+def _import_refusal(module: str) -> str:
+    return f"'{module}' cannot be imported: a program can import {IMPORTABLE}; {RUN_HINT}"
 
 
 def _static_namespace(node: ast.expr, builtins: dict[str, Any]) -> Namespace | None:
@@ -240,13 +397,24 @@ def free_names(tree: ast.AST) -> Iterator[ast.Name]:
 
 
 def assigned_names(statement: ast.stmt) -> list[str]:
-    """Names a statement binds."""
-    if isinstance(statement, ast.Assign):
-        out: list[str] = []
-        for target in statement.targets:
-            elts = target.elts if isinstance(target, ast.Tuple) else [target]
-            out.extend(e.id for e in elts if isinstance(e, ast.Name))
-        return out
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
-        return [statement.target.id]
-    return []
+    """Names a statement binds, also inside its body (``for``, ``if``, ``with``) and by imports.
+
+    >>> assigned_names(ast.parse("for i, (a, b) in z:\\n    c = a\\n    c.grad = None").body[0])
+    ['i', 'a', 'b', 'c']
+    """
+    out: list[str] = []
+    for node in _walk_in_order(statement):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.append(node.id)
+        elif isinstance(node, ast.alias):
+            out.append(node.asname or node.name.split(".")[0])
+    return list(dict.fromkeys(out))
+
+
+def _walk_in_order(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node``, depth first in source order (``ast.walk`` goes breadth first)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(ast.iter_child_nodes(current))))

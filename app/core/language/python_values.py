@@ -1,62 +1,174 @@
 """Bounds on plain Python values: lists, tuples, text and integers.
 
-``[0] * 10**9``, ``9**9**9`` or ``'%*d' % (10**9, 1)`` never reach PyTorch,
-so the size guard cannot see them; they are refused here before they are
-built (see NOTE [size guard] in ``guard.py``).
+``[0] * 10**9``, ``9**9**9``, ``'%*d' % (10**9, 1)`` or ``list(range(10**9))``
+never reach PyTorch, so the size guard cannot see them; they are refused
+here before they are built (see NOTE [size guard] in ``guard.py``).
 """
 
 from __future__ import annotations
 
 import ast
+from collections import OrderedDict
 from typing import Any
 
 import torch
 
 from app.core.language.limits import MAX_INT_BITS, MAX_NESTING, MAX_SEQUENCE
+from app.core.language.objects import Checked
 from app.core.language.whitelist import Namespace
 
-__all__ = ["PySizes", "kind", "python_arith_refusal"]
+__all__ = ["NOTHING", "PySizes", "is_lazy", "kind", "python_arith_refusal", "range_length"]
+
+
+NOTHING: Any = object()  # "no item": None is an item like any other
+_CACHED_ITEMS = 256  # containers this big have their size remembered ...
+_CACHE_ENTRIES = 64  # ... this many of them, the most recently measured
+_LAZY_ENTRIES = 1024  # lengths of zip and enumerate objects, the most recently made
 
 
 class PySizes:
-    """Items and nesting depth of lists, tuples and text.
+    """Items and nesting depth of lists, tuples, text and lazy sequences (``range``, ``zip``).
 
-    The language never changes a list once made (no list methods, no item
-    assignment, ``+=`` makes a new list), so sizes are remembered by identity;
-    the values are kept alive with them so an id is never reused.
+    Measuring walks a container; big ones are remembered by identity, a few at
+    a time, and kept alive while remembered so an id is never reused. Lists
+    change only through the language (``append``, item assignment, ``del``),
+    which reports each change with :meth:`changed`: the changed list's entry is
+    updated and every remembered container holding a list is forgotten, since
+    it may hold the changed one.
+
+    >>> sizes = PySizes()
+    >>> sizes.measure([[1, 2], (3,), "abc", range(10)])
+    (14, 2)
     """
 
     def __init__(self) -> None:
-        self._known: dict[int, tuple[Any, int, int]] = {}
+        self._known: OrderedDict[int, tuple[Any, int, int, bool]] = OrderedDict()
+        self._lazy: OrderedDict[int, tuple[Any, int | None]] = OrderedDict()
+
+    def note_lazy(self, value: Any, length: int | None) -> None:
+        """Remember how many items ``enumerate(...)`` or ``zip(...)`` will give (None: unknown)."""
+        self._lazy[id(value)] = (value, length)
+        while len(self._lazy) > _LAZY_ENTRIES:
+            self._lazy.popitem(last=False)
+
+    def length(self, value: Any) -> int | None:
+        """How many items iterating ``value`` gives, when known without iterating it."""
+        if isinstance(value, range):
+            return range_length(value)
+        if isinstance(value, (list, tuple, str)):
+            return len(value)
+        if isinstance(value, torch.Tensor):
+            return int(value.shape[0]) if value.dim() > 0 else None
+        known = self._lazy.get(id(value))
+        return known[1] if known is not None and known[0] is value else None
+
+    def forget_lazy(self, value: Any) -> None:
+        """``value`` is being iterated: whatever it gives later is no longer its full length."""
+        known = self._lazy.get(id(value))
+        if known is not None and known[0] is value:
+            del self._lazy[id(value)]
 
     def measure(self, value: Any) -> tuple[int, int]:
         """(items counted through every nested list, nesting depth)."""
         if isinstance(value, str):
             return len(value), 0
+        if isinstance(value, range) or is_lazy(value):
+            return self.length(value) or 0, 1
         if not isinstance(value, (list, tuple)):
             return 1, 0
         known = self._known.get(id(value))
         if known is not None:
+            self._known.move_to_end(id(value))
             return known[1], known[2]
-        items, depth = 0, 0
+        items, depth, holds_list = 0, 0, False
         for item in value:
-            if isinstance(item, (list, tuple)):
+            if isinstance(item, (list, tuple, range)) or is_lazy(item):
                 sub_items, sub_depth = self.measure(item)
+                holds_list = holds_list or isinstance(item, list) or self._holds_list(item)
             else:
                 sub_items, sub_depth = 1, 0
             items += sub_items
             depth = max(depth, sub_depth)
-        self._known[id(value)] = (value, items, depth + 1)
+        if items >= _CACHED_ITEMS:
+            self._remember(value, items, depth + 1, holds_list)
         return items, depth + 1
 
     def refusal(self, value: Any) -> str | None:
         """Why ``value`` is nested too deeply or holds too many items, or None."""
         items, depth = self.measure(value)
-        if depth > MAX_NESTING:
-            return f"lists can be nested at most {MAX_NESTING} deep"
-        if items > MAX_SEQUENCE:
-            return f"this would hold {items:,} items; the limit is {MAX_SEQUENCE:,}"
-        return None
+        return _size_refusal(items, depth)
+
+    def refusal_to_add(self, target: list[Any], item: Any, removed: Any = NOTHING) -> str | None:
+        """Why ``item`` may not go into ``target`` (in place of ``removed``), or None."""
+        if item is target or (self.measure(item)[1] >= 2 and _contains(item, target)):
+            return "a list cannot hold itself"
+        items, depth = self.measure(target)
+        added, added_depth = self.measure(item)
+        taken = 0 if removed is NOTHING else self.measure(removed)[0]
+        return _size_refusal(items + added - taken, max(depth, added_depth + 1))
+
+    def changed(self, target: list[Any], added: Any = NOTHING, removed: Any = NOTHING) -> None:
+        """``target`` was changed in place (``added`` went in, ``removed`` came out).
+
+        Its own size is updated rather than measured again, so appending in a loop
+        stays linear; every other remembered container that holds a list is
+        forgotten, since it may hold ``target``.
+        """
+        entry = self._known.get(id(target))
+        for key in [k for k, known in self._known.items() if known[3] and k != id(target)]:
+            del self._known[key]
+        if entry is None:
+            return
+        items, depth = self.measure(added) if added is not NOTHING else (0, 0)
+        taken = self.measure(removed)[0] if removed is not NOTHING else 0
+        holds = entry[3] or isinstance(added, list) or self._holds_list(added)
+        self._known[id(target)] = (target, entry[1] + items - taken, max(entry[2], depth + 1), holds)
+
+    def _holds_list(self, value: Any) -> bool:
+        known = self._known.get(id(value))
+        if known is not None:
+            return known[3]
+        return isinstance(value, (list, tuple)) and any(
+            isinstance(item, list) or (isinstance(item, tuple) and self._holds_list(item)) for item in value
+        )
+
+    def _remember(self, value: Any, items: int, depth: int, holds_list: bool) -> None:
+        self._known[id(value)] = (value, items, depth, holds_list)
+        while len(self._known) > _CACHE_ENTRIES:
+            self._known.popitem(last=False)
+
+
+def _size_refusal(items: int, depth: int) -> str | None:
+    if depth > MAX_NESTING:
+        return f"lists can be nested at most {MAX_NESTING} deep"
+    if items > MAX_SEQUENCE:
+        return f"this would hold {items:,} items; the limit is {MAX_SEQUENCE:,}"
+    return None
+
+
+def _contains(container: Any, target: Any) -> bool:
+    """Whether ``target`` is inside ``container`` at any depth (only lists and tuples are opened)."""
+    stack = [container]
+    while stack:
+        current = stack.pop()
+        for item in current:
+            if item is target:
+                return True
+            if isinstance(item, (list, tuple)):
+                stack.append(item)
+    return False
+
+
+def is_lazy(value: Any) -> bool:
+    """Whether ``value`` is an ``enumerate`` or ``zip`` object, which gives its items one by one."""
+    return isinstance(value, (enumerate, zip))
+
+
+def range_length(r: range) -> int:
+    """``len(r)``, also for ranges longer than ``len`` can count."""
+    if r.step > 0:
+        return max(0, (r.stop - r.start + r.step - 1) // r.step)
+    return max(0, (r.start - r.stop - r.step - 1) // -r.step)
 
 
 def python_arith_refusal(op: ast.operator, left: Any, right: Any, sizes: PySizes) -> str | None:
@@ -111,5 +223,7 @@ def kind(value: Any) -> str:
         return "text"
     if isinstance(value, Namespace):
         return "a module"
+    if isinstance(value, Checked):
+        return value.kind
     name = type(value).__name__
     return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"

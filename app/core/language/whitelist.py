@@ -27,6 +27,8 @@ from app.core.language.objects import AutogradEntry, GradModeEntry
 __all__ = [
     "DENIED_TENSOR_ATTRS",
     "FUNCTIONAL_FUNCTIONS",
+    "LAZY_BUILTINS",
+    "PRINT_LIMIT",
     "REFUSED_TORCH_MEMBERS",
     "RETURN_TYPES_MODULE",
     "TORCH_DTYPES",
@@ -34,6 +36,7 @@ __all__ = [
     "Namespace",
     "SafeBuiltin",
     "build_namespaces",
+    "print_text",
     "result_fields",
 ]
 
@@ -236,6 +239,7 @@ TORCH_DTYPES = frozenset(
 _FILES = "scenarios cannot read or write files"
 _MEMORY = "it reaches raw memory, which scenarios never touch"
 _CODE = "it would run Python code of its own, which scenarios never do"
+_UNINITIALISED = "it holds whatever was in memory, different from run to run; use new_zeros"
 
 # Tensor members a scenario may not use, and why (the rest of the public API is open).
 DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
@@ -270,6 +274,8 @@ DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
         "apply_": _CODE,
         "map_": _CODE,
         "map2_": _CODE,
+        "new_empty": _UNINITIALISED,
+        "new_empty_strided": _UNINITIALISED,
         "grad_fn": "the program draws the graph itself; grad_fn objects are not values in scenarios",
     }
 )
@@ -360,6 +366,10 @@ def build_namespaces() -> dict[str, Any]:
 
 
 MAX_ROUND_DIGITS = 1000
+PRINT_LIMIT = 2_000  # characters of one print(...)'s text; the rest is cut off with an ellipsis
+# Builtins that go through a range, zip or enumerate one item at a time (or not at all):
+# everything else that takes one makes all its items at once, so its length is checked first.
+LAZY_BUILTINS = frozenset(["enumerate", "zip", "len", "bool", "print"])
 
 
 def _round(number: Any, ndigits: Any = None) -> Any:
@@ -369,12 +379,54 @@ def _round(number: Any, ndigits: Any = None) -> Any:
     return round(number) if ndigits is None else round(number, ndigits)
 
 
+def _sum(values: Any, /, start: Any = 0) -> Any:
+    """``sum`` of numbers or tensors; joining lists this way copies them again and again."""
+    if isinstance(start, (list, tuple, str)):
+        raise TypeError("sum() adds numbers and tensors; join lists with +")
+    return sum(values, start)
+
+
+def print_text(*values: Any, sep: Any = " ", end: Any = "\n", file: Any = None, flush: Any = False) -> str:
+    """The text ``print(*values)`` would write, without ``end``, at most PRINT_LIMIT characters.
+
+    >>> print_text("loss", 0.5, [1, "a"], (2,))
+    "loss 0.5 [1, 'a'] (2,)"
+    """
+    if file is not None:
+        raise TypeError("print() writes to the program's output only: leave out file=")
+    if sep is None:
+        sep = " "
+    if not isinstance(sep, str):
+        raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
+    text = ""
+    for index, value in enumerate(values):
+        text += (sep if index else "") + _limited_text(value, PRINT_LIMIT + 1 - len(text), top=True)
+        if len(text) > PRINT_LIMIT:
+            return text[: PRINT_LIMIT - 1] + "\u2026"
+    return text
+
+
+def _limited_text(value: Any, room: int, *, top: bool = False) -> str:
+    """``str(value)`` (``repr`` inside lists), built only as far as ``room`` characters."""
+    if isinstance(value, str):
+        return value if top else repr(value)
+    if not isinstance(value, (list, tuple)) or isinstance(value, torch.Size):
+        return str(value)
+    opening, closing = ("[", "]") if isinstance(value, list) else ("(", ",)" if len(value) == 1 else ")")
+    text = opening
+    for index, item in enumerate(value):
+        if len(text) > room:
+            return text
+        text += (", " if index else "") + _limited_text(item, room - len(text))
+    return text + closing
+
+
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "abs": abs,
     "len": len,
     "min": min,
     "max": max,
-    "sum": sum,
+    "sum": _sum,
     "float": float,
     "int": int,
     "bool": bool,
@@ -383,7 +435,7 @@ _BUILTINS: dict[str, Callable[..., Any]] = {
     "enumerate": enumerate,
     "zip": zip,
     "list": list,
-    "print": print,  # the evaluator sends the text to the recorder (NOTE [program hooks])
+    "print": print_text,  # the evaluator sends the text to the recorder (NOTE [program hooks])
 }
 
 # Named results such as ``x.max(dim=0)`` come from this module; their fields
