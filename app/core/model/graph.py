@@ -18,7 +18,8 @@ __all__ = ["Edge", "Graph", "GraphNode", "LoopMark", "SavedSlot", "SlotKind", "S
 SlotKind = Literal["tensor", "value", "none"]
 
 
-class LoopMark(NamedTuple):
+@dataclass(frozen=True)
+class LoopMark:
     """One enclosing loop at a moment of the program: the ``for`` line and the iteration (from 0)."""
 
     line: int

@@ -174,7 +174,7 @@ class GraphCapture:
         return new
 
     def _register(self, fn: Any, call: int | None) -> str:
-        node_id = f"n{len(self.fns)}"
+        node_id = f"n{len(self._nodes)}"  # never reused, even after forget()
         self.fns[node_id] = fn
         self._ids[id(fn)] = node_id
         unreadable: set[str] = set()

@@ -449,7 +449,8 @@ class _Recorder:
                 readable = key not in self.capture.unreadable and node_id not in self.has_run
                 self._set_state(key, "alive" if readable else self._probe(*key), slot)
                 if slot.saved_version is not None:
-                    self._set_version(key, self._version_now(key) or slot.saved_version)
+                    now = self._version_now(key)
+                    self._set_version(key, slot.saved_version if now is None else now)
         self.pending_nodes.extend(new)
 
     def _name_leaf(self, node_id: str, variable: torch.Tensor) -> None:
@@ -563,7 +564,9 @@ class _Recorder:
         for name in names:
             self.unread_leaves.pop(name, None)
             grad = self.leaf_tensors[name].grad
-            if name not in self.grad_marks or not _unchanged(self.grad_marks[name], grad):
+            if name not in self.grad_marks and grad is None:  # None from the start: nothing changed
+                self.grad_marks[name] = None
+            elif name not in self.grad_marks or not _unchanged(self.grad_marks[name], grad):
                 self.grad_marks[name] = None if grad is None else (grad, grad._version)
                 changes[name] = None if grad is None else values_of(grad)
         return changes
