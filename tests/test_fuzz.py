@@ -24,7 +24,8 @@ from test_hostile import install_sentinels, warm_up
 from app.core import ScenarioError, builtin_names, load_builtin
 from app.core.language import expr
 from app.core.language.expr import Evaluator, Limits, Mode, parse
-from app.core.language.whitelist import DENIED_TENSOR_ATTRS, Namespace, SafeBuiltin
+from app.core.language.objects import Checked
+from app.core.language.whitelist import DENIED_TENSOR_ATTRS, Namespace, SafeBuiltin, build_namespaces
 
 SMALL = Limits(max_elements=10_000, max_work=10_000_000, max_total_elements=1_000_000, time_limit_s=5)
 FUZZ = settings(
@@ -33,12 +34,14 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
 
-NAMES = ["x", "w", "n", "s", "torch", "F", "len", "max", "round", "int"]
+NAMES = ["x", "w", "n", "s", "lin", "torch", "F", "nn", "len", "max", "round", "int", "range", "zip", "list"]
 NAMES += ["open", "eval", "exec", "getattr", "__import__", "_x", "__builtins__", "print", "os", "undefined"]
 ATTRS = ["sum", "exp", "T", "shape", "grad", "data", "values", "tolist", "item", "mean", "expand"]
 ATTRS += ["repeat", "view", "new_ones", "float", "max", "add_", "nn", "functional", "relu", "ones", "zeros"]
 ATTRS += ["save", "load", "hub", "ops", "numpy", "tofile", "grad_fn", "register_hook", "untyped_storage"]
 ATTRS += ["__class__", "__bases__", "__subclasses__", "__globals__", "_version", "__dict__", "mro"]
+ATTRS += ["weight", "parameters", "zero_grad", "append", "backward", "autograd", "no_grad", "Linear"]
+ATTRS += ["_parameters", "_modules", "state_dict", "register_forward_hook", "apply", "new_empty", "to"]
 
 
 # -- what must hold for every input ---------------------------------------------------------
@@ -46,9 +49,9 @@ ATTRS += ["__class__", "__bases__", "__subclasses__", "__globals__", "_version",
 
 def allowed_value(value: Any, depth: int = 0) -> bool:
     """The kinds of value a scenario can ever hold: no modules, functions, classes or frames."""
-    plain = (int, float, complex, bool, str, type(None), type(Ellipsis), slice)
+    plain = (int, float, complex, bool, str, type(None), type(Ellipsis), slice, range, enumerate, zip)
     torch_values = (torch.Tensor, torch.dtype, torch.device, torch.Size, torch.Generator, torch.layout)
-    if isinstance(value, (*plain, *torch_values, Namespace, SafeBuiltin)):
+    if isinstance(value, (*plain, *torch_values, Namespace, SafeBuiltin, Checked)):
         return True
     if isinstance(value, (list, tuple)):
         return depth < 40 and all(allowed_value(v, depth + 1) for v in value)
@@ -96,6 +99,7 @@ def env() -> dict[str, Any]:
         "w": torch.tensor([[0.5, 1.0, -1.0], [2.0, 0.0, 1.5]], requires_grad=True),
         "n": 3,
         "s": [1.0, 2.0],
+        "lin": build_namespaces()["nn"].members["Linear"](3, 2),
     }
 
 
@@ -155,6 +159,7 @@ TOKENS += [
     "device='cpu'",
 ]
 TOKENS += ["lambda: ", "import ", "for ", " in ", ":=", "f'{", "}'", "*", "**", "{", "}", "\x00", "é", "\\"]
+TOKENS += ["with ", "torch.no_grad()", "    ", "break", "del ", " is ", "None", "range(", "print(", "lin("]
 
 token_text = st.lists(st.sampled_from(TOKENS), max_size=25).map("".join)
 raw_text = st.text(max_size=60)
@@ -281,9 +286,15 @@ statements = st.one_of(
     st.builds(lambda v, o: ast.AugAssign(ast.Name("x", ast.Store()), o(), v), trees, st.sampled_from(BINOPS)),
     st.builds(ast.Expr, trees),
     st.just(ast.Import(names=[ast.alias(name="os")])),
-    st.builds(lambda v: ast.For(ast.Name("i", ast.Store()), v, [ast.Expr(v)], []), trees),
-    st.builds(lambda v: ast.If(v, [ast.Expr(v)], []), trees),
+    st.sampled_from(["torch.nn", "torch.utils", "torch.autograd", "torch"]).map(
+        lambda m: ast.Import(names=[ast.alias(name=m, asname="m")])
+    ),
+    st.builds(lambda v: ast.For(ast.Name("i", ast.Store()), v, [ast.Expr(v), ast.Break()], []), trees),
+    st.builds(lambda v: ast.If(v, [ast.Expr(v)], [ast.Continue()]), trees),
     st.builds(lambda v: ast.Delete([ast.Name("x", ast.Del())]), trees),
+    st.builds(lambda v, i: ast.Assign([ast.Subscript(v, i, ast.Store())], i, lineno=1), trees, trees),
+    st.builds(lambda v: ast.With([ast.withitem(v, None)], [ast.Expr(v)]), trees),
+    st.builds(lambda v: ast.While(v, [ast.Expr(v)], []), trees),
 )
 
 
@@ -320,15 +331,7 @@ def test_random_statement_trees(watch: Watch) -> None:
 
 
 def real_texts() -> list[tuple[str, Mode]]:
-    out: list[tuple[str, Mode]] = []
-    for name in builtin_names():
-        scenario = load_builtin(name)
-        out += [
-            (text.replace("requires_grad=True", "requires_grad=True"), "eval") for _, text in scenario.inputs
-        ]
-        out.append((scenario.forward, "exec"))
-        out += [(c.loss, "eval") for c in scenario.calls]
-    return out
+    return [(load_builtin(name).code, "exec") for name in builtin_names()]
 
 
 @st.composite
