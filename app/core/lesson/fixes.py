@@ -508,6 +508,59 @@ def _summed_fix(failure: _Failure) -> Fix | None:
     )
 
 
+def _detach_shared_fix(failure: _Failure) -> Fix | None:
+    """``fake.detach()`` in the earlier loss, when an optimizer step between the two calls shows that
+    each loss trains its own part (a GAN's discriminator step must not walk the generator)."""
+    freeing, node = failure.freeing_calls(), failure.node
+    if len(freeing) != 1 or node is None or node.line is None:
+        return None
+    if _site(freeing[0].call) == _site(failure.info.call):
+        return None
+    source = failure.source
+    first, second = failure.call_statement(freeing[0]), failure.call_statement(failure.info)
+    _, block = source.block_of(first)
+    if second not in block or block.index(first) > block.index(second):
+        return None
+    if not any(_is_step(s) for s in block[block.index(first) + 1 : block.index(second)]):
+        return None
+    made = source.statement_at(node.line)
+    names = _assigned_names(made) if made is not None else []
+    if len(names) != 1:
+        return None
+    shared, loss = names[0], _loss_statement(source, first, block)
+    uses = [
+        n
+        for n in ast.walk(loss)
+        if isinstance(n, ast.Name) and n.id == shared and isinstance(n.ctx, ast.Load)
+    ]
+    if not uses:
+        return None
+    code = source.code
+    for use in sorted(uses, key=source.start, reverse=True):
+        code = _edit(code, source.start(use), source.end(use), f"{shared}.detach()")
+    return Fix(
+        f"{shared}.detach() in the loss on line {loss.lineno}",
+        f"The loss on line {loss.lineno} reaches back through {shared} into the graph that made it, so "
+        f"its backward freed that graph before the later loss could use it. With {shared}.detach() "
+        f"there, that loss trains only its own part and leaves the graph behind {shared} alone.",
+        code,
+    )
+
+
+def _loss_statement(source: _Source, call_statement: ast.stmt, block: list[ast.stmt]) -> ast.stmt:
+    """Where the loss of ``loss.backward()`` was computed: the last assignment to ``loss`` before it
+    in the same block, else the call's statement itself."""
+    if isinstance(call_statement, ast.Expr) and isinstance(call_statement.value, ast.Call):
+        func = call_statement.value.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            name = func.value.id
+            earlier = block[: block.index(call_statement)]
+            assigned = [s for s in earlier if name in _assigned_names(s)]
+            if assigned:
+                return assigned[-1]
+    return call_statement
+
+
 def _loop_at(source: _Source, line: int) -> ast.For | None:
     stmt = source.statement_at(line)
     return stmt if isinstance(stmt, ast.For) and stmt.lineno == line else None
@@ -682,6 +735,7 @@ _MAKERS: tuple[Callable[[_Failure], Fix | None], ...] = (
     _recompute_inside_fix,
     _clone_fix,
     _step_after_fix,
+    _detach_shared_fix,
     _retain_fix,
     _summed_fix,
 )
