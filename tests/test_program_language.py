@@ -225,6 +225,10 @@ n = w.sum().item()
 p = list(zip([1, 2], [3, 4]))
 q = list(enumerate(v))
 """,
+    "f-strings": """
+loss = (w * v).sum()
+t = f"loss {loss:.4f} {loss.item():>10.3e} {[1, 'a', w]} {'x'!r:^7} {w!s} {3:05d} {'é'!a} {{}} {v}"
+""",
     "leaf gradients": """
 for i in range(3):
     loss = (w * v * i).sum()
@@ -541,6 +545,9 @@ REFUSED = [
     ("for open in range(2):\n    pass", 1, 5, "'open' is not available in scenarios"),
     ("for print in range(2):\n    pass", 1, 5, "'print' is a built-in name and cannot be assigned"),
     ("torch.autograd.grad = 1", 1, 1, "torch.autograd.grad cannot be assigned"),
+    ("print(f'{w:>999999999}')", 1, 7, "f-string widths and precisions are limited to 100"),
+    ("print(f'{w:.{2}f}')", 1, 7, "a format spec is written out in f-strings here"),
+    ("print(f'{w:%%}')", 1, 7, "'%%' is not a format spec f-strings take here"),
 ]
 
 
@@ -619,12 +626,32 @@ def test_a_checked_object_answers_only_its_listed_members() -> None:
         ("a = toy.weight()", "'weight' is not a method: drop the ()"),
         ("toy.bias = v", "'bias' cannot be assigned on a toy module"),
         ("for p in toy:\n    pass", "a for loop cannot go over a toy module"),
-        ("a = toy + 1", "Python says: unsupported operand type(s)"),
+        ("a = toy + 1", "a toy module cannot be used with an operator"),
+        ("a = toy[0]", "a toy module has no items to take with [...]"),
     ],
 )
 def test_a_checked_object_refuses_what_it_does_not_list(code: str, message: str) -> None:
     err = refusal(code, env={"toy": Toy(), "v": torch.ones(2)})
     assert message in err.message and err.line is not None
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("a = lin.state_dict()", "'state_dict' is not available on an nn.Linear module"),
+        ("lin.load_state_dict(1)", "'load_state_dict' is not available on an nn.Linear module"),
+        ("h = lin.register_forward_hook(print)", "'register_forward_hook' is not available on an nn.Linear"),
+        ("lin.apply(print)", "'apply' is not available on an nn.Linear module"),
+        ("lin.to('cpu')", "'to' is not available on an nn.Linear module"),
+        ("g = opt.param_groups", "'param_groups' is not available on an optim.SGD optimizer"),
+        ("opt.step(print)", "step() takes no closure in programs"),
+        ("lin.weight = lin.bias", "'weight' cannot be assigned on an nn.Linear module"),
+    ],
+)
+def test_real_modules_and_optimizers_keep_hooks_state_and_closures_out(code: str, message: str) -> None:
+    start = "lin = nn.Linear(2, 2)\nopt = optim.SGD(lin.parameters(), lr=0.1)\n"
+    err = refusal(start + code)
+    assert message in err.message and err.line == 3
 
 
 @pytest.mark.parametrize("name", ["_modules", "__dict__", "__class__", "_parameters", "__init__"])

@@ -76,6 +76,7 @@ from app.core.language.whitelist import (
     Namespace,
     SafeBuiltin,
     build_namespaces,
+    format_field,
     result_fields,
 )
 from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
@@ -424,11 +425,15 @@ class Evaluator:
             return self._eval(node.body) if self._truth(node.test) else self._eval(node.orelse)
         if isinstance(node, ast.Subscript):
             owner, index = self._eval(node.value), self._index(node.slice)
+            if isinstance(owner, _OBJECTS):
+                raise self._error(f"{kind(owner)} has no items to take with [...]", node)
             return self._apply(operator.getitem, [owner, index], {}, node)
         if isinstance(node, ast.Call):
             return self._call(node)
         if isinstance(node, ast.Attribute):
             return self._attribute(node)
+        if isinstance(node, ast.JoinedStr):
+            return self._fstring(node)
         raise self._error(f"{type(node).__name__} is not part of the scenario language", node)
 
     def _constant(self, node: ast.Constant) -> Any:
@@ -443,6 +448,19 @@ class Evaluator:
             return self.builtins[node.id]
         except KeyError:
             raise self._error(f"name '{node.id}' is not defined", node) from None
+
+    def _fstring(self, node: ast.JoinedStr) -> str:
+        pieces: list[str] = []
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                value = self._eval(part.value)
+                spec = _written_text(part.format_spec) if part.format_spec is not None else ""
+                pieces.append(self._apply(format_field, [value, part.conversion, spec], {}, part))
+            else:
+                pieces.append(_written_text(part))
+        text = "".join(pieces)
+        self._check_python_value(text, node)
+        return text
 
     def _value_of_name(self, node: ast.Name) -> Any:
         value = self._lookup(node)
@@ -500,8 +518,10 @@ class Evaluator:
         refusal = python_arith_refusal(op, left, right, self._sizes)
         if refusal is not None:
             raise self._error(refusal, node)
-        result = self._apply(BINOPS[type(op)], [left, right], {}, node)
-        return result
+        for value in (left, right):
+            if isinstance(value, _OBJECTS):
+                raise self._error(f"{kind(value)} cannot be used with an operator", node)
+        return self._apply(BINOPS[type(op)], [left, right], {}, node)
 
     def _attribute(self, node: ast.Attribute) -> Any:
         return self._read_attribute(self._eval(node.value), node)
@@ -845,6 +865,12 @@ def _writer(name: str) -> Callable[[Any, Any], None]:
     return write
 
 
+def _written_text(node: ast.expr) -> str:
+    """The text of an f-string's constant part or format spec (parsing allows nothing else there)."""
+    parts = node.values if isinstance(node, ast.JoinedStr) else [node]
+    return "".join(p.value for p in parts if isinstance(p, ast.Constant) and isinstance(p.value, str))
+
+
 def _not_listed(owner: Checked, name: str) -> str:
     close = difflib.get_close_matches(name, owner.members(), n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -859,6 +885,7 @@ def _first_line(exc: BaseException) -> str:
 ASSIGNABLE_TENSOR_ATTRS = frozenset(["grad", "requires_grad"])
 _TENSOR_ASSIGNMENT = "on a tensor only .grad and .requires_grad can be assigned, not .{name}"
 _HAS_MEMBERS = "tensors, nn modules, optimizers, torch and F"
+_OBJECTS = (Checked, Namespace, SafeBuiltin)  # values that stand for something: no items, no arithmetic
 _TENSOR_BACKWARD = AutogradEntry("backward", torch.Tensor.backward)
 _TENSOR_MEMBERS: list[str] = []
 

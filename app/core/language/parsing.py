@@ -9,6 +9,7 @@ oversized text, trees nested too deeply.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
@@ -35,6 +36,7 @@ __all__ = [
     "WITH_REFUSAL",
     "Mode",
     "assigned_names",
+    "format_spec_refusal",
     "free_names",
     "import_bindings",
     "parse",
@@ -203,6 +205,8 @@ class _StaticChecker:
             self.check_constant(node)
         elif isinstance(node, ast.Compare):
             self.check_identity(node)
+        elif isinstance(node, ast.FormattedValue):
+            self.check_format(node)
         elif isinstance(node, ast.Call) and not isinstance(node.func, (ast.Name, ast.Attribute)):
             raise self.error("only named functions and methods can be called", node.func)
         elif isinstance(node, ast.stmt):
@@ -261,6 +265,19 @@ class _StaticChecker:
             if type(op) in IDENTITY_REFUSALS and not (_is_none(left) or _is_none(right)):
                 raise self.error(IDENTITY_REFUSALS[type(op)], node)
 
+    def check_format(self, node: ast.FormattedValue) -> None:
+        """``f"{loss:.4f}"``: a written-out spec, no wider than MAX_FORMAT_WIDTH (``{x:>999999999}``)."""
+        spec = node.format_spec
+        if spec is None:
+            return
+        pieces = spec.values if isinstance(spec, ast.JoinedStr) else [spec]
+        written = [p.value for p in pieces if isinstance(p, ast.Constant) and isinstance(p.value, str)]
+        if len(written) != len(pieces):
+            raise self.error("a format spec is written out in f-strings here, as in {loss:.4f}", node)
+        refusal = format_spec_refusal("".join(written))
+        if refusal is not None:
+            raise self.error(refusal, node)
+
     def check_target(self, target: ast.expr, allowed: tuple[type[ast.AST], ...], hint: str) -> None:
         if not isinstance(target, allowed):
             raise self.error(hint, target)
@@ -296,6 +313,27 @@ DATA_ASSIGNMENT = (
 )
 WITH_REFUSAL = "only with torch.no_grad(): and with torch.enable_grad(): are part of the checked language"
 IMPORTABLE = "torch, torch.nn, torch.nn.functional, torch.optim and torch.autograd"
+
+
+MAX_FORMAT_WIDTH = 100  # width and precision in an f-string's format spec
+_FORMAT_SPEC = re.compile(
+    r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?"
+)
+
+
+def format_spec_refusal(spec: str) -> str | None:
+    """Why an f-string format spec is refused (not one, or too wide), or None.
+
+    >>> format_spec_refusal(".4f"), format_spec_refusal(">8"), format_spec_refusal(">1000000")
+    (None, None, 'f-string widths and precisions are limited to 100')
+    """
+    match = _FORMAT_SPEC.fullmatch(spec)
+    if match is None:
+        return f"'{spec}' is not a format spec f-strings take here, such as .4f or >8"
+    numbers = [n for n in match.group("width", "precision") if n]
+    if any(len(n) > 3 or int(n) > MAX_FORMAT_WIDTH for n in numbers):
+        return f"f-string widths and precisions are limited to {MAX_FORMAT_WIDTH}"
+    return None
 
 
 def _is_none(node: ast.expr) -> bool:

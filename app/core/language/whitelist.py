@@ -22,6 +22,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from app.core.language.limits import MAX_SEQUENCE
 from app.core.language.objects import AutogradEntry, GradModeEntry
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "Namespace",
     "SafeBuiltin",
     "build_namespaces",
+    "format_field",
     "print_text",
     "result_fields",
 ]
@@ -404,6 +406,20 @@ def print_text(*values: Any, sep: Any = " ", end: Any = "\n", file: Any = None, 
         if len(text) > PRINT_LIMIT:
             return text[: PRINT_LIMIT - 1] + "\u2026"
     return text
+
+
+def format_field(value: Any, conversion: int, spec: str) -> str:
+    """One ``{value!conversion:spec}`` field of an f-string; the spec was checked when parsed.
+
+    >>> format_field(0.123456, -1, ".3f"), format_field("a", ord("r"), ""), format_field([1, "b"], -1, "")
+    ('0.123', "'a'", "[1, 'b']")
+    """
+    if conversion in (ord("r"), ord("a")):
+        text = _limited_text(value, MAX_SEQUENCE)
+        value = text.encode("ascii", "backslashreplace").decode() if conversion == ord("a") else text
+    elif conversion == ord("s") or (not spec and isinstance(value, (list, tuple))):
+        value = _limited_text(value, MAX_SEQUENCE, top=True)
+    return format(value, spec)
 
 
 def _limited_text(value: Any, room: int, *, top: bool = False) -> str:
