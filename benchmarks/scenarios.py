@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from app.core import Scenario, parse_scenario
+from app.core import Program, parse_scenario
 
 __all__ = ["ChainSpec", "chain_losses", "chain_scenario", "chain_spec", "chain_toml", "plain_chain"]
 
@@ -92,8 +92,8 @@ loss = "(h * h).mean()"
 '''
 
 
-def chain_scenario(nodes: int, d: int = 8) -> Scenario:
-    """A checked :class:`Scenario` of about ``nodes`` autograd nodes."""
+def chain_scenario(nodes: int, d: int = 8) -> Program:
+    """A checked :class:`Program` of about ``nodes`` autograd nodes."""
     return parse_scenario(chain_toml(chain_spec(nodes, d)))
 
 

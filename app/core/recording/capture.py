@@ -159,6 +159,7 @@ class GraphCapture:
     def add_roots(self, roots: Iterable[Any], *, call: int | None = None) -> list[str]:
         """Walk from ``roots``; return the ids of nodes seen for the first time."""
         new: list[str] = []
+        first_edge = len(self._edges)
         stack = [r for r in roots if r is not None]
         while stack:
             fn = stack.pop()
@@ -170,7 +171,7 @@ class GraphCapture:
             children = list(_next_functions(fn))
             self._edges.extend(Edge(node_id, self._id_or_pending(c)) for c in children)
             stack.extend(reversed(children))
-        self._resolve_pending()
+        self._resolve_pending(first_edge)
         return new
 
     def _register(self, fn: Any, call: int | None) -> str:
@@ -193,10 +194,12 @@ class GraphCapture:
     def _id_or_pending(self, fn: Any) -> str:
         return self._ids.get(id(fn)) or f"?{id(fn)}"
 
-    def _resolve_pending(self) -> None:
-        self._edges = [
-            Edge(e.src, self._ids[int(e.dst[1:])] if e.dst.startswith("?") else e.dst) for e in self._edges
-        ]
+    def _resolve_pending(self, first: int) -> None:
+        """Name the targets of the edges added since ``first`` (each child was registered by now)."""
+        for i in range(first, len(self._edges)):
+            edge = self._edges[i]
+            if edge.dst.startswith("?"):
+                self._edges[i] = Edge(edge.src, self._ids[int(edge.dst[1:])])
 
     def node(self, node_id: str) -> GraphNode:
         return self._nodes[node_id]
