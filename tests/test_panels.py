@@ -12,13 +12,16 @@ import torch
 from conftest import plain_forgot_retain_error
 from PySide6.QtCore import Qt
 
-from app.core import record
+from app.core import load_builtin, record
 from app.core.devices import DeviceInfo
 from app.core.lesson.captions import format_values
+from app.core.lesson.fixes import changed_lines, fixes_for
+from app.core.model.program import Program
 from app.core.model.timeline import Timeline
+from app.core.model.values import Values
 from app.ui import device_selector as device_selector_module
 from app.ui import theme
-from app.ui.call_toggles import UNSET_TIP, CallToggles, retain_text
+from app.ui.call_toggles import UNSET_TIP, CallToggles, call_sites, retain_text
 from app.ui.caption_bar import CaptionBar
 from app.ui.code_panel import CodePanel
 from app.ui.device_selector import DeviceSelector
@@ -75,11 +78,28 @@ def test_node_details_show_every_slot_state_as_recorded(qtbot, session, two_loss
 def test_node_details_follow_the_running_node_until_one_is_clicked(qtbot, session, two_losses):
     details = _panel(qtbot, NodeDetails, session)
     session.apply(two_losses)
-    session.go_to(2)
-    assert details.node_id == two_losses.timeline[2].node
+    running = next(s.index for s in two_losses.timeline.steps if s.node is not None and s.index > 1)
+    session.go_to(running)
+    assert details.node_id == two_losses.timeline[running].node is not None
     details.show_node(_node_id(two_losses, "AccumulateGrad"))
     session.go_to(1)
     assert details.title.text() == "AccumulateGrad"
+
+
+def test_node_details_name_the_line_and_the_version_of_a_slot_changed_in_place(qtbot, session):
+    recording = record(load_builtin("inplace-sigmoid"))
+    details = _panel(qtbot, NodeDetails, session)
+    session.apply(recording)  # at the error step
+    failed = recording.failed.failed_node
+    details.show_node(failed)
+    node = recording.graph.node(failed)
+    assert f"made by line {node.line}" in details.subtitle.text()
+    state = recording.timeline.state(session.index)
+    slot = node.tensor_slots[0]
+    assert state.slots[(failed, slot.name)] == "modified"
+    now = state.versions[(failed, slot.name)]
+    assert details.slot_states()[slot.name] == f"modified (saved at v{slot.saved_version}, now v{now})"
+    assert slot.saved_version != now
 
 
 # -- gradients -----------------------------------------------------------------------------
@@ -89,7 +109,7 @@ def test_grad_panel_shows_the_recorded_grad_at_every_step(qtbot, session, two_lo
     assert panel.leaf_names() == list(two_losses.leaves)
     for index in range(len(two_losses.timeline)):
         session.go_to(index)
-        grad = two_losses.timeline.state(index).grads["x"]
+        grad = two_losses.timeline.state(index).grads.get("x")
         assert panel.grad_text("x") == f"x.grad = {format_values(grad)}"
         expected = [] if grad is None else grad.tolist()
         assert panel.bars("x").values() == pytest.approx(expected)
@@ -121,7 +141,7 @@ def test_grad_panel_totals_and_contributions_match_pytorch(qtbot, session, two_l
     session.end()
     torch_grad = _plain_torch_two_losses()
     assert torch_grad.tolist() == [8.0, 16.0]
-    assert panel.grad_text("x") == f"x.grad = {format_values(torch_grad)}"
+    assert panel.grad_text("x") == f"x.grad = {format_values(Values.from_list(torch_grad.tolist()))}"
     assert panel.bars("x").values() == torch_grad.tolist()
     history = panel.history_text("x")
     for info in two_losses.calls:
@@ -135,16 +155,42 @@ def test_grad_panel_totals_and_contributions_match_pytorch(qtbot, session, two_l
 
 
 # -- code, caption, counter, memory ------------------------------------------------------------
-def test_code_panel_marks_the_current_calls_line(qtbot, session, two_losses):
+def expected_marks(recording, index):
+    """1-based lines the code panel marks at ``index``: the running call's lines, else the step's line."""
+    step = recording.timeline[index]
+    if step.call is not None:
+        call = recording.calls[step.call].call
+        return list(range(call.line, call.end_line + 1))
+    return [] if step.line is None else [step.line]
+
+
+def test_code_panel_shows_the_program_with_numbers_and_marks_each_steps_line(qtbot, session, two_losses):
     panel = _panel(qtbot, CodePanel, session)
     session.apply(two_losses)
-    lines, call_lines = two_losses.scenario.to_python()
-    assert [line[2:] for line in panel.toPlainText().splitlines()] == lines
-    for index in range(1, len(two_losses.timeline)):
+    lines = two_losses.program.lines
+    shown = panel.toPlainText().splitlines()
+    assert [line[2:].split("  ", 1)[1] if line[2:].strip() else "" for line in shown] == lines
+    assert [int(line[2:].split("  ", 1)[0]) for line in shown] == list(range(1, len(lines) + 1))
+    for index in [*range(len(two_losses.timeline)), 0]:
         session.go_to(index)
-        assert panel.highlighted_lines() == [call_lines[two_losses.timeline[index].call]]
+        assert panel.marked_line_numbers() == expected_marks(two_losses, index), index
     session.home()
-    assert panel.highlighted_lines() == [lines.index("y = x.square()")]
+    assert lines[panel.marked_line_numbers()[0] - 1] == "y = x.square()"
+    session.go_to(two_losses.calls[1].first_step)
+    assert [lines[n - 1] for n in panel.marked_line_numbers()] == ["(y * 3).sum().backward()"]
+
+
+def test_code_panel_marks_every_line_of_a_call_written_over_several_lines(qtbot, session):
+    code = (
+        "import torch\n\nx = torch.tensor([1., 2.], requires_grad=True)\ny = x.square()\n"
+        "y.sum().backward(\n    retain_graph=True,\n)\n"
+    )
+    recording = record(Program(code))
+    panel = _panel(qtbot, CodePanel, session)
+    session.apply(recording)
+    session.go_to(recording.calls[0].first_step)
+    assert panel.marked_line_numbers() == [5, 6, 7]
+    assert panel.toPlainText().splitlines()[4].startswith("▶")
 
 
 def test_caption_and_counter_follow_the_step(qtbot, session, two_losses):
@@ -156,7 +202,21 @@ def test_caption_and_counter_follow_the_step(qtbot, session, two_losses):
         session.go_to(index)
         assert caption.text() == two_losses.timeline[index].caption
         assert counter.number.text() == f"Step {index} / {last}"
+    assert counter.detail.text() == f"line {two_losses.timeline[last].line}"  # the statement after call 2
+    session.go_to(two_losses.calls[1].last_step)
     assert counter.detail.text() == "call 2 of 2 · finished"
+
+
+def test_counter_says_which_iteration_runs_inside_a_loop(qtbot, session):
+    recording = record(load_builtin("rnn-no-detach"))
+    counter = _panel(qtbot, StepCounter, session)
+    session.apply(recording)
+    for index in range(len(recording.timeline)):
+        session.go_to(index)
+        step = recording.timeline[index]
+        mark = step.loops[-1]
+        assert counter.detail.text().startswith(f"iteration {mark.index + 1} of {mark.count}"), index
+    assert counter.detail.text() == f"iteration 2 of 3 · call 2 of {len(recording.calls)} · FAILED"
 
 
 def test_memory_chart_draws_the_recorded_bytes_and_marks_the_step(qtbot, session, two_losses):
@@ -203,37 +263,54 @@ def test_memory_chart_draws_device_memory_when_the_recording_has_it(qtbot, sessi
 # -- errors and fixes ----------------------------------------------------------------------------
 def test_error_panel_shows_pytorchs_message_and_the_freeing_call(qtbot, session, forgot_retain):
     panel = _panel(qtbot, ErrorPanel, session)
-    session.apply(forgot_retain)
+    session.apply(forgot_retain)  # shown from the failing step
+    assert session.index == forgot_retain.failed.last_step
     assert not panel.isHidden()
     assert panel.message.text() == plain_forgot_retain_error()
     assert "PowBackward0" in panel.title.text()
+    assert f"(line {forgot_retain.failed.call.line})" in panel.title.text()
     explanation = panel.explanation.text()
     assert "saved self" in explanation
     freed_by = forgot_retain.freed_by[(forgot_retain.failed.failed_node, "self")]
-    assert f"but call {freed_by + 1} freed it" in explanation
-    assert panel.retain_calls() == [freed_by]
+    line = forgot_retain.calls[freed_by].call.line
+    assert f"but call {freed_by + 1} (line {line}) freed it" in explanation
 
 
-def test_both_fixes_are_scenario_changes_that_pytorch_accepts(qtbot, session, forgot_retain):
+def test_error_panel_appears_only_at_the_error_step(qtbot, session, forgot_retain):
     panel = _panel(qtbot, ErrorPanel, session)
     session.apply(forgot_retain)
-    retain, summed = panel.retain_fix(), panel.sum_fix()
-    assert retain == forgot_retain.scenario.with_call(0, retain_graph=True)
-    assert summed == forgot_retain.scenario.summed()
-    for fix in (retain, summed):
-        fixed = record(fix)
+    error_step = forgot_retain.failed.last_step
+    for index in range(len(forgot_retain.timeline)):
+        session.go_to(index)
+        assert panel.isHidden() == (index != error_step), index
+
+
+def test_both_fixes_are_program_edits_that_pytorch_accepts(qtbot, session, forgot_retain):
+    panel = _panel(qtbot, ErrorPanel, session)
+    session.apply(forgot_retain)
+    assert panel.fixes == fixes_for(forgot_retain)
+    assert [f.title.split(" on ")[0] for f in panel.fixes] == [
+        "retain_graph=True",
+        "add the losses, one backward",
+    ]
+    old = forgot_retain.program.code
+    for button, code, fix in zip(panel.fix_buttons, panel.fix_codes, panel.fixes, strict=True):
+        assert not button.isHidden() and fix.title in button.text()
+        assert code.text() == "\n".join(changed_lines(old, fix.code))
+        fixed = record(forgot_retain.program.with_code(fix.code))
         assert fixed.failed is None
         assert fixed.grads_at_end(len(fixed.calls) - 1)["x"].tolist() == _plain_torch_two_losses().tolist()
     asked = []
-    session.rerecord = asked.append
-    panel.retain_button.click()
-    panel.sum_button.click()
-    assert asked == [retain, summed]
+    session.change_program = asked.append
+    for button in panel.fix_buttons:
+        button.click()
+    assert asked == [forgot_retain.program.with_code(f.code) for f in panel.fixes]
 
 
 def test_a_refused_call_shows_pytorchs_message_without_fixes(qtbot, session, two_losses):
     panel = _panel(qtbot, ErrorPanel, session)
-    refused = record(two_losses.scenario.with_call(0, loss="y"))  # a non-scalar loss
+    code = two_losses.program.code.replace("y.sum().backward(retain_graph=True)", "y.backward()")
+    refused = record(two_losses.program.with_code(code))  # a non-scalar loss
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError) as info:
         x.square().backward()
@@ -241,8 +318,23 @@ def test_a_refused_call_shows_pytorchs_message_without_fixes(qtbot, session, two
     assert not panel.isHidden()
     assert panel.message.text() == str(info.value)
     assert "refused" in panel.explanation.text()
-    assert panel.retain_fix() is None and panel.sum_fix() is None
-    assert panel.retain_button.isHidden() and panel.sum_button.isHidden()
+    assert panel.fixes == []
+    assert all(b.isHidden() for b in panel.fix_buttons)
+
+
+def test_a_program_error_outside_any_call_shows_its_message_and_line(qtbot, session):
+    panel = _panel(qtbot, ErrorPanel, session)
+    recording = record(Program("import torch\n\nx = torch.ones(2)\ny = x @ torch.ones(3)\n"))
+    with pytest.raises(RuntimeError) as info:
+        torch.ones(2) @ torch.ones(3)
+    session.apply(recording)
+    assert recording.failed is None and recording.error_line == 4
+    assert session.index == session.last_index
+    assert not panel.isHidden()
+    assert "Line 4" in panel.title.text()
+    assert str(info.value) in panel.message.text()
+    session.home()
+    assert panel.isHidden() or session.last_index == 0
 
 
 def test_error_panel_hides_without_a_failure(qtbot, session, two_losses, forgot_retain):
@@ -250,14 +342,14 @@ def test_error_panel_hides_without_a_failure(qtbot, session, two_losses, forgot_
     session.apply(forgot_retain)
     session.apply(two_losses)
     assert panel.isHidden()
-    assert panel.retain_fix() is None
+    assert panel.fixes == []
 
 
 # -- call toggles ------------------------------------------------------------------------------
 def test_call_toggles_show_each_calls_flags(qtbot, session, two_losses):
     toggles = _panel(qtbot, CallToggles, session)
     session.apply(two_losses)
-    calls = two_losses.scenario.calls
+    calls = [info.call for info in two_losses.calls]
     assert [b.checkState() for b in toggles.retain_boxes] == [
         Qt.CheckState.Checked if c.retain_graph else Qt.CheckState.PartiallyChecked for c in calls
     ]
@@ -268,33 +360,72 @@ def test_call_toggles_show_each_calls_flags(qtbot, session, two_losses):
     assert [b.isChecked() for b in toggles.create_boxes] == [c.create_graph for c in calls]
 
 
-def test_unticking_retain_asks_for_the_changed_scenario(qtbot, session, two_losses):
+def test_unticking_retain_asks_for_the_edited_program(qtbot, session, two_losses):
     toggles = _panel(qtbot, CallToggles, session)
     session.apply(two_losses)
     asked = []
-    session.rerecord = asked.append
+    session.change_program = asked.append
     toggles.retain_boxes[0].click()  # Checked -> Unchecked
     toggles.create_boxes[1].click()
+    code = two_losses.program.code
     assert asked == [
-        two_losses.scenario.with_call(0, retain_graph=False),
-        two_losses.scenario.with_call(1, create_graph=True),
+        two_losses.program.with_code(
+            code.replace("y.sum().backward(retain_graph=True)", "y.sum().backward(retain_graph=False)")
+        ),
+        two_losses.program.with_code(
+            code.replace("(y * 3).sum().backward()", "(y * 3).sum().backward(create_graph=True)")
+        ),
     ]
     assert toggles.retain_boxes[0].text() == "retain_graph=False"
 
 
+def test_a_toggle_records_the_edited_program_and_undo_takes_it_back(qtbot, session, two_losses):
+    toggles = _panel(qtbot, CallToggles, session)
+    session.apply(two_losses)
+    with qtbot.waitSignal(session.recording_applied, timeout=60_000) as blocker:
+        toggles.retain_boxes[0].click()  # Checked -> Unchecked: the second backward fails
+    recording = blocker.args[0]
+    assert "y.sum().backward(retain_graph=False)" in recording.program.code
+    assert recording.failed is not None and recording.failed.index == 1
+    assert toggles.retain_boxes[0].checkState() == Qt.CheckState.Unchecked
+    assert session.can_undo
+    with qtbot.waitSignal(session.recording_applied, timeout=60_000) as blocker:
+        session.undo()
+    assert blocker.args[0].program == two_losses.program
+    assert not session.can_undo
+
+
+def test_a_call_in_a_loop_is_one_row_with_its_count(qtbot, session):
+    recording = record(load_builtin("rnn-detach"))
+    toggles = _panel(qtbot, CallToggles, session)
+    session.apply(recording)
+    call = recording.calls[0].call
+    assert len(recording.calls) == 3 and {(i.call.line, i.call.col) for i in recording.calls} == {
+        (call.line, call.col)
+    }
+    assert toggles.call_texts() == [f"Line {call.line}: loss.backward()  ×3"]
+    asked = []
+    session.change_program = asked.append
+    toggles.create_boxes[0].click()
+    assert asked == [
+        recording.program.with_code(
+            recording.program.code.replace("    loss.backward()", "    loss.backward(create_graph=True)")
+        )
+    ]
+
+
 def test_call_rows_reused_for_the_next_recording_show_what_new_ones_show(qtbot, session, two_losses):
     """Rows are reused across recordings with more or fewer calls; showing one never records again."""
-    from app.core import load_builtin, record
-
     toggles = _panel(qtbot, CallToggles, session)
     asked = []
     session.rerecord = asked.append
+    session.change_program = asked.append
     session.apply(two_losses)
     first_box = toggles.retain_boxes[0]
     counts = set()
-    for name in ("higher-derivative", "forgot-retain", "summed-loss", "two-losses"):
+    for name in ("higher-derivative", "forgot-retain", "summed-loss", "rnn-detach", "two-losses"):
         recording = record(load_builtin(name))
-        counts.add(len(recording.scenario.calls))
+        counts.add(len(call_sites(recording)))
         session.apply(recording)
         fresh_session = Session()
         fresh = _panel(qtbot, CallToggles, fresh_session)
@@ -308,9 +439,12 @@ def test_call_rows_reused_for_the_next_recording_show_what_new_ones_show(qtbot, 
             )
 
         assert shown(toggles) == shown(fresh)
-        calls = recording.scenario.calls
-        lines, call_lines = recording.scenario.to_python()
-        assert toggles.call_texts() == [f"Call {i + 1}: {lines[call_lines[i]]}" for i in range(len(calls))]
+        sites = call_sites(recording)
+        calls = [site.call for site in sites]
+        assert toggles.call_texts() == [
+            f"Line {c.line}: {c.text}" + (f"  ×{s.count}" if s.count > 1 else "")
+            for c, s in zip(calls, sites, strict=True)
+        ]
         assert [b.text() for b in toggles.retain_boxes] == [retain_text(c) for c in calls]
         tick = {
             True: Qt.CheckState.Checked,
@@ -377,6 +511,8 @@ def test_timeline_bar_buttons_and_slider_drive_the_session(qtbot, session, two_l
     bar.end_button.click()
     assert session.index == last
     assert not bar.next_button.isEnabled()
+    bar.prev_call_button.click()
+    assert session.index == two_losses.calls[1].last_step  # a forward step follows the last call
     bar.prev_call_button.click()
     assert session.index == two_losses.calls[0].last_step
     bar.prev_button.click()

@@ -3,7 +3,6 @@
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,8 @@ from PySide6.QtWidgets import QApplication, QPlainTextEdit
 from app.core import load_builtin
 from app.core.devices import DeviceInfo
 from app.core.lesson.captions import format_values
+from app.core.loading import builtin_names
+from app.core.toml_writer import to_toml
 from app.ui import dialogs
 from app.ui import main_window as main_window_module
 from app.ui import worker as worker_module
@@ -79,7 +80,7 @@ def _key(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
 # -- opening and stepping -------------------------------------------------------------------
 def test_opens_on_the_seed_scenario(qtbot, open_window, two_losses):
     window = open_window(None)  # no scenario named: the remembered one, at first the seed
-    assert window.session.recording.scenario == two_losses.scenario
+    assert window.session.recording.program == two_losses.program
     assert window.scenario_picker.currentText() == "two-losses"
     assert window.graph_view is not None and window.graph_stack.currentWidget() is window.graph_page
     assert "two-losses" in window.windowTitle()
@@ -95,7 +96,7 @@ def test_stepping_with_keys_shows_the_recorded_states_and_grads(qtbot, open_wind
         assert window.session.index == index
         oracle = two_losses.timeline.state(index)
         assert window.node_details.slot_states()["self"] == oracle.slots[(pow_id, "self")]
-        assert window.grad_panel.grad_text("x") == f"x.grad = {format_values(oracle.grads['x'])}"
+        assert window.grad_panel.grad_text("x") == f"x.grad = {format_values(oracle.grads.get('x'))}"
         assert window.caption_bar.text() == oracle.step.caption
         assert window.graph_view.slot_item(pow_id, "self").state == oracle.slots[(pow_id, "self")]
         _key(qtbot, window, Qt.Key.Key_Right)
@@ -227,7 +228,7 @@ def test_ctrl_wheel_scales_the_text_everywhere(qtbot, open_window):
 def test_busy_indicator_shows_while_recording(qtbot, open_window):
     window = open_window()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
-        window.load_scenario("forgot-retain")
+        window.load_program("forgot-retain")
         assert not window.busy_label.isHidden()
         assert window.busy_label.text().startswith("Recording…")
     assert window.busy_label.isHidden()
@@ -251,7 +252,7 @@ def test_a_missing_last_scenario_falls_back_to_the_seed(qtbot, open_window, sett
     window.show()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
         window.start()
-    assert blocker.args[0].scenario.name == "two-losses"
+    assert blocker.args[0].program.name == "two-losses"
     assert "gone.toml" in window.notice.text()
     window.session.worker.wait_idle()
 
@@ -259,12 +260,15 @@ def test_a_missing_last_scenario_falls_back_to_the_seed(qtbot, open_window, sett
 def test_a_bad_edit_is_shown_in_the_editor_and_the_window_still_steps(qtbot, open_window):
     window = open_window()
     before = window.session.recording
-    bad = replace(before.scenario, inputs=(("x", "torch.ones(10**12, requires_grad=True)"),))
+    code = before.program.code.replace(
+        "torch.tensor([1., 2.], requires_grad=True)", "torch.ones(10**12, requires_grad=True)"
+    )
     with qtbot.waitSignal(window.session.failed, timeout=TIMEOUT) as blocker:
-        window.session.rerecord(bad)
+        window.session.rerecord(before.program.with_code(code))
     assert "10,000,000" in blocker.args[0]
     error = window.editor.error()
-    assert error is not None and (error.field, error.line, error.col) == ("inputs.x", 1, 1)
+    assert error is not None and (error.field, error.line, error.col) == ("program", 3, 5)
+    assert window.editor.code_edit.error_line == 3
     assert window.session.recording is before
     _key(qtbot, window, Qt.Key.Key_Right)
     assert window.session.index == 1
@@ -283,21 +287,38 @@ def test_unticking_retain_shows_pytorchs_error_at_powbackward0(qtbot, open_windo
     assert window.graph_view.node_item(failed.failed_node).state == "failed"
     qtbot.waitUntil(lambda: window.graph_view.selected_node == failed.failed_node, timeout=TIMEOUT)
     assert window.node_details.title.text() == "PowBackward0"
-    assert window.code_panel.highlighted_lines() == [recording.scenario.to_python()[1][1]]
+    assert window.code_panel.marked_line_numbers() == [failed.call.line]
+    assert "y.sum().backward(retain_graph=False)" in recording.program.code
 
 
-@pytest.mark.parametrize("button", ["retain_button", "sum_button"])
-def test_each_fix_removes_the_error(qtbot, open_window, button):
+@pytest.mark.parametrize("index", [0, 1])
+def test_each_fix_removes_the_error_and_ctrl_z_brings_it_back(qtbot, open_window, index):
     window = open_window("forgot-retain")
-    assert window.session.recording.failed is not None
-    fixed = _rerecorded(qtbot, window, getattr(window.error_panel, button).click)
+    broken = window.session.recording
+    assert broken.failed is not None
+    assert [f.title.split(" on ")[0] for f in window.error_panel.fixes] == [
+        "retain_graph=True",
+        "add the losses, one backward",
+    ]
+    fixes = window.error_panel.fixes
+    fixed = _rerecorded(qtbot, window, window.error_panel.fix_buttons[index].click)
     assert fixed.failed is None
+    assert fixed.program.code == fixes[index].code
     assert window.error_panel.isHidden()
     window.session.end()
     assert window.grad_panel.bars("x").values() == [8.0, 16.0]
     # the editor shows the fix (in the event loop's next turn) as an unsaved change
-    qtbot.waitUntil(lambda: window.editor.current_scenario() == fixed.scenario, timeout=5000)
+    qtbot.waitUntil(lambda: window.editor.current_program() == fixed.program, timeout=5000)
     assert window.editor.is_modified()
+    assert window.action_undo.isEnabled()
+    window.setFocus()
+    undone = _rerecorded(
+        qtbot, window, lambda: _key(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    )
+    assert undone.program == broken.program
+    assert undone.failed is not None and window.session.index == undone.failed.last_step
+    assert not window.error_panel.isHidden()
+    assert not window.action_undo.isEnabled()
 
 
 def test_ticking_retain_again_removes_the_failure(qtbot, open_window):
@@ -305,7 +326,8 @@ def test_ticking_retain_again_removes_the_failure(qtbot, open_window):
     box = window.call_toggles.retain_boxes[0]
     assert box.checkState() == Qt.CheckState.PartiallyChecked
     recording = _rerecorded(qtbot, window, box.click)  # unset -> True (Qt's tri-state order)
-    assert recording.scenario.calls[0].retain_graph is True
+    assert recording.calls[0].call.retain_graph is True
+    assert recording.calls[0].call.keywords["retain_graph"] == "True"
     assert recording.failed is None
 
 
@@ -330,10 +352,10 @@ def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open
     window.session.go_to(4)
     before = window.session.recording
 
-    def lost_device(scenario, device):
+    def lost_device(program, device):
         raise torch.OutOfMemoryError(f"CUDA out of memory on {device}. Tried to allocate 20.00 GiB")
 
-    monkeypatch.setattr(worker_module, "record_scenario", lost_device)
+    monkeypatch.setattr(worker_module, "record_program", lost_device)
     with qtbot.waitSignal(window.session.failed, timeout=TIMEOUT):
         window.device_selector.choose("cuda:0")
     assert window.session.recording is before
@@ -343,7 +365,7 @@ def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open
     assert window.device_selector.current_device() == "cpu"
     assert "Device: CPU" in window.device_label.text()
     monkeypatch.undo()
-    again = _rerecorded(qtbot, window, lambda: window.load_scenario("forgot-retain"))  # CPU still works
+    again = _rerecorded(qtbot, window, lambda: window.load_program("forgot-retain"))  # CPU still works
     assert again.device == "cpu"
 
 
@@ -363,12 +385,12 @@ def test_theme_font_scale_and_last_scenario_persist(qtbot, open_window, settings
     first = open_window()
     first.set_theme("projector")
     first.set_font_scale(1.6)
-    _rerecorded(qtbot, first, lambda: first.load_scenario("forgot-retain"))
+    _rerecorded(qtbot, first, lambda: first.load_program("forgot-retain"))
     first.close()
     second = open_window(None, AppSettings(settings_path))
     assert second.theme == "projector"
     assert second.font_scale == pytest.approx(1.6)
-    assert second.session.recording.scenario.name == "forgot-retain"
+    assert second.session.recording.program.name == "forgot-retain"
     assert second.graph_view.palette_name == "projector"
     assert second.graph_view.font_scale == pytest.approx(1.6)
     assert second.theme_picker.currentText() == "projector"
@@ -391,22 +413,88 @@ def test_scenario_picker_loads_a_builtin(qtbot, open_window):
     window = open_window()
     position = window.scenario_picker.findText("weight-and-input")
     recording = _rerecorded(qtbot, window, lambda: window.scenario_picker.activated.emit(position))
-    assert recording.scenario.name == "weight-and-input"
+    assert recording.program.name == "weight-and-input"
     assert window.grad_panel.leaf_names() == list(recording.leaves)
 
 
 def test_an_opened_file_is_shown_in_the_picker_and_remembered(qtbot, open_window, settings_path, tmp_path):
-    source = (Path(load_builtin("two-losses").path)).read_text(encoding="utf-8")
     mine = tmp_path / "my-losses.toml"
-    mine.write_text(source.replace('name = "two-losses"', 'name = "my-losses"'), encoding="utf-8")
+    mine.write_text(to_toml(load_builtin("two-losses")), encoding="utf-8")
     window = open_window()
     recording = _rerecorded(qtbot, window, lambda: window.files.open_path(mine))
-    assert recording.scenario.name == "my-losses"
+    assert recording.program.name == "my-losses"
+    assert recording.program.code == load_builtin("two-losses").code
     assert window.scenario_picker.currentText() == "my-losses (my-losses.toml)"
     assert Path(window.scenario_picker.currentData()) == mine
     window.close()
     again = open_window(None, AppSettings(settings_path))
-    assert again.session.recording.scenario.path == mine
+    assert again.session.recording.program.path == mine
+
+
+def test_a_plain_python_file_opens_as_a_program(qtbot, open_window, tmp_path):
+    mine = tmp_path / "pasted.py"
+    mine.write_text("# My two losses\n" + load_builtin("forgot-retain").code, encoding="utf-8")
+    window = open_window()
+    recording = _rerecorded(qtbot, window, lambda: window.files.open_path(mine))
+    assert (recording.program.name, recording.program.title) == ("pasted", "My two losses")
+    assert recording.failed is not None  # the snippet as written: its second backward fails
+    assert window.scenario_picker.currentText() == "pasted (pasted.py)"
+    assert window.editor.code_edit.text() == recording.program.code
+
+
+def test_a_lens_file_opens_without_recording(qtbot, open_window, tmp_path, monkeypatch, forgot_retain):
+    from app.core.lens import save_lens
+
+    path = tmp_path / "saved.lens"
+    save_lens(forgot_retain, path)
+    window = open_window()
+
+    def no_recording(program, device):
+        raise AssertionError("a .lens file is read, never recorded")
+
+    monkeypatch.setattr(worker_module, "record_program", no_recording)
+    recording = _rerecorded(qtbot, window, lambda: window.files.open_path(path))
+    assert recording.program == forgot_retain.program
+    assert [s.caption for s in recording.timeline.steps] == [s.caption for s in forgot_retain.timeline.steps]
+    assert window.scenario_picker.currentText() == "forgot-retain (saved.lens)"
+    assert window.session.index == recording.failed.last_step
+    assert window.error_panel.message.text() == forgot_retain.failed.error
+
+
+# -- every built-in, old and new ---------------------------------------------------------------------------
+def expected_marks(recording, index):
+    step = recording.timeline[index]
+    if step.call is not None:
+        call = recording.calls[step.call].call
+        return list(range(call.line, call.end_line + 1))
+    return [] if step.line is None else [step.line]
+
+
+def test_every_builtin_steps_with_its_lines_and_grads(qtbot, open_window):
+    window = open_window()
+    for name in builtin_names():
+        recording = _rerecorded(qtbot, window, lambda name=name: window.load_program(name))
+        assert recording.program.name == name
+        shown = [
+            line[2:].split("  ", 1)[1] if line[2:].strip() else ""
+            for line in window.code_panel.toPlainText().splitlines()
+        ]
+        assert shown == recording.program.lines
+        leaves = window.grad_panel.leaf_names()
+        assert leaves == list(recording.leaves)[: len(leaves)] and leaves
+        for index in range(len(recording.timeline)):
+            window.session.go_to(index)
+            state = recording.timeline.state(index)
+            assert window.code_panel.marked_line_numbers() == expected_marks(recording, index), (name, index)
+            for leaf in leaves:
+                assert (
+                    window.grad_panel.grad_text(leaf)
+                    == f"{leaf}.grad = {format_values(state.grads.get(leaf))}"
+                )
+            assert window.caption_bar.text() == state.step.caption
+            at_error = state.step.kind == "error"
+            assert window.error_panel.isHidden() != at_error, (name, index)
+        assert window.session.index == len(recording.timeline) - 1
 
 
 # -- export ----------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ chain goes from minutes to under a second, 5,000 nodes to a few seconds.
 Ids are ours (``n3``, ``n3.self``), never ``id()``; every fact comes from the
 ``Graph``, so no ``_saved_*`` attribute is read again (it may be freed).
 
->>> from app.core.recording.capture import Edge, Graph, GraphNode
+>>> from app.core.model.graph import Edge, Graph, GraphNode
 >>> leaf = GraphNode("n1", "AccumulateGrad", "x", is_leaf=True)
 >>> g = Graph((GraphNode("n0", "SumBackward0", "y.sum()"), leaf), (Edge("n0", "n1"),))
 >>> print(dot_source(g).splitlines()[-2])
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from app.core.recording.capture import Edge, Graph, GraphNode, SavedSlot
+from app.core.model.graph import Edge, Graph, GraphNode, SavedSlot
 from app.render.labels import (
     FONT_FAMILY,
     NODE_FONT_PX,

@@ -1,4 +1,4 @@
-"""Headless export: every step of a scenario drawn to one file (slides).
+"""Headless export: every step of a program's recording drawn to one file (slides).
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as out:
@@ -14,8 +14,10 @@ from typing import Literal
 
 from PySide6.QtWidgets import QApplication
 
-from app.core.loading import Scenario, load_scenario
-from app.core.recording.recorder import Recording, record
+from app.core.loading import load_program
+from app.core.model.program import Program
+from app.core.model.recording import Recording
+from app.core.recording.recorder import record
 from app.render.layout import layout_graph
 from app.render.picture import write_png, write_svg
 from app.render.scene import GraphScene
@@ -46,23 +48,24 @@ def step_file_name(index: int, fmt: str) -> str:
 
 def step_title(recording: Recording, index: int) -> str:
     step = recording.timeline[index]
-    title = f"{recording.scenario.name} · step {index} of {len(recording.timeline) - 1} · {step.caption}"
+    title = f"{recording.program.name} · step {index} of {len(recording.timeline) - 1} · {step.caption}"
     return f"{title}\nPyTorch: {step.error}" if step.error else title
 
 
 def export_steps(
-    scenario: str | Path | Scenario,
+    program: str | Path | Program,
     out: str | Path,
     *,
     fmt: Format = "svg",
     device: str = "cpu",
     palette: str = DEFAULT_PALETTE,
 ) -> list[Path]:
-    """Record ``scenario``, lay it out once, and draw each step to ``out/step-NNN.<fmt>``.
+    """Record ``program`` (a built-in name, a path or a Program), lay it out once, and draw each
+    step to ``out/step-NNN.<fmt>``.
 
-    Raises ``ScenarioError`` for a bad scenario and ``LayoutError`` when Graphviz fails.
+    Raises ``ScenarioError`` for a bad program and ``LayoutError`` when Graphviz fails.
     """
-    loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    loaded = program if isinstance(program, Program) else load_program(program)
     return export_recording(record(loaded, device=device), out, fmt=fmt, palette=palette)
 
 

@@ -19,8 +19,8 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
+from app.core.model.graph import GraphNode, SavedSlot
 from app.core.model.timeline import SlotKey
-from app.core.recording.capture import GraphNode, SavedSlot
 from app.render.labels import FONT_FAMILY, NODE_FONT_PX, SLOT_FONT_PX, node_lines, proxy_lines, slot_lines
 from app.render.layout import Box, EdgePath
 from app.render.style import NODE_TAGS, BoxStyle, EdgeStyle, slot_tags, text_readable

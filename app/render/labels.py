@@ -1,6 +1,6 @@
 """The text inside each box, shared by the DOT source (sizing) and the drawing (Qt-free).
 
->>> from app.core.recording.capture import GraphNode, SavedSlot
+>>> from app.core.model.graph import GraphNode, SavedSlot
 >>> node_lines(GraphNode("n0", "PowBackward0", "y = x.square()"))
 ('PowBackward0', 'y = x.square()')
 >>> slot_lines(SavedSlot("self", "tensor", (2,), "float32", "cpu", 8), "● alive")
@@ -9,9 +9,9 @@
 
 from __future__ import annotations
 
-from app.core.lesson.captions import format_bytes
+from app.core.model.graph import Graph, GraphNode, SavedSlot
+from app.core.model.text import format_bytes
 from app.core.model.timeline import SlotKey
-from app.core.recording.capture import Graph, GraphNode, SavedSlot
 from app.render.style import NodeKind
 
 __all__ = [

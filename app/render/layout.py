@@ -23,9 +23,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from app.core.model.graph import Edge, Graph
 from app.core.model.timeline import SlotKey
 from app.core.pacing import pace
-from app.core.recording.capture import Edge, Graph
 from app.render.dot_source import dot_source, long_edges, proxy_dot_id, slot_dot_id
 from app.render.labels import drawn_slots
 
@@ -94,7 +94,7 @@ class Layout:
 def layout_graph(graph: Graph, *, timeout_s: float = 20.0) -> Layout:
     """Run ``dot -Tjson0`` once over ``graph`` and parse where every box goes.
 
-    >>> from app.core.recording.capture import Edge, Graph, GraphNode
+    >>> from app.core.model.graph import Edge, Graph, GraphNode
     >>> g = Graph((GraphNode("n0", "SumBackward0", "y.sum()"), GraphNode("n1", "AccumulateGrad", "x",
     ...           is_leaf=True)), (Edge("n0", "n1"),))
     >>> lay = layout_graph(g)

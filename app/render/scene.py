@@ -25,9 +25,9 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
+from app.core.model.graph import Edge
+from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, StepState
-from app.core.recording.capture import Edge
-from app.core.recording.recorder import Recording
 from app.render.items import (
     BoxItem,
     EdgeItem,

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from app.core.model.graph import Edge
+from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, StepState
-from app.core.recording.capture import Edge
-from app.core.recording.recorder import Recording
 from app.render.labels import drawn_slots, node_kinds
 from app.render.style import EdgeState, NodeKind, NodeState, SlotShow
 

@@ -1,13 +1,18 @@
-"""Per call: ``retain_graph`` and ``create_graph`` boxes; a change records again at once.
+"""Per call site: ``retain_graph`` and ``create_graph`` boxes that edit the program's text.
+
+One row per place in the program that makes an autograd call (a call in a
+loop runs several times: one row, marked ``×3``). A box edits the call's
+keyword in the program text (:func:`~app.core.lesson.fixes.set_call_keyword`)
+and the program is recorded again at once.
 
 ``retain_graph`` has three states, as in PyTorch: ticked (True), unticked
-(False) and unset (None, drawn partly ticked), which follows ``create_graph``.
-The box's text says what unset means right now.
+(False) and unset (None, drawn partly ticked: the keyword is left out), which
+follows ``create_graph``. The box's text says what unset means right now.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QVBoxLayout, QWidget
@@ -15,10 +20,10 @@ from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QVBoxLayout, QWidg
 from app.ui.session import Session
 
 if TYPE_CHECKING:
-    from app.core.loading import Call, Scenario
-    from app.core.recording.recorder import Recording
+    from app.core.model.program import Call
+    from app.core.model.recording import Recording
 
-__all__ = ["UNSET_TIP", "CallToggles"]
+__all__ = ["UNSET_TIP", "CallSite", "CallToggles", "call_sites"]
 
 UNSET_TIP = "unset: follows create_graph"
 _STATE_OF = {
@@ -26,6 +31,29 @@ _STATE_OF = {
     False: Qt.CheckState.Unchecked,
     None: Qt.CheckState.PartiallyChecked,
 }
+
+
+class CallSite(NamedTuple):
+    """One place in the program that made autograd calls: the first call there and how many."""
+
+    call: Call
+    count: int
+
+    @property
+    def label(self) -> str:
+        times = f"  ×{self.count}" if self.count > 1 else ""
+        return f"Line {self.call.line}: {self.call.text}{times}"
+
+
+def call_sites(recording: Recording) -> list[CallSite]:
+    """The recording's calls grouped by where they stand in the text (line, column), in text order."""
+    first: dict[tuple[int, int], Call] = {}
+    counts: dict[tuple[int, int], int] = {}
+    for info in recording.calls:
+        key = (info.call.line, info.call.col)
+        first.setdefault(key, info.call)
+        counts[key] = counts.get(key, 0) + 1
+    return [CallSite(first[key], counts[key]) for key in sorted(first)]
 
 
 def retain_text(call: Call) -> str:
@@ -38,12 +66,13 @@ class CallToggles(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._session = session
+        self.sites: list[CallSite] = []
         self.retain_boxes: list[QCheckBox] = []
         self.create_boxes: list[QCheckBox] = []
-        self._rows: list[tuple[QLabel, QCheckBox, QCheckBox]] = []  # per call: its code, retain, create
+        self._rows: list[tuple[QLabel, QCheckBox, QCheckBox]] = []  # per site: its code, retain, create
         self._grid = QGridLayout()
         self._grid.setColumnStretch(1, 1)
-        title = QLabel("Calls (a change records again)")
+        title = QLabel("Calls (a change edits the program and records again)")
         title.setProperty("role", "title")
         title.setWordWrap(True)
         hint = QLabel(
@@ -51,34 +80,40 @@ class CallToggles(QWidget):
         )
         hint.setProperty("role", "hint")
         hint.setWordWrap(True)
+        self._empty = QLabel("This program makes no backward or autograd.grad call.")
+        self._empty.setProperty("role", "hint")
+        self._empty.setWordWrap(True)
+        self._empty.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(title)
         layout.addLayout(self._grid)
+        layout.addWidget(self._empty)
         layout.addWidget(hint)
         layout.addStretch(1)
         session.recording_applied.connect(self._on_recording_applied)
         session.failed.connect(self._on_failed)
 
     def call_texts(self) -> list[str]:
-        """Each call's line, as shown above its boxes."""
+        """Each call site's label, as shown above its boxes."""
         return [name.text() for name, _, _ in self._rows]
 
     def _on_recording_applied(self, recording: Recording) -> None:
-        self._rebuild(recording.scenario)
+        self._rebuild(recording)
 
     def _on_failed(self, message: str) -> None:
         recording = self._session.recording
         if recording is not None:
-            self._rebuild(recording.scenario)  # back to what is on screen
+            self._rebuild(recording)  # back to what is on screen
 
-    def _rebuild(self, scenario: Scenario) -> None:
-        """One row per call: its line of code, then its two boxes.
+    def _rebuild(self, recording: Recording) -> None:
+        """One row per call site: its line of code, then its two boxes.
 
         Rows are reused (a new styled widget costs ~1 ms to polish and show, in the turn of the apply);
         their boxes are set with signals blocked, so showing a recording never records again.
         """
-        count = len(scenario.calls)
+        self.sites = call_sites(recording)
+        count = len(self.sites)
         for row in self._rows[count:]:
             for widget in row:
                 self._grid.removeWidget(widget)
@@ -86,15 +121,15 @@ class CallToggles(QWidget):
         del self._rows[count:]
         while len(self._rows) < count:
             self._rows.append(self._new_row(len(self._rows)))
-        lines, call_lines = scenario.to_python()
-        for i, (call, (name, retain, create)) in enumerate(zip(scenario.calls, self._rows, strict=True)):
-            name.setText(f"Call {i + 1}: {lines[call_lines[i]]}")
+        for site, (name, retain, create) in zip(self.sites, self._rows, strict=True):
+            name.setText(site.label)
             with QSignalBlocker(retain), QSignalBlocker(create):
-                retain.setText(retain_text(call))
-                retain.setCheckState(_STATE_OF[call.retain_graph])
-                create.setChecked(call.create_graph)
+                retain.setText(retain_text(site.call))
+                retain.setCheckState(_STATE_OF[site.call.retain_graph])
+                create.setChecked(site.call.create_graph)
         self.retain_boxes = [retain for _, retain, _ in self._rows]
         self.create_boxes = [create for _, _, create in self._rows]
+        self._empty.setVisible(not self.sites)
 
     def _new_row(self, i: int) -> tuple[QLabel, QCheckBox, QCheckBox]:
         name = QLabel()
@@ -102,9 +137,9 @@ class CallToggles(QWidget):
         name.setTextFormat(Qt.TextFormat.PlainText)
         retain = QCheckBox()
         retain.setTristate(True)
-        retain.setToolTip(f"retain_graph for call {i + 1}: ticked True, unticked False, {UNSET_TIP}")
+        retain.setToolTip(f"retain_graph of this call: ticked True, unticked False, {UNSET_TIP}")
         create = QCheckBox("create_graph")
-        create.setToolTip(f"create_graph for call {i + 1}: record the backward pass as a graph too")
+        create.setToolTip("create_graph of this call: record the backward pass as a graph too")
         retain.checkStateChanged.connect(lambda state, i=i: self._on_retain_toggled(i, state))
         create.toggled.connect(lambda on, i=i: self._on_create_toggled(i, on))
         self._grid.addWidget(name, 2 * i, 0, 1, 2)
@@ -113,16 +148,27 @@ class CallToggles(QWidget):
         return name, retain, create
 
     def _on_retain_toggled(self, index: int, state: Qt.CheckState) -> None:
-        value = {Qt.CheckState.Checked: True, Qt.CheckState.Unchecked: False}.get(state)
-        self._change(index, retain_graph=value)
+        value = {Qt.CheckState.Checked: "True", Qt.CheckState.Unchecked: "False"}.get(state)
+        self._change(index, "retain_graph", value)
 
     def _on_create_toggled(self, index: int, on: bool) -> None:
-        self._change(index, create_graph=on)
+        self._change(index, "create_graph", "True" if on else None)
 
-    def _change(self, index: int, **changes: object) -> None:
-        scenario = self._session.scenario
-        if scenario is None:
+    def _change(self, index: int, keyword: str, value: str | None) -> None:
+        """Edit the keyword in the newest program text and record it again."""
+        from app.core.lesson.fixes import set_call_keyword
+
+        program, recording = self._session.program, self._session.recording
+        if program is None or recording is None or index >= len(self.sites):
             return
-        changed = scenario.with_call(index, **changes)
-        self.retain_boxes[index].setText(retain_text(changed.calls[index]))
-        self._session.rerecord(changed)
+        try:
+            code = set_call_keyword(program.code, self.sites[index].call, keyword, value)
+        except (ValueError, SyntaxError):  # the text moved on (an edit not yet recorded)
+            self._rebuild(recording)
+            return
+        if keyword == "retain_graph":
+            retain = None if value is None else value == "True"
+            shown = self.sites[index].call
+            unset = f"retain_graph unset → {shown.create_graph}"
+            self.retain_boxes[index].setText(unset if retain is None else f"retain_graph={retain}")
+        self._session.change_program(program.with_code(code))

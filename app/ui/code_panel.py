@@ -1,12 +1,12 @@
-"""The scenario as the Python a learner would write, with the current call's line marked.
+"""The program, with line numbers, and the line that runs at the current step marked.
 
-The mark is a background colour *and* a text arrow in the margin (``▶`` for the
-call running now, ``✗`` for the call that failed), so it survives a washed-out
-projector.
+At a forward step the mark is on the statement's line; while a call runs, on
+every line of that call. The mark is a background colour *and* a text arrow in
+the margin (``▶`` for what runs now, ``✗`` for what failed), so it survives a
+washed-out projector.
 
 # NOTE [marks cost what changed]
-A 5,000-node model is thousands of forward lines, all marked at the forward
-step. The text is written once per recording (already marked for the first
+A long program is thousands of lines. The text is written once per recording (already marked for the first
 step shown); a step rewrites only the two marker characters of lines whose
 mark changes, and the background is one full-width selection spanning the
 marked lines, however many there are.
@@ -30,7 +30,8 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 from app.ui.session import Session
 
 if TYPE_CHECKING:
-    from app.core.recording.recorder import Recording
+    from app.core.model.recording import Recording
+    from app.core.model.timeline import Step
 
 __all__ = ["CodePanel"]
 
@@ -44,8 +45,7 @@ class CodePanel(QPlainTextEdit):
         super().__init__(parent)
         self._session = session
         self._lines: list[str] = []
-        self._call_lines: dict[int, int] = {}
-        self._forward_lines: range = range(0)
+        self._recording: Recording | None = None
         self._marked: range = range(0)
         self._failed_mark = False
         self._current = QColor("#ffe58a")
@@ -84,11 +84,13 @@ class CodePanel(QPlainTextEdit):
         """0-based numbers of the marked lines (what a learner sees highlighted)."""
         return [i for i, line in enumerate(self.toPlainText().splitlines()) if not line.startswith(IDLE)]
 
+    def marked_line_numbers(self) -> list[int]:
+        """1-based program line numbers of the marked lines, as the program counts them."""
+        return [i + 1 for i in self.highlighted_lines()]
+
     def _on_recording_applied(self, recording: Recording) -> None:
-        scenario = recording.scenario
-        self._lines, self._call_lines = scenario.to_python()
-        first_call = min(self._call_lines.values(), default=len(self._lines))
-        self._forward_lines = range(2 + len(scenario.inputs), first_call)  # after "import torch", inputs
+        self._recording = recording
+        self._lines = recording.program.lines
         if len(self._lines) > FILL_LATER_LINES:
             self._fill_timer.start()
         else:
@@ -104,8 +106,12 @@ class CodePanel(QPlainTextEdit):
         """Write the text once per recording, already marked for the step shown now."""
         self._marked, self._failed_mark = self._marks_now()
         mark, marked = self._mark_text(), self._marked
+        width = len(str(len(self._lines)))
         self.setPlainText(
-            "\n".join((mark if i in marked else IDLE) + line for i, line in enumerate(self._lines))
+            "\n".join(
+                f"{mark if i in marked else IDLE}{i + 1:>{width}}  {line}"
+                for i, line in enumerate(self._lines)
+            )
         )
         self._show_marks()
         self._update_height()
@@ -114,7 +120,7 @@ class CodePanel(QPlainTextEdit):
         self.updateGeometry()  # the size hint follows the number of lines
 
     def sizeHint(self) -> QSize:
-        """Tall enough for the whole scenario (up to MAX_LINES), so the failing line shows."""
+        """Tall enough for the whole program (up to MAX_LINES), so the failing line shows."""
         shown = max(len(self._lines), int(self.document().size().height()))  # wrapped lines count too
         lines = min(max(shown, 1), MAX_LINES)
         margins = self.contentsMargins().top() + self.contentsMargins().bottom()
@@ -143,17 +149,12 @@ class CodePanel(QPlainTextEdit):
         self._show_marks()
 
     def _marks_now(self) -> tuple[range, bool]:
-        """The lines to mark at the current step (the forward block, or one call's line) and
-        whether they failed."""
+        """The 0-based lines to mark at the current step and whether they failed."""
         state = self._session.state()
-        if state is None:
+        if state is None or self._recording is None:
             return range(0), False
         step = state.step
-        failed = step.kind == "error"
-        if step.call is None:
-            return self._forward_lines, failed
-        line = self._call_lines.get(step.call)
-        return (range(0) if line is None else range(line, line + 1)), failed
+        return _step_lines(self._recording, step, len(self._lines)), step.kind == "error"
 
     def _mark_text(self) -> str:
         return FAILED if self._failed_mark else RUNNING
@@ -201,3 +202,15 @@ class CodePanel(QPlainTextEdit):
         selection.format = fmt
         selection.cursor = cursor
         self.setExtraSelections([selection])
+
+
+def _step_lines(recording: Recording, step: Step, count: int) -> range:
+    """The lines of the running call (all of them), else the statement's line (0-based)."""
+    if step.call is not None and 0 <= step.call < len(recording.calls):
+        call = recording.calls[step.call].call
+        first, last = call.line, call.end_line
+    elif step.line is not None:
+        first = last = step.line
+    else:
+        return range(0)
+    return range(max(first - 1, 0), min(last, count))

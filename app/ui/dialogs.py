@@ -12,9 +12,10 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-__all__ = ["SCENARIO_FILTER", "ask", "choose_open_path", "choose_save_path", "inform"]
+__all__ = ["OPEN_FILTER", "SAVE_FILTER", "ask", "choose_open_path", "choose_save_path", "inform"]
 
-SCENARIO_FILTER = "Scenarios (*.toml);;All files (*)"
+OPEN_FILTER = "Programs and recordings (*.toml *.py *.lens);;All files (*)"
+SAVE_FILTER = "Programs (*.toml);;Plain Python, code only (*.py)"
 _ROLES = {
     "Cancel": QMessageBox.ButtonRole.RejectRole,
     "Discard": QMessageBox.ButtonRole.DestructiveRole,
@@ -53,13 +54,13 @@ def inform(parent: QWidget | None, title: str, text: str) -> None:
 
 
 def choose_open_path(parent: QWidget | None) -> Path | None:
-    path, _ = QFileDialog.getOpenFileName(parent, "Open scenario", "", SCENARIO_FILTER)
+    path, _ = QFileDialog.getOpenFileName(parent, "Open a program or a recording", "", OPEN_FILTER)
     return Path(path) if path else None
 
 
 def choose_save_path(parent: QWidget | None, suggested: Path) -> Path | None:
     """A path to save to; ``.toml`` is added when the name has no suffix."""
-    path, _ = QFileDialog.getSaveFileName(parent, "Save scenario", str(suggested), SCENARIO_FILTER)
+    path, _ = QFileDialog.getSaveFileName(parent, "Save program", str(suggested), SAVE_FILTER)
     if not path:
         return None
     chosen = Path(path)

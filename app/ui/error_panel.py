@@ -1,9 +1,12 @@
-"""When a call fails: PyTorch's exact message, why it happened, and two one-click fixes.
+"""At the error step: PyTorch's exact message, why it happened, and the fixes that apply.
 
-The explanation names the freed slot and the call that freed it
-(``recording.freed_by``); the fixes are scenario changes that are recorded
-again at once: retain the graph on the earlier call(s), or add the losses and
-call backward once.
+The panel shows only at the step where the program failed, never before (the
+learner may want to predict it). The explanation names the freed slot and the
+call that freed it (``recording.freed_by``), or the tensor changed in place;
+a program error outside any autograd call shows its message and line. The
+fixes come from :func:`app.core.lesson.fixes.fixes_for`: each is an edit of
+the program text, shown as the lines it changes, and recorded again at once
+when chosen (the session can undo it).
 """
 
 from __future__ import annotations
@@ -11,20 +14,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from app.core.lesson.fixes import Fix, changed_lines, fixes_for
 from app.ui.session import Session
 
 if TYPE_CHECKING:
-    from app.core.loading import Scenario
-    from app.core.recording.recorder import CallInfo, Recording
+    from app.core.model.program import CallInfo
+    from app.core.model.recording import Recording
 
 __all__ = ["ErrorPanel"]
 
 
 def _freed_slots(recording: Recording, info: CallInfo) -> list[tuple[str, int]]:
     """(slot name, call that freed it) for each freed slot of the failing node."""
-    if info.failed_node is None:
+    if info.failed_node is None or info.failed_node not in recording.graph:
         return []
     node = recording.graph.node(info.failed_node)
     keys = [(node.id, slot.name) for slot in node.tensor_slots]
@@ -45,121 +49,115 @@ class ErrorPanel(QFrame):
         super().__init__(parent)
         self._session = session
         self._recording: Recording | None = None
+        self._fixes: list[Fix] = []
         self.title = _label(name="errorTitle")
         self.message = _label(name="errorMessage")
         self.explanation = _label(name="errorExplanation")
-        self.retain_button = QPushButton()
-        self.retain_button.setObjectName("fixRetain")
-        self.sum_button = QPushButton("Fix 2: sum the losses, one backward")
-        self.sum_button.setObjectName("fixSum")
-        self.retain_code = _label(name="fixRetainCode")
-        self.sum_code = _label(name="fixSumCode")
-        for widget in (self.retain_code, self.sum_code):
-            widget.setProperty("role", "hint")
-        self.retain_button.clicked.connect(self._on_retain_clicked)
-        self.sum_button.clicked.connect(self._on_sum_clicked)
-        self._lay_out()
-        self.hide()
-        session.recording_applied.connect(self._on_recording_applied)
-
-    def _lay_out(self) -> None:
-        fixes = QGridLayout()  # the two fixes side by side, each with the code it changes to
-        fixes.addWidget(self.retain_button, 0, 0)
-        fixes.addWidget(self.sum_button, 0, 1)
-        fixes.addWidget(self.retain_code, 1, 0)
-        fixes.addWidget(self.sum_code, 1, 1)
+        self.fix_buttons: list[QPushButton] = []
+        self.fix_codes: list[QLabel] = []  # per fix: the lines it removes (-) and adds (+)
+        self._fix_layout = QVBoxLayout()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.addWidget(self.title)
         layout.addWidget(self.message)
         layout.addWidget(self.explanation)
-        layout.addLayout(fixes)
+        layout.addLayout(self._fix_layout)
+        self.hide()
+        session.recording_applied.connect(self._on_recording_applied)
+        session.step_applied.connect(self._on_step_applied)
 
-    # -- the fixes, as scenarios --------------------------------------------------------
-    def retain_calls(self) -> list[int]:
-        """The earlier call(s) whose freeing broke the failing one."""
+    # -- what tests and people read ----------------------------------------------------
+    @property
+    def fixes(self) -> list[Fix]:
+        """The fixes offered for the recording on screen (shown at its error step)."""
+        return list(self._fixes)
+
+    def apply_fix(self, index: int) -> None:
+        """Replace the program with fix ``index``'s text and record it again."""
         recording = self._recording
-        info = recording.failed if recording else None
-        if recording is None or info is None:
-            return []
-        freed_by = sorted({call for _, call in _freed_slots(recording, info)})
-        return [c for c in freed_by if c < info.index]
-
-    def retain_fix(self) -> Scenario | None:
-        calls = self.retain_calls()
-        if self._recording is None or not calls:
-            return None
-        scenario = self._recording.scenario
-        for call in calls:
-            scenario = scenario.with_call(call, retain_graph=True)
-        return scenario
-
-    def sum_fix(self) -> Scenario | None:
-        recording = self._recording
-        if recording is None or not self.retain_calls():
-            return None
-        calls = recording.scenario.calls
-        if len(calls) < 2 or any(c.kind != "backward" for c in calls):
-            return None  # summing only replaces a run of plain backward calls
-        return recording.scenario.summed()
+        if recording is None or not 0 <= index < len(self._fixes):
+            return
+        self._session.change_program(recording.program.with_code(self._fixes[index].code))
 
     # -- updates ---------------------------------------------------------------------------
     def _on_recording_applied(self, recording: Recording) -> None:
         self._recording = recording
         info = recording.failed
-        if info is None:
+        if info is None and recording.error is None:
+            self._fixes = []
             self.hide()
             return
-        self.title.setText(self._title(recording, info))
-        self.message.setText(info.error or "")
-        self.explanation.setText(self._explanation(recording, info))
+        if info is not None:
+            self.title.setText(self._title(recording, info))
+            self.message.setText(info.error or "")
+            self.explanation.setText(self._explanation(recording, info))
+        else:
+            where = "The program" if recording.error_line is None else f"Line {recording.error_line}"
+            self.title.setText(f"✗ {where} raised an error, outside any backward call:")
+            self.message.setText(recording.error or "")
+            self.explanation.setText("The program stopped there, as Python would.")
+        self._fixes = fixes_for(recording)
         self._update_fixes()
-        self.show()
+
+    def _on_step_applied(self, index: int) -> None:
+        self.setVisible(self._at_error(index))
+
+    def _at_error(self, index: int) -> bool:
+        recording = self._recording
+        if recording is None or not len(recording.timeline):
+            return False
+        info = recording.failed
+        if info is not None:
+            return index == info.last_step
+        return recording.error is not None and recording.timeline[index].kind == "error"
 
     def _title(self, recording: Recording, info: CallInfo) -> str:
-        where = recording.graph.node(info.failed_node).name if info.failed_node else "the call itself"
-        return f"✗ Call {info.index + 1} failed at {where}. PyTorch says:"
+        node = info.failed_node
+        where = recording.graph.node(node).name if node and node in recording.graph else "the call itself"
+        return f"✗ Call {info.index + 1} (line {info.call.line}) failed at {where}. PyTorch says:"
 
     def _explanation(self, recording: Recording, info: CallInfo) -> str:
         from app.core.lesson.captions import node_title
 
         freed = _freed_slots(recording, info)
-        if info.failed_node is None or not freed:
+        if info.failed_node is None or info.failed_node not in recording.graph:
             return "PyTorch refused this call; its message above says why."
         node = recording.graph.node(info.failed_node)
-        slot, by = freed[0]
-        return (
-            f"Why: {node_title(node)} needs its saved {slot} to compute its gradient, but call {by + 1} "
-            f"freed it: call {by + 1} ran without retain_graph=True."
-        )
+        if freed:
+            slot, by = freed[0]
+            line = recording.calls[by].call.line
+            return (
+                f"Why: {node_title(node)} needs its saved {slot} to compute its gradient, but call "
+                f"{by + 1} (line {line}) freed it: that call ran without retain_graph=True."
+            )
+        state = recording.timeline.state(info.last_step)
+        modified = [s.name for s in node.tensor_slots if state.slots.get((node.id, s.name)) == "modified"]
+        if modified:
+            return (
+                f"Why: {node_title(node)} saved {modified[0]} for its gradient, and the program changed "
+                "that tensor in place afterwards; PyTorch's version counter caught it."
+            )
+        return "PyTorch refused this call; its message above says why."
 
     def _update_fixes(self) -> None:
-        retain, summed = self.retain_fix(), self.sum_fix()
-        calls = self.retain_calls()
-        names = ", ".join(str(c + 1) for c in calls)
-        self.retain_button.setText(f"Fix 1: retain_graph=True on call {names}")
-        self.retain_code.setText(self._changed_lines(retain, calls))
-        self.sum_code.setText(self._changed_lines(summed, [0]))
-        for button, code, fix in (
-            (self.retain_button, self.retain_code, retain),
-            (self.sum_button, self.sum_code, summed),
-        ):
+        """One button per fix (reused across recordings), each with the lines it changes below it."""
+        while len(self.fix_buttons) < len(self._fixes):
+            i = len(self.fix_buttons)
+            button = QPushButton()
+            button.setObjectName(f"fix{i + 1}")
+            button.clicked.connect(lambda checked=False, i=i: self.apply_fix(i))
+            code = _label(name=f"fixCode{i + 1}")
+            code.setProperty("role", "hint")
+            self._fix_layout.addWidget(button)
+            self._fix_layout.addWidget(code)
+            self.fix_buttons.append(button)
+            self.fix_codes.append(code)
+        old = self._recording.program.code if self._recording else ""
+        for i, (button, code) in enumerate(zip(self.fix_buttons, self.fix_codes, strict=True)):
+            fix = self._fixes[i] if i < len(self._fixes) else None
             button.setVisible(fix is not None)
             code.setVisible(fix is not None)
-
-    @staticmethod
-    def _changed_lines(scenario: Scenario | None, calls: list[int]) -> str:
-        if scenario is None:
-            return ""
-        lines, call_lines = scenario.to_python()
-        return "\n".join(lines[call_lines[c]] for c in calls if c in call_lines)
-
-    def _on_retain_clicked(self) -> None:
-        fix = self.retain_fix()
-        if fix is not None:
-            self._session.rerecord(fix)
-
-    def _on_sum_clicked(self) -> None:
-        fix = self.sum_fix()
-        if fix is not None:
-            self._session.rerecord(fix)
+            if fix is not None:
+                button.setText(f"Fix {i + 1}: {fix.title}")
+                button.setToolTip(fix.explanation)
+                code.setText("\n".join(changed_lines(old, fix.code)))

@@ -1,5 +1,10 @@
 """Open, Save, Save As, recent files, and the question before edits are dropped.
 
+A program is saved as TOML (:func:`~app.core.toml_writer.to_toml`), or as
+its code alone to a ``.py`` file. Opening takes ``.toml`` and ``.py``
+programs, and ``.lens`` recordings, which the window reads without running
+anything.
+
 Saving is atomic: :func:`write_atomically` writes a temporary file beside the
 target through :class:`QSaveFile` and renames it over the old file only when
 every byte was written, so a failed save (read-only folder, full disk) leaves
@@ -16,12 +21,13 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QIODevice, QObject, QSaveFile, QSettings, Signal
 from PySide6.QtWidgets import QWidget
 
-from app.core.loading import Scenario, load_file, parse_scenario
+from app.core.loading import load_file, parse_python, parse_scenario
 from app.core.model.errors import ScenarioError
+from app.core.model.program import Program
 from app.core.resources import resource_path
 from app.core.toml_writer import to_toml
 from app.ui import dialogs
-from app.ui.editor import ScenarioEditor
+from app.ui.editor import ProgramEditor
 
 __all__ = ["MAX_RECENT", "RECENT_KEY", "FileController", "write_atomically"]
 
@@ -55,18 +61,19 @@ def _reason(file: QSaveFile, fallback: str) -> str:
 
 
 class FileController(QObject):
-    """File menu actions for one :class:`ScenarioEditor`.
+    """File menu actions for one :class:`ProgramEditor`.
 
     ``settings`` keeps the recent files (most recent first, at most
-    :data:`MAX_RECENT`) and the last folder used. Built-in scenarios have no
+    :data:`MAX_RECENT`) and the last folder used. Built-in programs have no
     ``current_path``: saving one always asks where (Save As).
     """
 
-    scenario_opened = Signal(object)
+    program_opened = Signal(object)  # a Program read from a .toml or .py file
+    recording_opened = Signal(object)  # the Path of a .lens file: the window reads it, running nothing
     path_changed = Signal(object)  # Path | None: for the window title
     recent_files_changed = Signal()
 
-    def __init__(self, parent_widget: QWidget | None, editor: ScenarioEditor, settings: QSettings) -> None:
+    def __init__(self, parent_widget: QWidget | None, editor: ProgramEditor, settings: QSettings) -> None:
         super().__init__(parent_widget)
         self._parent = parent_widget
         self._editor = editor
@@ -74,42 +81,50 @@ class FileController(QObject):
 
     @property
     def current_path(self) -> Path | None:
-        """The file Save writes to: None for a new or built-in scenario."""
+        """The file Save writes to: None for a new or built-in program."""
         path = self._editor.source_path()
-        if path is None or _is_builtin(path):
+        if path is None or _is_builtin(path) or path.suffix.lower() not in (".toml", ".py"):
             return None
         return path
 
     # -- opening
 
-    def open_dialog(self) -> Scenario | None:
+    def open_dialog(self) -> Program | Path | None:
         """Ask about unsaved edits, then for a file; open it."""
         if not self.maybe_discard():
             return None
         path = dialogs.choose_open_path(self._parent)
         return None if path is None else self._load(Path(path))
 
-    def open_path(self, path: Path | str) -> Scenario | None:
-        """Open a scenario file into the editor; a bad file is explained, never raised."""
+    def open_path(self, path: Path | str) -> Program | Path | None:
+        """Open a program file into the editor, or a ``.lens`` recording; a bad file is explained,
+        never raised. Returns the program, the recording's path, or None."""
         if not self.maybe_discard():
             return None
         return self._load(Path(path))
 
-    def _load(self, path: Path) -> Scenario | None:
+    def _load(self, path: Path) -> Program | Path | None:
+        if path.suffix.lower() == ".lens":
+            if not path.is_file():
+                dialogs.inform(self._parent, "Cannot open recording", f"{path.name} is not a file.")
+                return None
+            self._remember(path)
+            self.recording_opened.emit(path)  # read off the GUI thread; a damaged file is told there
+            return path
         try:
-            scenario = load_file(path)
+            program = load_file(path)
         except ScenarioError as err:
-            dialogs.inform(self._parent, "Cannot open scenario", f"{path.name} cannot be opened.\n\n{err}")
+            dialogs.inform(self._parent, "Cannot open program", f"{path.name} cannot be opened.\n\n{err}")
             return None
         except Exception as exc:  # a classroom program explains a bad file, whatever it is
             log.exception("opening %s failed", path)
-            dialogs.inform(self._parent, "Cannot open scenario", f"{path.name} cannot be opened: {exc}")
+            dialogs.inform(self._parent, "Cannot open program", f"{path.name} cannot be opened: {exc}")
             return None
-        self._editor.set_scenario(scenario)
+        self._editor.set_program(program)
         self._remember(path)
         self.path_changed.emit(self.current_path)
-        self.scenario_opened.emit(scenario)
-        return scenario
+        self.program_opened.emit(program)
+        return program
 
     # -- saving
 
@@ -118,21 +133,21 @@ class FileController(QObject):
         path = self.current_path
         if path is None:
             return self.save_as()
-        scenario = self._scenario_to_save()
-        return scenario is not None and self._save_to(path, scenario)
+        program = self._program_to_save()
+        return program is not None and self._save_to(path, program)
 
     def save_as(self) -> bool:
-        scenario = self._scenario_to_save()
-        if scenario is None:
+        program = self._program_to_save()
+        if program is None:
             return False
-        path = dialogs.choose_save_path(self._parent, self._suggested_path(scenario))
-        return path is not None and self._save_to(Path(path), scenario)
+        path = dialogs.choose_save_path(self._parent, self._suggested_path(program))
+        return path is not None and self._save_to(Path(path), program)
 
     def maybe_discard(self) -> bool:
         """True when the editor's content may be replaced (saved, discarded, or unmodified)."""
         if not self._editor.is_modified():
             return True
-        name = self.current_path.name if self.current_path else "this scenario"
+        name = self.current_path.name if self.current_path else "this program"
         choice = dialogs.ask(
             self._parent,
             "Unsaved changes",
@@ -144,30 +159,30 @@ class FileController(QObject):
             return self.save()
         return choice == "Discard"
 
-    def _scenario_to_save(self) -> Scenario | None:
-        scenario = self._editor.flush()
-        if scenario is None:
+    def _program_to_save(self) -> Program | None:
+        program = self._editor.flush()
+        if program is None:
             err = self._editor.error()
             dialogs.inform(
                 self._parent,
                 "Cannot save yet",
-                f"The scenario has an error, so it was not saved: {err}\n\n"
+                f"The program has an error, so it was not saved: {err}\n\n"
                 "Fix it in the editor and save again. Nothing was written.",
             )
-        return scenario
+        return program
 
-    def _suggested_path(self, scenario: Scenario) -> Path:
+    def _suggested_path(self, program: Program) -> Path:
         if self.current_path is not None:
             return self.current_path
         folder = self._settings.value(LAST_DIR_KEY)
         base = Path(folder) if isinstance(folder, str) and folder else Path.home()
-        return base / f"{scenario.name}.toml"
+        return base / f"{program.name}.toml"
 
-    def _save_to(self, path: Path, scenario: Scenario) -> bool:
-        text = to_toml(scenario)
-        if parse_scenario(text) != scenario:  # never write a file that would not load back
-            log.error("TOML for %s does not load back equal:\n%s", scenario.name, text)
-            dialogs.inform(self._parent, "Not saved", "This scenario could not be written faithfully.")
+    def _save_to(self, path: Path, program: Program) -> bool:
+        text = _file_text(path, program)
+        if text is None:  # never write a file that would not load back
+            log.error("%s does not load back equal as %s", program.name, path.suffix)
+            dialogs.inform(self._parent, "Not saved", "This program could not be written faithfully.")
             return False
         reason = write_atomically(path, text.encode("utf-8"))
         if reason is not None:
@@ -205,6 +220,21 @@ class FileController(QObject):
         self._settings.setValue(LAST_DIR_KEY, str(path.resolve().parent))
         self._settings.sync()
         self.recent_files_changed.emit()
+
+
+def _file_text(path: Path, program: Program) -> str | None:
+    """The file's text for ``program``: its code for a ``.py`` file, else TOML; None if it would not
+    load back to the same program (the name follows the file, as loading names it)."""
+    if path.suffix.lower() == ".py":
+        try:
+            return program.code if parse_python(program.code).code == program.code else None
+        except ScenarioError:
+            return None
+    try:
+        text = to_toml(program)
+    except ValueError:  # text a UTF-8 file cannot hold
+        return None
+    return text if parse_scenario(text, name=program.name) == program else None
 
 
 def _is_builtin(path: Path) -> bool:

@@ -18,28 +18,28 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWi
 from app.ui.session import Session
 
 if TYPE_CHECKING:
-    import torch
-
+    from app.core.model.recording import Recording
     from app.core.model.timeline import StepState
-    from app.core.recording.recorder import Recording
+    from app.core.model.values import Values
 
 __all__ = ["MAX_BARS", "GradBars", "GradPanel"]
 
 MAX_BARS = 16  # elements drawn per leaf; the rest are summarised in the text
 MAX_LEAVES = 12
-CallGrads = dict[int, "Mapping[str, torch.Tensor | None]"]
+MAX_HISTORY = 6  # lines of per-call history per leaf; a long loop shows its latest calls
+CallGrads = dict[int, "Mapping[str, Values | None]"]
 
 
-def _values(tensor: torch.Tensor | None) -> list[float]:
-    if tensor is None:
+def _values(values: Values | None) -> list[float]:
+    if values is None:
         return []
-    return [float(v) for v in tensor.detach().reshape(-1)[:MAX_BARS].tolist()]
+    return [float(v) for v in values.flat[:MAX_BARS]]
 
 
-def _format(tensor: torch.Tensor | None) -> str:
-    from app.core.lesson.captions import format_values
+def _format(values: Values | None) -> str:
+    from app.core.model.text import format_values
 
-    return format_values(tensor)
+    return format_values(values)
 
 
 @dataclass(frozen=True)
@@ -280,6 +280,9 @@ def _history(recording: Recording, state: StepState, name: str, ends: CallGrads)
     if step.call is not None and step.kind in ("node", "error"):
         status = "FAILED" if step.kind == "error" else "running"
         lines.append(f"call {step.call + 1}: {status}; {name}.grad now {_format(state.grads.get(name))}")
+    if len(lines) > MAX_HISTORY:
+        hidden = len(lines) - MAX_HISTORY + 1
+        lines = [f"… {hidden} earlier calls", *lines[-(MAX_HISTORY - 1) :]]
     return lines or ["no backward call has run yet"]
 
 
@@ -307,5 +310,5 @@ def _largest(recording: Recording, names: list[str]) -> dict[str, float]:
     for step in recording.timeline.steps:
         for name, grad in step.grad_changes.items():
             if name in largest and grad is not None and grad.numel():
-                largest[name] = max(largest[name], float(grad.detach().reshape(-1)[:MAX_BARS].abs().max()))
+                largest[name] = max(largest[name], *(abs(v) for v in _values(grad)))
     return {name: value or 1.0 for name, value in largest.items()}

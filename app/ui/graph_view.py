@@ -28,9 +28,9 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QTransform, QWheelEvent
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
+from app.core.model.graph import Edge
+from app.core.model.recording import Recording
 from app.core.model.timeline import StepState
-from app.core.recording.capture import Edge
-from app.core.recording.recorder import Recording
 from app.render.items import MIN_SLOT_LOD, EdgeItem, NodeItem, ProxyItem, SlotItem
 from app.render.labels import SLOT_FONT_PX
 from app.render.layout import Layout

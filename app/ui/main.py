@@ -98,7 +98,7 @@ class _Screenshot(QObject):
 
 
 def run_gui(scenario: str | None = None) -> int:
-    """Open the window on ``scenario`` (a built-in name or a .toml path) and run until it closes."""
+    """Open the window on ``scenario`` (a built-in name, a .toml, .py or .lens path) until it closes."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     app = _application()
     settings_path = os.environ.get("AUTOGRAD_LENS_SETTINGS")

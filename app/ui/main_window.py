@@ -58,9 +58,9 @@ from app.ui.theme import apply_theme
 from app.ui.timeline_bar import TimelineBar
 
 if TYPE_CHECKING:  # imported for real only once torch is loaded (see NOTE [fast start])
-    from app.core.loading import Scenario
-    from app.core.recording.recorder import Recording
-    from app.ui.editor import ScenarioEditor
+    from app.core.model.program import Program
+    from app.core.model.recording import Recording
+    from app.ui.editor import ProgramEditor
     from app.ui.file_actions import FileController
     from app.ui.graph_view import GraphView
     from app.ui.legend import Legend
@@ -98,7 +98,7 @@ def _builtin_names() -> list[str]:
 
 
 class MainWindow(QMainWindow):
-    """The whole program's window. Call :meth:`start` to record the first scenario."""
+    """The whole program's window. Call :meth:`start` to record the first program."""
 
     slides_exported = Signal(object)  # list[Path], after "Export every step"
     notice_shown = Signal(str)
@@ -122,7 +122,8 @@ class MainWindow(QMainWindow):
         self._editor_sync: Callable[[], None] | None = None  # the editor's copy, once the graph is built
         self.graph_view: GraphView | None = None  # these four are made with the first recording
         self.legend: Legend | None = None
-        self.editor: ScenarioEditor | None = None
+        self.editor: ProgramEditor | None = None
+        self._lens_path: Path | None = None  # the .lens file on screen, when one was opened
         self.files: FileController | None = None
         self._slides: Iterator[Path] | None = None
         self._build_views()
@@ -155,7 +156,7 @@ class MainWindow(QMainWindow):
         self.summary.setObjectName("scenarioSummary")
         self.summary.setWordWrap(True)
         self.summary.setProperty("role", "hint")
-        self.graph_message = QLabel("Recording the scenario…")
+        self.graph_message = QLabel("Recording the program…")
         self.graph_message.setObjectName("graphMessage")
         self.graph_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.graph_message.setWordWrap(True)
@@ -175,7 +176,7 @@ class MainWindow(QMainWindow):
 
     def _build_controls(self) -> None:
         self.scenario_picker = QComboBox()
-        self.scenario_picker.setToolTip("Built-in scenarios (File ▸ Open… for a .toml file)")
+        self.scenario_picker.setToolTip("Built-in programs (File ▸ Open… for a .toml, .py or .lens file)")
         self.scenario_picker.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.scenario_picker.addItems(_builtin_names())
         self.left_tabs = QTabWidget()
@@ -243,6 +244,10 @@ class MainWindow(QMainWindow):
         self.action_export_png = self._action("Export view as PNG…", None, self._on_export_png)
         self.action_export_slides = self._action("Export every step (slides)…", None, self._on_export_slides)
         self.action_quit = self._action("Quit", QKeySequence.StandardKey.Quit, self.close)
+        self.action_undo = self._action(
+            "Undo the last fix or toggle", QKeySequence.StandardKey.Undo, self._on_undo_requested
+        )
+        self.action_undo.setEnabled(False)
         self.theme_actions = QActionGroup(self)
         for name in THEMES:
             action = QAction(name.capitalize(), self, checkable=True)
@@ -264,6 +269,8 @@ class MainWindow(QMainWindow):
         file_menu.addActions([self.action_export_svg, self.action_export_png, self.action_export_slides])
         file_menu.addSeparator()
         file_menu.addAction(self.action_quit)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addAction(self.action_undo)
         step_menu = bar.addMenu("&Step")
         step_menu.addActions(
             [
@@ -289,7 +296,7 @@ class MainWindow(QMainWindow):
         bar = self.addToolBar("Main")
         bar.setObjectName("mainToolbar")
         bar.setMovable(False)
-        bar.addWidget(QLabel(" Scenario "))
+        bar.addWidget(QLabel(" Program "))
         bar.addWidget(self.scenario_picker)
         bar.addAction(self.action_open)
         bar.addSeparator()
@@ -390,13 +397,17 @@ class MainWindow(QMainWindow):
 
     # -- starting and loading ----------------------------------------------------------
     def start(self) -> None:
-        """Record the first scenario (the command line's, else the last one, else the seed)."""
-        self.load_scenario(self._first_scenario)
+        """Record the first program (the command line's, else the last one, else the seed)."""
+        self.load_program(self._first_scenario)
 
-    def load_scenario(self, source: Scenario | str | Path) -> None:
-        """Record a scenario from scratch and show it from step 0."""
+    def load_program(self, source: Program | str | Path) -> None:
+        """Record a program (or read a ``.lens`` recording) from scratch and show it from step 0."""
+        from app.ui.worker import is_lens
+
         self._fresh_load = True
-        self.graph_message.setText(f"Recording {getattr(source, 'name', source)}…")
+        self._lens_path = Path(source) if is_lens(source) else None
+        verb = "Reading" if self._lens_path else "Recording"
+        self.graph_message.setText(f"{verb} {getattr(source, 'name', source)}…")
         self.session.load(source)
 
     def _on_scenario_chosen(self, position: int) -> None:
@@ -405,25 +416,29 @@ class MainWindow(QMainWindow):
             self.scenario_picker.itemText(position) if builtin else self.scenario_picker.itemData(position)
         )
         if source is None:
-            return  # the edited scenario already on screen
+            return  # the edited program already on screen
         if self.files is not None and not self.files.maybe_discard():
             self._select_picker(self.session.recording)
             return
-        self.load_scenario(source)
+        self.load_program(source)
 
     # -- recording and step updates -----------------------------------------------------
     def _on_recording_applied(self, recording: Recording) -> None:
         self.notice.hide()
-        scenario = recording.scenario
-        self.setWindowTitle(f"Autograd Lens — {scenario.name}: {scenario.title}")
-        self.summary.setText(scenario.summary)
+        program = recording.program
+        if not self._fresh_load:
+            self._lens_path = None  # an edit of a read recording is recorded: no longer the file's
+        title = f": {program.title}" if program.title else ""
+        self.setWindowTitle(f"Autograd Lens — {program.name}{title}")
+        self.summary.setText(program.summary)
         self.device_label.setText(
             f"Device: {self._device_text(recording.device)} · PyTorch {recording.torch_version}"
         )
+        self.action_undo.setEnabled(self.session.can_undo)
         self._select_picker(recording)
-        self._remember_scenario(scenario)
+        self._remember_program(program)
         self._ensure_late_widgets()
-        self._editor_sync = partial(self._sync_editor, scenario, modified=not self._fresh_load)
+        self._editor_sync = partial(self._sync_editor, program, modified=not self._fresh_load)
         self._show_graph(recording)
         self._fresh_load = False
         # The editor's copy of the text comes later, in an event-loop turn of its own: for a big
@@ -506,7 +521,7 @@ class MainWindow(QMainWindow):
     def _fall_back_to_seed(self) -> None:
         if self._first_scenario != DEFAULT_SCENARIO:
             self._first_scenario = DEFAULT_SCENARIO
-            self.load_scenario(DEFAULT_SCENARIO)
+            self.load_program(DEFAULT_SCENARIO)
 
     def _show_error_in_editor(self) -> None:
         error = self.session.last_error
@@ -528,31 +543,33 @@ class MainWindow(QMainWindow):
         return item.text() if item is not None else name
 
     def _select_picker(self, recording: Recording | None) -> None:
-        """Show the scenario on screen in the picker; a file gets one entry after the built-ins."""
+        """Show the program on screen in the picker; a file gets one entry after the built-ins."""
         if recording is None:
             return
-        scenario, builtins = recording.scenario, len(_builtin_names())
-        if self._is_builtin(scenario):
-            self.scenario_picker.setCurrentIndex(self.scenario_picker.findText(scenario.name))
+        program, builtins = recording.program, len(_builtin_names())
+        if self._lens_path is None and self._is_builtin(program):
+            self.scenario_picker.setCurrentIndex(self.scenario_picker.findText(program.name))
             return
         while self.scenario_picker.count() > builtins:
             self.scenario_picker.removeItem(builtins)
-        path = scenario.path if scenario.path is not None and scenario.path.stem == scenario.name else None
-        label = f"{scenario.name} ({path.name})" if path else f"{scenario.name} (edited)"
+        path = self._lens_path or program.path
+        label = f"{program.name} ({path.name})" if path else f"{program.name} (edited)"
         self.scenario_picker.addItem(label, str(path) if path else None)
         self.scenario_picker.setCurrentIndex(builtins)
 
     @staticmethod
-    def _is_builtin(scenario: Scenario) -> bool:
-        path = scenario.path
+    def _is_builtin(program: Program) -> bool:
+        path = program.path
         in_resources = path is None or path.parent == resource_path("scenarios")
-        return scenario.name in _builtin_names() and in_resources
+        return program.name in _builtin_names() and in_resources
 
-    def _remember_scenario(self, scenario: Scenario) -> None:
-        if self._is_builtin(scenario):
-            self.settings.last_scenario = scenario.name
-        elif scenario.path is not None:
-            self.settings.last_scenario = str(scenario.path)
+    def _remember_program(self, program: Program) -> None:
+        if self._lens_path is not None:
+            self.settings.last_scenario = str(self._lens_path)
+        elif self._is_builtin(program):
+            self.settings.last_scenario = program.name
+        elif program.path is not None:
+            self.settings.last_scenario = str(program.path)
 
     # -- widgets that need torch: made with the first recording ---------------------------
     def _ensure_late_widgets(self) -> None:
@@ -579,40 +596,45 @@ class MainWindow(QMainWindow):
         self.graph_view.installEventFilter(self)  # resizes: keep the graph fitted until the user zooms
 
     def _make_editor(self) -> None:
-        from app.ui.editor import ScenarioEditor
+        from app.ui.editor import ProgramEditor
         from app.ui.file_actions import FileController
 
         if self.editor is not None:
             return
-        self.editor = ScenarioEditor()
+        self.editor = ProgramEditor()
         scroll = QScrollArea()  # the editor is tall; the code/calls/details column must still fit
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.editor)
         self.left_tabs.addTab(scroll, "Edit")
-        self.editor.scenario_edited.connect(self._on_scenario_edited)
+        self.editor.program_edited.connect(self._on_program_edited)
         self.files = FileController(self, self.editor, self.settings)
-        self.files.scenario_opened.connect(self._on_scenario_opened)
+        self.files.program_opened.connect(self._on_program_opened)
+        self.files.recording_opened.connect(self._on_program_opened)
         for action in (self.action_open, self.action_save, self.action_save_as):
             action.setEnabled(True)
         self._watch_wheel(self.editor)
         if self.session.recording is not None:
-            self.editor.set_scenario(self.session.recording.scenario)
+            self.editor.set_program(self.session.recording.program)
 
-    def _sync_editor(self, scenario: Scenario, *, modified: bool) -> None:
+    def _sync_editor(self, program: Program, *, modified: bool) -> None:
         recording = self.session.recording
-        if recording is None or recording.scenario is not scenario:
+        if recording is None or recording.program is not program:
             return  # a newer recording was applied meanwhile: it syncs the editor itself
-        if self.editor is None or scenario in (self.editor.last_scenario(), self.editor.current_scenario()):
+        if self.editor is None or program in (self.editor.last_program(), self.editor.current_program()):
             return  # the editor made this one (the learner may have typed on since), or shows it already
-        # a toggle or a fix changed the scenario: the editor shows it, as an unsaved change
-        self.editor.set_scenario(scenario, modified=modified)
+        # a toggle or a fix changed the program: the editor shows it, as an unsaved change
+        self.editor.set_program(program, modified=modified)
 
-    def _on_scenario_edited(self, scenario: Scenario) -> None:
-        self.session.rerecord(scenario)
+    def _on_program_edited(self, program: Program) -> None:
+        self.session.rerecord(program)
 
-    def _on_scenario_opened(self, scenario: Scenario) -> None:
-        self.load_scenario(scenario)
+    def _on_program_opened(self, source: Program | Path) -> None:
+        self.load_program(source)
+
+    def _on_undo_requested(self) -> None:
+        self.session.undo()
+        self.action_undo.setEnabled(self.session.can_undo)
 
     def _on_node_clicked(self, node_id: str) -> None:
         self.node_details.show_node(node_id)
@@ -789,7 +811,7 @@ class MainWindow(QMainWindow):
         if self.graph_view is None or recording is None or self.session.layout is None:
             self.show_notice("There is no graph to export yet.")
             return
-        path = ask_export_file(self, fmt, f"{recording.scenario.name}-step-{self.session.index:03d}.{fmt}")
+        path = ask_export_file(self, fmt, f"{recording.program.name}-step-{self.session.index:03d}.{fmt}")
         if path is not None:
             self.export_view(path)
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from app.ui.session import Session
 
 if TYPE_CHECKING:
-    from app.core.recording.recorder import Recording
+    from app.core.model.recording import Recording
 
 __all__ = ["MemoryChart"]
 

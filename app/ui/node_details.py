@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
 from app.ui.session import Session
 
 if TYPE_CHECKING:
+    from app.core.model.graph import GraphNode, SavedSlot
+    from app.core.model.recording import Recording
     from app.core.model.timeline import StepState
-    from app.core.recording.capture import GraphNode, SavedSlot
-    from app.core.recording.recorder import Recording
 
 __all__ = ["COLUMNS", "NodeDetails"]
 
@@ -38,7 +38,7 @@ def _shape(slot: SavedSlot) -> str:
 
 
 def _nbytes(slot: SavedSlot) -> str:
-    from app.core.lesson.captions import format_bytes
+    from app.core.model.text import format_bytes
 
     return "—" if slot.nbytes is None else format_bytes(slot.nbytes)
 
@@ -57,7 +57,7 @@ class NodeDetails(QWidget):
         super().__init__(parent)
         self._session = session
         self._pinned: str | None = None
-        self._scenario_name: str | None = None
+        self._program_name: str | None = None
         self._table_node: str | None = None  # the node whose rows the table holds
         self.node_id: str | None = None
         self.title = QLabel("Click a node in the graph")
@@ -98,10 +98,10 @@ class NodeDetails(QWidget):
 
     def _on_recording_applied(self, recording: Recording) -> None:
         self._table_node = None  # a new recording: shapes and bytes may differ
-        same = recording.scenario.name == self._scenario_name
-        self._scenario_name = recording.scenario.name
+        same = recording.program.name == self._program_name
+        self._program_name = recording.program.name
         if self._pinned is not None and (not same or self._pinned not in recording.graph):
-            self._pinned = None  # another scenario: its ids name other nodes
+            self._pinned = None  # another program: its ids name other nodes
 
     def _on_step_applied(self, index: int) -> None:
         self._update_node()
@@ -124,12 +124,17 @@ class NodeDetails(QWidget):
         self._fill_table(node, state)
 
     def _subtitle(self, recording: Recording, state: StepState, node: GraphNode) -> str:
-        from app.core.lesson.captions import format_values
+        from app.core.model.text import format_values
 
         parts = [node.label or "(no label)"]
+        if node.line is not None:
+            loops = "".join(f", iteration {m.index + 1}" for m in node.loops)
+            parts.append(f"made by line {node.line}{loops}")
         parts.append(
             "forward graph" if node.added_at_call is None else f"added by call {node.added_at_call + 1}"
         )
+        if node.id in state.gone:
+            parts.append("nothing in the program reaches it any more")
         calls = recording.needed_by.get(node.id, ())
         if calls:
             parts.append("reached by call " + ", ".join(str(c + 1) for c in calls))
@@ -166,5 +171,10 @@ class NodeDetails(QWidget):
 
 def _state_text(node: GraphNode, slot: SavedSlot, state: StepState) -> str:
     if slot.kind == "tensor":
-        return state.slots.get((node.id, slot.name), "—")
+        key = (node.id, slot.name)
+        text = state.slots.get(key, "—")
+        now = state.versions.get(key)
+        if text == "modified" and slot.saved_version is not None and now is not None:
+            return f"modified (saved at v{slot.saved_version}, now v{now})"
+        return text
     return f"value {slot.value}" if slot.kind == "value" else "None"

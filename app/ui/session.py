@@ -2,7 +2,7 @@
 
 Views read from a :class:`Session` and call its methods; they never touch
 torch. Stepping back replays ``timeline.state(i)`` (a recorded snapshot); a
-change to the scenario or the device asks the worker for a new recording, and
+change to the program or the device asks the worker for a new recording, and
 the previous one stays on screen until the new one arrives, or for good when
 the new one fails.
 """
@@ -17,9 +17,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from app.ui.worker import RecordingFailure, RecordingResult, RecordingWorker
 
 if TYPE_CHECKING:
-    from app.core.loading import Scenario
+    from app.core.model.program import Program
+    from app.core.model.recording import Recording
     from app.core.model.timeline import StepState
-    from app.core.recording.recorder import Recording
 
 __all__ = ["SPEEDS", "Session"]
 
@@ -42,7 +42,8 @@ class Session(QObject):
         self._recording: Recording | None = None
         self._index = 0
         self._state: StepState | None = None
-        self._requested: Scenario | None = None
+        self._requested: Program | None = None
+        self._undo: list[Program] = []  # programs before each change_program, newest last
         self._default_device = "cpu"
         self._modes: dict[int, Mode] = {}
         self.layout: Any | None = None
@@ -75,11 +76,11 @@ class Session(QObject):
         return self._recording.device if self._recording else self._default_device
 
     @property
-    def scenario(self) -> Scenario | None:
-        """The newest scenario asked for (pending or recorded): what the next change builds on."""
+    def program(self) -> Program | None:
+        """The newest program asked for (pending or recorded): what the next change builds on."""
         if self._requested is not None:
             return self._requested
-        return self._recording.scenario if self._recording else None
+        return self._recording.program if self._recording else None
 
     @property
     def busy(self) -> bool:
@@ -94,22 +95,41 @@ class Session(QObject):
         return self._state
 
     # -- asking for recordings --------------------------------------------------
-    def load(self, source: Scenario | str | Path, device: str | None = None) -> int:
-        """Record a scenario (object, built-in name or path) and show it from step 0."""
+    def load(self, source: Program | str | Path, device: str | None = None) -> int:
+        """Record a program (object, built-in name, .toml or .py path), or read a ``.lens`` file;
+        show it from step 0."""
+        self._undo.clear()
         return self._request(source, device or self.device, "start")
 
-    def rerecord(self, scenario: Scenario) -> int:
-        """Record a changed scenario on the current device, staying near the current step."""
-        return self._request(scenario, self.device, "keep")
+    def change_program(self, program: Program) -> int:
+        """Record an edit the window made (a keyword toggled, a fix); :meth:`undo` takes it back."""
+        current = self.program
+        if current is not None:
+            self._undo.append(current)
+        return self.rerecord(program)
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    def undo(self) -> int | None:
+        """Record the program as it was before the last :meth:`change_program`."""
+        if not self._undo:
+            return None
+        return self.rerecord(self._undo.pop())
+
+    def rerecord(self, program: Program) -> int:
+        """Record a changed program on the current device, staying near the current step."""
+        return self._request(program, self.device, "keep")
 
     def set_device(self, name: str) -> int | None:
-        """Record the current scenario again on ``name``."""
+        """Record the current program again on ``name``."""
         if self._recording is None:
             self._default_device = name
             return None
-        return self._request(self.scenario or self._recording.scenario, name, "keep")
+        return self._request(self.program or self._recording.program, name, "keep")
 
-    def _request(self, source: Scenario | str | Path, device: str, mode: Mode) -> int:
+    def _request(self, source: Program | str | Path, device: str, mode: Mode) -> int:
         self._requested = None if isinstance(source, (str, Path)) else source
         number = self.worker.request(source, device)
         self._modes = {number: mode}  # older requests are dropped by the worker
@@ -152,6 +172,8 @@ class Session(QObject):
         failed = recording.failed
         if failed is not None:
             return failed.last_step  # show the failure where it happened
+        if recording.error is not None and len(recording.timeline):
+            return len(recording.timeline) - 1  # the program's own error ends it
         if mode == "start":
             return 0
         return min(self._index, len(recording.timeline) - 1)
@@ -178,7 +200,7 @@ class Session(QObject):
         self.go_to(self.last_index)
 
     def call_stops(self) -> list[int]:
-        """Where a call step lands: the forward step, then the last step of every call."""
+        """Where a call step lands: the first step, then the last step of every call."""
         if self._recording is None:
             return []
         return sorted({0, *(info.last_step for info in self._recording.calls)})

@@ -1,11 +1,17 @@
-"""A large step counter, readable from the back row: "Step 5 / 9" and which call runs."""
+"""A large step counter, readable from the back row: "Step 5 / 9", the loop iteration and which call runs."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.ui.session import Session
+
+if TYPE_CHECKING:
+    from app.core.model.recording import Recording
+    from app.core.model.timeline import Step, StepState
 
 __all__ = ["StepCounter"]
 
@@ -35,9 +41,25 @@ class StepCounter(QWidget):
         state, recording = self._session.state(), self._session.recording
         if state is None or recording is None:
             return ""
-        step = state.step
-        if step.call is None:
-            return "forward pass"
-        calls = len(recording.scenario.calls)
-        kinds = {"node": "running", "call_end": "finished", "error": "FAILED"}
-        return f"call {step.call + 1} of {calls} · {kinds.get(step.kind, step.kind)}"
+        return " · ".join(
+            part for part in (_iteration_text(state.step), _call_text(state, recording)) if part
+        )
+
+
+def _iteration_text(step: Step) -> str:
+    """``iteration 2 of 3`` inside a loop (the innermost one; every level when loops nest)."""
+    parts = []
+    for mark in step.loops:
+        total = f" of {mark.count}" if mark.count is not None else ""
+        parts.append(f"iteration {mark.index + 1}{total}")
+    return ", ".join(parts)
+
+
+def _call_text(state: StepState, recording: Recording) -> str:
+    step = state.step
+    if step.call is None:
+        if step.kind == "error":
+            return "the program FAILED" if step.line is None else f"line {step.line} FAILED"
+        return "forward pass" if step.line is None else f"line {step.line}"
+    kinds = {"node": "running", "call_end": "finished", "error": "FAILED"}
+    return f"call {step.call + 1} of {len(recording.calls)} · {kinds.get(step.kind, step.kind)}"

@@ -1,8 +1,9 @@
-"""Record and lay out a scenario off the GUI thread.
+"""Record and lay out a program off the GUI thread.
 
 # NOTE [one result per request]
 Every :meth:`RecordingWorker.request` gets a number. A pool thread loads the
-scenario, records it (a real PyTorch run) and lays out its graph (one Graphviz
+program, records it (a real PyTorch run; a ``.lens`` file is read instead,
+running nothing) and lays out its graph (one Graphviz
 run), then hands the result back through a signal, which Qt queues onto the
 GUI thread. Only the newest request's answer is delivered: a slower answer to
 an older request (the learner clicked again meanwhile) is dropped. ``app.core``
@@ -41,8 +42,8 @@ from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
 from app.core.pacing import PACER
 
 if TYPE_CHECKING:
-    from app.core.loading import Scenario
-    from app.core.recording.recorder import Recording
+    from app.core.model.program import Program
+    from app.core.model.recording import Recording
 
 __all__ = [
     "FREEZE_NODES",
@@ -51,9 +52,11 @@ __all__ = [
     "RecordingFailure",
     "RecordingResult",
     "RecordingWorker",
+    "is_lens",
     "layout_recording",
     "prepare_shown",
-    "record_scenario",
+    "record_program",
+    "recording_of",
 ]
 
 log = logging.getLogger(__name__)
@@ -138,6 +141,7 @@ def import_core() -> None:
     needs), so the first import is serialised; later calls return at once.
     """
     with _IMPORT_LOCK:
+        import app.core.lens
         import app.core.loading
         import app.core.model.errors
         import app.core.recording.recorder
@@ -152,17 +156,28 @@ def import_core() -> None:
             gc.freeze()
 
 
-def load_source(source: Scenario | str | Path) -> Scenario:
-    from app.core.loading import Scenario, load_scenario
+def is_lens(source: object) -> bool:
+    """Whether ``source`` names a saved recording (``.lens``): read, never run."""
+    return isinstance(source, (str, Path)) and Path(source).suffix.lower() == ".lens"
 
-    return source if isinstance(source, Scenario) else load_scenario(source)
+
+def recording_of(source: Program | str | Path, device: str) -> Recording:
+    """A ``.lens`` file read back, or the program (object, built-in name, ``.toml``, ``.py``) recorded."""
+    if is_lens(source):
+        from app.core.lens import read_lens
+
+        return read_lens(Path(source))
+    from app.core.loading import load_program
+    from app.core.model.program import Program
+
+    return record_program(source if isinstance(source, Program) else load_program(source), device)
 
 
-def record_scenario(scenario: Scenario, device: str) -> Recording:
+def record_program(program: Program, device: str) -> Recording:
     """The real recording; a module attribute so tests can replace it."""
     from app.core.recording.recorder import record
 
-    return record(scenario, device=device)
+    return record(program, device=device)
 
 
 def layout_recording(recording: Recording) -> Any:
@@ -201,7 +216,7 @@ def _failure_text(exc: BaseException, device: str) -> str:
 
 
 class RecordingWorker(QObject):
-    """Runs :func:`record_scenario` + :func:`layout_recording` on a thread pool."""
+    """Runs :func:`recording_of` + :func:`layout_recording` on a thread pool."""
 
     finished = Signal(object)  # RecordingResult of the newest request
     failed = Signal(object)  # RecordingFailure of the newest request
@@ -228,7 +243,7 @@ class RecordingWorker(QObject):
     def busy(self) -> bool:
         return self._busy
 
-    def request(self, source: Scenario | str | Path, device: str = "cpu") -> int:
+    def request(self, source: Program | str | Path, device: str = "cpu") -> int:
         """Start recording ``source`` on ``device``; returns the request's number."""
         self._latest += 1
         number = self._latest
@@ -242,11 +257,11 @@ class RecordingWorker(QObject):
         """Block until every started run has ended (for closing and tests)."""
         return bool(self._pool.waitForDone(msecs))
 
-    def _run(self, number: int, source: Scenario | str | Path, device: str) -> None:
+    def _run(self, number: int, source: Program | str | Path, device: str) -> None:
         # Runs on a pool thread: must never raise, and touches no widget.
         try:
             import_core()
-            recording = record_scenario(load_source(source), device)
+            recording = recording_of(source, device)
             layout, layout_error = _layout_or_error(recording)
             shown = prepare_shown(recording) if layout is not None else None
             outcome: RecordingResult | RecordingFailure = RecordingResult(
