@@ -15,6 +15,7 @@ import pytest
 import torch
 from torch import nn
 
+from app.core.language.expr import Evaluator, parse
 from app.core.language.limits import Budget, Limits
 from app.core.language.objects import Checked
 from app.core.language.proxies import (
@@ -576,3 +577,70 @@ def test_each_module_builds_and_runs_under_the_guard(
     out = _guarded(guarded.call, *_made(inputs))
     torch.manual_seed(2)
     _assert_same(_tensors(out), _tensors(proxy.call(*_made(inputs))))
+
+
+# -- through the language ------------------------------------------------------------
+
+TRAINING = """
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+rnn = nn.LSTMCell(1, 2)
+opt = optim.Adam(model.parameters() + rnn.parameters(), lr=0.05)
+h, c = torch.zeros(1, 2), torch.zeros(1, 2)
+x = torch.randn(5, 3)
+for i in range(3):
+    opt.zero_grad()
+    h, c = rnn(model(x).mean(0, keepdim=True), (h, c))
+    loss = (h ** 2).sum() + F.mse_loss(model(x), torch.ones(5, 1))
+    loss.backward()
+    opt.step()
+    h, c = h.detach(), c.detach()
+w = rnn.weight_ih
+"""
+
+
+def test_a_training_program_agrees_with_plain_pytorch() -> None:
+    env: dict[str, Any] = {}
+    Evaluator(env, field="program").run(parse(TRAINING, field="program", mode="exec"))
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    rnn = nn.LSTMCell(1, 2)
+    opt = torch.optim.Adam([*model.parameters(), *rnn.parameters()], lr=0.05)
+    h, c = torch.zeros(1, 2), torch.zeros(1, 2)
+    x = torch.randn(5, 3)
+    for _ in range(3):
+        opt.zero_grad()
+        h, c = rnn(model(x).mean(0, keepdim=True), (h, c))
+        loss = (h**2).sum() + nn.functional.mse_loss(model(x), torch.ones(5, 1))
+        loss.backward()
+        opt.step()
+        h, c = h.detach(), c.detach()
+    assert isinstance(env["model"], ModuleProxy) and isinstance(env["opt"], OptimizerProxy)
+    _assert_same(env["model"].parameters(), list(model.parameters()))
+    _assert_same([env["loss"], env["h"], env["w"]], [loss, h, rnn.weight_ih])
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "lin.state_dict()",
+        "lin._parameters",
+        "lin.__dict__",
+        "lin.register_forward_hook(print)",
+        "lin.apply(print)",
+        "lin.to('cpu')",
+        "lin.forward(torch.ones(2))",
+        "lin.training = False",
+        "lin.weight = torch.ones(2, 2)",
+        "opt.param_groups",
+        "opt.state_dict()",
+        "opt.step(print)",
+        "nn.Linear(torch.tensor(2), 2)",
+        "optim.SGD(lin, lr=0.1)",
+    ],
+)
+def test_the_language_refuses_what_proxies_do_not_list(code: str) -> None:
+    program = f"lin = nn.Linear(2, 2)\nopt = optim.SGD(lin.parameters(), lr=0.1)\n{code}\n"
+    with pytest.raises(ScenarioError) as refused:
+        Evaluator({}, field="program").run(parse(program, field="program", mode="exec"))
+    assert refused.value.line == 3

@@ -150,7 +150,7 @@ class ModuleFactory:
     Traceback (most recent call last):
     ...
     app.core.model.errors.ScenarioError: nn.ReLU takes numbers, True/False, text and torch dtypes
-    as settings, not a tensor
+    as settings, not a tensor for inplace
     """
 
     def __init__(self, cls: type[nn.Module]) -> None:
@@ -253,8 +253,10 @@ def _check_settings(where: str, settings: Mapping[str, Any]) -> None:
         if isinstance(value, torch.Tensor) and name in TENSOR_SETTINGS:
             continue
         if not _is_plain_setting(value):
+            setting = "" if name.startswith("*") else f" for {name}"
             raise ScenarioError(
-                f"{where} takes numbers, True/False, text and torch dtypes as settings, not {_kind(value)}"
+                f"{where} takes numbers, True/False, text and torch dtypes as settings, "
+                f"not {_kind(value)}{setting}"
             )
 
 
@@ -274,7 +276,7 @@ def _is_plain_setting(value: Any) -> bool:
 def _parameter_list(where: str, params: Any) -> list[torch.Tensor]:
     hint = "a list of tensors, such as model.parameters() or [w, b]"
     if isinstance(params, ModuleProxy):
-        raise ScenarioError(f"{where} takes {hint}: here, {_kind(params)}.parameters()")
+        raise ScenarioError(f"{where} takes {hint}, not {_kind(params)}: pass its parameters()")
     if not isinstance(params, (list, tuple)):
         raise ScenarioError(f"{where} takes {hint}, not {_kind(params)}")
     for item in params:
