@@ -407,6 +407,12 @@ def test_lists_grown_by_append_stay_bounded_and_cannot_hold_themselves() -> None
     assert refusal("a = [1]\na[0] = a").message == "a list cannot hold itself"
 
 
+def test_a_list_used_as_a_queue_keeps_its_true_size() -> None:
+    """Items that come out are counted out: 3,000 pairs in and out never near the limit."""
+    code = "q = [0] * 999000\nfor i in range(3000):\n    q.append([i, i])\n    del q[-1]\n    q[0] = i\n"
+    assert len(ours(code)["q"]) == 999000
+
+
 def test_the_deadline_still_stops_a_loop() -> None:
     env = leaves()
     evaluator = Evaluator(env, field=FIELD, deadline=time.monotonic() - 1)
@@ -478,6 +484,9 @@ def test_tensor_attributes_that_can_be_assigned() -> None:
         ("a = (1, 2)\na[0] = 3", "items can be assigned in tensors and lists, not in a tuple"),
         ("for m in torch:\n    pass", "a for loop cannot go over a module"),
         ("for i in 5:\n    pass", "Python says: 'int' object is not iterable"),
+        ("a, b = range(10**20)", "cannot unpack this value into 2 names"),
+        ("a = [1, 2]\na[0:1] = [3]", "list items are assigned one at a time"),
+        ("del w[0]", "items can be deleted from lists only, not from a tensor"),
         ("for a, b in zip([1], [2, 3], strict=True):\n    pass", "Python says: zip() argument 2 is longer"),
     ],
 )

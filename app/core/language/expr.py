@@ -1,10 +1,14 @@
 """The scenario language: a small, whitelisted subset of Python over PyTorch.
 
-Source text is parsed with :mod:`ast` and walked by :class:`Evaluator`; it is
-never handed to ``eval`` or ``exec``. Parsing checks the shape of the code
-(:func:`parse`); evaluation checks what each name and attribute resolves to,
-and :class:`SizeGuard` checks what every operation will cost before it runs
-(see NOTE [size guard] in ``guard.py``).
+A program is statements (assignment, ``for``, ``if``, ``with torch.no_grad():``,
+``del``, imports of torch's modules, ``print``) over tensors, numbers, lists and
+checked objects (NOTE [checked objects] in ``objects.py``). Source text is
+parsed with :mod:`ast` and walked by :class:`Evaluator`; it is never handed to
+``eval`` or ``exec``. Parsing checks the shape of the code (:func:`parse`);
+evaluation checks what each name and attribute resolves to, and
+:class:`SizeGuard` checks what every operation will cost before it runs (see
+NOTE [size guard] in ``guard.py``). Autograd calls, finished statements and
+printed text go to the recorder (NOTE [program hooks]).
 
 >>> from app.core.language.expr import parse, Evaluator
 >>> tree = parse("torch.ones(2) * 3", field="demo", mode="eval")
@@ -22,8 +26,10 @@ gathers the public names the rest of the program imports:
 - ``limits.py``: :class:`Limits`, :class:`Budget` and the fixed bounds;
 - ``positions.py``: lines and columns in characters;
 - ``grammar.py``: allowed syntax, operators, and the words of refusals;
-- ``parsing.py``: :func:`parse` and the static checks;
-- ``python_values.py``: bounds on lists, text and integers;
+- ``parsing.py``: :func:`parse` and the static checks, imports included;
+- ``python_values.py``: bounds on lists, text, integers and ranges;
+- ``whitelist.py``: what names and attributes reach, and the builtins;
+- ``objects.py``: the proxies' base and the hooks' protocol;
 - ``guard.py``: :class:`SizeGuard`, with ``op_costs.py``, ``op_bounds.py``
   and ``aten_calls.py`` for what one ATen operation would cost.
 """
@@ -382,8 +388,9 @@ class Evaluator:
             owner, index = self._eval(target.value), self._index(target.slice)
             if not isinstance(owner, list):
                 raise self._error(f"items can be deleted from lists only, not from {kind(owner)}", target)
+            removed = self._apply(operator.getitem, [owner, index], {}, target)
             self._apply(operator.delitem, [owner, index], {}, target)
-            self._sizes.changed(owner)
+            self._sizes.changed(owner, removed=removed)
         else:  # pragma: no cover - refused by the static checks
             raise self._error("this cannot be deleted", target)
 
@@ -392,7 +399,7 @@ class Evaluator:
         if isinstance(value, torch.Tensor):
             if value.dim() > 0 and len(value) == count:
                 items = list(self._apply(torch.Tensor.unbind, [value, 0], {}, node))
-        elif isinstance(value, (list, tuple, range)) and len(value) == count:
+        elif isinstance(value, (list, tuple, range)) and self._sizes.length(value) == count:
             items = list(value)
         if items is None:
             raise self._error(f"cannot unpack this value into {count} names", node)

@@ -23,6 +23,7 @@ __all__ = ["NOTHING", "PySizes", "is_lazy", "kind", "python_arith_refusal", "ran
 NOTHING: Any = object()  # "no item": None is an item like any other
 _CACHED_ITEMS = 256  # containers this big have their size remembered ...
 _CACHE_ENTRIES = 64  # ... this many of them, the most recently measured
+_NESTED = (list, tuple, range, enumerate, zip)  # what a list's items are measured through
 _LAZY_ENTRIES = 1024  # lengths of zip and enumerate objects, the most recently made
 
 
@@ -82,7 +83,7 @@ class PySizes:
             return known[1], known[2]
         items, depth, holds_list = 0, 0, False
         for item in value:
-            if isinstance(item, (list, tuple, range)) or is_lazy(item):
+            if isinstance(item, _NESTED):
                 sub_items, sub_depth = self.measure(item)
                 holds_list = holds_list or isinstance(item, list) or self._holds_list(item)
             else:
