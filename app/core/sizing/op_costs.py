@@ -142,7 +142,19 @@ def _mse_loss_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
     return Cost(out, 1, out, touched + 3 * pairs, scratch=pairs if reduced else 0)
 
 
+def _mm_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
+    """mm(a, b) and addmm(bias, a, b) (every nn.Linear): (n, k) @ (k, m) makes (n, m), n*k*m work."""
+    a, b = args[-2:] if len(args) >= 2 else (None, None)
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.dim() != 2 or b.dim() != 2:
+        return None
+    if a.shape[1] != b.shape[0]:
+        return None  # the real call gives PyTorch's own message
+    rows, cols = int(a.shape[0]), int(b.shape[1])
+    return Cost(rows * cols, 1, rows * cols, touched + a.numel() * cols)
+
+
 _SHAPE_RULES: dict[str, Callable[[tuple[Any, ...], int], Cost | None]] = {
+    "mm": _mm_cost,
     "native_layer_norm": _layer_norm_cost,
     "native_batch_norm": _batch_norm_cost,
     "stack": _stack_cost,
