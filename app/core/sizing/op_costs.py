@@ -155,6 +155,7 @@ def _mm_cost(args: tuple[Any, ...], touched: int) -> Cost | None:
 
 _SHAPE_RULES: dict[str, Callable[[tuple[Any, ...], int], Cost | None]] = {
     "mm": _mm_cost,
+    "addmm": _mm_cost,
     "native_layer_norm": _layer_norm_cost,
     "native_batch_norm": _batch_norm_cost,
     "stack": _stack_cost,
