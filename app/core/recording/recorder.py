@@ -361,7 +361,7 @@ class _Recorder:
 
     def _note_rebinding(self, statement: ast.stmt) -> None:
         """Note what the statement may have let go of (NOTE [alive nodes])."""
-        if isinstance(statement, ast.Delete) or self.budget.writes != self.probed_writes:
+        if isinstance(statement, ast.Delete):  # (a write in place keeps every graph it had)
             self.dirty = True
         for target in _targets(statement):
             if not isinstance(target, ast.Name):
