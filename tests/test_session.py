@@ -21,13 +21,13 @@ def _load(qtbot, session, source):
 # -- recording -------------------------------------------------------------------
 def test_load_records_on_a_pool_thread_and_shows_step_zero(qtbot, session, two_losses, monkeypatch):
     threads = []
-    real = worker_module.record_scenario
+    real = worker_module.record_program
 
-    def spy(scenario, device):
+    def spy(program, device):
         threads.append(threading.current_thread())
-        return real(scenario, device)
+        return real(program, device)
 
-    monkeypatch.setattr(worker_module, "record_scenario", spy)
+    monkeypatch.setattr(worker_module, "record_program", spy)
     with qtbot.waitSignal(session.step_applied, timeout=TIMEOUT) as step:
         recording = _load(qtbot, session, "two-losses")
     assert threads and threads[0] is not threading.main_thread()
@@ -44,6 +44,48 @@ def test_busy_is_true_while_recording_then_false(qtbot, session):
     _load(qtbot, session, "two-losses")
     assert seen == [True, False]
     assert not session.busy
+
+
+def test_a_lens_file_is_read_and_never_recorded(qtbot, session, forgot_retain, monkeypatch, tmp_path):
+    from app.core.lens import save_lens
+
+    path = tmp_path / "run.lens"
+    save_lens(forgot_retain, path)
+
+    def never(program, device):
+        raise AssertionError("a .lens file runs nothing")
+
+    monkeypatch.setattr(worker_module, "record_program", never)
+    recording = _load(qtbot, session, path)
+    assert recording.program == forgot_retain.program
+    assert [s.caption for s in recording.timeline.steps] == [s.caption for s in forgot_retain.timeline.steps]
+    assert session.index == forgot_retain.failed.last_step
+
+
+def test_a_damaged_lens_file_fails_with_its_message_and_keeps_what_is_shown(qtbot, session, tmp_path):
+    before = _load(qtbot, session, "two-losses")
+    path = tmp_path / "bad.lens"
+    path.write_bytes(b"not a recording")
+    with qtbot.waitSignal(session.failed, timeout=TIMEOUT) as blocker:
+        session.load(path)
+    assert "lens" in blocker.args[0].lower()
+    assert session.recording is before
+
+
+def test_change_program_can_be_undone_and_a_load_forgets_the_history(qtbot, session):
+    before = _load(qtbot, session, "two-losses")
+    assert not session.can_undo and session.undo() is None
+    changed = before.program.with_code(before.program.code.replace("x.square()", "x * x"))
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT):
+        session.change_program(changed)
+    assert session.program == changed and session.can_undo
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT) as blocker:
+        session.undo()
+    assert blocker.args[0].program == before.program and not session.can_undo
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT):
+        session.change_program(changed)
+    _load(qtbot, session, "forgot-retain")
+    assert not session.can_undo
 
 
 def test_stepping_back_replays_the_recorded_snapshot(qtbot, session, two_losses):
@@ -77,11 +119,14 @@ def test_node_call_home_and_end_steps(qtbot, session, two_losses):
     session.prev_call()
     assert session.index == 0
     session.end()
-    assert session.index == len(two_losses.timeline) - 1
+    last = len(two_losses.timeline) - 1
+    assert session.index == last
     session.next_step()  # clamped: nothing happens past the end
+    session.prev_call()
+    assert session.index == ends[1]  # the statement after the last call is a step of its own
     session.home()
     assert session.index == 0
-    assert indices == [1, 0, ends[0], ends[1], ends[0], 0, len(two_losses.timeline) - 1, 0]
+    assert indices == [1, 0, ends[0], ends[1], ends[0], 0, last, ends[1], 0]
 
 
 def test_play_runs_to_the_end_and_stops(qtbot, session, two_losses):
@@ -107,15 +152,16 @@ def test_toggle_play_pauses(qtbot, session):
 def test_rerecord_keeps_the_step_and_a_failure_jumps_to_the_error(qtbot, session, forgot_retain):
     recording = _load(qtbot, session, "two-losses")
     session.go_to(5)
+    forgot = recording.program.code.replace("backward(retain_graph=True)", "backward()")
     with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT) as blocker:
-        session.rerecord(recording.scenario.with_call(0, retain_graph=None))
+        session.rerecord(recording.program.with_code(forgot))
     failed = blocker.args[0].failed
     assert failed is not None
     assert failed.error == forgot_retain.failed.error
     assert session.index == failed.last_step
     assert session.state().step.kind == "error"
     with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT):
-        session.rerecord(recording.scenario)
+        session.rerecord(recording.program)
     assert session.recording.failed is None
     assert session.index == min(failed.last_step, session.last_index)
 
@@ -124,16 +170,16 @@ def test_a_failed_recording_keeps_the_previous_one(qtbot, session, monkeypatch):
     before = _load(qtbot, session, "two-losses")
     session.go_to(3)
 
-    def out_of_memory(scenario, device):
+    def out_of_memory(program, device):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr(worker_module, "record_scenario", out_of_memory)
+    monkeypatch.setattr(worker_module, "record_program", out_of_memory)
     with qtbot.waitSignal(session.failed, timeout=TIMEOUT) as blocker:
-        session.rerecord(before.scenario.with_call(0, retain_graph=False))
+        session.rerecord(before.program.with_code(before.program.code.replace("=True", "=False")))
     assert "CUDA out of memory" in blocker.args[0]
     assert session.recording is before
     assert session.index == 3
-    assert session.scenario == before.scenario  # the next change builds on what is on screen
+    assert session.program == before.program  # the next change builds on what is on screen
     assert isinstance(session.last_error, torch.OutOfMemoryError)
 
 
@@ -147,14 +193,14 @@ def test_a_bad_scenario_name_fails_with_the_scenario_error(qtbot, session):
 
 def test_a_stale_result_is_dropped(qtbot, session, monkeypatch):
     release = threading.Event()
-    real = worker_module.record_scenario
+    real = worker_module.record_program
 
-    def slow_for_forgot_retain(scenario, device):
-        if scenario.name == "forgot-retain":
+    def slow_for_forgot_retain(program, device):
+        if program.name == "forgot-retain":
             release.wait(TIMEOUT / 1000)
-        return real(scenario, device)
+        return real(program, device)
 
-    monkeypatch.setattr(worker_module, "record_scenario", slow_for_forgot_retain)
+    monkeypatch.setattr(worker_module, "record_program", slow_for_forgot_retain)
     applied = []
     session.recording_applied.connect(applied.append)
     session.load("forgot-retain")  # superseded before it finishes
@@ -163,8 +209,8 @@ def test_a_stale_result_is_dropped(qtbot, session, monkeypatch):
     release.set()
     assert session.worker.wait_idle(TIMEOUT)
     qtbot.wait(50)  # let the stale answer reach the event loop, where it must be dropped
-    assert [r.scenario.name for r in applied] == ["two-losses"]
-    assert session.recording.scenario.name == "two-losses"
+    assert [r.program.name for r in applied] == ["two-losses"]
+    assert session.recording.program.name == "two-losses"
 
 
 def test_a_layout_failure_still_delivers_the_recording(qtbot, session, monkeypatch):
@@ -183,13 +229,13 @@ def test_a_layout_failure_still_delivers_the_recording(qtbot, session, monkeypat
 def test_set_device_records_again_on_that_device(qtbot, session, monkeypatch):
     _load(qtbot, session, "two-losses")
     devices = []
-    real = worker_module.record_scenario
+    real = worker_module.record_program
 
-    def spy(scenario, device):
+    def spy(program, device):
         devices.append(device)
-        return real(scenario, "cpu")
+        return real(program, "cpu")
 
-    monkeypatch.setattr(worker_module, "record_scenario", spy)
+    monkeypatch.setattr(worker_module, "record_program", spy)
     with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT):
         session.set_device("cuda:0")
     assert devices == ["cuda:0"]
@@ -203,7 +249,7 @@ app = QCoreApplication([])
 assert "torch" not in sys.modules
 session = Session()
 names = []
-session.recording_applied.connect(lambda r: (names.append(r.scenario.name), app.quit()))
+session.recording_applied.connect(lambda r: (names.append(r.program.name), app.quit()))
 session.failed.connect(lambda m: (print(m), app.exit(1)))
 session.load("forgot-retain")
 session.load("two-losses")
