@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -17,9 +17,10 @@ from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.loading import load_builtin, load_file, parse_scenario
+from app.core.model.program import Program
 from app.core.toml_writer import to_toml
 from app.ui import dialogs, file_actions
-from app.ui.editor import ScenarioEditor
+from app.ui.editor import ProgramEditor
 from app.ui.excepthook import install_exception_handler
 from app.ui.file_actions import MAX_RECENT, FileController, write_atomically
 
@@ -73,19 +74,19 @@ def window(qtbot: QtBot) -> QWidget:
 
 
 @pytest.fixture
-def editor(window: QWidget) -> ScenarioEditor:
-    return ScenarioEditor(window)
+def editor(window: QWidget) -> ProgramEditor:
+    return ProgramEditor(window)
 
 
 @pytest.fixture
 def files(
-    window: QWidget, editor: ScenarioEditor, settings: QSettings, fake_dialogs: Dialogs
+    window: QWidget, editor: ProgramEditor, settings: QSettings, fake_dialogs: Dialogs
 ) -> FileController:
     return FileController(window, editor, settings)
 
 
 @pytest.fixture
-def scenario_file(tmp_path: Path) -> Path:
+def program_file(tmp_path: Path) -> Path:
     folder = tmp_path / "work"
     folder.mkdir()
     path = folder / "mine.toml"
@@ -93,19 +94,35 @@ def scenario_file(tmp_path: Path) -> Path:
     return path
 
 
+OLDER_SHAPE = b"""name = "old"
+title = "t"
+summary = "s"
+[inputs]
+x = "torch.ones(2, requires_grad=True)"
+[[calls]]
+kind = "backward"
+loss = "q.sum()"
+"""
+
+
+def mine() -> Program:
+    """The seed program as it loads from ``mine.toml``: named by its file."""
+    return replace(load_builtin("two-losses"), name="mine")
+
+
 @dataclass
 class Lab:
     files: FileController
-    editor: ScenarioEditor
+    editor: ProgramEditor
     dialogs: Dialogs
 
 
 @pytest.fixture
-def lab(files: FileController, editor: ScenarioEditor, fake_dialogs: Dialogs) -> Lab:
+def lab(files: FileController, editor: ProgramEditor, fake_dialogs: Dialogs) -> Lab:
     return Lab(files, editor, fake_dialogs)
 
 
-def _edit_title(editor: ScenarioEditor, title: str) -> None:
+def _edit_title(editor: ProgramEditor, title: str) -> None:
     editor.title_edit.setText(title)
     editor.title_edit.textEdited.emit(title)
 
@@ -113,12 +130,12 @@ def _edit_title(editor: ScenarioEditor, title: str) -> None:
 # -- open -------------------------------------------------------------------------
 
 
-def test_open_path_fills_the_editor_and_signals(lab: Lab, scenario_file: Path, qtbot: QtBot) -> None:
-    with qtbot.waitSignal(lab.files.scenario_opened, timeout=1000) as blocker:
-        opened = lab.files.open_path(scenario_file)
-    assert opened == load_builtin("two-losses") == blocker.args[0]
-    assert lab.editor.current_scenario() == opened
-    assert lab.files.current_path == scenario_file
+def test_open_path_fills_the_editor_and_signals(lab: Lab, program_file: Path, qtbot: QtBot) -> None:
+    with qtbot.waitSignal(lab.files.program_opened, timeout=1000) as blocker:
+        opened = lab.files.open_path(program_file)
+    assert opened == mine() == blocker.args[0]
+    assert lab.editor.current_program() == opened
+    assert lab.files.current_path == program_file
     assert not lab.editor.is_modified()
 
 
@@ -127,24 +144,28 @@ def test_open_path_fills_the_editor_and_signals(lab: Lab, scenario_file: Path, q
     [
         (b"name = [unclosed", "not valid TOML"),
         (b"\xff\xfe not utf-8", "not UTF-8"),
-        (to_toml(load_builtin("two-losses")).replace("y.sum()", "q.sum()").encode(), "calls[0].loss, line 1"),
+        (
+            to_toml(load_builtin("two-losses")).replace("import torch", "import os").encode(),
+            "program, line 1",
+        ),
         (
             to_toml(load_builtin("two-losses")).replace("x.square()", "x.__class__").encode(),
-            "forward.code, line 1",
+            "program, line 4, column 5",
         ),
+        (OLDER_SHAPE, "calls[0].loss"),  # the older shape, checked field by field
         (b"a = " + b"[" * 100_000 + b"]" * 100_000, "cannot be opened"),  # deeper than tomllib can recurse
     ],
 )
 def test_a_bad_file_is_explained_never_raised(
     lab: Lab, tmp_path: Path, content: bytes, expected: str
 ) -> None:
-    lab.editor.set_scenario(load_builtin("forgot-retain"))
+    lab.editor.set_program(load_builtin("forgot-retain"))
     bad = tmp_path / "bad.toml"
     bad.write_bytes(content)
     assert lab.files.open_path(bad) is None
     [(_, text)] = lab.dialogs.informed
     assert expected in text and "bad.toml" in text
-    assert lab.editor.current_scenario() == load_builtin("forgot-retain")  # the editor is untouched
+    assert lab.editor.current_program() == load_builtin("forgot-retain")  # the editor is untouched
     assert lab.files.recent_files() == []
 
 
@@ -153,29 +174,54 @@ def test_a_missing_file_is_explained(lab: Lab, tmp_path: Path) -> None:
     assert "cannot read" in lab.dialogs.informed[0][1]
 
 
-def test_open_dialog_uses_the_chooser(lab: Lab, scenario_file: Path) -> None:
-    lab.dialogs.open_paths = [None, scenario_file]
+def test_open_dialog_uses_the_chooser(lab: Lab, program_file: Path) -> None:
+    lab.dialogs.open_paths = [None, program_file]
     assert lab.files.open_dialog() is None  # cancelled
-    assert lab.files.open_dialog() == load_builtin("two-losses")
+    assert lab.files.open_dialog() == mine()
+
+
+def test_a_plain_python_file_opens_as_a_program(lab: Lab, tmp_path: Path) -> None:
+    path = tmp_path / "snippet.py"
+    path.write_text("# Two losses, pasted\n" + load_builtin("forgot-retain").code, encoding="utf-8")
+    opened = lab.files.open_path(path)
+    assert isinstance(opened, Program)
+    assert (opened.name, opened.title) == ("snippet", "Two losses, pasted")
+    assert lab.editor.code_edit.text() == path.read_text(encoding="utf-8")
+    assert lab.files.current_path == path
+
+
+def test_a_lens_file_is_handed_to_the_window_and_the_editor_is_untouched(
+    lab: Lab, tmp_path: Path, qtbot: QtBot
+) -> None:
+    lab.editor.set_program(load_builtin("forgot-retain"))
+    path = tmp_path / "run.lens"
+    path.write_bytes(b"read by the window's worker, not here")
+    with qtbot.waitSignal(lab.files.recording_opened, timeout=1000) as blocker:
+        assert lab.files.open_path(path) == path
+    assert blocker.args == [path]
+    assert lab.editor.current_program() == load_builtin("forgot-retain")
+    assert lab.files.recent_files() == [path.resolve()]
+    assert lab.files.open_path(tmp_path / "missing.lens") is None
+    assert "not a file" in lab.dialogs.informed[-1][1]
 
 
 # -- save / save as -----------------------------------------------------------------
 
 
-def test_save_writes_toml_that_reloads_equal(lab: Lab, scenario_file: Path) -> None:
-    lab.files.open_path(scenario_file)
+def test_save_writes_toml_that_reloads_equal(lab: Lab, program_file: Path) -> None:
+    lab.files.open_path(program_file)
     _edit_title(lab.editor, 'A new title with "quotes" and a back\\slash')
     assert lab.editor.is_modified()
     assert lab.files.save() is True
     assert not lab.editor.is_modified()
-    reloaded = parse_scenario(scenario_file.read_bytes())
-    assert reloaded == lab.editor.current_scenario()
+    reloaded = parse_scenario(program_file.read_bytes(), name="mine")
+    assert reloaded == lab.editor.current_program()
     assert reloaded.title == 'A new title with "quotes" and a back\\slash'
-    assert sorted(p.name for p in scenario_file.parent.iterdir()) == ["mine.toml"]  # no temp file left
+    assert sorted(p.name for p in program_file.parent.iterdir()) == ["mine.toml"]  # no temp file left
 
 
 def test_save_of_a_builtin_asks_where(lab: Lab, tmp_path: Path) -> None:
-    lab.editor.set_scenario(load_builtin("two-losses"))
+    lab.editor.set_program(load_builtin("two-losses"))
     assert (
         lab.editor.source_path() is not None and lab.files.current_path is None
     )  # built-ins are never overwritten
@@ -183,34 +229,44 @@ def test_save_of_a_builtin_asks_where(lab: Lab, tmp_path: Path) -> None:
     lab.dialogs.save_paths = [target]
     assert lab.files.save() is True
     assert lab.dialogs.suggested[0].name == "two-losses.toml"
-    assert load_file(target) == load_builtin("two-losses")
+    assert load_file(target) == replace(load_builtin("two-losses"), name="copy")
     assert lab.files.current_path == target
     assert lab.files.recent_files() == [target.resolve()]
 
 
-def test_save_as_moves_to_the_new_file_and_cancel_keeps_edits(lab: Lab, scenario_file: Path) -> None:
-    lab.files.open_path(scenario_file)
+def test_save_as_moves_to_the_new_file_and_cancel_keeps_edits(lab: Lab, program_file: Path) -> None:
+    lab.files.open_path(program_file)
     _edit_title(lab.editor, "Changed")
     lab.dialogs.save_paths = [None]
     assert lab.files.save_as() is False
-    assert lab.editor.is_modified() and lab.files.current_path == scenario_file
-    other = scenario_file.with_name("other.toml")
+    assert lab.editor.is_modified() and lab.files.current_path == program_file
+    other = program_file.with_name("other.toml")
     lab.dialogs.save_paths = [other]
     assert lab.files.save_as() is True
     assert lab.files.current_path == other and not lab.editor.is_modified()
     assert load_file(other).title == "Changed"
-    assert load_file(scenario_file).title == load_builtin("two-losses").title  # the old file is untouched
-    assert lab.dialogs.suggested[-1] == scenario_file
+    assert load_file(program_file).title == load_builtin("two-losses").title  # the old file is untouched
+    assert lab.dialogs.suggested[-1] == program_file
 
 
-def test_save_with_an_error_in_the_editor_writes_nothing(lab: Lab, scenario_file: Path) -> None:
-    lab.files.open_path(scenario_file)
-    before = scenario_file.read_bytes()
-    lab.editor.forward_edit.setPlainText("y = x.__class__\n")
+def test_save_with_an_error_in_the_editor_writes_nothing(lab: Lab, program_file: Path) -> None:
+    lab.files.open_path(program_file)
+    before = program_file.read_bytes()
+    lab.editor.code_edit.setPlainText(load_builtin("two-losses").code.replace("x.square()", "x.__class__"))
     assert lab.files.save() is False
-    assert scenario_file.read_bytes() == before
-    assert "forward.code, line 1, column 5" in lab.dialogs.informed[0][1]
+    assert program_file.read_bytes() == before
+    assert "program, line 4, column 5" in lab.dialogs.informed[0][1]
     assert lab.editor.is_modified()
+
+
+def test_save_as_a_python_file_writes_the_code_alone(lab: Lab, program_file: Path) -> None:
+    lab.files.open_path(program_file)
+    target = program_file.with_name("plain.py")
+    lab.dialogs.save_paths = [target]
+    assert lab.files.save_as() is True
+    assert target.read_text(encoding="utf-8") == load_builtin("two-losses").code
+    assert load_file(target).code == load_builtin("two-losses").code
+    assert lab.files.current_path == target
 
 
 # -- failed saves keep the old file --------------------------------------------------
@@ -260,10 +316,10 @@ def _read_only(folder: Path) -> Iterator[bool]:
 
 
 @pytest.fixture
-def modified_file(files: FileController, editor: ScenarioEditor, scenario_file: Path) -> tuple[Path, bytes]:
-    files.open_path(scenario_file)
+def modified_file(files: FileController, editor: ProgramEditor, program_file: Path) -> tuple[Path, bytes]:
+    files.open_path(program_file)
     _edit_title(editor, "Edits that must not be lost")
-    return scenario_file, scenario_file.read_bytes()
+    return program_file, program_file.read_bytes()
 
 
 def _assert_failed_save_kept_everything(lab: Lab, path: Path, before: bytes) -> None:
@@ -271,7 +327,7 @@ def _assert_failed_save_kept_everything(lab: Lab, path: Path, before: bytes) -> 
     assert path.read_bytes() == before  # byte for byte
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temporary file left behind
     assert lab.editor.is_modified()
-    assert lab.editor.current_scenario().title == "Edits that must not be lost"  # type: ignore[union-attr]
+    assert lab.editor.current_program().title == "Edits that must not be lost"  # type: ignore[union-attr]
     title, text = lab.dialogs.informed[-1]
     assert title == "Save failed" and "was not changed" in text and str(path) in text
 
@@ -315,7 +371,7 @@ def test_write_atomically_replaces_the_whole_file(tmp_path: Path) -> None:
 
 
 def test_maybe_discard_does_not_ask_when_nothing_changed(lab: Lab) -> None:
-    lab.editor.set_scenario(load_builtin("two-losses"))
+    lab.editor.set_program(load_builtin("two-losses"))
     assert lab.files.maybe_discard() is True
     assert lab.dialogs.asked == []
 
@@ -356,7 +412,7 @@ def test_opening_another_file_asks_about_unsaved_edits(
     other.write_text(to_toml(load_builtin("forgot-retain")), encoding="utf-8")
     lab.dialogs.answers = ["Cancel"]
     assert lab.files.open_path(other) is None
-    assert lab.editor.current_scenario().title == "Edits that must not be lost"  # type: ignore[union-attr]
+    assert lab.editor.current_program().title == "Edits that must not be lost"  # type: ignore[union-attr]
     lab.dialogs.answers = ["Cancel"]
     assert lab.files.open_dialog() is None
     assert lab.dialogs.open_paths == []  # no file chooser after Cancel
@@ -384,7 +440,7 @@ def test_recent_files_order_limit_and_persistence(lab: Lab, window: QWidget, tmp
     assert len(lab.files.recent_files()) == MAX_RECENT
 
     reread = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    again = FileController(window, ScenarioEditor(window), reread)
+    again = FileController(window, ProgramEditor(window), reread)
     assert again.recent_files() == lab.files.recent_files()
 
     paths[9].unlink()
@@ -393,11 +449,11 @@ def test_recent_files_order_limit_and_persistence(lab: Lab, window: QWidget, tmp
 
 
 def test_a_single_recent_file_survives_the_ini_format(
-    lab: Lab, window: QWidget, scenario_file: Path, tmp_path: Path
+    lab: Lab, window: QWidget, program_file: Path, tmp_path: Path
 ) -> None:
-    lab.files.open_path(scenario_file)
+    lab.files.open_path(program_file)
     reread = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    assert FileController(window, ScenarioEditor(window), reread).recent_files() == [scenario_file.resolve()]
+    assert FileController(window, ProgramEditor(window), reread).recent_files() == [program_file.resolve()]
 
 
 # -- the exception handler -----------------------------------------------------------
