@@ -183,7 +183,7 @@ class _Recorder:
         return Recording(
             program=self.program,
             device=str(self.device),
-            torch_version=torch.__version__,
+            torch_version=str(torch.__version__),  # not torch's TorchVersion: a recording is plain data
             graph=graph,
             timeline=Timeline(tuple(steps)),
             leaves=MappingProxyType(dict(self.leaves)),
