@@ -41,14 +41,22 @@ from PySide6 import __version__ as pyside_version  # noqa: E402
 from PySide6.QtCore import QByteArray, QElapsedTimer, QEvent, QEventLoop, QObject, Qt, QTimer, qVersion  # noqa: E402
 from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsView, QWidget  # noqa: E402
 
-from app.core import Limits, Recording, Scenario, record  # noqa: E402
+from app.core import Limits, Program, Recording, record  # noqa: E402
 from app.core.language.expr import Evaluator, parse  # noqa: E402
-from benchmarks.scenarios import chain_losses, chain_scenario, chain_spec, plain_chain  # noqa: E402
+from app.core.recording.recorder import SEED  # noqa: E402
+from benchmarks.scenarios import (  # noqa: E402
+    chain_losses,
+    chain_scenario,
+    chain_spec,
+    plain_chain,
+    training_program,
+)
 
 T = TypeVar("T")
 DEFAULT_SIZES = (10, 100, 1000, 5000)
 HEARTBEAT_MS = 10
 HEARTBEAT_NODES = 5000
+PROGRAM_ITERATIONS = 200
 PAINT_WAIT_MS = 300  # after the first step is applied, keep beating while it paints
 BIG_LIMITS = Limits(time_limit_s=3600.0)  # the benchmark measures; it must not be cut short
 LAYOUT_TIMEOUT_S = 3600.0
@@ -60,6 +68,7 @@ TARGETS = {
     "step_p95_ms": 16.0,
     "step_vs_rerender": 10.0,
     "record_vs_plain": 3.0,
+    "program_record_vs_plain": 2.0,
     "startup_vs_torch": 1.5,
     "max_heartbeat_gap_ms": 50.0,
 }
@@ -177,28 +186,12 @@ def _git(args: list[str]) -> str:
 # -- 2. recording cost -----------------------------------------------------------------------------
 
 
-def run_plainly(scenario: Scenario) -> None:
-    """The scenario's own code through the project's evaluator, then plain backward calls: no hooks,
-    no snapshots, no labels. What ``record`` adds on top of this is the cost of recording."""
-    env: dict[str, Any] = {}
-    for name, expr in scenario.inputs:
-        where = f"inputs.{name}"
-        env[name] = Evaluator(env, field=where).evaluate(parse(expr, field=where, mode="eval"))
-    Evaluator(env, field="forward.code").run(parse(scenario.forward, field="forward.code", mode="exec"))
-    for index, call in enumerate(scenario.calls):
-        where = f"calls[{index}].loss"
-        loss = Evaluator(env, field=where).evaluate(parse(call.loss, field=where, mode="eval"))
-        inputs = [env[name] for name in call.inputs]
-        if call.kind == "grad":
-            result = torch.autograd.grad(
-                loss, inputs, retain_graph=call.retain_graph, create_graph=call.create_graph
-            )
-            if call.bind is not None:
-                env[call.bind] = result[0] if len(result) == 1 else result
-        else:
-            loss.backward(
-                retain_graph=call.retain_graph, create_graph=call.create_graph, inputs=inputs or None
-            )
+def run_plainly(program: Program, limits: Limits = BIG_LIMITS) -> None:
+    """The program through the project's evaluator, with the same seed and checks as a recording but
+    no hooks, no snapshots, no labels: what ``record`` adds on top of this is the cost of recording."""
+    with torch.random.fork_rng():
+        torch.manual_seed(SEED)
+        Evaluator({}, field="program", limits=limits).run(parse(program.code, field="program", mode="exec"))
 
 
 @dataclass
@@ -235,7 +228,7 @@ def one_intra_op_thread() -> Iterator[None]:
 
 
 def measure_record_cost(
-    nodes: int, scenario: Scenario, repeats: int, budget_s: float
+    nodes: int, scenario: Program, repeats: int, budget_s: float
 ) -> tuple[RecordCost, Recording]:
     """``record`` vs the same calls run plainly, interleaved; stops repeating once ``budget_s`` is
     spent. Also returns the last recording made."""
@@ -276,7 +269,9 @@ def bytes_per_step(recording: Recording) -> StepBytes:
         slot_bytes = sys.getsizeof(dict(step.slot_changes)) + sum(sys.getsizeof(k) for k in step.slot_changes)
         tensors = [*step.grad_changes.values(), *(step.contribution or {}).values()]
         tensors += list((step.result or {}).values())
-        grad_bytes = sum(t.nbytes + sys.getsizeof(t) for t in tensors if t is not None)
+        grad_bytes = sum(
+            sys.getsizeof(t) + sys.getsizeof(t.flat) + 8 * t.numel() for t in tensors if t is not None
+        )
         sizes.append(slot_bytes + grad_bytes)
         changes.append(len(step.slot_changes) + len(step.grad_changes))
     total_changes = max(sum(changes), 1)
@@ -289,12 +284,51 @@ def bytes_per_step(recording: Recording) -> StepBytes:
 
 
 @dataclass(frozen=True)
+class ProgramResult:
+    """A training-loop program: recording against the same program through the evaluator alone."""
+
+    iterations: int
+    steps: int
+    record_s: list[float]
+    evaluated_s: list[float]
+    step_bytes: StepBytes
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "iterations": self.iterations,
+            "steps": self.steps,
+            "record_vs_plain": round(median_of_ratios(self.record_s, self.evaluated_s), 3),
+            "bytes_per_step": round(self.step_bytes.mean),
+        }
+
+
+def measure_program(iterations: int, repeats: int) -> ProgramResult:
+    """``record`` of the training loop against ``run_plainly`` of it, interleaved, one intra-op thread
+    (on a busy 2-core machine torch's thread pool swamps both with waits)."""
+    program = training_program(iterations)
+    record_s: list[float] = []
+    evaluated_s: list[float] = []
+    made: list[Recording] = []
+    with one_intra_op_thread():
+        run_plainly(program)
+        for _ in range(repeats):
+            made[:] = []
+            record_s.append(timed(lambda: made.append(record(program, limits=BIG_LIMITS))))
+            evaluated_s.append(timed(lambda: run_plainly(program)))
+            gc.collect()
+    recording = made[0]
+    return ProgramResult(
+        iterations, len(recording.timeline), record_s, evaluated_s, bytes_per_step(recording)
+    )
+
+
+@dataclass(frozen=True)
 class HeapDelta:
     recording: int  # bytes the Recording keeps, right after record()
     after_replay: int  # the same after replaying every step (timeline checkpoints built)
 
 
-def heap_delta(scenario: Scenario) -> HeapDelta:
+def heap_delta(scenario: Program) -> HeapDelta:
     """tracemalloc: Python heap kept by one Recording (record's temporaries collected)."""
     gc.collect()
     tracemalloc.start()
@@ -896,7 +930,7 @@ def _lift_worker_limits(beat: Heartbeat) -> str:
     calls under the benchmark's limits, marking the heartbeat's phase as each one ends."""
     import app.ui.worker as worker_module
 
-    def record_scenario(scenario: Scenario, device: str) -> Recording:
+    def record_program(scenario: Program, device: str) -> Recording:
         recording = record(scenario, device=device, limits=BIG_LIMITS)
         beat.phase = "layout (worker)"
         return recording
@@ -906,9 +940,9 @@ def _lift_worker_limits(beat: Heartbeat) -> str:
         beat.phase = "apply (GUI thread)"
         return layout
 
-    worker_module.record_scenario = record_scenario
+    worker_module.record_program = record_program
     worker_module.layout_recording = layout_recording
-    return "worker seams record_scenario/layout_recording replaced to lift the time limits"
+    return "worker seams record_program/layout_recording replaced to lift the time limits"
 
 
 # -- the run -------------------------------------------------------------------------------------------
@@ -922,9 +956,11 @@ class Report:
     torch_import_s: list[float]
     heartbeat: Responsiveness | None
     rss: dict[str, float]
+    program: ProgramResult | None = None
 
     def json(self) -> dict[str, Any]:
         return {
+            "program": self.program.json() if self.program else None,
             "sizes": [s.json() for s in self.sizes],
             "startup_s": round(median(self.startup_s), 3),
             "torch_import_s": round(median(self.torch_import_s), 3),
@@ -952,7 +988,9 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     opts.log(f"peak RSS: child process with {big} nodes")
     rss = attempt(lambda: peak_rss_child(big), {}, opts.log)
     rss["nodes"] = big
-    return Report(machine, results, startup, imports, heartbeat, rss)
+    opts.log(f"program: a {PROGRAM_ITERATIONS}-iteration training loop, recorded and run plainly")
+    program = attempt(lambda: measure_program(PROGRAM_ITERATIONS, 2 if opts.quick else 7), None, opts.log)
+    return Report(machine, results, startup, imports, heartbeat, rss, program)
 
 
 def attempt(measure: Callable[[], T], fallback: T, log: Callable[[str], None]) -> T:

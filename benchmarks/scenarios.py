@@ -117,3 +117,23 @@ def plain_chain(spec: ChainSpec) -> Callable[[], None]:
         second.backward()
 
     return run
+
+
+def training_program(iterations: int = 200) -> Program:
+    """A two-layer MLP trained with SGD for ``iterations`` steps: the shape of most real programs."""
+    code = f"""import torch
+import torch.nn as nn
+import torch.optim as optim
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = optim.SGD(model.parameters(), lr=0.05)
+loss_fn = nn.MSELoss()
+x = torch.randn(16, 4)
+y = torch.randn(16, 1)
+for step in range({iterations}):
+    opt.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    opt.step()
+"""
+    return Program(code, name=f"training-loop-{iterations}", title=f"A {iterations}-step training loop")

@@ -71,6 +71,7 @@ FREED_MARK = "freed"  # part of PyTorch's message for an access after release
 MODIFIED_MARK = "modified by an inplace operation"
 _HOLDING = frozenset(("alive", "retained", "modified"))  # states whose slot keeps its storage
 SEED = 0  # every recording starts from torch.manual_seed(SEED); the program may seed again
+_NOTHING: Mapping[Any, Any] = MappingProxyType({})  # shared by the many steps that change nothing
 _ERRORS = (RuntimeError, TypeError, ValueError, IndexError)  # what an autograd call raises
 
 
@@ -420,6 +421,7 @@ class _Recorder:
         yield from _graph_fns(self.leaf_tensors.values())
 
     def _held_tensors(self) -> Iterator[torch.Tensor]:
+        """Tensors the program holds by name, in lists and tuples too."""
         stack: list[Any] = list(self.env.values())
         seen: set[int] = set()
         while stack:
@@ -431,8 +433,8 @@ class _Recorder:
                 yield value
             elif isinstance(value, (list, tuple)):
                 stack.extend(value)
-            elif isinstance(value, Checked):
-                stack.extend(t for _, t in value.named_tensors())
+            # A module's or optimizer's tensors are leaves and state made without a graph; the
+            # graphs of their .grad (create_graph) are reached through the known leaves.
 
     # -- capture and leaves -------------------------------------------
     def _add_nodes(self, new: list[str], line: int | None) -> None:
@@ -559,6 +561,8 @@ class _Recorder:
         names: Iterable[str] = self.leaf_tensors
         if kind == "node":
             leaf = self.leaf_names.get(node or "")
+            if leaf is None and not self.unread_leaves:
+                return {}  # most node steps: an operation's node writes no .grad
             names = dict.fromkeys([*([leaf] if leaf else []), *self.unread_leaves])
         changes: dict[str, Values | None] = {}
         for name in names:
@@ -581,13 +585,14 @@ class _Recorder:
         grads: dict[str, Values | None] | None = None,
         **extra: Any,
     ) -> Step:
+        changes = self._grad_changes(kind, node) if grads is None else grads
         step = Step(
             index=len(self.steps),
             kind=kind,
             call=call,
             node=node,
-            slot_changes=MappingProxyType(dict(self.pending)),
-            grad_changes=MappingProxyType(self._grad_changes(kind, node) if grads is None else grads),
+            slot_changes=MappingProxyType(dict(self.pending)) if self.pending else _NOTHING,
+            grad_changes=MappingProxyType(changes) if changes else _NOTHING,
             saved_bytes=self.held_bytes,
             device_bytes=_device_bytes(self.device),
             added_nodes=tuple(self.pending_nodes),
@@ -596,7 +601,9 @@ class _Recorder:
             printed=tuple(self.pending_printed),
             alive_nodes=len(self.capture.fns),
             gone_nodes=tuple(self.pending_gone),
-            version_changes=MappingProxyType(dict(self.pending_versions)),
+            version_changes=MappingProxyType(dict(self.pending_versions))
+            if self.pending_versions
+            else _NOTHING,
             **extra,
         )
         self.pending.clear()
