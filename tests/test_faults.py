@@ -20,8 +20,10 @@ from PySide6.QtCore import QObject, QSaveFile, Qt, Signal
 from pytestqt.qtbot import QtBot
 
 from app.core.lesson.captions import format_values
-from app.core.loading import Scenario, load_builtin
-from app.core.recording.recorder import Recording, record
+from app.core.loading import load_builtin
+from app.core.model.program import Program
+from app.core.model.recording import Recording
+from app.core.recording.recorder import record
 from app.core.toml_writer import to_toml
 from app.render import layout as layout_module
 from app.render.layout import INSTALL_HINT
@@ -32,6 +34,12 @@ from app.ui.main_window import MainWindow
 from app.ui.settings import AppSettings
 
 TIMEOUT = 30_000
+SEED = load_builtin("two-losses").code
+
+
+def seed_with(line: str) -> str:
+    """The seed program with ``line`` added after its forward line."""
+    return SEED.replace("y = x.square()\n", f"y = x.square()\n{line}\n")
 
 
 @dataclass
@@ -93,7 +101,7 @@ def _assert_data_panels_follow(window: MainWindow, oracle: Recording) -> None:
         assert window.session.index == index
         state = oracle.timeline.state(index)
         assert window.caption_bar.text() == state.step.caption
-        assert window.grad_panel.grad_text("x") == f"x.grad = {format_values(state.grads['x'])}"
+        assert window.grad_panel.grad_text("x") == f"x.grad = {format_values(state.grads.get('x'))}"
         window.session.next_step()
 
 
@@ -159,9 +167,9 @@ CUDA_FAILURES = [
 ]
 
 
-def _edit_forward(window: MainWindow, code: str) -> None:
-    """Type-and-pause, as a learner editing the forward code would."""
-    window.editor.forward_edit.setPlainText(code)
+def _edit_code(window: MainWindow, code: str) -> None:
+    """Type-and-pause, as a learner editing the program would."""
+    window.editor.code_edit.setPlainText(code)
     window.editor.flush()
 
 
@@ -173,26 +181,26 @@ def test_a_failed_recording_keeps_the_previous_one_and_cpu_keeps_working(
     window.session.go_to(3)
     before = window.session.recording
 
-    def fail(scenario: Scenario, device: str) -> Recording:
+    def fail(program: Program, device: str) -> Recording:
         raise RuntimeError(failure)
 
     with monkeypatch.context() as patch:
-        patch.setattr(worker_module, "record_scenario", fail)
+        patch.setattr(worker_module, "record_program", fail)
         with qtbot.waitSignal(window.session.failed, timeout=TIMEOUT) as blocker:
-            _edit_forward(window, "y = x.square()\nz = y * 2\n")
+            _edit_code(window, seed_with("z = y * 2"))
     assert failure in blocker.args[0]
     assert not window.notice.isHidden() and failure in window.notice.text()
     assert "previous recording stays" in window.notice.text()
     assert window.session.recording is before and window.session.index == 3
     assert window.graph_stack.currentWidget() is window.graph_page  # the graph is still drawn
-    assert window.editor.current_scenario().forward == "y = x.square()\nz = y * 2\n"  # the edit is kept
+    assert window.editor.current_program().code == seed_with("z = y * 2")  # the edit is kept
     _assert_data_panels_follow(window, seed)
 
     # the device is back to normal: the next edit records on the CPU
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
-        _edit_forward(window, "y = x.square()\n")
+        _edit_code(window, SEED)
     assert blocker.args[0].device == "cpu" and blocker.args[0].failed is None
-    assert blocker.args[0].scenario == seed.scenario
+    assert blocker.args[0].program == seed.program
 
 
 def test_a_real_torch_error_type_is_handled_the_same(
@@ -201,12 +209,12 @@ def test_a_real_torch_error_type_is_handled_the_same(
     window = open_window()
     before = window.session.recording
 
-    def fail(scenario: Scenario, device: str) -> Recording:
+    def fail(program: Program, device: str) -> Recording:
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr(worker_module, "record_scenario", fail)
+    monkeypatch.setattr(worker_module, "record_program", fail)
     with qtbot.waitSignal(window.session.failed, timeout=TIMEOUT):
-        window.session.rerecord(before.scenario.with_call(0, retain_graph=None))
+        window.session.rerecord(before.program.with_code(SEED.replace("retain_graph=True", "")))
     assert "OutOfMemoryError" in window.notice.text() and window.session.recording is before
 
 
@@ -275,7 +283,7 @@ def test_closing_with_unsaved_edits_asks_and_a_failed_save_keeps_everything(
     before = path.read_bytes()
     window = open_window(str(path))
     assert window.files.current_path == path
-    _edit_forward(window, "y = x.square()\nz = y + 1\n")
+    _edit_code(window, seed_with("z = y + 1"))
     assert window.editor.is_modified()
 
     fake_dialogs.answers = ["Cancel"]
@@ -287,7 +295,7 @@ def test_closing_with_unsaved_edits_asks_and_a_failed_save_keeps_everything(
         assert window.close() is False and window.isVisible()
     assert path.read_bytes() == before
     assert fake_dialogs.informed[-1][0] == "Save failed"
-    assert window.editor.current_scenario().forward == "y = x.square()\nz = y + 1\n"
+    assert window.editor.current_program().code == seed_with("z = y + 1")
     assert len(fake_dialogs.asked) == 2
 
     fake_dialogs.answers = ["Save"]
@@ -305,9 +313,9 @@ def test_opening_a_bad_file_in_the_window_explains_it_and_changes_nothing(
     fake_dialogs.open_paths = [bad]
     window.action_open.trigger()
     [(_, text)] = fake_dialogs.informed
-    assert "forward.code, line 1, column 5" in text and "__class__" in text
+    assert "program, line 4, column 5" in text and "__class__" in text
     assert window.session.recording is before
-    assert window.editor.current_scenario() == before.scenario
+    assert window.editor.current_program() == before.program
 
 
 def test_a_recording_that_arrives_while_typing_does_not_overwrite_the_typing(
@@ -316,11 +324,11 @@ def test_a_recording_that_arrives_while_typing_does_not_overwrite_the_typing(
     window = open_window()
     editor = window.editor
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
-        _edit_forward(window, "y = x.square()\nz = y * 2\n")  # checked, emitted, being recorded...
-        editor.forward_edit.setPlainText("y = x.square()\nz = y * 2 + 1\n")  # ...while the learner types on
-    assert blocker.args[0].scenario.forward == "y = x.square()\nz = y * 2\n"
-    assert editor.forward_edit.text() == "y = x.square()\nz = y * 2 + 1\n"
+        _edit_code(window, seed_with("z = y * 2"))  # checked, emitted, being recorded...
+        editor.code_edit.setPlainText(seed_with("z = y * 2 + 1"))  # ...while the learner types on
+    assert blocker.args[0].program.code == seed_with("z = y * 2")
+    assert editor.code_edit.text() == seed_with("z = y * 2 + 1")
     assert editor.is_modified()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
         pass  # the pause after typing records the newest text
-    assert blocker.args[0].scenario.forward == "y = x.square()\nz = y * 2 + 1\n"
+    assert blocker.args[0].program.code == seed_with("z = y * 2 + 1")
