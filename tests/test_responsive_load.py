@@ -12,7 +12,6 @@ import json
 import shutil
 import subprocess
 import weakref
-from dataclasses import replace
 
 import pytest
 from PySide6.QtCore import QEvent
@@ -108,13 +107,17 @@ def _selected_lines(panel: CodePanel) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def long_forward():
-    """The seed with a forward block of several lines (the mark spans them all)."""
+def long_call():
+    """The seed with more forward lines and a call written over four lines (the mark spans them all)."""
     seed = load_builtin("two-losses")
-    return record(replace(seed, forward=seed.forward + "z = y * 2\nw = z.exp()\n"))
+    code = seed.code.replace("y = x.square()\n", "y = x.square()\nz = y * 2\nw = z.exp()\n").replace(
+        "(y * 3).sum().backward()",
+        "(y * 3).sum().backward(\n    retain_graph=False,\n    create_graph=False,\n)",
+    )
+    return record(seed.with_code(code))
 
 
-@pytest.mark.parametrize("fixture", ["two_losses", "forgot_retain", "long_forward"])
+@pytest.mark.parametrize("fixture", ["two_losses", "forgot_retain", "long_call"])
 def test_code_panel_marked_step_by_step_equals_marked_from_scratch(qtbot, session, fixture, request):
     recording = request.getfixturevalue(fixture)
     panel = CodePanel(session)
@@ -130,16 +133,18 @@ def test_code_panel_marked_step_by_step_equals_marked_from_scratch(qtbot, sessio
         assert {line[: len(IDLE)] for i, line in enumerate(lines) if i in marked} <= {"▶ ", "✗ "}
 
 
-def test_code_panel_marks_the_whole_forward_block_with_one_selection(qtbot, session, long_forward):
+def test_code_panel_marks_a_call_over_several_lines_with_one_selection(qtbot, session, long_call):
     panel = CodePanel(session)
     qtbot.addWidget(panel)
-    session.apply(long_forward)
+    session.apply(long_call)
+    session.go_to(long_call.calls[1].first_step)
+    lines = long_call.program.lines
+    call = list(range(lines.index("(y * 3).sum().backward("), lines.index(")") + 1))
+    assert len(call) == 4
+    assert panel.highlighted_lines() == call
+    assert _selected_lines(panel) == call
     session.home()
-    lines, call_lines = long_forward.scenario.to_python()
-    forward = list(range(lines.index("y = x.square()"), min(call_lines.values())))
-    assert lines[forward[-1]] == "w = z.exp()"
-    assert panel.highlighted_lines() == forward
-    assert _selected_lines(panel) == forward
+    assert panel.highlighted_lines() == [long_call.timeline[0].line - 1]
     assert panel.isUndoRedoEnabled() is False  # marker edits pile up no undo history
 
 
@@ -226,17 +231,17 @@ def test_the_worker_paces_while_it_runs_and_stops_once_handed_over(qtbot, sessio
     from app.core.pacing import PACER
 
     holders = []
-    real_record = worker_module.record_scenario
+    real_record = worker_module.record_program
 
-    def record_and_look(scenario, device):
+    def record_and_look(program, device):
         holders.append(PACER._holders)
         before = PACER.naps
         PACER._seen -= 1.0  # the GUI thread looks overdue (its beats are cut below): loops make way
-        recording = real_record(scenario, device)
+        recording = real_record(program, device)
         holders.append(PACER.naps - before)
         return recording
 
-    monkeypatch.setattr(worker_module, "record_scenario", record_and_look)
+    monkeypatch.setattr(worker_module, "record_program", record_and_look)
     session.worker._beat.timeout.disconnect()  # a GUI thread that never gets to run
     _wait_applied(qtbot, session, "two-losses")
     assert holders[0] == 1  # pacing for this run
