@@ -42,7 +42,8 @@ import torch.utils.hooks
 from PySide6.QtCore import QObject
 from pytestqt.qtbot import QtBot
 
-from app.core.loading import Scenario, load_builtin
+from app.core.loading import load_builtin
+from app.core.model.program import Program
 from app.ui.graph_view import GraphView
 from app.ui.session import Session
 
@@ -132,7 +133,8 @@ class Rig:
         self.session.step_applied.connect(self._on_step)
         self.shown = 0
         seed = load_builtin("two-losses")
-        self.variants: tuple[Scenario, ...] = (seed, seed.with_call(0, retain_graph=None))
+        forgot = seed.with_code(seed.code.replace("backward(retain_graph=True)", "backward()"))
+        self.variants: tuple[Program, ...] = (seed, forgot)
         self.recordings = 0
 
     def _on_recording(self, recording: Any) -> None:
@@ -146,13 +148,14 @@ class Rig:
         self.shown += 1
 
     def rerecord(self, ledger: HookLedger) -> None:
-        scenario = self.variants[self.recordings % 2]
+        program = self.variants[self.recordings % 2]
         with self.qtbot.waitSignal(self.session.recording_applied, timeout=30_000) as blocker:
             if self.session.recording is None:
-                self.session.load(scenario)
+                self.session.load(program)
             else:
-                self.session.rerecord(scenario)
-        assert blocker.args[0].scenario == scenario
+                self.session.rerecord(program)
+        assert blocker.args[0].program == program
+        assert (blocker.args[0].failed is None) == (program is self.variants[0])
         assert ledger.still_registered() == 0  # the recorder removed every hook it added
         self.recordings += 1
 
