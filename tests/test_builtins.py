@@ -1,8 +1,9 @@
 """What each built-in scenario is there to show, checked against PyTorch.
 
 The general agreement (every grad, error text, state, byte) is in
-``test_recorder.py``; here each built-in's own lesson is stated explicitly,
-with expected values computed by torch from the scenario's input.
+``test_recorder.py``; here each of the first eight built-ins' own lesson is
+stated explicitly, with expected values computed by torch from the program's
+input (the programs of the newer built-ins are in ``test_builtin_programs.py``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 
 import pytest
 import torch
-from test_recorder import build_forward, node_named, plain_run
+from oracle import as_tensor, leaf_values, run_plainly, same
 
 from app.core import Recording, builtin_names, load_builtin, record
 
@@ -21,7 +22,15 @@ def recorded(name: str) -> Recording:
 
 
 def input_x(name: str) -> torch.Tensor:
-    return build_forward(load_builtin(name))["x"].detach()
+    return leaf_values(load_builtin(name).code, "x")
+
+
+def node_named(rec: Recording, name: str) -> str:
+    return next(n.id for n in rec.graph.nodes if n.name == name)
+
+
+def grad_at_end(rec: Recording, call: int, leaf: str) -> torch.Tensor | None:
+    return as_tensor(rec.grads_at_end(call).get(leaf))
 
 
 def states_of(rec: Recording, node: str, slot: str) -> list[str]:
@@ -32,17 +41,17 @@ def states_of(rec: Recording, node: str, slot: str) -> list[str]:
 def test_shared_square_gives_8x(name: str) -> None:
     rec = recorded(name)
     assert rec.failed is None
-    final = rec.grads_at_end(len(rec.calls) - 1)["x"]
+    final = grad_at_end(rec, len(rec.calls) - 1, "x")
     assert final is not None
     assert torch.equal(final, 8 * input_x(name))
-    assert torch.equal(final, plain_run(load_builtin(name))[-1].grads["x"])  # type: ignore[arg-type]
+    assert same(final, run_plainly(rec.program.code).calls[-1].grads["x"])
 
 
 def test_two_losses_keeps_then_frees_the_saved_x() -> None:
     rec = recorded("two-losses")
     pow_id = node_named(rec, "PowBackward0")
-    assert rec.grads_at_end(0)["x"] is not None
-    assert torch.equal(rec.grads_at_end(0)["x"], 2 * input_x("two-losses"))  # type: ignore[arg-type]
+    first = grad_at_end(rec, 0, "x")
+    assert first is not None and torch.equal(first, 2 * input_x("two-losses"))
     assert rec.timeline.state(rec.calls[0].last_step).slots[(pow_id, "self")] == "retained"
     assert rec.timeline.state(rec.calls[1].last_step).slots[(pow_id, "self")] == "freed"
     assert rec.freed_by[(pow_id, "self")] == 1
@@ -54,11 +63,12 @@ def test_two_losses_keeps_then_frees_the_saved_x() -> None:
 )
 def test_without_retention_the_second_call_fails(name: str, node: str) -> None:
     rec = recorded(name)
-    plain = plain_run(load_builtin(name))
+    plain = run_plainly(rec.program.code).calls
     assert [c.error is None for c in plain] == [True, False]
     assert len(rec.calls) == 2
     assert rec.calls[0].error is None
     assert rec.calls[1].error == plain[1].error
+    assert rec.graph.node(rec.calls[1].failed_node or "").name == plain[1].failed_node
     assert rec.failed is rec.calls[1]
     assert rec.graph.node(rec.calls[1].failed_node or "").name == node
     failing = rec.timeline[rec.calls[1].last_step]
@@ -67,11 +77,11 @@ def test_without_retention_the_second_call_fails(name: str, node: str) -> None:
 
 
 def test_forgot_retain_error_is_pytorchs_own_text() -> None:
-    scenario = load_builtin("forgot-retain")
-    env = build_forward(scenario)
-    env["y"].sum().backward()
+    x = input_x("forgot-retain").requires_grad_()
+    y = x.square()
+    y.sum().backward()
     with pytest.raises(RuntimeError) as exc:
-        (env["y"] * 3).sum().backward()
+        (y * 3).sum().backward()
     assert recorded("forgot-retain").calls[1].error == str(exc.value)
 
 
@@ -79,10 +89,11 @@ def test_no_saved_values_succeeds_twice_and_frees_nothing_it_needs() -> None:
     rec = recorded("no-saved-values")
     assert [c.error for c in rec.calls] == [None, None]
     x = input_x("no-saved-values")
-    assert torch.equal(rec.grads_at_end(1)["x"], torch.full_like(x, 4.0))  # type: ignore[arg-type]
+    assert torch.equal(grad_at_end(rec, 1, "x"), torch.full_like(x, 4.0))  # type: ignore[arg-type]
     add = node_named(rec, "AddBackward0")
     assert rec.graph.node(add).tensor_slots == ()
-    assert rec.timeline[0].saved_bytes == 0
+    # y = x + 2 saves nothing: only the second loss's y * 3 keeps its 3 until it runs
+    assert all(step.saved_bytes == 0 for step in rec.timeline.steps if step.call in (None, 0))
 
 
 def test_higher_derivative_returns_6x_and_leaves_x_grad_alone() -> None:
@@ -90,13 +101,16 @@ def test_higher_derivative_returns_6x_and_leaves_x_grad_alone() -> None:
     x = input_x("higher-derivative")
     first, second = (rec.timeline[c.last_step].result for c in rec.calls)
     assert first is not None and second is not None
-    assert torch.equal(first["g"], 3 * x**2)
-    assert torch.equal(second["second"], 6 * x)
-    assert rec.grads_at_end(1)["x"] is None
-    # create_graph added a gradient graph that the second call walks and frees
-    added = [n for n in rec.graph.nodes if n.added_at_call == 1]
-    assert {n.name for n in added} >= {"SumBackward0", "MulBackward0", "PowBackward0"}
-    assert any(n.label and n.label.startswith("g = torch.autograd.grad(") for n in added)
+    assert torch.equal(as_tensor(first["result"]), 3 * x**2)  # type: ignore[arg-type]
+    assert torch.equal(as_tensor(second["result"]), 6 * x)  # type: ignore[arg-type]
+    assert rec.grads_at_end(1).get("x") is None
+    # create_graph made a gradient graph on the line of the first call, which the second walks
+    grad_line = rec.calls[0].call.line
+    made = [n for n in rec.graph.nodes if n.line == grad_line]
+    assert {n.name for n in made} >= {"MulBackward0", "PowBackward0"}
+    assert all(rec.needed_by[n.id] == (1,) for n in made)
+    assert any(n.label and n.label.startswith("g = torch.autograd.grad(") for n in made)
+    assert [n.name for n in rec.graph.nodes if n.added_at_call == 1] == ["SumBackward0"]  # g.sum()
 
 
 def test_summed_loss_needs_no_retention() -> None:
@@ -117,15 +131,18 @@ def test_separate_forwards_has_two_squares_each_freed_by_its_own_call() -> None:
 
 def test_weight_and_input_fills_both_grads() -> None:
     rec = recorded("weight-and-input")
-    plain = plain_run(load_builtin("weight-and-input"))
+    plain = run_plainly(rec.program.code).calls
     assert set(rec.leaves) == {"w", "v"}
     for call in (0, 1):
         for leaf in ("w", "v"):
-            got, want = rec.grads_at_end(call)[leaf], plain[call].grads[leaf]
+            got, want = grad_at_end(rec, call, leaf), plain[call].grads[leaf]
             assert got is not None and want is not None and torch.equal(got, want)
 
 
 # -- captions ----------------------------------------------------------------
+
+
+NODE_NAME = re.compile(r"\b(?:[A-Z]\w*Backward\w*|AccumulateGrad)\b")  # a name, not a new sentence
 
 
 @pytest.mark.parametrize("name", builtin_names())
@@ -134,14 +151,16 @@ def test_every_caption_is_one_sentence_that_matches_the_step(name: str) -> None:
     for step in rec.timeline.steps:
         text = step.caption
         assert text.endswith(".") and text[0].isupper(), text
-        assert not re.search(r"[.;:]\s+[A-Z][a-z]", text.replace("PyTorch", "pytorch")), text
+        words = NODE_NAME.sub("node", text.replace("PyTorch", "pytorch"))
+        assert not re.search(r"[.;:]\s+[A-Z][a-z]", words), text
         if step.kind == "node":
             assert step.node is not None
             node = rec.graph.node(step.node)
             assert text.startswith(node.name)
-            states = {s for (n, _), s in step.slot_changes.items() if n == step.node}
-            assert ("released" in text) == ("freed" in states), text
-            assert ("kept its saved" in text) == ("retained" in states), text
+            changed = {s for (n, _), s in step.slot_changes.items() if n == step.node}
+            now = {s for (n, _), s in rec.timeline.state(step.index).slots.items() if n == step.node}
+            assert ("released" in text) == ("freed" in changed), text
+            assert ("kept its saved" in text) == ("retained" in now), text
         if step.kind == "error":
             assert "failed" in text
 

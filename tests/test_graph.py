@@ -5,10 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from test_recorder import backward, children, scenario_of, walk
+from oracle import as_tensor, children, walk
 
-from app.core import Graph, record, trace
+from app.core import Graph, Program, record, trace
 from app.core.recording.capture import GraphCapture
+
+
+def program(*lines: str) -> Program:
+    return Program("\n".join(["import torch", *lines]) + "\n")
+
+
+LEAF = "x = torch.tensor([1., 2.], requires_grad=True)"
 
 
 def direct(root: Any) -> tuple[list[Any], set[tuple[int, int]]]:
@@ -110,8 +117,9 @@ def test_slot_freed_before_capture_is_a_tensor_without_details() -> None:
 
 
 def test_labels_from_statements_expressions_leaves_and_losses() -> None:
-    forward = "y = x.square()\nz = y\nu = x.exp().sin()\nv = (u +\n     1)"
-    rec = record(scenario_of(forward, backward("(y * 3).sum()", True) + backward("v.sum()")))
+    forward = ["y = x.square()", "z = y", "u = x.exp().sin()", "v = (u +", "     1)"]
+    calls = ["(y * 3).sum().backward(retain_graph=True)", "v.sum().backward()"]
+    rec = record(program(LEAF, *forward, *calls))
     by_name = {n.name: n for n in rec.graph.nodes}
     assert by_name["PowBackward0"].label == "y = x.square()"  # not overwritten by z = y
     assert by_name["SinBackward0"].label == "u = x.exp().sin()"
@@ -122,23 +130,37 @@ def test_labels_from_statements_expressions_leaves_and_losses() -> None:
     sums = [n for n in rec.graph.nodes if n.name == "SumBackward0"]
     assert [(n.label, n.added_at_call) for n in sums] == [("(y * 3).sum()", 0), ("v.sum()", 1)]
     assert by_name["PowBackward0"].added_at_call is None
+    assert (by_name["PowBackward0"].line, by_name["AddBackward0"].line, by_name["MulBackward0"].line) == (
+        3,
+        6,
+        8,
+    )
 
 
 def test_unnamed_leaf_gets_a_name_that_clashes_with_nothing() -> None:
-    inputs = 'leaf0 = "torch.tensor([1., 2.], requires_grad=True)"'
+    first = "leaf0 = torch.tensor([1., 2.], requires_grad=True)"
     forward = "y = torch.tensor([3., 4.], requires_grad=True) * leaf0"  # the unnamed leaf is met first
-    rec = record(scenario_of(forward, backward("y.sum()"), inputs=inputs))
+    rec = record(program(first, forward, "y.sum().backward()"))
     assert len(rec.leaves) == 2
     assert "leaf0" in rec.leaves
     assert rec.graph.node(rec.leaves["leaf0"]).label == "leaf0"
     other = next(k for k in rec.leaves if k != "leaf0")
     assert rec.grads_at_end(0)[other] is not None
-    assert torch.equal(rec.grads_at_end(0)["leaf0"], torch.tensor([3.0, 4.0]))  # type: ignore[arg-type]
+    assert torch.equal(as_tensor(rec.grads_at_end(0)["leaf0"]), torch.tensor([3.0, 4.0]))  # type: ignore[arg-type]
 
 
 def test_input_rebound_by_forward_code_keeps_its_name() -> None:
-    rec = record(scenario_of("x = x * 2\ny = x.exp()", backward("y.sum()")))
+    rec = record(program(LEAF, "x = x * 2", "y = x.exp()", "y.sum().backward()"))
     assert list(rec.leaves) == ["x"]
     assert rec.graph.node(rec.leaves["x"]).label == "x"
     expected = 2 * torch.tensor([2.0, 4.0]).exp()
-    assert torch.allclose(rec.grads_at_end(0)["x"], expected)  # type: ignore[arg-type]
+    assert torch.allclose(as_tensor(rec.grads_at_end(0)["x"]), expected)  # type: ignore[arg-type]
+
+
+def test_module_parameters_are_leaves_named_by_their_path() -> None:
+    code = ["torch.manual_seed(1)", "lin = torch.nn.Linear(2, 1)", "out = lin(torch.ones(3, 2)).sum()"]
+    rec = record(program(*code, "out.backward()"))
+    assert set(rec.leaves) == {"lin.weight", "lin.bias"}
+    for name, leaf in rec.leaves.items():
+        assert rec.graph.node(leaf).is_leaf and rec.graph.node(leaf).label == name
+    assert rec.grads_at_end(0)["lin.bias"].tolist() == [3.0]  # type: ignore[union-attr]
