@@ -32,7 +32,7 @@ def test_svg_per_step_shows_that_steps_slot_states(tmp_path, name):
         state = rec.timeline.state(i)
         texts = _svg_texts(path)
         joined = "\n".join(texts)
-        assert f"step {i} of {len(rec.timeline) - 1}" in joined
+        assert f"{rec.program.name} · step {i} of {len(rec.timeline) - 1}" in joined
         for (node_id, slot), slot_state in state.slots.items():
             if node_id in state.visible_nodes:
                 assert f"{slot} {SLOT_TAGS[slot_state]}" in texts, (i, node_id, slot)
@@ -74,11 +74,24 @@ def test_png_per_step_is_a_real_picture(tmp_path):
         previous = image
 
 
-def test_export_accepts_a_scenario_file(tmp_path):
+@pytest.mark.parametrize("builtin", ["two-losses", "rnn-no-detach"])  # the older file shape, and a program
+def test_export_accepts_a_program_file(tmp_path, builtin):
     src = tmp_path / "mine.toml"
-    src.write_bytes(load_builtin("two-losses").path.read_bytes())
+    src.write_bytes(load_builtin(builtin).path.read_bytes())
     files = export_steps(str(src), tmp_path / "out", fmt="svg")
-    assert files and all(p.parent == tmp_path / "out" for p in files)
+    assert len(files) == len(record(load_builtin(builtin)).timeline)
+    assert all(p.parent == tmp_path / "out" for p in files)
+    name = "two-losses" if builtin == "two-losses" else "mine"  # an older file names itself
+    assert f"{name} · step 0 of" in "\n".join(_svg_texts(files[0]))
+
+
+def test_export_accepts_a_python_file_and_a_program(tmp_path):
+    src = tmp_path / "snippet.py"
+    src.write_text(load_builtin("forgot-retain").code, encoding="utf-8")
+    from_file = export_steps(src, tmp_path / "py", fmt="svg")
+    program = load_builtin("forgot-retain")
+    from_object = export_steps(program, tmp_path / "obj", fmt="svg")
+    assert len(from_file) == len(from_object) == len(record(program).timeline)
 
 
 def test_bad_scenario_raises_scenario_error(tmp_path):

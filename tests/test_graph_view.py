@@ -371,26 +371,24 @@ def test_legend_shows_every_state_with_swatch_and_tag(qtbot):
 
 
 # -- large graphs: proxies, level of detail, progressive building ------------------------
-DEEP = """name = "deep-shared"
-title = "A weight shared by every layer"
+DEEP = """title = "A weight shared by every layer"
 summary = "w is used at every depth, so most of its edges are long"
-[inputs]
-x = "torch.tensor([0.5, -1.0], requires_grad=True)"
-w = "torch.tensor([1.5, 0.5], requires_grad=True)"
-[forward]
+[program]
 code = \"\"\"
+import torch
+
+x = torch.tensor([0.5, -1.0], requires_grad=True)
+w = torch.tensor([1.5, 0.5], requires_grad=True)
 h = x.tanh()
 {body}
+h.sum().backward()
 \"\"\"
-[[calls]]
-kind = "backward"
-loss = "h.sum()"
 """
 
 
 @pytest.fixture(scope="module")
 def deep():
-    rec = record(parse_scenario(DEEP.format(body="\n".join(["h = (h * w).sin()"] * 8))))
+    rec = record(parse_scenario(DEEP.format(body="\n".join(["h = (h * w).sin()"] * 8)), name="deep-shared"))
     return rec, layout_graph(rec.graph)
 
 
