@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import torch
-from test_recorder import plain_run
+from oracle import run_plainly
 
 from app.core import Recording, builtin_names, list_devices, load_builtin, record
 from app.core.report import to_json, to_table
@@ -92,13 +92,15 @@ def test_json_matches_the_schema(traced: tuple[str, dict[str, Any]]) -> None:
 
 def test_json_agrees_with_plain_torch(traced: tuple[str, dict[str, Any]]) -> None:
     name, data = traced
-    plain = plain_run(load_builtin(name))
+    plain = run_plainly(load_builtin(name).code).calls
     ends = [s for s in data["steps"] if s["kind"] in ("call_end", "error")]
     assert [s["call"] for s in ends] == list(range(len(plain)))
     for step, expected in zip(ends, plain, strict=True):
         assert step["error"] == expected.error
         for leaf, grad in expected.grads.items():
             assert step["grads"][leaf] == (None if grad is None else grad.tolist())
+    assert data["program"] == load_builtin(name).code
+    assert [c["line"] for c in data["calls"]] == [info.call.line for info in record(load_builtin(name)).calls]
 
 
 def test_json_equals_the_in_process_report(traced: tuple[str, dict[str, Any]]) -> None:
@@ -123,7 +125,7 @@ def test_table_is_readable() -> None:
 
 def assert_table_shows(rec: Recording, table: str) -> None:
     lines = table.splitlines()
-    assert lines[0].startswith(f"{rec.scenario.name} on cpu (torch ")
+    assert lines[0].startswith(f"{rec.program.name} on cpu (torch ")
     rows = [line for line in lines if line[:4].strip().isdigit()]
     assert [int(r.split()[0]) for r in rows] == list(range(len(rec.timeline)))
     for step in rec.timeline.steps:
