@@ -1,5 +1,10 @@
 """Scenario files that are not scenarios: each refusal names the field (and where known the line
-and column) and says what to do; the built-ins all load."""
+and column) and says what to do; the built-ins all load.
+
+A file is a program: TOML with a ``[program]`` table (only ``code`` required) or a plain
+``.py`` file. Files of the older fixed shape (``[inputs]``, ``[forward]``, ``[[calls]]``) are
+checked field by field as before and load as the same program text a learner would write.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from app.core import ScenarioError, builtin_names, load_builtin, load_scenario, parse_scenario
-from app.core.loading import MAX_CALLS, MAX_FILE_BYTES, MAX_INPUTS, TOP_FIELDS, load_file
+from app.core import ScenarioError, builtin_names, load_builtin, load_program, load_scenario, parse_scenario
+from app.core.loading import (
+    MAX_CALLS,
+    MAX_FILE_BYTES,
+    MAX_INPUTS,
+    PROGRAM_TOP_FIELDS,
+    TOP_FIELDS,
+    load_file,
+    parse_python,
+)
 
 GOOD = """\
 name = "ok"
@@ -36,16 +49,181 @@ def where(err: ScenarioError) -> tuple[str | None, int | None, int | None]:
     return err.field, err.line, err.col
 
 
-def test_the_base_scenario_loads() -> None:
-    scenario = parse_scenario(GOOD)
-    assert scenario.name == "ok" and [c.loss for c in scenario.calls] == ["y.sum()"]
+def test_the_base_scenario_loads_as_the_program_a_learner_would_write() -> None:
+    program = parse_scenario(GOOD)
+    assert (program.name, program.title, program.summary) == (
+        "ok",
+        "A good scenario",
+        "Used as the base of every broken one.",
+    )
+    assert program.code == (
+        "import torch\n\nx = torch.tensor([1., 2.], requires_grad=True)\ny = x.square()\ny.sum().backward()\n"
+    )
+
+
+def test_older_calls_become_python_with_their_keywords() -> None:
+    calls = (
+        '[[calls]]\nloss = "y.sum()"\nretain_graph = true\n'
+        '[[calls]]\nloss = "y * 3"\ninputs = ["x"]\nretain_graph = false\n'
+        '[[calls]]\nkind = "grad"\nloss = "y.sum()"\ninputs = ["x"]\ncreate_graph = true\nbind = "g"\n'
+        '[[calls]]\nkind = "grad"\nloss = "g.sum()"\ninputs = ["x"]\n'
+    )
+    program = parse_scenario(GOOD.split("[[calls]]", maxsplit=1)[0] + calls)
+    assert program.lines[-4:] == [
+        "y.sum().backward(retain_graph=True)",
+        "(y * 3).backward(inputs=[x], retain_graph=False)",
+        "g = torch.autograd.grad(y.sum(), [x], create_graph=True)[0]",
+        "torch.autograd.grad(g.sum(), [x])",
+    ]
+
+
+PROGRAM = (
+    '[program]\ncode = """\nimport torch\nx = torch.ones(2, requires_grad=True)\nx.sum().backward()\n"""\n'
+)
+
+
+def test_a_program_file_needs_only_its_code() -> None:
+    program = parse_scenario(PROGRAM, name="pasted")
+    assert (program.name, program.title, program.summary, program.notes, program.twin) == (
+        "pasted",
+        "",
+        "",
+        "",
+        "",
+    )
+    assert program.lines == ["import torch", "x = torch.ones(2, requires_grad=True)", "x.sum().backward()"]
+    full = 'name = "mine"\ntitle = "T"\nsummary = "S"\nnotes = "N"\ntwin = "two-losses"\n' + PROGRAM
+    program = parse_scenario(full)
+    assert (program.name, program.title, program.summary, program.notes, program.twin) == (
+        "mine",
+        "T",
+        "S",
+        "N",
+        "two-losses",
+    )
+
+
+PROGRAM_REFUSALS = [
+    ("code missing", "[program]\n", ("program.code", None, None), "missing field 'code'"),
+    (
+        "code a number",
+        "[program]\ncode = 3\n",
+        ("program.code", None, None),
+        "must be text in quotes, not a number",
+    ),
+    ("program as text", 'program = "x = 1"\n', ("program", None, None), "write [program] and then code ="),
+    ("nothing at all", "", ("program", None, None), "write [program] and then code ="),
+    (
+        "a typo in program",
+        '[program]\ncod = "x"\n',
+        ("program.cod", None, None),
+        "unknown field 'cod' (did you mean 'code'?)",
+    ),
+    (
+        "a typo at the top",
+        'titel = "a"\n' + PROGRAM,
+        ("titel", None, None),
+        "unknown field 'titel' (did you mean 'title'?)",
+    ),
+    ("both shapes", GOOD + PROGRAM, ("inputs", None, None), "either a [program] table or the older"),
+    ("a bad name", 'name = "../x"\n' + PROGRAM, ("name", None, None), "use up to 100 letters, digits"),
+    ("a twin not text", "twin = 3\n" + PROGRAM, ("twin", None, None), "must be text in quotes, not a number"),
+    (
+        "not Python",
+        '[program]\ncode = "x = (1,"\n',
+        ("program", 1, 5),
+        "this is not valid Python: '(' was never closed",
+    ),
+    (
+        "def",
+        '[program]\ncode = """\nx = 1\ndef f():\n    pass\n"""\n',
+        ("program", 2, 1),
+        "defining functions is not part of the checked language",
+    ),
+    (
+        "class",
+        '[program]\ncode = """\nclass A:\n    pass\n"""\n',
+        ("program", 1, 1),
+        "defining classes is not part of the checked language",
+    ),
+    (
+        "while",
+        '[program]\ncode = """\nwhile True:\n    pass\n"""\n',
+        ("program", 1, 1),
+        "while loops are not part of the checked language: write for i in range(n)",
+    ),
+    ("import os", '[program]\ncode = "import os"\n', ("program", 1, 1), "'os' cannot be imported"),
+    ("global", '[program]\ncode = "global x"\n', ("program", 1, 1), "global is not allowed"),
+]
+
+
+@pytest.mark.parametrize(
+    ("id", "text", "at", "words"), PROGRAM_REFUSALS, ids=[r[0] for r in PROGRAM_REFUSALS]
+)
+def test_a_broken_program_file(
+    id: str, text: str, at: tuple[str, int | None, int | None], words: str
+) -> None:
+    err = refused(text)
+    assert where(err) == at
+    assert words in err.message
+
+
+@pytest.mark.parametrize("id", ["def", "class", "while", "import os"])
+def test_refusals_of_full_python_say_how_to_record_trusted_code(id: str) -> None:
+    text = next(r[1] for r in PROGRAM_REFUSALS if r[0] == id)
+    message = refused(text).message
+    assert message.endswith(
+        "to record a script of your own with full Python, run: python -m app run SCRIPT.py"
+    )
+    assert "will be run" not in message
+
+
+def test_a_python_file_is_a_program(tmp_path: Path) -> None:
+    path = tmp_path / "my lesson.py"
+    path.write_text(
+        "# Squares twice\nimport torch\nx = torch.ones(2, requires_grad=True)\n", encoding="utf-8"
+    )
+    program = load_program(path)
+    assert (program.name, program.title, program.path) == ("my-lesson", "Squares twice", path)
+    assert program.code == path.read_text(encoding="utf-8")
+    assert load_program(str(path)) == program
+    assert parse_python("import torch\n", name="demo").title == "demo"  # no comment: the file name
+
+
+def test_a_python_file_with_refused_code_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.py"
+    path.write_text("import torch\nx = torch.ones(2)\ny = lambda v: v\n", encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        load_program(path)
+    assert where(info.value) == ("program", 3, 5)
+    assert info.value.message.startswith("lambda is not part of the checked language")
+
+
+def test_a_python_file_that_is_not_utf8_or_too_big(tmp_path: Path) -> None:
+    path = tmp_path / "latin.py"
+    path.write_bytes(b"x = 1\n# caf\xe9\n")
+    with pytest.raises(ScenarioError) as info:
+        load_program(path)
+    assert where(info.value) == ("file", 2, 6)
+    big = tmp_path / "big.py"
+    big.write_bytes(b"#" * (MAX_FILE_BYTES + 1))
+    with pytest.raises(ScenarioError) as info:
+        load_program(big)
+    assert where(info.value) == ("file", None, None)
+    assert "1,000,001 bytes" in info.value.message
+
+
+def test_a_program_file_unknown_field_lists_the_program_fields() -> None:
+    err = refused("zzz = 1\n" + PROGRAM)
+    assert err.message == f"unknown field 'zzz'; known fields: {', '.join(PROGRAM_TOP_FIELDS)}"
 
 
 @pytest.mark.parametrize("name", builtin_names())
 def test_every_builtin_loads_and_loads_by_name_too(name: str) -> None:
-    scenario = load_builtin(name)
-    assert scenario.name == name
-    assert load_scenario(name) == scenario
+    program = load_builtin(name)
+    assert program.name == name and program.title and program.summary
+    assert program.path is not None and program.path.name == f"{name}.toml"
+    assert load_scenario(name) == program == load_program(name)
 
 
 def test_there_are_builtins() -> None:
