@@ -13,7 +13,7 @@ Nothing here runs the program: its text is parsed and statically checked
 >>> p = load_builtin("two-losses")
 >>> p.lines[-2:]
 ['y.sum().backward(retain_graph=True)', '(y * 3).sum().backward()']
->>> parse_scenario('[program]\ncode = "x = torch.ones(2)"').code
+>>> parse_scenario('[program]\\ncode = "x = torch.ones(2)"').code
 'x = torch.ones(2)'
 """
 
@@ -194,7 +194,7 @@ def _stem_name(path: Path) -> str:
 def parse_python(text: str, *, name: str = "program") -> Program:
     """A plain Python file as a program: its first comment line is the title.
 
-    >>> parse_python("# Two losses\nimport torch\n", name="demo").title
+    >>> parse_python("# Two losses\\nimport torch\\n", name="demo").title
     'Two losses'
     """
     if len(text) > MAX_FILE_BYTES:
