@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_hostile import CASES, Case, Refused, outcome
+from test_hostile import CASES, Case, ProgramFails, Refused, case_params, outcome
 
 from app import cli
 from app.core import ScenarioError
@@ -39,7 +39,7 @@ def one_line(err: str) -> str:
 CLI_CASES = [c for c in CASES if c.limits is None]
 
 
-@pytest.mark.parametrize("case", CLI_CASES, ids=[c.id for c in CLI_CASES])
+@pytest.mark.parametrize("case", case_params(CLI_CASES))
 def test_every_hostile_case_through_trace(
     case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -51,6 +51,9 @@ def test_every_hostile_case_through_trace(
         assert isinstance(expected, ScenarioError)
         assert status == 2 and out == ""
         assert one_line(err) == " ".join(str(expected).split())
+    elif isinstance(case.expect, ProgramFails):  # recorded: the program stopped at its own error
+        assert status == 0 and err == ""
+        assert f"The program stopped (line {case.expect.line}): " in out and case.expect.words in out
     else:
         assert status == 0 and err == ""
         assert "error" in out
