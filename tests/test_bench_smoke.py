@@ -18,8 +18,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from oracle import check_against_plain, check_against_probes
 
-from app.core import record, trace
+from app.core import Recording, record, trace
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE_KEYS = {
@@ -37,7 +38,9 @@ TOP_KEYS = {
     "torch_import_s": float,
     "max_heartbeat_gap_ms": float,
     "peak_rss_mb": float,
+    "program": dict,
 }
+PROGRAM_KEYS = {"iterations": int, "steps": int, "record_vs_plain": float, "bytes_per_step": int}
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +76,26 @@ def test_chain_losses_share_a_trunk_that_needs_retention(scenarios: ModuleType) 
     second.backward()  # as the scenario and plain_chain do
 
 
+def test_training_program_records_what_pytorch_does(scenarios: ModuleType) -> None:
+    """The benchmark's training loop, a few iterations: PyTorch agrees, and each iteration lets go
+    of the one before, so the alive nodes and saved bytes do not grow with the iterations."""
+    recording = record(scenarios.training_program(4))
+    check_against_plain(recording)
+    check_against_probes(recording)
+    assert len(recording.calls) == 4 and recording.failed is None
+    ends = [recording.timeline[c.last_step] for c in recording.calls]
+    assert len({(s.alive_nodes, s.saved_bytes) for s in ends}) == 1
+    longer = record(scenarios.training_program(8))
+    assert stored_changes(longer)[0] == stored_changes(recording)[0]  # a step: one iteration at most
+    assert stored_changes(longer)[1] <= 2.2 * stored_changes(recording)[1]  # the whole: linear
+
+
+def stored_changes(recording: Recording) -> tuple[int, int]:
+    """The most changes one step stores, and all the steps together."""
+    sizes = [len(s.slot_changes) + len(s.grad_changes) + len(s.added_nodes) for s in recording.timeline.steps]
+    return max(sizes), sum(sizes)
+
+
 @pytest.mark.slow
 def test_quick_benchmark_prints_the_issue_4_object() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
@@ -96,6 +119,12 @@ def test_quick_benchmark_prints_the_issue_4_object() -> None:
     for key, kind in SIZE_KEYS.items():
         assert isinstance(size[key], kind), key
         assert math.isfinite(size[key]) and size[key] > 0, (key, size[key])
-    for key in TOP_KEYS.keys() - {"sizes"}:
+    for key in TOP_KEYS.keys() - {"sizes", "program"}:
         assert math.isfinite(result[key]) and result[key] > 0, (key, result[key])
+    program = result["program"]
+    assert set(program) == set(PROGRAM_KEYS)
+    for key, kind in PROGRAM_KEYS.items():
+        assert isinstance(program[key], kind), key
+        assert math.isfinite(program[key]) and program[key] > 0, (key, program[key])
+    assert program["iterations"] == 200 and program["steps"] > program["iterations"]
     assert size["nodes"] == 11  # 3 per block + 2 leaves + 4 loss-side nodes (scenarios.py)
