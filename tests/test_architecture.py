@@ -1,4 +1,5 @@
-"""The model layer never imports Qt (STYLE.md: napari's lint contract)."""
+"""The shape of app/core: no Qt (STYLE.md: napari's lint contract), imports in one direction,
+and a model that needs no torch."""
 
 import ast
 import subprocess
@@ -43,5 +44,64 @@ def test_importing_core_loads_no_qt_module():
 def test_the_window_side_of_pacing_and_the_worker_load_no_torch():
     """The GUI thread imports these before torch is loaded (the worker imports it on its thread)."""
     code = "import sys, app.core.pacing, app.ui.worker; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(CORE.parent.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _core_imports() -> dict[str, set[str]]:
+    """Each module of app/core -> the app modules it imports (at any depth of its code)."""
+    return {
+        _module_name(path): {m for m in _imported_modules(path) if m.split(".")[0] == "app"}
+        for path in CORE.rglob("*.py")
+    }
+
+
+def test_core_imports_nothing_from_outside_core():
+    outside = {
+        m: sorted(i for i in imports if not i.startswith("app.core"))
+        for m, imports in _core_imports().items()
+    }
+    assert {m: i for m, i in outside.items() if i} == {}
+
+
+def test_core_modules_import_each_other_without_cycles():
+    graph = {m: {i for i in imports if i in _core_imports()} for m, imports in _core_imports().items()}
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            raise AssertionError("import cycle: " + " -> ".join([*path[path.index(module) :], module]))
+        if module in done:
+            return
+        for imported in sorted(graph[module]):
+            visit(imported, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+
+
+def test_the_model_and_the_lesson_stand_below_the_language_and_the_recorder():
+    """model: plain data; lesson: words about recordings; neither runs or checks programs."""
+    below = ("app.core.language", "app.core.sizing", "app.core.recording", "app.core.loading")
+    for module, imports in _core_imports().items():
+        if module.startswith(("app.core.model", "app.core.lesson")):
+            assert not [i for i in imports if i.startswith(below)], module
+        if module.startswith("app.core.model"):
+            assert {i for i in imports if not i.startswith("app.core.model")} == set(), module
+        if not module.startswith("app.core.recording"):
+            assert not [i for i in imports if i.startswith("app.core.recording")], module
+
+
+def test_the_model_and_lens_files_load_no_torch():
+    """A .lens file is read without torch: the model never imports it."""
+    for path in (CORE / "model").glob("*.py"):
+        assert not [m for m in _imported_modules(path) if m.split(".")[0] in {"torch", "numpy"}], path.name
+    code = "import sys, app.core.model.recording, app.core.lens; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
