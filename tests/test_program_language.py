@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import gc
 import io
 import time
 import traceback
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -411,6 +413,32 @@ def test_a_list_used_as_a_queue_keeps_its_true_size() -> None:
     """Items that come out are counted out: 3,000 pairs in and out never near the limit."""
     code = "q = [0] * 999000\nfor i in range(3000):\n    q.append([i, i])\n    del q[-1]\n    q[0] = i\n"
     assert len(ours(code)["q"]) == 999000
+
+
+def test_lists_sharing_their_parts_are_counted_with_every_share() -> None:
+    started = time.monotonic()
+    err = refusal("x = []\nfor i in range(100):\n    x.append(x[:])")
+    assert (err.line, err.message) == (3, "this would hold 1,048,576 items; the limit is 1,000,000")
+    err = refusal("a = [[]] * 1000\nb = [a] * 1000\nc = [b] * 1000")
+    assert (err.line, err.message) == (
+        3,
+        "this would build a sequence of 1,000,000,000 items; the limit is 1,000,000",
+    )
+    assert time.monotonic() - started < 5
+
+
+def test_big_lists_a_loop_lets_go_of_are_not_kept_alive() -> None:
+    made: list[weakref.ref[torch.Tensor]] = []
+
+    def on_value(node: ast.AST, value: Any) -> None:
+        if isinstance(node, ast.BinOp):
+            made.append(weakref.ref(value))
+
+    code = "for i in range(3000):\n    row = [w * 1] * 300"
+    Evaluator(leaves(), field=FIELD, on_value=on_value).run(parse(code, field=FIELD, mode="exec"))
+    gc.collect()
+    assert len(made) == 3000
+    assert sum(ref() is not None for ref in made) < 2100  # swept as the cache doubles
 
 
 def test_the_deadline_still_stops_a_loop() -> None:

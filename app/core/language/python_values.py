@@ -8,8 +8,8 @@ here before they are built (see NOTE [size guard] in ``guard.py``).
 from __future__ import annotations
 
 import ast
-from collections import OrderedDict
-from typing import Any
+import sys
+from typing import Any, NamedTuple
 
 import torch
 
@@ -21,19 +21,29 @@ __all__ = ["NOTHING", "PySizes", "is_lazy", "kind", "python_arith_refusal", "ran
 
 
 NOTHING: Any = object()  # "no item": None is an item like any other
-_CACHED_ITEMS = 256  # containers this big have their size remembered ...
-_CACHE_ENTRIES = 64  # ... this many of them, the most recently measured
+_REMEMBERED_COST = 256  # containers that take this many steps to walk have their size remembered
 _NESTED = (list, tuple, range, enumerate, zip)  # what a list's items are measured through
-_LAZY_ENTRIES = 1024  # lengths of zip and enumerate objects, the most recently made
+_FIRST_SWEEP = 1024  # remembered values before the first sweep of those the program let go
+
+
+class _Size(NamedTuple):
+    items: int  # counted through every nested list
+    depth: int
+    steps: int  # what walking it took
+    holds_list: bool  # a list somewhere inside: its size can change
+    value: Any = None  # kept alive while remembered (last, as _sweep reads it)
 
 
 class PySizes:
     """Items and nesting depth of lists, tuples, text and lazy sequences (``range``, ``zip``).
 
-    Measuring walks a container; big ones are remembered by identity, a few at
-    a time, and kept alive while remembered so an id is never reused. Lists
-    change only through the language (``append``, item assignment, ``del``),
-    which reports each change with :meth:`changed`: the changed list's entry is
+    Measuring walks a container, counting an empty one as one item. The size of any container that took
+    ``_REMEMBERED_COST`` steps to walk is remembered by identity, so nested
+    containers are never walked twice and no walk costs more than 256 steps per
+    item; the value is kept alive while remembered so its id is never reused,
+    and swept out once only this cache holds it (:meth:`_sweep`). Lists change
+    only through the language (``append``, item assignment, ``del``), which
+    reports each change with :meth:`changed`: the changed list's entry is
     updated and every remembered container holding a list is forgotten, since
     it may hold the changed one.
 
@@ -43,14 +53,14 @@ class PySizes:
     """
 
     def __init__(self) -> None:
-        self._known: OrderedDict[int, tuple[Any, int, int, bool]] = OrderedDict()
-        self._lazy: OrderedDict[int, tuple[Any, int | None]] = OrderedDict()
+        self._known: dict[int, _Size] = {}
+        self._lazy: dict[int, tuple[int | None, Any]] = {}  # length, enumerate or zip object
+        self._sweep_at = _FIRST_SWEEP
 
     def note_lazy(self, value: Any, length: int | None) -> None:
         """Remember how many items ``enumerate(...)`` or ``zip(...)`` will give (None: unknown)."""
-        self._lazy[id(value)] = (value, length)
-        while len(self._lazy) > _LAZY_ENTRIES:
-            self._lazy.popitem(last=False)
+        self._lazy[id(value)] = (length, value)
+        self._sweep_if_due()
 
     def length(self, value: Any) -> int | None:
         """How many items iterating ``value`` gives, when known without iterating it."""
@@ -61,38 +71,45 @@ class PySizes:
         if isinstance(value, torch.Tensor):
             return int(value.shape[0]) if value.dim() > 0 else None
         known = self._lazy.get(id(value))
-        return known[1] if known is not None and known[0] is value else None
+        return known[0] if known is not None and known[1] is value else None
 
     def forget_lazy(self, value: Any) -> None:
         """``value`` is being iterated: whatever it gives later is no longer its full length."""
         known = self._lazy.get(id(value))
-        if known is not None and known[0] is value:
+        if known is not None and known[1] is value:
             del self._lazy[id(value)]
 
     def measure(self, value: Any) -> tuple[int, int]:
         """(items counted through every nested list, nesting depth)."""
+        size = self._measure(value, {})
+        return size.items, size.depth
+
+    def _measure(self, value: Any, seen: dict[int, _Size]) -> _Size:
+        """The size of ``value``; ``seen`` holds what this walk met already (shared sublists)."""
         if isinstance(value, str):
-            return len(value), 0
+            return _Size(len(value), 0, 1, False)
         if isinstance(value, range) or is_lazy(value):
-            return self.length(value) or 0, 1
+            return _Size(self.length(value) or 0, 1, 1, False)
         if not isinstance(value, (list, tuple)):
-            return 1, 0
-        known = self._known.get(id(value))
+            return _Size(1, 0, 1, False)
+        known = self._known.get(id(value)) or seen.get(id(value))
         if known is not None:
-            self._known.move_to_end(id(value))
-            return known[1], known[2]
-        items, depth, holds_list = 0, 0, False
+            return known._replace(steps=1)
+        items, depth, steps, holds_list = 0, 0, 1, False
         for item in value:
             if isinstance(item, _NESTED):
-                sub_items, sub_depth = self.measure(item)
-                holds_list = holds_list or isinstance(item, list) or self._holds_list(item)
+                sub = self._measure(item, seen)
+                items, depth, steps = items + sub.items, max(depth, sub.depth), steps + sub.steps
+                holds_list = holds_list or sub.holds_list or isinstance(item, list)
             else:
-                sub_items, sub_depth = 1, 0
-            items += sub_items
-            depth = max(depth, sub_depth)
-        if items >= _CACHED_ITEMS:
-            self._remember(value, items, depth + 1, holds_list)
-        return items, depth + 1
+                items, steps = items + 1, steps + 1
+        # An empty list still takes a slot where it is held: x.append(x[:]) doubles each time.
+        size = _Size(max(items, 1), depth + 1, steps, holds_list)
+        seen[id(value)] = size
+        if steps >= _REMEMBERED_COST:
+            self._known[id(value)] = size._replace(value=value)
+            self._sweep_if_due()
+        return size
 
     def refusal(self, value: Any) -> str | None:
         """Why ``value`` is nested too deeply or holds too many items, or None."""
@@ -116,27 +133,39 @@ class PySizes:
         forgotten, since it may hold ``target``.
         """
         entry = self._known.get(id(target))
-        for key in [k for k, known in self._known.items() if known[3] and k != id(target)]:
+        for key in [k for k, known in self._known.items() if known.holds_list and k != id(target)]:
             del self._known[key]
         if entry is None:
             return
-        items, depth = self.measure(added) if added is not NOTHING else (0, 0)
-        taken = self.measure(removed)[0] if removed is not NOTHING else 0
-        holds = entry[3] or isinstance(added, list) or self._holds_list(added)
-        self._known[id(target)] = (target, entry[1] + items - taken, max(entry[2], depth + 1), holds)
-
-    def _holds_list(self, value: Any) -> bool:
-        known = self._known.get(id(value))
-        if known is not None:
-            return known[3]
-        return isinstance(value, (list, tuple)) and any(
-            isinstance(item, list) or (isinstance(item, tuple) and self._holds_list(item)) for item in value
+        none = _Size(0, 0, 0, False)
+        new = self._measure(added, {}) if added is not NOTHING else none
+        taken = self._measure(removed, {}) if removed is not NOTHING else none
+        holds = entry.holds_list or new.holds_list or isinstance(added, list)
+        self._known[id(target)] = entry._replace(
+            items=entry.items + new.items - taken.items,
+            depth=max(entry.depth, new.depth + 1),
+            holds_list=holds,
         )
 
-    def _remember(self, value: Any, items: int, depth: int, holds_list: bool) -> None:
-        self._known[id(value)] = (value, items, depth, holds_list)
-        while len(self._known) > _CACHE_ENTRIES:
-            self._known.popitem(last=False)
+    def _sweep_if_due(self) -> None:
+        if len(self._known) + len(self._lazy) >= self._sweep_at:
+            self._sweep()
+            self._sweep_at = max(_FIRST_SWEEP, 2 * (len(self._known) + len(self._lazy)))
+
+    def _sweep(self) -> None:
+        """Forget the values nothing but this cache holds (so a sweep frees what loops let go)."""
+        for table in (self._known, self._lazy):
+            for key in [k for k, entry in table.items() if sys.getrefcount(entry[-1]) <= _ONLY_REMEMBERED]:
+                del table[key]
+
+
+def _references_when_only_remembered() -> int:
+    """What ``sys.getrefcount`` says, in :meth:`PySizes._sweep`, of a value only the cache holds."""
+    table: dict[int, tuple[int, Any]] = {0: (0, [])}
+    return max(sys.getrefcount(entry[-1]) for entry in table.values())
+
+
+_ONLY_REMEMBERED = _references_when_only_remembered()
 
 
 def _size_refusal(items: int, depth: int) -> str | None:
@@ -149,13 +178,14 @@ def _size_refusal(items: int, depth: int) -> str | None:
 
 def _contains(container: Any, target: Any) -> bool:
     """Whether ``target`` is inside ``container`` at any depth (only lists and tuples are opened)."""
-    stack = [container]
+    stack, seen = [container], {id(container)}
     while stack:
         current = stack.pop()
         for item in current:
             if item is target:
                 return True
-            if isinstance(item, (list, tuple)):
+            if isinstance(item, (list, tuple)) and id(item) not in seen:
+                seen.add(id(item))
                 stack.append(item)
     return False
 
