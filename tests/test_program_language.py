@@ -485,6 +485,12 @@ def test_an_item_write_on_a_saved_output_gives_the_version_error_on_backward() -
     assert (err.line, err.message) == (4, "PyTorch says: " + str(plain_error.value).splitlines()[0])
 
 
+def test_an_error_deep_in_blocks_is_placed_in_characters() -> None:
+    err = refusal("for é in range(2):\n    if é == 1:\n        ö = 'é' + é")
+    assert (err.field, err.line, err.col) == (FIELD, 3, 13)
+    assert err.message == 'Python says: can only concatenate str (not "int") to str'
+
+
 def test_tensor_attributes_that_can_be_assigned() -> None:
     assert refusal("w.data = v").message.startswith("'.data' cannot be assigned")
     assert (
