@@ -14,7 +14,8 @@ SOURCES = [
     "π = x * 2  # ünïcode before the columns\nσ = (π\n     .sum())\n",
     "w = x\f+ 1\nv = w",  # \f is whitespace to the parser, not a line break
     "s = 'é\x1c' \nt = x[0]",  # \x1c: str.splitlines would break here; the parser does not
-    "for é in range(2):\n    if é:\n        with torch.no_grad():\n            ö = f'{é:>3}' + x\n    else:\n        del ö\n",
+    "for é in range(2):\n    if é:\n        with torch.no_grad():\n"
+    "            ö = f'{é:>3}' + x\n    else:\n        del ö\n",
     "",
 ]
 
