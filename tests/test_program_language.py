@@ -326,6 +326,13 @@ def test_autograd_keywords_pass_through_and_results_agree_with_pytorch() -> None
     assert env["g2"] is None
 
 
+def test_pytorchs_warning_from_an_autograd_call_is_kept_with_its_line() -> None:
+    evaluator = Evaluator(leaves(), field=FIELD, hooks=Hooks())
+    evaluator.run(parse("y = (w * w).sum()\ny.backward(create_graph=True)", field=FIELD, mode="exec"))
+    assert len(evaluator.warnings) == 1
+    assert evaluator.warnings[0].startswith("program, line 2, column 1: PyTorch warns: Using backward() with")
+
+
 def test_a_second_backward_fails_with_pytorchs_message_at_its_line() -> None:
     code = "y = (w * w).sum()\ny.backward()\ny.backward()"
     with pytest.raises(RuntimeError) as plain_error:
