@@ -360,8 +360,6 @@ CASES: list[Case] = [
         "forward: r = round(5, -10**9)\ny = x",
         toml_text(forward="r = round(5, -10**9)\ny = x"),
         fwd("", 1, 5, "round() takes at most 1000 digits"),
-        known_bug="the language's own limit on round() is raised as Python's error (\"Python says: ...\"), "
-        "a ProgramError, where every other size limit is a refusal",
     ),
     forward_refused(
         "s = x.to_sparse()\ny = s * 2", 1, 5, "PyTorch cannot size _to_sparse before running it", "record"
