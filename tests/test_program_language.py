@@ -526,6 +526,8 @@ def test_tensor_attributes_that_can_be_assigned() -> None:
         ("for m in torch:\n    pass", "a for loop cannot go over a module"),
         ("for i in 5:\n    pass", "Python says: 'int' object is not iterable"),
         ("a, b = range(10**20)", "cannot unpack this value into 2 names"),
+        ("a = sum([[1], [2]], [])", "sum() adds numbers and tensors here; join lists with +"),
+        ("print(w, file=1)", "print() writes to the program's output only"),
         ("a = [1, 2]\na[0:1] = [3]", "list items are assigned one at a time"),
         ("del w[0]", "items can be deleted from lists only, not from a tensor"),
         ("for a, b in zip([1], [2, 3], strict=True):\n    pass", "Python says: zip() argument 2 is longer"),

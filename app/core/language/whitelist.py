@@ -22,9 +22,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from app.core.language.limits import MAX_SEQUENCE
 from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.model.errors import ScenarioError
+from app.core.sizing.limits import MAX_SEQUENCE
 
 __all__ = [
     "DENIED_TENSOR_ATTRS",
