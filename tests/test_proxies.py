@@ -16,7 +16,6 @@ import torch
 from torch import nn
 
 from app.core.language.expr import Evaluator, parse
-from app.core.language.limits import Budget, Limits
 from app.core.language.objects import Checked
 from app.core.language.proxies import (
     NN_MODULES,
@@ -27,6 +26,7 @@ from app.core.language.proxies import (
 )
 from app.core.model.errors import ScenarioError
 from app.core.sizing.guard import guarded_call
+from app.core.sizing.limits import Budget, Limits
 
 NN = nn_members()
 OPTIM = optim_members()

@@ -24,7 +24,7 @@ _EXPORTS = {
     "ProgramError": "app.core.model.errors",
     "RecordingTimeout": "app.core.model.errors",
     "ScenarioError": "app.core.model.errors",
-    "Limits": "app.core.language.limits",
+    "Limits": "app.core.sizing.limits",
     "Edge": "app.core.model.graph",
     "Graph": "app.core.model.graph",
     "GraphNode": "app.core.model.graph",

@@ -48,21 +48,6 @@ from typing import Any
 import torch
 
 from app.core.language.grammar import BINOPS, COMPARE, INPLACE, UNARY, attribute_refusal, missing_member
-from app.core.language.limits import (
-    MAX_DEPTH,
-    MAX_INT_BITS,
-    MAX_NESTING,
-    MAX_PIECES,
-    MAX_SEQUENCE,
-    MAX_SOURCE_CHARS,
-    MAX_TEXT,
-    Budget,
-    Limits,
-    budget_message,
-    loop_message,
-    statements_message,
-    timeout_message,
-)
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry, ProgramHooks
 from app.core.language.parsing import (
     DATA_ASSIGNMENT,
@@ -89,6 +74,21 @@ from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
 from app.core.model.graph import LoopMark
 from app.core.pacing import pace
 from app.core.sizing.guard import SizeGuard, guarded_call, oversized_tensor
+from app.core.sizing.limits import (
+    MAX_DEPTH,
+    MAX_INT_BITS,
+    MAX_NESTING,
+    MAX_PIECES,
+    MAX_SEQUENCE,
+    MAX_SOURCE_CHARS,
+    MAX_TEXT,
+    Budget,
+    Limits,
+    budget_message,
+    loop_message,
+    statements_message,
+    timeout_message,
+)
 
 __all__ = [
     "ASSIGNABLE_TENSOR_ATTRS",

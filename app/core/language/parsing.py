@@ -23,12 +23,12 @@ from app.core.language.grammar import (
     attribute_refusal,
     missing_member,
 )
-from app.core.language.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
 from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.positions import error_at, index_position, source_lines
 from app.core.language.whitelist import Namespace, build_namespaces
 from app.core.model.errors import ScenarioError
 from app.core.pacing import pace
+from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
 
 __all__ = [
     "DATA_ASSIGNMENT",

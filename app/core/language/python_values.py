@@ -13,9 +13,9 @@ from typing import Any, NamedTuple
 
 import torch
 
-from app.core.language.limits import MAX_INT_BITS, MAX_NESTING, MAX_SEQUENCE
 from app.core.language.objects import Checked
 from app.core.language.whitelist import Namespace
+from app.core.sizing.limits import MAX_INT_BITS, MAX_NESTING, MAX_SEQUENCE
 
 __all__ = ["NOTHING", "PySizes", "is_lazy", "kind", "python_arith_refusal", "range_length"]
 

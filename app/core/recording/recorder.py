@@ -51,7 +51,6 @@ import torch
 
 from app.core.devices import resolve_device
 from app.core.language.expr import Evaluator
-from app.core.language.limits import Budget, Limits, timeout_message
 from app.core.language.objects import Checked
 from app.core.language.parsing import parse
 from app.core.language.positions import SourceText
@@ -64,6 +63,7 @@ from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
 from app.core.model.values import Values
 from app.core.pacing import pace
 from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors
+from app.core.sizing.limits import Budget, Limits, timeout_message
 
 __all__ = ["Recording", "probe_slot", "record", "values_of"]
 

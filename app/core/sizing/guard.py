@@ -47,7 +47,9 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from app.core.language.limits import (
+from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
+from app.core.sizing.aten_calls import ArgumentsRejected, flat_tensors, op_name, storage_elements
+from app.core.sizing.limits import (
     MAX_OPS_PER_CALL,
     MAX_PIECES,
     Budget,
@@ -56,8 +58,6 @@ from app.core.language.limits import (
     timeout_message,
     too_big,
 )
-from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
-from app.core.sizing.aten_calls import ArgumentsRejected, flat_tensors, op_name, storage_elements
 from app.core.sizing.op_bounds import pieces_in
 from app.core.sizing.op_costs import Cost, meta_cost, quick_cost
 
