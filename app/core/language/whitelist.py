@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from app.core.language.objects import AutogradEntry, GradModeEntry
+from app.core.language.proxies import nn_members, optim_members
 from app.core.model.errors import ScenarioError
 from app.core.sizing.limits import MAX_SEQUENCE
 
@@ -343,8 +344,6 @@ def _members(module: Any, names: frozenset[str]) -> dict[str, Any]:
 @cache
 def build_namespaces() -> dict[str, Any]:
     """The names every scenario starts with: ``torch``, ``F`` and a few builtins (shared; do not mutate)."""
-    from app.core.language.proxies import nn_members, optim_members  # proxies import this module
-
     functional = Namespace("torch.nn.functional", _members(F, FUNCTIONAL_FUNCTIONS))
     nn = Namespace("torch.nn", {"functional": functional, **nn_members()})
     optim = Namespace("torch.optim", optim_members())
