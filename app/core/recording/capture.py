@@ -13,7 +13,7 @@ runs (NOTE [node ids] in ``app/core/model/graph.py``), and the resulting
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -246,12 +246,12 @@ class GraphCapture:
         if fn is not None:
             self._ids.pop(id(fn), None)
 
-    def update_node(self, node_id: str, **changes: Any) -> None:
-        """Set fields of a captured node (its line, loops, the steps it appeared and went at)."""
-        self._nodes[node_id] = replace(self._nodes[node_id], **changes)
-
-    def freeze(self) -> Graph:
-        nodes = tuple(replace(n, label=self.labels.get(n.id)) for n in self._nodes.values())
+    def freeze(self, fields: Mapping[str, Mapping[str, Any]] | None = None) -> Graph:
+        """The graph as data; ``fields`` sets more of each node's fields (its line, loops, steps)."""
+        more = fields or {}
+        nodes = tuple(
+            replace(n, label=self.labels.get(n.id), **more.get(n.id, {})) for n in self._nodes.values()
+        )
         return Graph(nodes, tuple(dict.fromkeys(self._edges)))
 
 

@@ -202,11 +202,17 @@ class _Recorder:
         self._snapshot("error", None, None, line=exc.line, error=exc.message)
 
     def _freeze(self) -> Graph:
-        for node_id, (line, loops, step) in self.node_line.items():
-            self.capture.update_node(
-                node_id, line=line, loops=loops, created_at_step=step, gone_at_step=self.gone_at.get(node_id)
-            )
-        return self.capture.freeze()
+        return self.capture.freeze(
+            {
+                node_id: {
+                    "line": line,
+                    "loops": loops,
+                    "created_at_step": step,
+                    "gone_at_step": self.gone_at.get(node_id),
+                }
+                for node_id, (line, loops, step) in self.node_line.items()
+            }
+        )
 
     def _needed_by(self) -> Mapping[str, tuple[int, ...]]:
         return MappingProxyType({k: tuple(sorted(v)) for k, v in self.reached.items()})
@@ -594,7 +600,7 @@ class _Recorder:
             slot_changes=MappingProxyType(dict(self.pending)) if self.pending else _NOTHING,
             grad_changes=MappingProxyType(changes) if changes else _NOTHING,
             saved_bytes=self.held_bytes,
-            device_bytes=_device_bytes(self.device),
+            device_bytes=None if self.device.type != "cuda" else _device_bytes(self.device),
             added_nodes=tuple(self.pending_nodes),
             line=line,
             loops=self._loops,
