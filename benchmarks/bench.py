@@ -4,7 +4,7 @@
 
 Everything is measured side by side in one run, alternatives interleaved and repeated, and reported
 as medians (the machine is shared and noisy). See ``benchmarks/README.md`` for what each number
-means and the targets from issue 4. No number here is ever asserted by a test.
+means and the targets it is held to. No number here is ever asserted by a test.
 """
 
 from __future__ import annotations
@@ -1093,7 +1093,7 @@ def _fmt(values: Sequence[float]) -> str:
 
 
 def _target_lines(report: Report) -> Iterator[str]:
-    yield "Targets (issue 4)"
+    yield "Targets"
     at = next((s for s in report.sizes if 900 <= s.nodes <= 1100), None)
     if at is not None:
         yield _verdict(
@@ -1118,7 +1118,7 @@ def _verdict(label: str, value: float, target: float, op: str) -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--json", action="store_true", help="print the issue-4 JSON object only")
+    parser.add_argument("--json", action="store_true", help="print the JSON object only")
     parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="node counts, e.g. 10,100")
     parser.add_argument("--quick", action="store_true", help="one round of everything (a smoke run)")
     parser.add_argument("--rerender-timeout", type=float, default=120.0, help="cap on one dot run, s")

@@ -1,4 +1,4 @@
-"""Smoke test of the benchmark at its smallest size: it runs, and its JSON has issue 4's shape.
+"""Smoke test of the benchmark at its smallest size: it runs, and its JSON has the documented shape.
 
 No timing is asserted here (numbers live in benchmarks/README.md); only that every number the
 benchmark reports exists, is finite and positive, and that its generated scenarios are the graphs
@@ -97,7 +97,7 @@ def stored_changes(recording: Recording) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_quick_benchmark_prints_the_issue_4_object() -> None:
+def test_quick_benchmark_prints_its_json_object() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--json", "--quick", "--sizes", "10"],
