@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -208,13 +209,25 @@ class Executed:
 
 
 def execute(
-    code: str, observe: Callable[[Hooked, Callable[[], Any]], Any], names: dict[str, Any]
+    code: str,
+    observe: Callable[[Hooked, Callable[[], Any]], Any],
+    names: dict[str, Any],
+    between_statements: Callable[[], None] | None = None,
 ) -> Executed:
-    """Run trusted program text under seed 0 (the caller's random stream untouched)."""
+    """Run trusted program text under seed 0 (the caller's random stream untouched).
+
+    ``between_statements`` runs before each line of the program starts (so after the one
+    before it ended), and once more at the end.
+    """
     printed = io.StringIO()
     error: Exception | None = None
     line: int | None = None
-    with torch.random.fork_rng(), patched_autograd(observe), contextlib.redirect_stdout(printed):
+    with (
+        torch.random.fork_rng(),
+        patched_autograd(observe),
+        contextlib.redirect_stdout(printed),
+        traced_lines(between_statements),
+    ):
         torch.manual_seed(0)
         try:
             exec(compile(code, PROGRAM_FILE, "exec"), names)
@@ -222,8 +235,33 @@ def execute(
             error = exc
             frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == PROGRAM_FILE]
             line = frames[-1].lineno if frames else None
+    if between_statements is not None:
+        between_statements()
     names.pop("__builtins__", None)
     return Executed(error, line, names, printed.getvalue())
+
+
+@contextlib.contextmanager
+def traced_lines(on_line: Callable[[], None] | None) -> Iterator[None]:
+    """Call ``on_line`` at each line event of the program's own frame (nothing when None)."""
+    if on_line is None:
+        yield
+        return
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            on_line()
+        return local
+
+    def outer(frame: Any, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == PROGRAM_FILE else None
+
+    before = sys.gettrace()
+    sys.settrace(outer)
+    try:
+        yield
+    finally:
+        sys.settrace(before)
 
 
 def hooks_on(fns: Iterable[Any], pre: Callable[[Any], Any], post: Callable[[Any], Any]) -> list[Any]:
@@ -352,21 +390,45 @@ class ProbedCall:
     root: int | None  # the position of the node the engine started at
 
 
+@dataclass(frozen=True)
+class Gone:
+    """A node nothing reached any more: we let go of it, as the program did (see ProbedRun)."""
+
+    name: str
+    tensor_slots: tuple[str, ...]
+
+
 @dataclass
 class ProbedRun:
+    """Every node seen so far, by position in discovery, probed at every node of every call.
+
+    Nodes are held only while the program reaches them: between statements, those it no longer
+    reaches are let go of (a :class:`Gone` stands in their place). Holding them longer would
+    change what PyTorch does: a leaf's AccumulateGrad lives only while a graph holds it, and a
+    graph built after it died gets a new one.
+    """
+
     names: dict[str, Any] = field(default_factory=program_globals)
     fns: list[Any] = field(default_factory=list)
-    where: dict[int, int] = field(default_factory=dict)  # id(fn) -> position (we hold every fn)
+    where: dict[int, int] = field(default_factory=dict)  # id(fn) -> position, for the fns we hold
+    kinds: list[str] = field(default_factory=list)  # position -> PyTorch's class name
+    kids: list[list[int]] = field(default_factory=list)  # position -> its children's positions
     calls: list[ProbedCall] = field(default_factory=list)
     ran: set[int] = field(default_factory=set)
     roots: list[Any] = field(default_factory=list)  # the grad_fns of the running call's outputs
     error: Exception | None = None
 
     def add(self, roots: Iterable[Any]) -> None:
+        new = []
         for fn in walk(roots):
             if id(fn) not in self.where:
                 self.where[id(fn)] = len(self.fns)
                 self.fns.append(fn)
+                self.kinds.append(type(fn).__name__)
+                self.kids.append([])
+                new.append(fn)
+        for fn in new:
+            self.kids[self.where[id(fn)]] = [self.where[id(c)] for c in children(fn)]
 
     def position(self, fn: Any) -> int:
         return self.where[id(fn)]
@@ -380,12 +442,24 @@ class ProbedRun:
         ]
         return {self.where[id(fn)] for fn in walk([*roots, *self.roots]) if id(fn) in self.where}
 
+    def let_go(self) -> None:
+        """Between statements: stop holding the nodes nothing the program holds reaches."""
+        alive = self.alive()
+        for i, fn in enumerate(self.fns):
+            if i not in alive and not isinstance(fn, Gone):
+                tensors = tuple(slot for slot in slot_names(fn) if probe(fn, slot, False) is not None)
+                self.fns[i] = Gone(type(fn).__name__, tensors)
+                del self.where[id(fn)]
+
     def snapshot(self) -> Snapshot:
         alive = self.alive()
         states: SlotStates = {}
         versions: dict[tuple[int, str], int] = {}
         storages: dict[tuple[str, int], int] = {}
         for i, fn in enumerate(self.fns):
+            if isinstance(fn, Gone):
+                states.update(((i, slot), "freed") for slot in fn.tensor_slots)
+                continue
             for slot in slot_names(fn):
                 state = probe(fn, slot, i in self.ran)
                 if state is None:
@@ -409,7 +483,7 @@ class ProbedRun:
         # A leaf's .grad made with create_graph=True has a graph too; the recorder shows it once
         # a value the program binds or a later call reaches it (test_program_recording.py).
         self.add(t.grad_fn for t in held_tensors(self.names, grads=False))
-        reachable = [self.fns[self.position(fn)] for fn in walk(self.roots)]
+        reachable = list(walk(self.roots))
         order: list[int] = []
         finished: list[int] = []
         snaps: list[Snapshot] = []
@@ -424,6 +498,7 @@ class ProbedRun:
 
         error: str | None = None
         handles = hooks_on(reachable, pre, post)
+        del reachable
         try:
             return run()
         except Exception as exc:
@@ -441,7 +516,7 @@ class ProbedRun:
 def run_probed(code: str) -> ProbedRun:
     """The program with pre-hooks of our own that probe every slot of every node seen so far."""
     run = ProbedRun()
-    done = execute(code, run.observe, run.names)
+    done = execute(code, run.observe, run.names, between_statements=run.let_go)
     run.error = done.error
     return run
 
@@ -463,9 +538,9 @@ def match_nodes(rec: Recording, run: ProbedRun) -> dict[int, str]:
             if mine in mapping:
                 assert mapping[mine] == theirs
                 continue
-            assert type(run.fns[mine]).__name__ == rec.graph.node(theirs).name
+            assert run.kinds[mine] == rec.graph.node(theirs).name
             mapping[mine] = theirs
-            kids = [run.position(c) for c in children(run.fns[mine])]
+            kids = run.kids[mine]
             assert len(kids) == len(edges.get(theirs, [])), f"edges of {theirs}"
             stack.extend(zip(kids, edges.get(theirs, []), strict=True))
     return mapping
