@@ -80,3 +80,13 @@ def test_plain_torch_fails_the_same_way_for_the_errors() -> None:
     non_leaf = torch.tensor([1.0, 2.0], requires_grad=True) * 2
     with pytest.warns(UserWarning, match="leaf"), pytest.raises(AssertionError):
         plain(non_leaf)  # .grad of a non-leaf stays None
+
+
+def test_the_builtin_program_records_what_the_seed_function_computes() -> None:
+    """The seed and the built-in program "two-losses" are the same exercise: the same 8x."""
+    from app.core import load_builtin, record
+
+    rec = record(load_builtin("two-losses"))
+    x = leaf([1.0, 2.0])
+    assert rec.grads_at_end(len(rec.calls) - 1)["x"].tolist() == two_losses(x).tolist()  # type: ignore[union-attr]
+    assert [c.call.retain_graph for c in rec.calls] == [True, None]
