@@ -38,6 +38,22 @@ import torch
 from app.core import Recording
 from app.core.model.values import Values
 
+__all__ = [
+    "PlainCall",
+    "PlainRun",
+    "ProbedRun",
+    "as_tensor",
+    "check_against_plain",
+    "check_against_probes",
+    "children",
+    "leaf_values",
+    "match_nodes",
+    "run_plainly",
+    "run_probed",
+    "same",
+    "walk",
+]
+
 PROGRAM_FILE = "<program>"
 
 # -- values ---------------------------------------------------------------------------------
@@ -592,20 +608,3 @@ def leaf_values(code: str, name: str) -> torch.Tensor:
     value = run_plainly(code).names[name]
     assert isinstance(value, torch.Tensor)
     return value.detach()
-
-
-__all__ = [
-    "PlainCall",
-    "PlainRun",
-    "ProbedRun",
-    "as_tensor",
-    "check_against_plain",
-    "check_against_probes",
-    "children",
-    "leaf_values",
-    "match_nodes",
-    "run_plainly",
-    "run_probed",
-    "same",
-    "walk",
-]
