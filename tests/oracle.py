@@ -496,8 +496,6 @@ class ProbedRun:
     def observe(self, hooked: Hooked, run: Callable[[], Any]) -> Any:
         self.roots = [t.grad_fn for t in hooked.outputs if t.grad_fn is not None]
         self.add(self.roots)
-        # A leaf's .grad made with create_graph=True has a graph too; the recorder shows it once
-        # a value the program binds or a later call reaches it (test_program_recording.py).
         self.add(t.grad_fn for t in held_tensors(self.names, grads=False))
         reachable = list(walk(self.roots))
         order: list[int] = []
@@ -523,6 +521,11 @@ class ProbedRun:
         finally:
             for handle in handles:
                 handle.remove()
+            snaps.append(self.snapshot())  # after the last node ran
+            # A leaf's .grad made with create_graph=True has a graph of its own, held from now on:
+            # the call's end shows it.
+            leaves = [fn.variable for fn in self.fns if hasattr(fn, "variable")]
+            self.add(t.grad.grad_fn for t in leaves if t.grad is not None and t.grad.grad_fn is not None)
             snaps.append(self.snapshot())
             root = self.position(self.roots[0]) if self.roots else None
             self.calls.append(ProbedCall(order, finished, snaps, error, root))

@@ -118,7 +118,8 @@ def test_created_gone_and_alive_agree_with_the_steps(name: str) -> None:
             assert node.loops == made.loops, node
         if node.gone_at_step is not None:
             assert node.id in rec.timeline[node.gone_at_step].gone_nodes
-            assert node.gone_at_step > node.created_at_step
+            # a temporary (print(total / 3)) is made and let go by the same statement: one step
+            assert node.gone_at_step >= node.created_at_step
     for i, step in enumerate(rec.timeline.steps):
         state = rec.timeline.state(i)
         assert step.alive_nodes == len(state.visible_nodes - state.gone), i
@@ -235,11 +236,6 @@ STATEMENT_TEMPORARIES = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the recorder lets go of a graph only when a statement re-binds a name away from one, "
-    "or after a call: a graph a statement makes and drops at once stays alive in the recording",
-)
 @pytest.mark.parametrize("line", STATEMENT_TEMPORARIES)
 def test_a_graph_a_statement_makes_and_drops_is_gone_at_once(line: str) -> None:
     rec = recorded("w = torch.ones(2, requires_grad=True)", line, "z = 1")
@@ -248,17 +244,11 @@ def test_a_graph_a_statement_makes_and_drops_is_gone_at_once(line: str) -> None:
     assert all(n.gone_at_step is not None for n in rec.graph.nodes)
 
 
-@pytest.mark.xfail(strict=True, reason="as above: each iteration's graph is dropped by .detach() at once")
 def test_a_detached_hidden_state_does_not_grow() -> None:
     flat = hidden_state(".detach()")
     assert len(set(flat)) <= 1 and all(n == 0 for n in flat), flat
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the graph a backward(create_graph=True) leaves in a leaf's .grad is captured only once a "
-    "value the program binds reaches it: until then its nodes and saved bytes are not counted",
-)
 def test_the_graph_in_a_grad_made_with_create_graph_is_alive_at_once() -> None:
     rec = recorded(LEAF, "x.pow(3).sum().backward(create_graph=True)", "z = 1", "g = x.grad * 1")
     after = steps_at(rec, 3)[-1]  # x.grad = 3x**2, a graph of four nodes that saves x twice

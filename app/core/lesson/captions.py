@@ -98,9 +98,11 @@ class _Captioner:
         if added:
             parts.append(self._added(added))
         if step.gone_nodes:
+            count = len(step.gone_nodes)
+            what = "it" if count == 1 else "they"
             parts.append(
-                f"let go of {_plural(len(step.gone_nodes), 'node')} nothing in the program reaches any more, "
-                "freeing what they saved"
+                f"let go of {_plural(count, 'node')} nothing in the program reaches any more, "
+                f"freeing what {what} saved"
             )
         modified = [key for key, state in step.slot_changes.items() if state == "modified"]
         if modified:

@@ -153,6 +153,7 @@ class _Recorder:
         self.dirty = False  # the current statement may have let go of a graph
         self.bound: dict[str, Any] = {}  # name -> the graph-holding value bound to it
         self.dropped: list[torch.Tensor] = []  # values a statement re-bound a name away from
+        self.made: list[Any] = []  # grad_fns of the nodes the current statement added
         self._labels: list[tuple[Any, str, tuple[int, int], bool]] = []
         self._just_bound: list[str] = []
         self.error: str | None = None
@@ -263,6 +264,9 @@ class _Recorder:
             step = self._snapshot("error", index, failed, line=call.line, error=error)
             self.calls.append(CallInfo(index, call, first, step.index, error, failed))
             raise _ProgramStopped
+        # create_graph leaves a graph in .grad, held through the leaves from now on: this call built it
+        self.fresh.extend(_graph_fns(t for t in self.leaf_tensors.values() if t.grad is not None))
+        self._take_fresh(call=index, line=call.line)
         contribution = {name: _difference(self._grad_copy(name), before) for name, before in start.items()}
         step = self._snapshot(
             "call_end",
@@ -339,7 +343,10 @@ class _Recorder:
         """Capture the graph behind the tensors made since the last look."""
         fresh, self.fresh = self.fresh, []
         if fresh:
-            self._add_nodes(self.capture.add_roots(fresh, call=call), line)
+            new = self.capture.add_roots(fresh, call=call)
+            self._add_nodes(new, line)
+            if call is None:  # a statement's own nodes: held by what it bound, or let go at once
+                self.made.extend(self.capture.fns[n] for n in new)
 
     def _take_named_leaves(self) -> None:
         """Leaves the program binds get a ``.grad`` row from then on, before any graph reaches them."""
@@ -387,16 +394,20 @@ class _Recorder:
 
     def _let_go_if_dropped(self) -> None:
         dropped, self.dropped = self.dropped, []
-        if self.dirty or (dropped and not self._still_reached(dropped)):
+        made, self.made = self.made, []
+        if self.dirty or ((dropped or made) and not self._still_reached([*_graph_fns(dropped), *made])):
             self._let_go_of_unreachable()
 
-    def _still_reached(self, dropped: list[torch.Tensor]) -> bool:
-        """Whether the values this statement bound still reach every graph it dropped.
+    def _still_reached(self, fns: list[Any]) -> bool:
+        """Whether the values this statement bound reach every graph in ``fns``.
 
         ``h = torch.tanh(h @ w)`` drops the old ``h`` but the new one reaches its graph two
-        nodes down: a short walk from the new values settles it without walking everything.
+        nodes down, and the nodes it made are the new ``h``'s own: a short walk from the new
+        values settles it without walking everything. Nodes a statement made and bound to no
+        name (``h = (w * 2).detach()``, ``print(y.sum())``) are not reached, and the full walk
+        lets them go.
         """
-        targets = {id(fn) for fn in _graph_fns(dropped)}
+        targets = {id(fn) for fn in fns}
         if not targets:
             return True
         roots = [fn for name in self._just_bound for fn in _graph_fns([self.bound.get(name)])]
