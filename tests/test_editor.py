@@ -13,7 +13,8 @@ from app.core.loading import builtin_names, load_builtin, program_from_dict
 from app.core.model.errors import ScenarioError
 from app.core.model.program import Program
 from app.core.recording.recorder import record
-from app.ui.editor import ErrorMark, ProgramEditor, locate_error
+from app.ui.details_dialog import DetailsDialog
+from app.ui.editor import ErrorMark, ProgramDetails, ProgramEditor, locate_error
 
 HEAD = "import torch\n\nx = torch.tensor([1., 2.], requires_grad=True)\n"
 DEBOUNCE_WAIT = 600
@@ -46,8 +47,8 @@ def test_fills_from_every_builtin_and_reads_back_equal(qtbot: QtBot, name: str) 
     editor.set_program(program)
     assert editor.current_program() == program
     assert editor.code_edit.text() == program.code
-    assert editor.title_edit.text() == program.title
-    assert editor.name_edit.text() == program.name
+    assert editor.details() == ProgramDetails(program.name, program.title, program.summary, program.notes)
+    assert editor.heading.text() == (program.title or program.name)
     assert not editor.is_modified()
     assert editor.error() is None
 
@@ -55,7 +56,7 @@ def test_fills_from_every_builtin_and_reads_back_equal(qtbot: QtBot, name: str) 
 def test_the_twin_is_kept_though_it_is_not_edited_here(editor: ProgramEditor) -> None:
     program = load_builtin("rnn-no-detach")
     editor.set_program(program)
-    editor.title_edit.setText("Mine")
+    editor.set_details(editor.details()._replace(title="Mine"))
     edited = editor.flush()
     assert edited is not None and edited.twin == "rnn-detach" and edited.title == "Mine"
 
@@ -116,15 +117,43 @@ def test_the_mark_agrees_with_the_core_loader(editor: ProgramEditor, tail: str, 
     )
 
 
-def test_a_bad_name_marks_the_name_field(editor: ProgramEditor) -> None:
-    editor.name_edit.setText("no spaces allowed")
-    editor.name_edit.textEdited.emit("no spaces allowed")
-    assert editor.flush() is None
-    assert editor.error_mark() == ErrorMark("name")
-    assert "border" in editor.name_edit.styleSheet()
-    editor.name_edit.setText("fine-name")
-    assert editor.flush() is not None
-    assert editor.name_edit.styleSheet() == ""
+def test_a_bad_name_is_refused_in_the_details_dialog(qtbot: QtBot) -> None:
+    dialog = DetailsDialog(ProgramDetails("fine", "", "", ""))
+    qtbot.addWidget(dialog)
+    dialog.name_edit.setText("no spaces allowed")
+    dialog.accept()
+    assert dialog.result() != dialog.DialogCode.Accepted and dialog.error_label.isVisibleTo(dialog)
+    assert dialog.error_label.text().startswith("Name:")
+    dialog.name_edit.setText("fine-name")
+    dialog.accept()
+    assert dialog.result() == dialog.DialogCode.Accepted
+    assert dialog.details() == ProgramDetails("fine-name", "", "", "")
+
+
+def test_details_come_from_the_dialog_and_are_an_edit(editor: ProgramEditor, qtbot: QtBot) -> None:
+    asked: list[ProgramDetails] = []
+
+    def ask(details: ProgramDetails, parent: object) -> ProgramDetails:
+        asked.append(details)
+        return details._replace(title="Mine", notes="read me")
+
+    editor.ask_details = ask
+    with qtbot.waitSignal(editor.program_edited, timeout=1000) as blocker:
+        editor.details_button.click()
+    assert asked == [ProgramDetails.of(load_builtin("two-losses"))]
+    assert (blocker.args[0].title, blocker.args[0].notes) == ("Mine", "read me")
+    assert editor.is_modified() and editor.heading.text() == "Mine"
+    editor.ask_details = lambda details, parent: None  # cancelled: nothing changes
+    with qtbot.assertNotEmitted(editor.program_edited):
+        editor.edit_details()
+
+
+def test_the_code_is_the_whole_editor(editor: ProgramEditor) -> None:
+    """Title, summary and notes are not fields beside the code any more."""
+    from PySide6.QtWidgets import QLineEdit, QPlainTextEdit
+
+    assert editor.findChildren(QLineEdit) == []
+    assert editor.findChildren(QPlainTextEdit) == [editor.code_edit]
 
 
 def test_an_error_found_when_recording_is_shown_by_show_error(editor: ProgramEditor) -> None:
@@ -185,7 +214,7 @@ def test_tab_inserts_spaces(editor: ProgramEditor, qtbot: QtBot) -> None:
 def test_an_edit_equal_to_the_current_program_is_not_emitted_twice(
     editor: ProgramEditor, qtbot: QtBot
 ) -> None:
-    editor.title_edit.setText("New title")
+    editor.code_edit.appendPlainText("z = 1")
     with qtbot.waitSignal(editor.program_edited, timeout=1000):
         editor.flush()
     with qtbot.assertNotEmitted(editor.program_edited):
@@ -199,9 +228,9 @@ def test_modified_flag_transitions(qtbot: QtBot) -> None:
     editor.modified_changed.connect(seen.append)
     editor.set_program(load_builtin("two-losses"))
     assert not editor.is_modified() and seen == []
-    qtbot.keyClicks(editor.title_edit, "!")
+    qtbot.keyClicks(editor.code_edit, "#")
     assert editor.is_modified() and seen == [True]
-    qtbot.keyClicks(editor.title_edit, "?")
+    qtbot.keyClicks(editor.code_edit, "?")
     assert seen == [True]  # only transitions are signalled
     editor.set_modified(False)
     assert not editor.is_modified() and seen == [True, False]

@@ -123,8 +123,7 @@ def lab(files: FileController, editor: ProgramEditor, fake_dialogs: Dialogs) -> 
 
 
 def _edit_title(editor: ProgramEditor, title: str) -> None:
-    editor.title_edit.setText(title)
-    editor.title_edit.textEdited.emit(title)
+    editor.set_details(editor.details()._replace(title=title))
 
 
 # -- open -------------------------------------------------------------------------

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from app.core.model.program import Call
     from app.core.model.recording import Recording
 
-__all__ = ["UNSET_TIP", "CallSite", "CallToggles", "call_sites"]
+__all__ = ["UNSET_TIP", "CallSite", "CallToggles", "call_sites", "edit_call"]
 
 UNSET_TIP = "unset: follows create_graph"
 _STATE_OF = {
@@ -156,14 +156,10 @@ class CallToggles(QWidget):
 
     def _change(self, index: int, keyword: str, value: str | None) -> None:
         """Edit the keyword in the newest program text and record it again."""
-        from app.core.lesson.fixes import set_call_keyword
-
-        program, recording = self._session.program, self._session.recording
-        if program is None or recording is None or index >= len(self.sites):
+        recording = self._session.recording
+        if recording is None or index >= len(self.sites):
             return
-        try:
-            code = set_call_keyword(program.code, self.sites[index].call, keyword, value)
-        except (ValueError, SyntaxError):  # the text moved on (an edit not yet recorded)
+        if not edit_call(self._session, self.sites[index].call, keyword, value):
             self._rebuild(recording)
             return
         if keyword == "retain_graph":
@@ -171,4 +167,22 @@ class CallToggles(QWidget):
             shown = self.sites[index].call
             unset = f"retain_graph unset → {shown.create_graph}"
             self.retain_boxes[index].setText(unset if retain is None else f"retain_graph={retain}")
-        self._session.change_program(program.with_code(code))
+
+
+def edit_call(session: Session, call: Call, keyword: str, value: str | None) -> bool:
+    """Set ``keyword`` of ``call`` in the newest program text and record it again (undoable).
+
+    False when the text moved on so the call is no longer where the recording saw it.
+    """
+    from app.core.lesson.fixes import set_call_keyword
+
+    program = session.program
+    if program is None:
+        return False
+    try:
+        code = set_call_keyword(program.code, call, keyword, value)
+    except (ValueError, SyntaxError):  # the text moved on (an edit not yet recorded)
+        return False
+    if code != program.code:
+        session.change_program(program.with_code(code))
+    return True

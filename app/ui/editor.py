@@ -1,54 +1,38 @@
-"""The program editor: the program's code, plus its name, title, summary and notes.
+"""The program editor: the program's code, with its name, title, summary and notes a click away.
 
 Every edit is checked (after a short pause) by the same code that loads files,
 :func:`app.core.loading.program_from_dict` (the language's static checks
 included), so the editor can never produce a program the rest of the window
-would refuse. An error is shown where it is: the line and column in the code
-(wavy underline, marked line number) or the field, plus one sentence under
-the editor. While the text is wrong nothing is emitted, so the window keeps
-showing the last good recording.
+would refuse. An error is shown where it is: a wavy underline at its line and
+column in the code (:class:`~app.ui.code_edit.CodeEdit`), with the message
+under the editor and as that line's tooltip. While the text is wrong nothing
+is emitted, so the window keeps showing the last good recording.
 
-The small code editor with line numbers (:class:`CodeEdit`) lives here too:
-it exists only to serve this widget.
+The code is the whole editor; the details live in a small dialog
+(:mod:`app.ui.details_dialog`) behind the "Details…" button.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from PySide6.QtCore import QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QColor,
-    QFontDatabase,
-    QKeyEvent,
-    QPainter,
-    QPaintEvent,
-    QResizeEvent,
-    QTextCharFormat,
-    QTextCursor,
-    QTextFormat,
-)
-from PySide6.QtWidgets import (
-    QFormLayout,
-    QLabel,
-    QLineEdit,
-    QPlainTextEdit,
-    QTextEdit,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from app.core.loading import program_from_dict
 from app.core.model.errors import ScenarioError
 from app.core.model.program import Program
+from app.ui.code_edit import CodeEdit, plain_text
+from app.ui.details_dialog import DetailsDialog, ProgramDetails
 
 __all__ = [
     "DEBOUNCE_MS",
     "CodeEdit",
     "ErrorMark",
+    "ProgramDetails",
     "ProgramEditor",
     "locate_error",
     "plain_text",
@@ -59,10 +43,7 @@ PLACEHOLDER = (
     "import torch\n\nx = torch.tensor([1., 2.], requires_grad=True)\ny = x.square()\ny.sum().backward()"
 )
 TEXT_FIELDS = ("name", "title", "summary", "notes")
-INDENT = "    "
-ERROR_COLOUR = QColor(211, 47, 47)
-ERROR_BACKGROUND = QColor(211, 47, 47, 60)  # translucent: readable on light and dark themes
-ERROR_STYLE = "border: 2px solid rgb(211, 47, 47);"
+AskDetails = Callable[[ProgramDetails, QWidget], ProgramDetails | None]
 
 
 # -- where an error goes ----------------------------------------------------------
@@ -107,118 +88,6 @@ def locate_error(err: ScenarioError) -> ErrorMark:
     return ErrorMark("general")
 
 
-def plain_text(edit: QPlainTextEdit) -> str:
-    """The exact text: unlike ``toPlainText`` this keeps non-breaking spaces."""
-    return edit.document().toRawText().replace("\u2029", "\n")
-
-
-# -- a plain-text code box with line numbers and one error mark ---------------------
-
-
-class _LineNumbers(QWidget):
-    def __init__(self, editor: CodeEdit) -> None:
-        super().__init__(editor)
-        self._editor = editor
-
-    def sizeHint(self) -> QSize:
-        return QSize(self._editor.line_number_width(), 0)
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        self._editor.paint_line_numbers(self, event)
-
-
-class CodeEdit(QPlainTextEdit):
-    """Monospace, no wrapping, line numbers, and :meth:`mark_error`."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self._numbers = _LineNumbers(self)
-        self._error_line: int | None = None
-        self.blockCountChanged.connect(self._update_margin)
-        self.updateRequest.connect(self._update_numbers)
-        self._update_margin()
-
-    @property
-    def error_line(self) -> int | None:
-        return self._error_line
-
-    def text(self) -> str:
-        return plain_text(self)
-
-    def mark_error(self, line: int, col: int) -> None:
-        """Shade ``line`` and underline from ``col`` to the end of that line (1-based)."""
-        block = self.document().findBlockByNumber(max(0, min(line, self.blockCount()) - 1))
-        self._error_line = block.blockNumber() + 1
-        length = len(block.text())
-        start = min(max(col - 1, 0), max(length - 1, 0))
-        shade = QTextEdit.ExtraSelection()
-        shade_format = QTextCharFormat()
-        shade_format.setBackground(ERROR_BACKGROUND)
-        shade_format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-        shade.format = shade_format
-        shade.cursor = QTextCursor(block)
-        underline = QTextEdit.ExtraSelection()
-        underline_format = QTextCharFormat()
-        underline_format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-        underline_format.setUnderlineColor(ERROR_COLOUR)
-        underline.format = underline_format
-        cursor = QTextCursor(block)
-        cursor.setPosition(block.position() + start)
-        cursor.setPosition(block.position() + max(length, start + 1), QTextCursor.MoveMode.KeepAnchor)
-        underline.cursor = cursor
-        self.setExtraSelections([shade, underline])
-        self._numbers.update()
-
-    def clear_error(self) -> None:
-        self._error_line = None
-        self.setExtraSelections([])
-        self._numbers.update()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        # Program code is Python: Tab inserts spaces, never a tab character.
-        if event.key() == Qt.Key.Key_Tab and event.modifiers() == Qt.KeyboardModifier.NoModifier:
-            self.insertPlainText(INDENT)
-            return
-        super().keyPressEvent(event)
-
-    def line_number_width(self) -> int:
-        digits = len(str(max(1, self.blockCount()))) + 1  # one more for the error marker
-        return 8 + self.fontMetrics().horizontalAdvance("9") * (digits + 1)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        rect = self.contentsRect()
-        self._numbers.setGeometry(QRect(rect.left(), rect.top(), self.line_number_width(), rect.height()))
-
-    def paint_line_numbers(self, area: QWidget, event: QPaintEvent) -> None:
-        painter = QPainter(area)
-        painter.fillRect(event.rect(), self.palette().alternateBase())
-        block = self.firstVisibleBlock()
-        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
-        height = self.fontMetrics().height()
-        while block.isValid() and top <= event.rect().bottom():
-            number = block.blockNumber() + 1
-            is_error = number == self._error_line
-            # The "!" makes the error line findable without colour.
-            text = f"!{number}" if is_error else str(number)
-            painter.setPen(ERROR_COLOUR if is_error else self.palette().placeholderText().color())
-            painter.drawText(0, top, area.width() - 4, height, Qt.AlignmentFlag.AlignRight, text)
-            top += round(self.blockBoundingRect(block).height())
-            block = block.next()
-        painter.end()
-
-    def _update_margin(self) -> None:
-        self.setViewportMargins(self.line_number_width(), 0, 0, 0)
-
-    def _update_numbers(self, rect: QRect, dy: int) -> None:
-        if dy:
-            self._numbers.scroll(0, dy)
-        else:
-            self._numbers.update(0, rect.y(), self._numbers.width(), rect.height())
-
-
 # -- the editor ------------------------------------------------------------------
 
 
@@ -228,7 +97,8 @@ class ProgramEditor(QWidget):
     ``set_program`` fills it (not modified); typing sets ``is_modified`` and,
     :data:`DEBOUNCE_MS` after the last key, checks the text: a valid program
     is emitted, an error is shown inline (:meth:`show_error`) and nothing is
-    emitted. :meth:`flush` checks at once.
+    emitted. :meth:`flush` checks at once. :meth:`set_details` changes the
+    name, title, summary and notes as the "Details…" dialog does.
     """
 
     program_edited = Signal(object)
@@ -241,15 +111,16 @@ class ProgramEditor(QWidget):
         self._modified = False
         self._path: Path | None = None
         self._twin = ""  # kept as it came: not edited here
+        self._details = ProgramDetails("program", "", "", "")
         self._last_emitted: Program | None = None
         self._error: ScenarioError | None = None
         self._error_mark: ErrorMark | None = None
+        self.ask_details: AskDetails = DetailsDialog.ask  # the seam tests replace
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
         self._timer.timeout.connect(self.flush)
-        self._build_fields()
-        self._build_layout()
+        self._build()
 
     # -- public API
 
@@ -257,12 +128,20 @@ class ProgramEditor(QWidget):
         """Show ``program``; it becomes the unmodified state (unless ``modified``)."""
         self._timer.stop()
         with self._quietly():
-            self._fill(program)
+            self.code_edit.setPlainText(program.code)
+        self._details = ProgramDetails.of(program)
         self._path = program.path
         self._twin = program.twin
         self._last_emitted = program
+        self._update_heading()
         self.clear_error()
         self.set_modified(modified)
+
+    def new_program(self) -> Program:
+        """Start from an empty program (nothing to save yet); returns it."""
+        program = Program("")
+        self.set_program(program)
+        return program
 
     def current_program(self) -> Program | None:
         """The program in the editor now, or None while it has an error."""
@@ -294,6 +173,24 @@ class ProgramEditor(QWidget):
         """
         return self._last_emitted
 
+    def details(self) -> ProgramDetails:
+        return self._details
+
+    def set_details(self, details: ProgramDetails) -> None:
+        """Change the name, title, summary and notes: an edit, checked and emitted at once."""
+        if details == self._details:
+            return
+        self._details = details
+        self._update_heading()
+        self.set_modified(True)
+        self.flush()
+
+    def edit_details(self) -> None:
+        """Ask for the details in the dialog (:attr:`ask_details`); apply them unless cancelled."""
+        details = self.ask_details(self._details, self)
+        if details is not None:
+            self.set_details(details)
+
     def is_modified(self) -> bool:
         return self._modified
 
@@ -316,12 +213,17 @@ class ProgramEditor(QWidget):
         return self._error_mark
 
     def show_error(self, err: ScenarioError) -> None:
-        """Show ``err`` at its field, line and column, and as a sentence below."""
+        """Show ``err`` at its line and column (or on the Details button), and as a sentence below."""
         mark = locate_error(err)
         self._clear_marks()
-        self._apply_mark(mark, err.message)
+        if mark.part == "code":
+            self.code_edit.mark_error(mark.line or 1, mark.col or 1, err.message)
+        elif mark.part in TEXT_FIELDS:
+            self.details_button.setToolTip(f"{mark.describe()}: {err.message}")
         self._error, self._error_mark = err, mark
         self.error_label.setText(f"{mark.describe()}: {err.message}")
+        colour = self.code_edit.error_colour().name()
+        self.error_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
         self.error_label.setVisible(True)
         self.error_changed.emit(err)
 
@@ -336,84 +238,44 @@ class ProgramEditor(QWidget):
 
     # -- building the widgets
 
-    def _build_fields(self) -> None:
-        self.name_edit = QLineEdit()
-        self.title_edit = QLineEdit()
-        self.summary_edit = QPlainTextEdit()
-        self.notes_edit = QPlainTextEdit()
-        for prose in (self.summary_edit, self.notes_edit):
-            prose.setMaximumHeight(90)
+    def _build(self) -> None:
+        self.heading = QLabel()
+        self.heading.setProperty("role", "title")
+        self.heading.setTextFormat(Qt.TextFormat.PlainText)
+        self.details_button = QToolButton()
+        self.details_button.setText("Details…")
+        self.details_button.setToolTip("Name, title, summary and notes of the program")
+        self.details_button.clicked.connect(self.edit_details)
         self.code_edit = CodeEdit()
         self.code_edit.setPlaceholderText(PLACEHOLDER)
-        self.code_edit.setMinimumHeight(220)
-        for line_edit in (self.name_edit, self.title_edit):
-            line_edit.textEdited.connect(self._on_edited)
-        for box in (self.summary_edit, self.notes_edit, self.code_edit):
-            box.textChanged.connect(self._on_edited)
+        self.code_edit.setMinimumHeight(160)
+        self.code_edit.textChanged.connect(self._on_edited)
         self.error_label = QLabel()
         self.error_label.setObjectName("editorError")
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error_label.setStyleSheet("color: rgb(211, 47, 47); font-weight: bold;")
         self.error_label.setVisible(False)
-
-    def _build_layout(self) -> None:
-        form = QFormLayout()
-        form.addRow("Name", self.name_edit)
-        form.addRow("Title", self.title_edit)
-        form.addRow("Summary", self.summary_edit)
-        form.addRow("Notes", self.notes_edit)
+        header = QHBoxLayout()
+        header.addWidget(self.heading, 1)
+        header.addWidget(self.details_button)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Program"))
-        layout.addWidget(self.code_edit, 3)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(header)
+        layout.addWidget(self.code_edit, 1)
         layout.addWidget(self.error_label)
-        layout.addLayout(form, 1)
 
-    # -- filling and reading
+    def _update_heading(self) -> None:
+        self.heading.setText(self._details.title or self._details.name)
 
-    def _fill(self, program: Program) -> None:
-        self.name_edit.setText(program.name)
-        self.title_edit.setText(program.title)
-        self.summary_edit.setPlainText(program.summary)
-        self.notes_edit.setPlainText(program.notes)
-        self.code_edit.setPlainText(program.code)
+    # -- reading
 
     def _read(self) -> Program:
-        data = {
-            "name": self.name_edit.text(),
-            "title": self.title_edit.text(),
-            "summary": plain_text(self.summary_edit),
-            "notes": plain_text(self.notes_edit),
-            "twin": self._twin,
-            "program": {"code": self.code_edit.text()},
-        }
+        data = {**self._details._asdict(), "twin": self._twin, "program": {"code": self.code_edit.text()}}
         return replace(program_from_dict(data), path=self._path)
-
-    # -- showing an error
-
-    def _apply_mark(self, mark: ErrorMark, message: str) -> None:
-        if mark.part == "code":
-            self.code_edit.mark_error(mark.line or 1, mark.col or 1)
-        elif mark.part in TEXT_FIELDS:
-            widget = self._text_widget(mark.part)
-            widget.setStyleSheet(ERROR_STYLE)
-            widget.setToolTip(message)
-
-    def _text_widget(self, part: str) -> QWidget:
-        widgets: dict[str, QWidget] = {
-            "name": self.name_edit,
-            "title": self.title_edit,
-            "summary": self.summary_edit,
-            "notes": self.notes_edit,
-        }
-        return widgets[part]
 
     def _clear_marks(self) -> None:
         self.code_edit.clear_error()
-        for part in TEXT_FIELDS:
-            widget = self._text_widget(part)
-            widget.setStyleSheet("")
-            widget.setToolTip("")
+        self.details_button.setToolTip("Name, title, summary and notes of the program")
 
     # -- events
 

@@ -1,4 +1,4 @@
-"""Open, Save, Save As, recent files, and the question before edits are dropped.
+"""New, Open, Save, Save As, recent files, and the question before edits are dropped.
 
 A program is saved as TOML (:func:`~app.core.toml_writer.to_toml`), or as
 its code alone to a ``.py`` file. Opening takes ``.toml`` and ``.py``
@@ -88,6 +88,15 @@ class FileController(QObject):
         return path
 
     # -- opening
+
+    def new_program(self) -> Program | None:
+        """Ask about unsaved edits, then start from an empty program (emitted as opened)."""
+        if not self.maybe_discard():
+            return None
+        program = self._editor.new_program()
+        self.path_changed.emit(None)
+        self.program_opened.emit(program)
+        return program
 
     def open_dialog(self) -> Program | Path | None:
         """Ask about unsaved edits, then for a file; open it."""

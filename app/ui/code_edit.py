@@ -1,0 +1,198 @@
+"""A plain-text box for Python: line numbers, syntax colours, Tab as spaces, one error mark.
+
+The error mark is a wavy underline from the error's column to the end of its
+line, a shaded line, a ``!`` before its number, and the message as the line's
+tooltip. Its colour, like the syntax colours, comes from the palette (red at
+the palette's lightness), so it follows the theme; a stylesheet may still set
+``CodeEdit { qproperty-errorColor: ... }``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Property, QEvent, QRect, QSize, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QHelpEvent,
+    QKeyEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
+
+from app.ui.python_highlighter import PythonHighlighter
+
+__all__ = ["INDENT", "CodeEdit", "error_colour", "plain_text"]
+
+INDENT = "    "
+
+
+def plain_text(edit: QPlainTextEdit) -> str:
+    """The exact text: unlike ``toPlainText`` this keeps non-breaking spaces."""
+    return edit.document().toRawText().replace("\u2029", "\n")
+
+
+def error_colour(palette: QPalette) -> QColor:
+    """Red, as light as reads well on the palette's background."""
+    dark = palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
+    return QColor.fromHslF(0.0, 0.75, 0.66 if dark else 0.45)
+
+
+class _LineNumbers(QWidget):
+    def __init__(self, editor: CodeEdit) -> None:
+        super().__init__(editor)
+        self._editor = editor
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._editor.line_number_width(), 0)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        self._editor.paint_line_numbers(self, event)
+
+
+class CodeEdit(QPlainTextEdit):
+    """Monospace, no wrapping, line numbers, Python colours, and :meth:`mark_error`."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.highlighter = PythonHighlighter(self.document(), self.palette())
+        self._numbers = _LineNumbers(self)
+        self._error_line: int | None = None
+        self._error_col = 1
+        self._error_message = ""
+        self._error_colour: QColor | None = None  # None: from the palette
+        self.blockCountChanged.connect(self._update_margin)
+        self.updateRequest.connect(self._update_numbers)
+        self._update_margin()
+
+    # A stylesheet may set it: CodeEdit { qproperty-errorColor: ... }
+    def _get_error_colour(self) -> QColor:
+        return QColor(self._error_colour) if self._error_colour else error_colour(self.palette())
+
+    def _set_error_colour(self, colour: QColor) -> None:
+        self._error_colour = QColor(colour)
+        self._redraw_error()
+
+    errorColor = Property(QColor, _get_error_colour, _set_error_colour)
+
+    def error_colour(self) -> QColor:
+        """The colour errors are drawn in now (the stylesheet's, else the palette's red)."""
+        return self._get_error_colour()
+
+    @property
+    def error_line(self) -> int | None:
+        return self._error_line
+
+    @property
+    def error_message(self) -> str:
+        return self._error_message
+
+    def text(self) -> str:
+        return plain_text(self)
+
+    def mark_error(self, line: int, col: int, message: str = "") -> None:
+        """Shade ``line`` and underline from ``col`` to the end of that line (1-based)."""
+        block = self.document().findBlockByNumber(max(0, min(line, self.blockCount()) - 1))
+        self._error_line, self._error_col = block.blockNumber() + 1, col
+        self._error_message = message
+        self._redraw_error()
+
+    def clear_error(self) -> None:
+        self._error_line, self._error_message = None, ""
+        self.setExtraSelections([])
+        self._numbers.update()
+
+    def _redraw_error(self) -> None:
+        if self._error_line is None:
+            return
+        block = self.document().findBlockByNumber(self._error_line - 1)
+        colour = self._get_error_colour()
+        length = len(block.text())
+        start = min(max(self._error_col - 1, 0), max(length - 1, 0))
+        shade = QTextEdit.ExtraSelection()
+        shade_format = QTextCharFormat()
+        shade_format.setBackground(QColor(colour.red(), colour.green(), colour.blue(), 50))
+        shade_format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        shade.format = shade_format
+        shade.cursor = QTextCursor(block)
+        underline = QTextEdit.ExtraSelection()
+        underline_format = QTextCharFormat()
+        underline_format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        underline_format.setUnderlineColor(colour)
+        underline.format = underline_format
+        cursor = QTextCursor(block)
+        cursor.setPosition(block.position() + start)
+        cursor.setPosition(block.position() + max(length, start + 1), QTextCursor.MoveMode.KeepAnchor)
+        underline.cursor = cursor
+        self.setExtraSelections([shade, underline])
+        self._numbers.update()
+
+    # -- events
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        # Program code is Python: Tab inserts spaces, never a tab character.
+        if event.key() == Qt.Key.Key_Tab and event.modifiers() == Qt.KeyboardModifier.NoModifier:
+            self.insertPlainText(INDENT)
+            return
+        super().keyPressEvent(event)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
+            self.highlighter.follow_palette(self.palette())  # the theme changed
+            self._redraw_error()
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            line = self.cursorForPosition(event.pos()).blockNumber() + 1
+            if self._error_message and line == self._error_line:
+                QToolTip.showText(event.globalPos(), self._error_message, self.viewport())
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(event)
+
+    # -- line numbers
+
+    def line_number_width(self) -> int:
+        digits = len(str(max(1, self.blockCount()))) + 1  # one more for the error marker
+        return 8 + self.fontMetrics().horizontalAdvance("9") * (digits + 1)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        rect = self.contentsRect()
+        self._numbers.setGeometry(QRect(rect.left(), rect.top(), self.line_number_width(), rect.height()))
+
+    def paint_line_numbers(self, area: QWidget, event: QPaintEvent) -> None:
+        painter = QPainter(area)
+        painter.fillRect(event.rect(), self.palette().alternateBase())
+        block = self.firstVisibleBlock()
+        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
+        height = self.fontMetrics().height()
+        error = self._get_error_colour()
+        while block.isValid() and top <= event.rect().bottom():
+            number = block.blockNumber() + 1
+            is_error = number == self._error_line
+            # The "!" makes the error line findable without colour.
+            text = f"!{number}" if is_error else str(number)
+            painter.setPen(error if is_error else self.palette().placeholderText().color())
+            painter.drawText(0, top, area.width() - 4, height, Qt.AlignmentFlag.AlignRight, text)
+            top += round(self.blockBoundingRect(block).height())
+            block = block.next()
+        painter.end()
+
+    def _update_margin(self) -> None:
+        self.setViewportMargins(self.line_number_width(), 0, 0, 0)
+
+    def _update_numbers(self, rect: QRect, dy: int) -> None:
+        if dy:
+            self._numbers.scroll(0, dy)
+        else:
+            self._numbers.update(0, rect.y(), self._numbers.width(), rect.height())

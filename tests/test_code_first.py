@@ -1,0 +1,277 @@
+"""Code first: Python colours from the palette, errors at the parser's place, the running line marked
+Python Tutor style, a click on a line to its first step, a call's keywords edited from its line."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor, QPalette, QTextCharFormat
+from pytestqt.qtbot import QtBot
+
+from app.core import load_builtin, record
+from app.core.lesson.lines import first_step_of_line, node_origin, node_tooltip
+from app.core.model.program import Program
+from app.ui.code_edit import CodeEdit, error_colour
+from app.ui.code_panel import IDLE, CodePanel
+from app.ui.editor import ProgramEditor
+from app.ui.python_highlighter import colour_for, token_spans
+from app.ui.session import Session
+
+TIMEOUT = 60_000
+
+
+def _palette(base: str, text: str) -> QPalette:
+    palette = QPalette()
+    palette.setColor(QPalette.ColorRole.Base, QColor(base))
+    palette.setColor(QPalette.ColorRole.Text, QColor(text))
+    return palette
+
+
+def _format_at(edit: CodeEdit | CodePanel, line: int, column: int) -> QTextCharFormat:
+    """The highlighter's format of the character at (line, column), 0-based."""
+    block = edit.document().findBlockByNumber(line)
+    spots = block.layout().formats()  # held: each format lives as long as this list
+    for spot in spots:
+        if spot.start <= column < spot.start + spot.length:
+            return QTextCharFormat(spot.format)
+    return QTextCharFormat()
+
+
+# -- colours ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("base", "text"), [("#ffffff", "#000000"), ("#1e1f22", "#ececec")])
+def test_python_colours_come_from_the_palette(qtbot: QtBot, base: str, text: str) -> None:
+    edit = CodeEdit()
+    qtbot.addWidget(edit)
+    palette = _palette(base, text)
+    edit.setPalette(palette)
+    edit.setPlainText("for i in range(3):  # loop\n    y = 'a' + 2.5\n")
+    expected = {
+        (0, 0): "keyword",
+        (0, 9): "builtin",
+        (0, 15): "number",
+        (0, 20): "comment",
+        (1, 8): "string",
+        (1, 14): "number",
+    }
+    for (line, column), kind in expected.items():
+        assert _format_at(edit, line, column).foreground().color() == colour_for(kind, palette), kind
+    assert _format_at(edit, 1, 4).foreground().style() == Qt.BrushStyle.NoBrush  # a plain name
+
+
+def test_python_colours_follow_a_theme_change(qtbot: QtBot) -> None:
+    edit = CodeEdit()
+    qtbot.addWidget(edit)
+    light, dark = _palette("#ffffff", "#000000"), _palette("#1e1f22", "#ececec")
+    edit.setPalette(light)
+    edit.setPlainText("if True:\n    pass\n")
+    assert _format_at(edit, 0, 0).foreground().color() == colour_for("keyword", light)
+    edit.setPalette(dark)
+    assert _format_at(edit, 0, 0).foreground().color() == colour_for("keyword", dark)
+    assert colour_for("keyword", light) != colour_for("keyword", dark)
+
+
+def test_triple_quoted_strings_carry_over_lines() -> None:
+    first, state = token_spans('s = """one')
+    assert first == [(4, 6, "string")] and state
+    second, state = token_spans('two""" + x', 0, state)
+    assert second == [(0, 6, "string")] and state == 0
+
+
+def test_the_code_panel_colours_the_code_not_its_margin(qtbot: QtBot, session: Session, two_losses) -> None:
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    session.apply(two_losses)
+    lines = panel.toPlainText().splitlines()
+    number = next(i for i, line in enumerate(two_losses.program.lines) if line.startswith("import"))
+    start = lines[number].index("import")
+    assert start > len(IDLE)
+    keyword = colour_for("keyword", panel.palette())
+    assert _format_at(panel, number, start).foreground().color() == keyword
+    assert _format_at(panel, number, 0).foreground().style() == Qt.BrushStyle.NoBrush  # the marker
+
+
+# -- errors at the parser's place ---------------------------------------------------------------
+@pytest.mark.parametrize("bad", ["y = x +* 2", "y = (x", "y = x.square())", "for i in range(3)"])
+def test_a_language_error_is_underlined_at_the_parsers_line_and_column(qtbot: QtBot, bad: str) -> None:
+    editor = ProgramEditor()
+    qtbot.addWidget(editor)
+    code = f"import torch\n\nx = torch.ones(2)\n{bad}\n"
+    editor.code_edit.setPlainText(code)
+    assert editor.flush() is None
+    with pytest.raises(SyntaxError) as python:
+        compile(code, "<program>", "exec")
+    mark = editor.error_mark()
+    assert mark is not None and (mark.line, mark.col) == (python.value.lineno, python.value.offset)
+    underline = editor.code_edit.extraSelections()[-1]
+    cursor = underline.cursor
+    block = cursor.document().findBlock(cursor.selectionStart())
+    at_end = min(mark.col, len(block.text()))  # past the line's end: its last character
+    assert (block.blockNumber() + 1, cursor.selectionStart() - block.position() + 1) == (mark.line, at_end)
+    assert underline.format.underlineStyle() == QTextCharFormat.UnderlineStyle.WaveUnderline
+    assert underline.format.underlineColor() == error_colour(editor.code_edit.palette())
+    assert editor.code_edit.error_message == editor.error().message  # the line's tooltip
+    assert editor.error_label.text().endswith(editor.error().message)
+
+
+def test_error_colours_follow_the_palette(qtbot: QtBot) -> None:
+    edit = CodeEdit()
+    qtbot.addWidget(edit)
+    edit.setPlainText("a\nb\n")
+    for palette in (_palette("#ffffff", "#000000"), _palette("#1e1f22", "#ececec")):
+        edit.setPalette(palette)
+        edit.mark_error(2, 1, "why")
+        assert edit.extraSelections()[-1].format.underlineColor() == error_colour(palette)
+    assert error_colour(_palette("#ffffff", "#000000")) != error_colour(_palette("#1e1f22", "#ececec"))
+
+
+def test_a_pasted_snippet_is_kept_as_it_is(qtbot: QtBot) -> None:
+    editor = ProgramEditor()
+    qtbot.addWidget(editor)
+    snippet = "x = torch.ones(2, requires_grad=True)\r\n\ty = x * 2  # tab\n"
+    editor.code_edit.insertPlainText(snippet)
+    assert editor.code_edit.text() == snippet.replace("\r\n", "\n")
+
+
+def test_new_starts_from_an_empty_program(qtbot: QtBot) -> None:
+    editor = ProgramEditor()
+    qtbot.addWidget(editor)
+    editor.set_program(load_builtin("two-losses"))
+    program = editor.new_program()
+    assert program == Program("") and editor.code_edit.text() == ""
+    assert not editor.is_modified() and editor.source_path() is None
+    assert len(record(program).timeline) == 1  # an empty program records (one step, nothing in it)
+
+
+# -- the line that ran ----------------------------------------------------------------------------
+def _expected(recording, index: int) -> list[int]:
+    step = recording.timeline[index]
+    if step.call is not None:
+        call = recording.calls[step.call].call
+        return list(range(call.line, call.end_line + 1))
+    return [] if step.line is None else [step.line]
+
+
+@pytest.mark.parametrize("name", ["forgot-retain", "rnn-no-detach", "logged-loss"])
+def test_every_step_kind_marks_its_line_and_the_one_before_faintly(
+    qtbot: QtBot, session: Session, name: str
+) -> None:
+    recording = record(load_builtin(name))
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    session.apply(recording, mode="start")
+    kinds = set()
+    previous_marked: list[int] = []
+    for index in range(len(recording.timeline)):
+        session.go_to(index)
+        kinds.add(recording.timeline[index].kind)
+        marked = _expected(recording, index)
+        assert panel.marked_line_numbers() == marked, index
+        if previous_marked and previous_marked != marked:
+            assert panel.previous_line_numbers() == previous_marked, index  # the faint mark
+        assert set(panel.previous_line_numbers()).isdisjoint(marked) or not marked
+        previous_marked = marked or previous_marked
+    assert {"forward", "node", "call_end"} <= kinds
+
+
+def test_the_current_line_stands_out_more_than_the_previous_one(
+    qtbot: QtBot, session: Session, forgot_retain
+) -> None:
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    panel.resize(500, 300)
+    panel.show()
+    session.apply(forgot_retain, mode="start")
+    session.go_to(forgot_retain.calls[0].first_step)
+    qtbot.waitExposed(panel)
+    image = panel.viewport().grab().toImage()
+    current = panel._lines_rect(range(panel.marked_line_numbers()[0] - 1, panel.marked_line_numbers()[0]))
+    before = panel._lines_rect(range(panel.previous_line_numbers()[0] - 1, panel.previous_line_numbers()[0]))
+    assert current is not None and before is not None
+    y_now, y_before = current.center().y(), before.center().y()
+    bar_now, bar_before = image.pixelColor(1, y_now), image.pixelColor(1, y_before)
+    assert bar_now.lightness() < bar_before.lightness()  # the strong bar is darker than the faint one
+    page = image.pixelColor(panel.viewport().width() - 3, 2).lightness()
+    assert abs(page - bar_now.lightness()) > abs(page - bar_before.lightness())
+
+
+# -- a click on a line -----------------------------------------------------------------------------
+def _click_line(qtbot: QtBot, panel: CodePanel, line: int) -> None:
+    block = panel.document().findBlockByNumber(line - 1)
+    rect = panel.blockBoundingGeometry(block).translated(panel.contentOffset())
+    qtbot.mouseClick(panel.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(40, round(rect.center().y())))
+
+
+@pytest.mark.parametrize("name", ["forgot-retain", "rnn-no-detach"])
+def test_a_click_on_a_line_jumps_to_its_first_step(qtbot: QtBot, session: Session, name: str) -> None:
+    recording = record(load_builtin(name))
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    panel.resize(600, 500)
+    panel.show()
+    qtbot.waitExposed(panel)
+    session.apply(recording, mode="start")
+    session.end()
+    ran = sorted({step.line for step in recording.timeline.steps if step.line is not None})
+    for line in ran:
+        panel.verticalScrollBar().setValue(max(line - 3, 0))
+        with qtbot.waitSignal(panel.line_clicked, timeout=1000) as blocker:
+            _click_line(qtbot, panel, line)
+        assert blocker.args == [line]
+        first = next(s.index for s in recording.timeline.steps if s.line == line)
+        assert session.index == first == first_step_of_line(recording, line), line
+        assert line in panel.marked_line_numbers()
+
+
+def test_a_line_that_never_ran_stays_put(qtbot: QtBot, session: Session, forgot_retain) -> None:
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    session.apply(forgot_retain)
+    session.go_to(2)
+    assert panel.go_to_line(1) is None and session.index == 2  # "import torch" makes no step
+
+
+def test_a_node_names_the_line_that_made_it() -> None:
+    recording = record(load_builtin("rnn-no-detach"))
+    failed = recording.failed
+    assert failed is not None and failed.failed_node is not None
+    node = recording.graph.node(failed.failed_node)
+    assert node_origin(node) == "made by line 12, iteration 1 of 3"
+    assert node_tooltip(recording, node.id).splitlines()[-1] == "made by line 12, iteration 1 of 3"
+    assert node_tooltip(recording, "no such node") == ""
+
+
+# -- a call's keywords from its line -------------------------------------------------------------
+def test_a_calls_line_offers_its_keywords_and_edits_the_text(
+    qtbot: QtBot, session: Session, forgot_retain
+) -> None:
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    session.apply(forgot_retain)
+    first = forgot_retain.calls[0].call
+    assert panel.keyword_actions(first.line - 1) == []  # the forward line makes no call
+    actions = {a.text(): a for a in panel.keyword_actions(first.line)}
+    retain = actions["retain_graph=True on this call"]
+    assert not retain.isChecked()
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT) as blocker:
+        retain.trigger()
+    fixed = blocker.args[0]
+    assert fixed.program.lines[first.line - 1] == "y.sum().backward(retain_graph=True)"
+    assert fixed.calls[0].call.retain_graph is True and fixed.failed is None
+    assert session.can_undo
+    actions = {a.text(): a for a in panel.keyword_actions(first.line)}
+    assert actions["retain_graph=True on this call"].isChecked()
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT) as blocker:
+        session.undo()  # what Ctrl+Z does in the window
+    assert blocker.args[0].program == forgot_retain.program and blocker.args[0].failed is not None
+
+
+def test_create_graph_from_a_calls_line(qtbot: QtBot, session: Session, two_losses) -> None:
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    session.apply(two_losses)
+    second = two_losses.calls[1].call
+    create = next(a for a in panel.keyword_actions(second.line) if a.text().startswith("create_graph"))
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT) as blocker:
+        create.trigger()
+    assert blocker.args[0].calls[1].call.create_graph is True
+    assert "create_graph=True" in blocker.args[0].program.lines[second.line - 1]
