@@ -311,7 +311,7 @@ def test_opening_a_bad_file_in_the_window_explains_it_and_changes_nothing(
     bad = tmp_path / "bad.toml"
     bad.write_text(to_toml(load_builtin("two-losses")).replace("x.square()", "x.__class__"), encoding="utf-8")
     fake_dialogs.open_paths = [bad]
-    window.action_open.trigger()
+    window.commands.open.trigger()
     [(_, text)] = fake_dialogs.informed
     assert "program, line 4, column 5" in text and "__class__" in text
     assert window.session.recording is before

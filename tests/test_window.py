@@ -18,7 +18,7 @@ from app.core.lesson.captions import format_values
 from app.core.loading import builtin_names
 from app.core.toml_writer import to_toml
 from app.ui import dialogs
-from app.ui import main_window as main_window_module
+from app.ui import slides as slides_module
 from app.ui import worker as worker_module
 from app.ui.excepthook import install_exception_handler
 from app.ui.main_window import MainWindow
@@ -156,11 +156,12 @@ def test_classroom_shortcuts(qtbot, open_window):
 
 def test_legend_and_find_shortcuts(qtbot, open_window, two_losses):
     window = open_window()
-    assert not window.legend_area.isHidden()
+    legend = window.docks.dock("legend")
+    assert not legend.isHidden()
     _key(qtbot, window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
-    assert window.legend_area.isHidden()
+    assert legend.isHidden()
     _key(qtbot, window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
-    assert not window.legend_area.isHidden()
+    assert not legend.isHidden()
     _key(qtbot, window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(window.find_field.hasFocus, timeout=TIMEOUT)
     qtbot.keyClicks(window.find_field, "PowBackward")
@@ -310,7 +311,7 @@ def test_each_fix_removes_the_error_and_ctrl_z_brings_it_back(qtbot, open_window
     # the editor shows the fix (in the event loop's next turn) as an unsaved change
     qtbot.waitUntil(lambda: window.editor.current_program() == fixed.program, timeout=5000)
     assert window.editor.is_modified()
-    assert window.action_undo.isEnabled()
+    assert window.commands.undo.isEnabled()
     window.setFocus()
     undone = _rerecorded(
         qtbot, window, lambda: _key(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
@@ -318,7 +319,7 @@ def test_each_fix_removes_the_error_and_ctrl_z_brings_it_back(qtbot, open_window
     assert undone.program == broken.program
     assert undone.failed is not None and window.session.index == undone.failed.last_step
     assert not window.error_panel.isHidden()
-    assert not window.action_undo.isEnabled()
+    assert not window.commands.undo.isEnabled()
 
 
 def test_ticking_retain_again_removes_the_failure(qtbot, open_window):
@@ -503,8 +504,8 @@ def test_export_current_view_to_svg_and_png(qtbot, open_window, tmp_path, monkey
     window.session.go_to(3)
     for fmt in ("svg", "png"):
         target = tmp_path / f"view.{fmt}"
-        monkeypatch.setattr(main_window_module, "ask_export_file", lambda parent, f, s, t=target: t)
-        getattr(window, f"action_export_{fmt}").trigger()
+        monkeypatch.setattr(slides_module, "ask_export_file", lambda parent, f, s, t=target: t)
+        getattr(window.commands, f"export_{fmt}").trigger()
         assert target.stat().st_size > 0
     assert ET.parse(tmp_path / "view.svg").getroot().tag.endswith("svg")
     assert not QImage(str(tmp_path / "view.png")).isNull()
@@ -513,9 +514,9 @@ def test_export_current_view_to_svg_and_png(qtbot, open_window, tmp_path, monkey
 def test_export_every_step_writes_one_file_per_step(qtbot, open_window, tmp_path, monkeypatch, two_losses):
     window = open_window()
     folder = tmp_path / "slides"
-    monkeypatch.setattr(main_window_module, "ask_export_folder", lambda parent: folder)
+    monkeypatch.setattr(slides_module, "ask_export_folder", lambda parent: folder)
     with qtbot.waitSignal(window.slides_exported, timeout=TIMEOUT) as blocker:
-        window.action_export_slides.trigger()
+        window.commands.export_slides.trigger()
     files = blocker.args[0]
     assert [f.name for f in files] == [f"step-{i:03d}.png" for i in range(len(two_losses.timeline))]
     assert all(not QImage(str(f)).isNull() for f in files)

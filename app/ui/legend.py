@@ -56,6 +56,7 @@ class Legend(QWidget):
         swatch.setFixedSize(SWATCH)
         tag = QLabel(f"<b>{entry.tag}</b> {entry.meaning}", row)
         tag.setTextFormat(Qt.TextFormat.RichText)
+        tag.setWordWrap(True)  # a narrow dock wraps the meaning rather than cutting it off
         tag.setAccessibleName(f"{entry.tag}: {entry.meaning}")
         box.addWidget(swatch)
         box.addWidget(tag, 1)

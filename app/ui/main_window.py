@@ -1,32 +1,30 @@
 """The Autograd Lens window: every panel built on one :class:`Session`.
 
-The window arranges the views, owns the actions (keys work wherever the focus
-is, except inside text editors, which keep their own arrows and space) and the
-classroom settings (theme, font scale, full screen). It computes no autograd
+The window makes the views and wires them: the commands are in ``actions.py``,
+the docks around the graph in ``docks.py`` (and F5's layout in
+``presentation.py``), theme and text scale in ``appearance.py``, zoom and find
+in ``graph_navigation.py``, pictures in ``slides.py``. It computes no autograd
 fact: each view reads the session's recording.
 
 # NOTE [fast start]
 ``app.core`` and ``app.render`` import torch. The window imports neither at
 start: it paints at once, the worker imports torch while recording, and the
-widgets that need those modules (the graph view, the editor) are made when
-the first recording arrives.
+widgets that need those modules (the graph view, the legend, the editor) are
+made when the first recording arrives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShowEvent, QWheelEvent
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QScreen, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractScrollArea,
-    QApplication,
     QComboBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -34,27 +32,35 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QScrollArea,
-    QSizePolicy,
-    QSplitter,
     QStackedWidget,
     QTabWidget,
+    QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.resources import resource_path, scenario_files
+from app.ui.actions import WindowActions, build_menus
+from app.ui.appearance import FONT_STEP, Appearance
+from app.ui.busy_label import BusyLabel
 from app.ui.call_toggles import CallToggles
 from app.ui.caption_bar import CaptionBar
 from app.ui.code_panel import CodePanel
 from app.ui.device_selector import DeviceSelector
+from app.ui.docks import DockLayout
 from app.ui.error_panel import ErrorPanel
 from app.ui.grad_panel import GradPanel
+from app.ui.graph_navigation import GraphNavigation
 from app.ui.memory_chart import MemoryChart
 from app.ui.node_details import NodeDetails
+from app.ui.notice import NoticeBanner
+from app.ui.predict import PredictPanel
+from app.ui.presentation import Presentation
+from app.ui.screen_fit import clamp_geometry, dock_plan, fills_screen, fresh_geometry
 from app.ui.session import Session
-from app.ui.settings import DEFAULT_SCENARIO, FONT_SCALE_RANGE, THEMES, AppSettings, clamp_font_scale
+from app.ui.settings import DEFAULT_SCENARIO, FONT_SCALE_RANGE, THEMES, AppSettings
+from app.ui.slides import SlideExporter
 from app.ui.step_counter import StepCounter
-from app.ui.theme import apply_theme
 from app.ui.timeline_bar import TimelineBar
 
 if TYPE_CHECKING:  # imported for real only once torch is loaded (see NOTE [fast start])
@@ -65,32 +71,10 @@ if TYPE_CHECKING:  # imported for real only once torch is loaded (see NOTE [fast
     from app.ui.graph_view import GraphView
     from app.ui.legend import Legend
 
-__all__ = ["MainWindow", "ask_export_file", "ask_export_folder"]
+__all__ = ["MainWindow"]
 
 
-FONT_STEP = 0.1
-LEGEND_COLUMNS = 3
-COLUMN_SHARES = (0.28, 0.52, 0.20)
-BUSY_TICK_MS = 200  # how often the status bar's "Recording… 2.4 s" counts on
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
-Keys = QKeySequence | QKeySequence.StandardKey | str | list[QKeySequence] | None
-
-
-# -- dialog seam: tests replace these (looked up at call time) ------------------------
-def ask_export_file(parent: QWidget, fmt: str, suggested: str) -> Path | None:
-    """Where to export the current view (``fmt`` is ``svg`` or ``png``)."""
-    filters = {"svg": "SVG drawing (*.svg)", "png": "PNG image (*.png)"}
-    path, _ = QFileDialog.getSaveFileName(parent, f"Export view as {fmt.upper()}", suggested, filters[fmt])
-    if not path:
-        return None
-    chosen = Path(path)
-    return chosen if chosen.suffix else chosen.with_suffix(f".{fmt}")
-
-
-def ask_export_folder(parent: QWidget) -> Path | None:
-    """A folder for one picture per step (slides)."""
-    path = QFileDialog.getExistingDirectory(parent, "Export every step to a folder")
-    return Path(path) if path else None
 
 
 def _builtin_names() -> list[str]:
@@ -115,23 +99,27 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.session = session or Session(parent=self)
         self._first_scenario = str(scenario) if scenario else settings.last_scenario
-        self._theme = settings.theme
-        self._font_scale = settings.font_scale
         self._fresh_load = True
-        self._auto_fit = True
+        self._fresh_docks = False  # arranged by the plan, not restored: sized when first shown
         self._editor_sync: Callable[[], None] | None = None  # the editor's copy, once the graph is built
-        self.graph_view: GraphView | None = None  # these four are made with the first recording
+        self.graph_view: GraphView | None = None  # these three are made with the first recording
         self.legend: Legend | None = None
         self.editor: ProgramEditor | None = None
         self._lens_path: Path | None = None  # the .lens file on screen, when one was opened
         self.files: FileController | None = None
-        self._slides: Iterator[Path] | None = None
+        self.appearance = Appearance(settings, self)
+        self.navigation = GraphNavigation(self)
+        self.commands = WindowActions(self)
+        self.exporter = SlideExporter(self, self.session, lambda: self.graph_view, lambda: self.theme)
         self._build_views()
-        self._build_actions()
-        self._build_menus()
         self._build_toolbar()
         self._build_status_bar()
         self._lay_out()
+        self.recent_menu = QMenu("Open &Recent", self)
+        build_menus(self, self.commands, self.recent_menu, self.docks.toggle_actions())
+        self.presentation = Presentation(
+            self, self.docks, [self.menuBar(), self.toolbar, self.statusBar(), self.playback_bar]
+        )
         self._connect()
         self._restore()
 
@@ -148,14 +136,12 @@ class MainWindow(QMainWindow):
         self.step_counter = StepCounter(session)
         self.timeline_bar = TimelineBar(session)
         self.device_selector = DeviceSelector(session)
+        self.notice = NoticeBanner()
         self._build_graph_area()
+        self._build_code_column()
         self._build_controls()
 
     def _build_graph_area(self) -> None:
-        self.summary = QLabel("")
-        self.summary.setObjectName("scenarioSummary")
-        self.summary.setWordWrap(True)
-        self.summary.setProperty("role", "hint")
         self.graph_message = QLabel("Recording the program…")
         self.graph_message.setObjectName("graphMessage")
         self.graph_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -167,29 +153,39 @@ class MainWindow(QMainWindow):
         self.graph_stack = QStackedWidget()
         self.graph_stack.addWidget(self.graph_message)
         self.graph_stack.addWidget(self.graph_page)
-        self.notice = QLabel("")
-        self.notice.setObjectName("notice")
-        self.notice.setWordWrap(True)
-        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.notice.setToolTip("Click to dismiss")
-        self.notice.hide()
+
+    def _build_code_column(self) -> None:
+        """The program's summary over its code (the Code tab) and, once made, its editor."""
+        self.summary = QLabel("")
+        self.summary.setObjectName("scenarioSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setProperty("role", "hint")
+        self.left_tabs = QTabWidget()
+        self.left_tabs.addTab(self.code_panel, "Code")
+        self.code_column = QWidget()
+        layout = QVBoxLayout(self.code_column)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.left_tabs, 1)
+        self.predict_panel = PredictPanel(self.session)  # Predict first (P): hidden until asked for
+        layout.addWidget(self.predict_panel)
+        self.legend_area = QScrollArea()  # the legend's dock: it scrolls when the dock is small
+        self.legend_area.setWidgetResizable(True)
+        self.legend_area.setFrameShape(QFrame.Shape.NoFrame)
 
     def _build_controls(self) -> None:
         self.scenario_picker = QComboBox()
         self.scenario_picker.setToolTip("Built-in programs (File ▸ Open… for a .toml, .py or .lens file)")
         self.scenario_picker.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.scenario_picker.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.scenario_picker.setMinimumContentsLength(14)  # long file names are cut, not the toolbar
         self.scenario_picker.addItems(_builtin_names())
-        self.left_tabs = QTabWidget()
-        self.left_tabs.addTab(self.code_panel, "Code")
-        self.legend_area = QScrollArea()  # the legend strip: scrolls sideways on a narrow screen
-        self.legend_area.setWidgetResizable(True)
-        self.legend_area.setFrameShape(QFrame.Shape.NoFrame)
-        self.legend_area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.legend_area.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
-        self.legend_area.hide()
         self.find_field = QLineEdit()
         self.find_field.setPlaceholderText("Find node…")
         self.find_field.setClearButtonEnabled(True)
+        self.find_field.setMinimumWidth(self.find_field.fontMetrics().horizontalAdvance("Find node…") + 40)
         self.find_field.setMaximumWidth(220)
         self.find_field.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # arrows stay with stepping at start
         self.font_spin = QDoubleSpinBox()
@@ -203,197 +199,164 @@ class MainWindow(QMainWindow):
         self.theme_picker.setToolTip("Colour theme: projector is high contrast for a beamer")
         self.theme_picker.setFocusPolicy(Qt.FocusPolicy.NoFocus)
 
-    def _action(self, text: str, keys: Keys, slot: Any) -> QAction:
-        action = QAction(text, self)
-        if isinstance(keys, list):
-            action.setShortcuts(keys)
-        elif keys is not None:
-            action.setShortcut(QKeySequence(keys))
-        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        action.triggered.connect(slot)
-        self.addAction(action)  # active even when the menus are hidden (full screen)
-        return action
-
-    def _build_actions(self) -> None:
-        s = self.session
-        self.action_next_step = self._action("Next node", "Right", s.next_step)
-        self.action_prev_step = self._action("Previous node", "Left", s.prev_step)
-        self.action_next_call = self._action("Next call", "Shift+Right", s.next_call)
-        self.action_prev_call = self._action("Previous call", "Shift+Left", s.prev_call)
-        self.action_home = self._action("First step", "Home", s.home)
-        self.action_end = self._action("Last step", "End", s.end)
-        self.action_play = self._action("Play / pause", "Space", s.toggle_play)
-        self.action_full_screen = self._action("Full screen", "F11", self._on_full_screen_toggled)
-        self.action_full_screen.setCheckable(True)
-        self.action_zoom_in = self._action(
-            "Zoom in", [QKeySequence("Ctrl+="), QKeySequence("Ctrl++")], self._on_zoom_in
-        )
-        self.action_zoom_out = self._action("Zoom out", "Ctrl+-", self._on_zoom_out)
-        self.action_fit = self._action("Fit graph", "Ctrl+0", self._on_fit)
-        self.action_larger = self._action("Larger text", "Ctrl+Alt+=", self._on_larger_text)
-        self.action_smaller = self._action("Smaller text", "Ctrl+Alt+-", self._on_smaller_text)
-        self.action_text_reset = self._action("Normal text size", "Ctrl+Alt+0", self._on_text_reset)
-        self.action_legend = self._action("Legend", "Ctrl+L", self._on_legend_toggled)
-        self.action_legend.setCheckable(True)
-        self.action_legend.setChecked(True)
-        self.action_find = self._action("Find node…", QKeySequence.StandardKey.Find, self._on_find_requested)
-        self.action_open = self._action("Open…", QKeySequence.StandardKey.Open, self._on_open_requested)
-        self.action_save = self._action("Save", QKeySequence.StandardKey.Save, self._on_save_requested)
-        self.action_save_as = self._action("Save As…", "Ctrl+Shift+S", self._on_save_as_requested)
-        self.action_export_svg = self._action("Export view as SVG…", None, self._on_export_svg)
-        self.action_export_png = self._action("Export view as PNG…", None, self._on_export_png)
-        self.action_export_slides = self._action("Export every step (slides)…", None, self._on_export_slides)
-        self.action_quit = self._action("Quit", QKeySequence.StandardKey.Quit, self.close)
-        self.action_undo = self._action(
-            "Undo the last fix or toggle", QKeySequence.StandardKey.Undo, self._on_undo_requested
-        )
-        self.action_undo.setEnabled(False)
-        self.theme_actions = QActionGroup(self)
-        for name in THEMES:
-            action = QAction(name.capitalize(), self, checkable=True)
-            action.setData(name)
-            self.theme_actions.addAction(action)
-        self.theme_actions.triggered.connect(self._on_theme_action)
-        for action in (self.action_open, self.action_save, self.action_save_as):
-            action.setEnabled(False)  # until the editor exists (first recording)
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addAction(self.action_open)
-        self.recent_menu = QMenu("Open &Recent", self)
-        self.recent_menu.aboutToShow.connect(self._update_recent_menu)
-        file_menu.addMenu(self.recent_menu)
-        file_menu.addActions([self.action_save, self.action_save_as])
-        file_menu.addSeparator()
-        file_menu.addActions([self.action_export_svg, self.action_export_png, self.action_export_slides])
-        file_menu.addSeparator()
-        file_menu.addAction(self.action_quit)
-        edit_menu = bar.addMenu("&Edit")
-        edit_menu.addAction(self.action_undo)
-        step_menu = bar.addMenu("&Step")
-        step_menu.addActions(
-            [
-                self.action_prev_step,
-                self.action_next_step,
-                self.action_prev_call,
-                self.action_next_call,
-                self.action_home,
-                self.action_end,
-                self.action_play,
-            ]
-        )
-        view_menu = bar.addMenu("&View")
-        view_menu.addActions([self.action_zoom_in, self.action_zoom_out, self.action_fit, self.action_find])
-        view_menu.addSeparator()
-        view_menu.addActions([self.action_larger, self.action_smaller, self.action_text_reset])
-        theme_menu = view_menu.addMenu("&Theme")
-        theme_menu.addActions(self.theme_actions.actions())
-        view_menu.addSeparator()
-        view_menu.addActions([self.action_legend, self.action_full_screen])
-
     def _build_toolbar(self) -> None:
-        bar = self.addToolBar("Main")
+        bar = self.toolbar = QToolBar("Main")
+        self.addToolBar(bar)
         bar.setObjectName("mainToolbar")
         bar.setMovable(False)
         bar.addWidget(QLabel(" Program "))
         bar.addWidget(self.scenario_picker)
-        bar.addAction(self.action_open)
+        bar.addAction(self.commands.open)
         bar.addSeparator()
         bar.addWidget(QLabel(" Device "))
         bar.addWidget(self.device_selector)
         bar.addSeparator()
+        bar.addWidget(self.find_field)
+        bar.addAction(self.commands.fit)
+        bar.addAction(self.commands.presentation)
+        bar.addAction(self.commands.full_screen)
+        bar.addSeparator()  # last: on a narrow window these go behind the toolbar's » (View menu too)
         bar.addWidget(QLabel(" Theme "))
         bar.addWidget(self.theme_picker)
         bar.addWidget(QLabel(" Text "))
         bar.addWidget(self.font_spin)
-        bar.addSeparator()
-        bar.addWidget(self.find_field)
-        bar.addAction(self.action_fit)
-        bar.addAction(self.action_full_screen)
+        self.playback_bar = QToolBar("Playback")  # under everything: the buttons get the full width
+        self.playback_bar.setObjectName("playbackToolbar")
+        self.playback_bar.setMovable(False)
+        self.playback_bar.addWidget(self.timeline_bar)
+        self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, self.playback_bar)
 
     def _build_status_bar(self) -> None:
+        """Recording time and device at the end of the playback bar. The status bar shows only
+        while it has a message: its row is height the graph can use."""
         self.device_label = QLabel("Device: –")
-        # A label that counts the seconds, not an indeterminate QProgressBar: the style animates
-        # that at 60 frames a second, and on a big load its painting took a third of the GUI
-        # thread's time (py-spy), time the graph view needed.
-        self.busy_label = QLabel("Recording…")
-        self.busy_label.hide()
-        self._fix_busy_label_size()
-        self._busy_since = QElapsedTimer()
-        self._busy_tick = QTimer(self)
-        self._busy_tick.setInterval(BUSY_TICK_MS)
-        self._busy_tick.timeout.connect(self._update_busy_label)
+        self.busy_label = BusyLabel()
+        corner = QWidget()  # in a widget of their own: a toolbar decides its widgets' visibility
+        layout = QHBoxLayout(corner)
+        layout.setContentsMargins(6, 0, 4, 0)
+        layout.addWidget(self.busy_label)
+        layout.addWidget(self.device_label)
+        self.playback_bar.addWidget(corner)
         status = self.statusBar()
-        status.addPermanentWidget(self.busy_label)
-        status.addPermanentWidget(self.device_label)
+        status.hide()
+        status.messageChanged.connect(lambda text: status.setVisible(bool(text)))
 
     def _lay_out(self) -> None:
+        """Caption and step counter over the graph; the panels in docks around it."""
         header = QHBoxLayout()  # the sentence to read out, and where we are: across the top
         header.addWidget(self.caption_bar, 1)
         header.addWidget(self.step_counter)
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(4, 4, 4, 4)
-        left_layout.addWidget(self.summary)
-        left_layout.addWidget(self.left_tabs, 1)
-        left_layout.addWidget(self.call_toggles)
-        left_layout.addWidget(self.node_details, 1)
-        center = QWidget()
-        center_layout = QVBoxLayout(center)
-        center_layout.setContentsMargins(4, 4, 4, 4)
-        center_layout.addWidget(self.error_panel)
-        center_layout.addWidget(self.graph_stack, 1)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.grad_panel)
-        right.addWidget(self.memory_chart)
-        right.setSizes([440, 240])
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        for widget in (left, center, right):
-            self.splitter.addWidget(widget)
-        self.splitter.setStretchFactor(1, 1)
-        self._columns_sized = False
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(4, 4, 4, 0)
+        layout.setSpacing(4)
         layout.addWidget(self.notice)
         layout.addLayout(header)
-        layout.addWidget(self.splitter, 1)
-        layout.addWidget(self.legend_area)
-        layout.addWidget(self.timeline_bar)
+        layout.addWidget(self.error_panel)
+        layout.addWidget(self.graph_stack, 1)
         self.setCentralWidget(body)
-        self.resize(1600, 1000)
+        panels: dict[str, QWidget] = {
+            "code": self.code_column,
+            "details": self.node_details,
+            "calls": self.call_toggles,
+            "gradients": self.grad_panel,
+            "memory": self.memory_chart,
+            "legend": self.legend_area,
+        }
+        self.docks = DockLayout(self, panels)
 
     def _connect(self) -> None:
-        s = self.session
+        s, c, nav, look = self.session, self.commands, self.navigation, self.appearance
+        handlers: list[tuple[QAction, Callable[[], object]]] = [
+            (c.next_step, s.next_step),
+            (c.prev_step, s.prev_step),
+            (c.next_call, s.next_call),
+            (c.prev_call, s.prev_call),
+            (c.home, s.home),
+            (c.end, s.end),
+            (c.play, s.toggle_play),
+            (c.full_screen, self._on_full_screen_toggled),
+            (c.presentation, self.presentation.toggle),
+            (c.zoom_in, nav.zoom_in),
+            (c.zoom_out, nav.zoom_out),
+            (c.fit, nav.fit),
+            (c.larger_text, look.larger),
+            (c.smaller_text, look.smaller),
+            (c.normal_text, look.reset),
+            (c.find, self._on_find_requested),
+            (c.open, self._on_open_requested),
+            (c.save, self._on_save_requested),
+            (c.save_as, self._on_save_as_requested),
+            (c.export_svg, lambda: self.exporter.ask_and_export_view("svg")),
+            (c.export_png, lambda: self.exporter.ask_and_export_view("png")),
+            (c.export_slides, self.exporter.ask_and_export_slides),
+            (c.quit, self.close),
+            (c.undo, self._on_undo_requested),
+            (c.new, lambda: self.files.new_program() if self.files else None),
+            (c.details, lambda: self.editor.edit_details() if self.editor else None),
+        ]
+        for action, handler in handlers:
+            action.triggered.connect(lambda checked=False, run=handler: run())
+        c.themes.triggered.connect(self._on_theme_action)
+        c.predict.toggled.connect(self.predict_panel.set_active)
         s.recording_applied.connect(self._on_recording_applied)
         s.step_applied.connect(self._on_step_applied)
         s.busy_changed.connect(self._on_busy_changed)
         s.failed.connect(self._on_failed)
         self.scenario_picker.activated.connect(self._on_scenario_chosen)
+        self.recent_menu.aboutToShow.connect(self._update_recent_menu)
         self.theme_picker.activated.connect(self._on_theme_chosen)
         self.font_spin.valueChanged.connect(self.set_font_scale)
         self.find_field.returnPressed.connect(self._on_find_entered)
-        self._watch_wheel(self)
-        self.notice.installEventFilter(self)
+        look.theme_changed.connect(self._on_theme_changed)
+        look.font_scale_changed.connect(self._on_font_scale_changed)
+        look.watch_wheel(self)
+        nav.not_found.connect(lambda text: self.statusBar().showMessage(f"No node matches “{text}”", 5000))
+        nav.node_found.connect(self.node_details.show_node)
+        self.exporter.busy_changed.connect(self._on_busy_changed)
+        self.exporter.wrote.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        self.exporter.failed.connect(self.show_notice)
+        self.exporter.slides_exported.connect(self.slides_exported)
+        self.presentation.toggled.connect(self._on_presentation_toggled)
+        self.notice.shown.connect(self.notice_shown)
+
+    # -- where the window goes ------------------------------------------------------------
+    def _restore(self) -> None:
+        self.place_on(self.screen())
+        self.font_spin.setValue(self.font_scale)
+        self.set_theme(self.theme)  # applies the stylesheet at the remembered font scale
+
+    def place_on(self, screen: QScreen) -> None:
+        """The remembered geometry, made to fit ``screen``; else a fresh one that fits it."""
+        available = screen.availableGeometry()
+        remembered = self.settings.geometry
+        if remembered is not None and self.restoreGeometry(remembered):
+            self.setGeometry(clamp_geometry(self.geometry(), available))
+        else:
+            self.setGeometry(fresh_geometry(available))
+            if fills_screen(available.size()):
+                self.setWindowState(Qt.WindowState.WindowMaximized)
+        self._fresh_docks = not self.docks.restore(self.settings.dock_state)
+        if self._fresh_docks:
+            self.docks.arrange(dock_plan(self.width(), self.font_scale))
+
+    def set_size(self, width: int, height: int) -> None:
+        """Exactly this size (screenshots, tests), with the docks a fresh start would give it."""
+        self.setWindowState(Qt.WindowState.WindowNoState)
+        self.resize(width, height)
+        if self._fresh_docks:
+            self.docks.arrange(dock_plan(width, self.font_scale))
+            if self.isVisible():
+                QTimer.singleShot(0, self._size_docks)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if not self._columns_sized:  # the first time the real width is known
-            self._columns_sized = True
-            QTimer.singleShot(0, self._size_columns)
+        if self._fresh_docks:  # the first time the real size is known
+            QTimer.singleShot(0, self._size_docks)
 
-    def _size_columns(self) -> None:
-        """Code/calls/details, graph, gradients/memory: the graph gets half the width."""
-        width = self.splitter.width()
-        self.splitter.setSizes([round(width * share) for share in COLUMN_SHARES])
-
-    def _restore(self) -> None:
-        geometry = self.settings.geometry
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        self.font_spin.setValue(self._font_scale)
-        self.set_theme(self._theme)  # applies the stylesheet at the remembered font scale
+    def _size_docks(self) -> None:
+        self._fresh_docks = False
+        self.docks.size_columns(dock_plan(self.width(), self.font_scale), self.height())
 
     # -- starting and loading ----------------------------------------------------------
     def start(self) -> None:
@@ -434,7 +397,7 @@ class MainWindow(QMainWindow):
         self.device_label.setText(
             f"Device: {self._device_text(recording.device)} · PyTorch {recording.torch_version}"
         )
-        self.action_undo.setEnabled(self.session.can_undo)
+        self.commands.undo.setEnabled(self.session.can_undo)
         self._select_picker(recording)
         self._remember_program(program)
         self._ensure_late_widgets()
@@ -486,27 +449,10 @@ class MainWindow(QMainWindow):
         scene = self.graph_view.graph_scene
         if scene is not None and failed is not None and failed.failed_node is not None:
             scene.select(failed.failed_node)  # outlined as well as drawn as failed; no zoom
-        self._on_fit()
+        self.navigation.fit()
 
     def _on_busy_changed(self, busy: bool) -> None:
-        if busy:
-            self._fix_busy_label_size()  # the font may have been scaled since
-            self._busy_since.start()
-            self._busy_tick.start()
-        else:
-            self._busy_tick.stop()
-        self._update_busy_label()
-        self.busy_label.setVisible(busy)
-
-    def _fix_busy_label_size(self) -> None:
-        """Its text changes while a recording runs; a fixed size spares the window a relayout
-        each time (QLayout::activate was a tenth of the GUI thread during a big load)."""
-        widest = self.busy_label.fontMetrics().horizontalAdvance("Recording… 000.0 s ")
-        self.busy_label.setFixedSize(widest, self.busy_label.sizeHint().height())
-
-    def _update_busy_label(self) -> None:
-        seconds = self._busy_since.elapsed() / 1000 if self._busy_since.isValid() else 0.0
-        self.busy_label.setText(f"Recording… {seconds:.1f} s" if seconds >= 1 else "Recording…")
+        self.busy_label.set_busy(busy or self.session.busy or self.exporter.busy)
 
     def _on_failed(self, message: str) -> None:
         kept = self.session.recording is not None
@@ -534,9 +480,7 @@ class MainWindow(QMainWindow):
 
     def show_notice(self, text: str) -> None:
         """A banner above the panels (failed recordings, caught exceptions); click to dismiss."""
-        self.notice.setText(text)
-        self.notice.show()
-        self.notice_shown.emit(text)
+        self.notice.show_text(text)
 
     def _device_text(self, name: str) -> str:
         item = self.device_selector.item_for(name)
@@ -583,17 +527,15 @@ class MainWindow(QMainWindow):
         from app.ui.legend import Legend
 
         self.graph_view = GraphView()
-        self.legend = Legend(columns=LEGEND_COLUMNS)
+        self.legend = Legend()
         self.graph_page_layout.addWidget(self.graph_view, 1)
         self.legend_area.setWidget(self.legend)
-        self.legend_area.setVisible(self.action_legend.isChecked())
-        QTimer.singleShot(0, self._update_legend_height)
         self.graph_view.node_clicked.connect(self._on_node_clicked)
-        self.graph_view.set_palette(self._theme)
-        self.legend.set_palette(self._theme)
-        self.graph_view.set_font_scale(self._font_scale)
-        self._watch_wheel(self.graph_view)
-        self.graph_view.installEventFilter(self)  # resizes: keep the graph fitted until the user zooms
+        self.graph_view.set_palette(self.theme)
+        self.legend.set_palette(self.theme)
+        self.graph_view.set_font_scale(self.font_scale)
+        self.appearance.watch_wheel(self.graph_view)
+        self.navigation.attach(self.graph_view)  # NOTE [auto fit]
 
     def _make_editor(self) -> None:
         from app.ui.editor import ProgramEditor
@@ -611,9 +553,9 @@ class MainWindow(QMainWindow):
         self.files = FileController(self, self.editor, self.settings)
         self.files.program_opened.connect(self._on_program_opened)
         self.files.recording_opened.connect(self._on_program_opened)
-        for action in (self.action_open, self.action_save, self.action_save_as):
+        for action in (c.new, c.open, c.save, c.save_as, c.details) if (c := self.commands) else ():
             action.setEnabled(True)
-        self._watch_wheel(self.editor)
+        self.appearance.watch_wheel(self.editor)
         if self.session.recording is not None:
             self.editor.set_program(self.session.recording.program)
 
@@ -634,7 +576,7 @@ class MainWindow(QMainWindow):
 
     def _on_undo_requested(self) -> None:
         self.session.undo()
-        self.action_undo.setEnabled(self.session.can_undo)
+        self.commands.undo.setEnabled(self.session.can_undo)
 
     def _on_node_clicked(self, node_id: str) -> None:
         self.node_details.show_node(node_id)
@@ -665,50 +607,36 @@ class MainWindow(QMainWindow):
         if self.files is not None:
             self.files.open_path(path)
 
-    # -- classroom: theme, font scale, full screen, zoom --------------------------------------
+    # -- classroom: theme, font scale, full screen, presentation, zoom and find -----------------
     @property
     def theme(self) -> str:
-        return self._theme
+        return self.appearance.theme
 
     @property
     def font_scale(self) -> float:
-        return self._font_scale
+        return self.appearance.font_scale
 
     def set_theme(self, name: str) -> None:
-        self._theme = name if name in THEMES else "light"
-        self.settings.theme = self._theme
-        self._apply_style()
-        self.theme_picker.setCurrentText(self._theme)
-        for action in self.theme_actions.actions():
-            action.setChecked(action.data() == self._theme)
-        if self.graph_view is not None:
-            self.graph_view.set_palette(self._theme)
-        if self.legend is not None:
-            self.legend.set_palette(self._theme)
+        self.appearance.set_theme(name)
 
     def set_font_scale(self, scale: float) -> None:
-        scale = clamp_font_scale(scale)
-        changed = scale != self._font_scale
-        self._font_scale = scale
-        self.settings.font_scale = scale
+        self.appearance.set_font_scale(scale)
+
+    def _on_theme_changed(self, name: str) -> None:
+        self.theme_picker.setCurrentText(name)
+        for action in self.commands.themes.actions():
+            action.setChecked(action.data() == name)
+        if self.graph_view is not None:
+            self.graph_view.set_palette(name)
+        if self.legend is not None:
+            self.legend.set_palette(name)
+
+    def _on_font_scale_changed(self, scale: float) -> None:
         self.font_spin.blockSignals(True)
         self.font_spin.setValue(scale)
         self.font_spin.blockSignals(False)
-        if changed:
-            self._apply_style()
         if self.graph_view is not None:
             self.graph_view.set_font_scale(scale)
-
-    def _apply_style(self) -> None:
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            apply_theme(app, self._theme, self._font_scale)
-        QTimer.singleShot(0, self._update_legend_height)
-
-    def _update_legend_height(self) -> None:
-        if self.legend is not None:
-            bar = self.legend_area.horizontalScrollBar().sizeHint().height()
-            self.legend_area.setFixedHeight(self.legend.sizeHint().height() + bar)
 
     def _on_theme_chosen(self, position: int) -> None:
         self.set_theme(self.theme_picker.itemText(position))
@@ -716,162 +644,32 @@ class MainWindow(QMainWindow):
     def _on_theme_action(self, action: QAction) -> None:
         self.set_theme(str(action.data()))
 
-    def _on_larger_text(self) -> None:
-        self.set_font_scale(self._font_scale + FONT_STEP)
-
-    def _on_smaller_text(self) -> None:
-        self.set_font_scale(self._font_scale - FONT_STEP)
-
-    def _on_text_reset(self) -> None:
-        self.set_font_scale(1.0)
-
     def _on_full_screen_toggled(self) -> None:
-        if self.isFullScreen():
-            self.showNormal()
-        else:
-            self.showFullScreen()
-        self.action_full_screen.setChecked(self.isFullScreen())
-        QTimer.singleShot(100, self._on_fit)  # the graph area changed size
+        self.setWindowState(self.windowState() ^ Qt.WindowState.WindowFullScreen)  # keeps "maximized"
+        self.commands.full_screen.setChecked(self.isFullScreen())
+        self.navigation.fit_soon(100)  # the graph area changed size
 
-    def _on_legend_toggled(self) -> None:
-        self.legend_area.setVisible(self.legend is not None and self.action_legend.isChecked())
-
-    def _on_zoom_in(self) -> None:
-        if self.graph_view is not None:
-            self._auto_fit = False
-            self.graph_view.zoom_in()
-
-    def _on_zoom_out(self) -> None:
-        if self.graph_view is not None:
-            self._auto_fit = False
-            self.graph_view.zoom_out()
-
-    def _on_fit(self) -> None:
-        if self.graph_view is not None:
-            self._auto_fit = True  # and keep it fitted as the window changes size
-            self.graph_view.fit()
+    def _on_presentation_toggled(self, on: bool) -> None:
+        self.commands.presentation.setChecked(on)
+        if on:
+            self.left_tabs.setCurrentIndex(0)  # the code as it runs, not the editor
+        self.navigation.fit_soon(100)
 
     def _on_find_requested(self) -> None:
         self.find_field.setFocus()
         self.find_field.selectAll()
 
     def _on_find_entered(self) -> None:
-        text = self.find_field.text().strip()
-        if not text or self.graph_view is None:
-            return
-        self._auto_fit = False  # finding zooms in on the node
-        node_id = self.graph_view.find_node(text)
-        if node_id is None:
-            self.statusBar().showMessage(f"No node matches “{text}”", 5000)
-        else:
-            self.node_details.show_node(node_id)
-
-    # Ctrl+wheel anywhere in the window scales the text (scroll views would zoom themselves)
-    def _watch_wheel(self, root: QWidget) -> None:
-        for area in [root, *root.findChildren(QAbstractScrollArea)]:
-            if isinstance(area, QAbstractScrollArea):
-                area.viewport().installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if self.graph_view is not None and watched is self.graph_view and event.type() == QEvent.Type.Resize:
-            if self._auto_fit:
-                QTimer.singleShot(0, self._on_fit)
-            return False
-        if isinstance(event, QWheelEvent) and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
-            self._auto_fit = False  # the graph view zooms on a plain wheel
-        if event.type() == QEvent.Type.MouseButtonRelease and watched == self.notice:
-            self.notice.hide()  # click to dismiss
-            return False
-        if isinstance(event, QWheelEvent) and self._wheel_scales_text(event):
-            return True
-        return super().eventFilter(watched, event)
-
-    def wheelEvent(self, event: QWheelEvent) -> None:
-        if not self._wheel_scales_text(event):
-            super().wheelEvent(event)
-
-    def _wheel_scales_text(self, event: QWheelEvent) -> bool:
-        if not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
-            return False
-        delta = event.angleDelta().y()
-        if delta:
-            self.set_font_scale(self._font_scale + (FONT_STEP if delta > 0 else -FONT_STEP))
-        event.accept()
-        return True
+        self.navigation.find(self.find_field.text())
 
     # -- export ------------------------------------------------------------------------------
-    def _on_export_svg(self) -> None:
-        self._export_view("svg")
-
-    def _on_export_png(self) -> None:
-        self._export_view("png")
-
-    def _export_view(self, fmt: str) -> None:
-        recording = self.session.recording
-        if self.graph_view is None or recording is None or self.session.layout is None:
-            self.show_notice("There is no graph to export yet.")
-            return
-        path = ask_export_file(self, fmt, f"{recording.program.name}-step-{self.session.index:03d}.{fmt}")
-        if path is not None:
-            self.export_view(path)
-
     def export_view(self, path: Path) -> None:
         """Write the graph as it is drawn now to ``path`` (.svg or .png)."""
-        assert self.graph_view is not None
-        if path.suffix.lower() == ".svg":
-            self.graph_view.export_svg(path)
-        else:
-            self.graph_view.export_png(path)
-        self.statusBar().showMessage(f"Wrote {path}", 5000)
-
-    def _on_export_slides(self) -> None:
-        if self.session.recording is None or self.session.layout is None:
-            self.show_notice("There is no graph to export yet.")
-            return
-        folder = ask_export_folder(self)
-        if folder is not None:
-            self.export_slides(folder, "png")
+        self.exporter.export_view(path)
 
     def export_slides(self, folder: Path, fmt: str = "png") -> None:
-        """Draw every step to ``folder`` (one file per step), a step per event-loop turn.
-
-        Emits :attr:`slides_exported` with the files when done.
-        """
-        recording, layout = self.session.recording, self.session.layout
-        if recording is None or layout is None:
-            return
-        self._slides = self._slide_files(recording, layout, Path(folder), fmt)
-        self._on_busy_changed(True)
-        self._slide_tick([])
-
-    def _slide_files(self, recording: Recording, layout: Any, folder: Path, fmt: str) -> Iterator[Path]:
-        from app.render.export import step_file_name, step_title
-        from app.render.picture import write_png, write_svg
-        from app.render.scene import GraphScene
-
-        folder.mkdir(parents=True, exist_ok=True)
-        scene = GraphScene(recording, layout, palette=self._theme)
-        write = write_svg if fmt == "svg" else write_png
-        for index in range(len(recording.timeline)):
-            scene.show_state(recording.timeline.state(index))
-            yield write(scene, folder / step_file_name(index, fmt), title=step_title(recording, index))
-
-    def _slide_tick(self, done: list[Path]) -> None:
-        assert self._slides is not None
-        try:
-            done.append(next(self._slides))
-        except StopIteration:
-            self._slides = None
-            self._on_busy_changed(self.session.busy)
-            self.statusBar().showMessage(f"Wrote {len(done)} slides", 5000)
-            self.slides_exported.emit(done)
-            return
-        except OSError as exc:
-            self._slides = None
-            self._on_busy_changed(self.session.busy)
-            self.show_notice(f"Export stopped: {exc.strerror or exc}: {exc.filename or ''}")
-            return
-        QTimer.singleShot(0, lambda: self._slide_tick(done))
+        """Draw every step to ``folder``; emits :attr:`slides_exported` with the files when done."""
+        self.exporter.export_slides(folder, fmt)
 
     # -- closing -----------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -879,6 +677,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.settings.geometry = self.saveGeometry()
+        self.settings.dock_state = self.presentation.layout_state()
         self.settings.sync()
         self.session.pause()
         self.hide()  # a long recording may still be finishing: let it end out of sight

@@ -1,4 +1,4 @@
-"""What the window remembers between runs: theme, font scale, last scenario, geometry.
+"""What the window remembers between runs: theme, font scale, last scenario, geometry, docks.
 
 A thin typed layer over :class:`QSettings`, so the keys and defaults live in one
 place. Tests pass ``path`` (an INI file of their own) and never touch the
@@ -69,6 +69,16 @@ class AppSettings(QSettings):
     @geometry.setter
     def geometry(self, value: QByteArray) -> None:
         self.setValue("window/geometry", value)
+
+    @property
+    def dock_state(self) -> QByteArray | None:
+        """Which panels are shown and where (``QMainWindow.saveState``)."""
+        value = self.value("window/docks")
+        return value if isinstance(value, QByteArray) and not value.isEmpty() else None
+
+    @dock_state.setter
+    def dock_state(self, value: QByteArray) -> None:
+        self.setValue("window/docks", value)
 
 
 def clamp_font_scale(value: float) -> float:

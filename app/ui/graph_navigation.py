@@ -1,0 +1,74 @@
+"""Zoom, fit and find in the graph view, and keeping the graph fitted while nobody zoomed.
+
+# NOTE [auto fit]
+Until the learner zooms (keys, a plain wheel over the graph, finding a node),
+the graph stays fitted to its view: when the window, a dock or the presentation
+layout changes the view's size, it is fitted again. "Fit graph" (Ctrl+0) turns
+this back on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QWheelEvent
+
+if TYPE_CHECKING:
+    from app.ui.graph_view import GraphView
+
+__all__ = ["GraphNavigation"]
+
+
+class GraphNavigation(QObject):
+    """Zoom and find for the graph view, once :meth:`attach` gave it one."""
+
+    not_found = Signal(str)  # the text that matched no node
+    node_found = Signal(str)  # the node's id
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._view: GraphView | None = None
+        self.auto_fit = True
+
+    def attach(self, view: GraphView) -> None:
+        self._view = view
+        view.installEventFilter(self)  # resizes
+        view.viewport().installEventFilter(self)  # a plain wheel zooms the view itself
+
+    def zoom_in(self) -> None:
+        if self._view is not None:
+            self.auto_fit = False
+            self._view.zoom_in()
+
+    def zoom_out(self) -> None:
+        if self._view is not None:
+            self.auto_fit = False
+            self._view.zoom_out()
+
+    def fit(self) -> None:
+        if self._view is not None:
+            self.auto_fit = True  # and keep it fitted as the window changes size
+            self._view.fit()
+
+    def fit_soon(self, delay_ms: int = 0) -> None:
+        QTimer.singleShot(delay_ms, self.fit)
+
+    def find(self, text: str) -> None:
+        text = text.strip()
+        if not text or self._view is None:
+            return
+        self.auto_fit = False  # finding zooms in on the node
+        node_id = self._view.find_node(text)
+        if node_id is None:
+            self.not_found.emit(text)
+        else:
+            self.node_found.emit(node_id)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._view and event.type() == QEvent.Type.Resize:
+            if self.auto_fit:
+                QTimer.singleShot(0, self.fit)
+        elif isinstance(event, QWheelEvent) and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.auto_fit = False
+        return False
