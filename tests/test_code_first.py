@@ -275,3 +275,68 @@ def test_create_graph_from_a_calls_line(qtbot: QtBot, session: Session, two_loss
         create.trigger()
     assert blocker.args[0].calls[1].call.create_graph is True
     assert "create_graph=True" in blocker.args[0].program.lines[second.line - 1]
+
+
+# -- in the window: Ctrl+N, Ctrl+Z, P, and the last good recording kept -----------------------------
+@pytest.fixture
+def window(qtbot: QtBot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QApplication
+
+    from app.ui import dialogs
+    from app.ui.main_window import MainWindow
+    from app.ui.settings import AppSettings
+
+    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
+    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
+    made = MainWindow(AppSettings(tmp_path / "settings.ini"), "forgot-retain")
+    qtbot.addWidget(made)
+    made.show()
+    made.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is made, timeout=TIMEOUT)
+    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
+        made.start()
+    qtbot.waitUntil(lambda: made.editor is not None, timeout=TIMEOUT)
+    yield made
+    made.session.pause()
+    made.session.worker.wait_idle()
+
+
+def test_window_keys_for_the_program(qtbot: QtBot, window) -> None:
+    recording = window.session.recording
+    first = recording.calls[0].call
+    # P shows the questions for the call ahead, and hides them again.
+    qtbot.keyClick(window, Qt.Key.Key_P)
+    assert window.predict_panel.active and window.predict_panel.isVisibleTo(window)
+    assert window.commands.predict.isChecked() and window.predict_panel.call_index() is not None
+    qtbot.keyClick(window, Qt.Key.Key_P)
+    assert not window.predict_panel.active and not window.predict_panel.isVisibleTo(window)
+    # A call's line edits its keyword and records again; Ctrl+Z takes it back.
+    retain = next(a for a in window.code_panel.keyword_actions(first.line) if "=True" in a.text())
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
+        retain.trigger()
+    assert blocker.args[0].failed is None and "retain_graph=True" in blocker.args[0].program.code
+    qtbot.waitUntil(lambda: "retain_graph=True" in window.editor.code_edit.text(), timeout=TIMEOUT)
+    window.activateWindow()
+    window.code_panel.setFocus()
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
+        qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert blocker.args[0].program.code == recording.program.code
+    qtbot.waitUntil(lambda: window.editor.code_edit.text() == recording.program.code, timeout=TIMEOUT)
+    # Ctrl+N: an empty program, recorded.
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
+        qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert blocker.args[0].program.code == "" and window.editor.code_edit.text() == ""
+
+
+def test_the_window_keeps_the_last_good_recording_while_the_text_is_wrong(qtbot: QtBot, window) -> None:
+    good = window.session.recording
+    editor = window.editor
+    editor.code_edit.setPlainText(good.program.code + "y = (x\n")
+    with qtbot.assertNotEmitted(window.session.recording_applied, wait=800):
+        editor.flush()
+    assert window.session.recording is good and editor.error() is not None
+    assert not window.session.busy
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
+        editor.code_edit.setPlainText(good.program.code + "z = y * 2\n")
+        editor.flush()
+    assert blocker.args[0].program.code.endswith("z = y * 2\n") and editor.error() is None

@@ -553,7 +553,8 @@ class MainWindow(QMainWindow):
         self.files = FileController(self, self.editor, self.settings)
         self.files.program_opened.connect(self._on_program_opened)
         self.files.recording_opened.connect(self._on_program_opened)
-        for action in (c.new, c.open, c.save, c.save_as, c.details) if (c := self.commands) else ():
+        c = self.commands
+        for action in (c.new, c.open, c.save, c.save_as, c.details):
             action.setEnabled(True)
         self.appearance.watch_wheel(self.editor)
         if self.session.recording is not None:
