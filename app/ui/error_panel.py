@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.lesson.fixes import Fix, changed_lines, fixes_for
 from app.ui.session import Session
@@ -56,15 +57,39 @@ class ErrorPanel(QFrame):
         self.fix_buttons: list[QPushButton] = []
         self.fix_codes: list[QLabel] = []  # per fix: the lines it removes (-) and adds (+)
         self._fix_layout = QVBoxLayout()
-        layout = QVBoxLayout(self)
+        body = QWidget()
+        body.setObjectName("errorBody")
+        layout = QVBoxLayout(body)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.addWidget(self.title)
         layout.addWidget(self.message)
         layout.addWidget(self.explanation)
         layout.addLayout(self._fix_layout)
+        self._scroll = QScrollArea()  # the window may cap the panel's height: it scrolls then
+        self._scroll.setWidgetResizable(True)
+        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._scroll.setWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self._scroll)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)  # all of it, if room
         self.hide()
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
+
+    # -- its height: the whole text at its width, unless the window caps it (then it scrolls) ----
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        body = self._scroll.widget()
+        if self.width() <= 0 or body.heightForWidth(self.width()) < 0:
+            return hint
+        return QSize(hint.width(), body.heightForWidth(self.width()) + 2 * self.frameWidth())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # the text wraps anew: another height
 
     # -- what tests and people read ----------------------------------------------------
     @property

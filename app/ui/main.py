@@ -7,7 +7,8 @@ Environment variables (for screenshots, benchmarks and tests):
   is painted, then quit (exit status 0, or 1 when nothing could be recorded).
 - ``AUTOGRAD_LENS_STEP``: the step to show first: a number, ``end``, or
   ``call:N`` (the last step of call N, counted from 1).
-- ``AUTOGRAD_LENS_SIZE``: window size as ``WIDTHxHEIGHT`` (e.g. ``1600x1000``).
+- ``AUTOGRAD_LENS_SIZE``: window size as ``WIDTHxHEIGHT`` (e.g. ``1600x1000``), whatever
+  the screen; without it a fresh start fits the screen the window opens on.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def run_gui(scenario: str | None = None) -> int:
     window = MainWindow(settings, scenario)
     size = _size(os.environ.get("AUTOGRAD_LENS_SIZE", ""))
     if size is not None:
-        window.resize(*size)
+        window.set_size(*size)  # not fitted to the screen: pictures of a known size
     screenshot = os.environ.get("AUTOGRAD_LENS_SCREENSHOT")
     if screenshot:
         _Screenshot(window, Path(screenshot), os.environ.get("AUTOGRAD_LENS_STEP", ""))

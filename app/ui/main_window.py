@@ -60,6 +60,7 @@ from app.ui.screen_fit import clamp_geometry, dock_plan, fills_screen, fresh_geo
 from app.ui.session import Session
 from app.ui.settings import DEFAULT_SCENARIO, FONT_SCALE_RANGE, THEMES, AppSettings
 from app.ui.slides import SlideExporter
+from app.ui.stage import Stage
 from app.ui.step_counter import StepCounter
 from app.ui.timeline_bar import TimelineBar
 
@@ -242,19 +243,9 @@ class MainWindow(QMainWindow):
         status.messageChanged.connect(lambda text: status.setVisible(bool(text)))
 
     def _lay_out(self) -> None:
-        """Caption and step counter over the graph; the panels in docks around it."""
-        header = QHBoxLayout()  # the sentence to read out, and where we are: across the top
-        header.addWidget(self.caption_bar, 1)
-        header.addWidget(self.step_counter)
-        body = QWidget()
-        layout = QVBoxLayout(body)
-        layout.setContentsMargins(4, 4, 4, 0)
-        layout.setSpacing(4)
-        layout.addWidget(self.notice)
-        layout.addLayout(header)
-        layout.addWidget(self.error_panel)
-        layout.addWidget(self.graph_stack, 1)
-        self.setCentralWidget(body)
+        """The stage (caption, step counter, error, graph) in the centre; the panels in docks."""
+        stage = Stage(self.notice, self.caption_bar, self.step_counter, self.error_panel, self.graph_stack)
+        self.setCentralWidget(stage)
         panels: dict[str, QWidget] = {
             "code": self.code_column,
             "details": self.node_details,

@@ -21,7 +21,7 @@ from app.ui.settings import THEMES
 __all__ = ["THEMES", "apply_theme", "font_sizes", "stylesheet", "theme_files"]
 
 BASE_PT = 12.0
-SIZES = {"small": 0.85, "base": 1.0, "title": 1.25, "caption": 1.45, "counter": 2.4}
+SIZES = {"small": 0.85, "base": 1.0, "title": 1.25, "caption": 1.45, "counter": 2.1}
 
 
 def _theme_of(path: Path) -> str | None:
