@@ -155,7 +155,8 @@ class _Recorder:
         self.dropped: list[torch.Tensor] = []  # values a statement re-bound a name away from
         self.made: list[Any] = []  # grad_fns of the nodes the current statement added
         self._labels: list[tuple[Any, str, tuple[int, int], bool]] = []
-        self._just_bound: list[str] = []
+        self._just_bound: list[str] = []  # names the current statement bound
+        self._loops: tuple[LoopMark, ...] = ()  # the loops around the statement running now
         self.error: str | None = None
         self.error_line: int | None = None
 
@@ -219,8 +220,6 @@ class _Recorder:
         return MappingProxyType({k: tuple(sorted(v)) for k, v in self.reached.items()})
 
     # -- what the evaluator tells us (NOTE [program hooks]) -----------
-    _loops: tuple[LoopMark, ...] = ()
-
     def statement_done(self, statement: ast.stmt, loops: tuple[LoopMark, ...]) -> None:
         self._loops = loops
         self._note_rebinding(statement)
@@ -359,8 +358,6 @@ class _Recorder:
                     if tensor.is_leaf and tensor.requires_grad:
                         self._known_leaf(tensor, f"{name}.{path}")
         self._just_bound = []
-
-    _just_bound: list[str]
 
     def _known_leaf(self, tensor: torch.Tensor, name: str) -> str:
         known = next((k for k, v in self.leaf_tensors.items() if v is tensor), None)
