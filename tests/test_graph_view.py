@@ -140,6 +140,8 @@ def test_nodes_added_by_call_two_are_hidden_before_and_visible_after(make_view):
             if i < first_of_call_2:
                 assert item.state == "hidden" and item.opacity() < 0.5
                 assert all(view.slot_item(node_id, s.name).state == "hidden" for s in drawn_slots(item.node))
+            elif item.node.gone_at_step is not None and i >= item.node.gone_at_step:
+                assert item.state == "gone" and 0.3 < item.opacity() < 1.0  # faded, yet readable
             else:
                 assert item.state != "hidden" and item.opacity() == 1.0
 
@@ -521,8 +523,9 @@ def test_overview_hides_the_items_and_draws_every_node_in_its_state_colours(make
     scene = view.graph_scene
     background = scene.graph_palette.background.lower()
 
-    def dot_colour(item) -> str:  # the node's fill, or its border where the fill is the background
-        return (item.style.border if item.style.fill.lower() == background else item.style.fill).lower()
+    def dot_colour(item) -> str:  # the node's fill, or its border where the fill is pale (background, gone)
+        pale = item.style.fill.lower() == background or item.state == "gone"
+        return (item.style.border if pale else item.style.fill).lower()
 
     _zoom_to_overview(view)
     assert view.zoom < scene.overview_zoom

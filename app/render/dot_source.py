@@ -19,6 +19,15 @@ beside the user (clicking it finds the real node), and saved values share
 their node's rank (``rank=same``, laid out by ``newrank``). A 1,000-node
 chain goes from minutes to under a second, 5,000 nodes to a few seconds.
 
+# NOTE [iteration clusters]
+Nodes a loop iteration made sit in a cluster of their own (``cluster_12x0``:
+the ``for`` on line 12, iteration 0; nested loops join their marks), so a
+hidden state carried from one iteration into the next reads as one cluster
+chained to the one before. Leaves stay outside: a parameter belongs to the
+program, not to the iteration that first used it. Clusters are part of the one
+Graphviz run (``layout.py``'s NOTE [layout once]); the scene draws their frames
+from the layout and only shows or fades them per step.
+
 Ids are ours (``n3``, ``n3.self``), never ``id()``; every fact comes from the
 ``Graph``, so no ``_saved_*`` attribute is read again (it may be freed).
 
@@ -32,8 +41,9 @@ Ids are ours (``n3``, ``n3.self``), never ``id()``; every fact comes from the
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
-from app.core.model.graph import Edge, Graph, GraphNode, SavedSlot
+from app.core.model.graph import Edge, Graph, GraphNode, LoopMark, SavedSlot
 from app.render.labels import (
     FONT_FAMILY,
     NODE_FONT_PX,
@@ -43,10 +53,20 @@ from app.render.labels import (
     node_lines,
     proxy_lines,
     slot_lines,
+    version_room,
 )
 from app.render.style import NODE_TAGS, NodeKind, slot_tags
 
-__all__ = ["MAX_SPAN", "depths", "dot_source", "long_edges", "proxy_dot_id", "slot_dot_id"]
+__all__ = [
+    "MAX_SPAN",
+    "Iteration",
+    "depths",
+    "dot_source",
+    "iterations",
+    "long_edges",
+    "proxy_dot_id",
+    "slot_dot_id",
+]
 
 MAX_SPAN = 8  # an edge spanning more ranks than this is drawn from a proxy box
 EDGE_WEIGHT = 4  # graph edges pull straighter than the dotted lines to saved values and proxies
@@ -63,6 +83,44 @@ def slot_dot_id(node_id: str, slot: str) -> str:
 def proxy_dot_id(edge: Edge) -> str:
     """The DOT name of the proxy box of ``edge.dst`` drawn beside ``edge.src``."""
     return f"{edge.dst}@{edge.src}"
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """The nodes one loop iteration made (NOTE [iteration clusters]); ``name`` is its DOT cluster."""
+
+    name: str
+    label: str
+    nodes: tuple[str, ...]
+
+
+def _iteration_label(loops: tuple[LoopMark, ...]) -> str:
+    parts = []
+    for mark in loops:
+        total = f" of {mark.count}" if mark.count is not None else ""
+        parts.append(f"line {mark.line} · iteration {mark.index + 1}{total}")
+    return " › ".join(parts)
+
+
+def iterations(graph: Graph) -> tuple[Iteration, ...]:
+    """Every loop iteration that made nodes other than leaves, in the order they were made.
+
+    >>> from app.core.model.graph import GraphNode, LoopMark
+    >>> mark = LoopMark(line=3, index=1, count=2)
+    >>> its = iterations(Graph((GraphNode("n0", "MulBackward0", "h * w", loops=(mark,)),), ()))
+    >>> its[0].name, its[0].label, its[0].nodes
+    ('cluster_3x1', 'line 3 · iteration 2 of 2', ('n0',))
+    """
+    groups: dict[tuple[LoopMark, ...], list[str]] = {}
+    for node in graph.nodes:
+        if node.loops and not node.is_leaf:
+            groups.setdefault(node.loops, []).append(node.id)
+    return tuple(
+        Iteration(
+            "cluster_" + "_".join(f"{m.line}x{m.index}" for m in loops), _iteration_label(loops), tuple(ids)
+        )
+        for loops, ids in groups.items()
+    )
 
 
 def depths(graph: Graph) -> dict[str, int]:
@@ -111,7 +169,10 @@ def _node_stmt(node: GraphNode, kind: NodeKind, reserve_tags: bool) -> str:
 def _slot_stmts(node: GraphNode, slot: SavedSlot, reserve_tags: bool) -> list[str]:
     name = _quote(slot_dot_id(node.id, slot.name))
     tag = _widest(slot_tags(slot.kind)) if reserve_tags else ""
-    label = _label(slot_lines(slot, tag))
+    lines = slot_lines(slot, tag)
+    if reserve_tags and slot.kind == "tensor":  # room for "saved at v0, now v1" in the second line
+        lines = (lines[0], _widest((lines[1], version_room(slot))))
+    label = _label(lines)
     if slot.kind == "value":
         attrs = f'fillcolor={VALUE_FILL}, style="filled,rounded"'
     else:
@@ -146,25 +207,45 @@ def _header() -> list[str]:
     ]
 
 
+def _cluster_stmts(iteration: Iteration, body: list[str]) -> list[str]:
+    return [
+        f"  subgraph {_quote(iteration.name)} {{",
+        f'    label="{_label((iteration.label,))}"; labeljust=l; fontsize={SLOT_FONT_PX:g}; '
+        'style="rounded,dashed"; margin=10;',
+        *("  " + line for line in body),
+        "  }",
+    ]
+
+
 def dot_source(graph: Graph, *, reserve_tags: bool = False) -> str:
     """DOT text for ``graph``.
 
     ``reserve_tags`` adds the widest state tag to each label so that the boxes
     Graphviz sizes have room for any state the view will write in them.
+    Nodes of one loop iteration share a cluster (NOTE [iteration clusters]).
     """
     kinds = node_kinds(graph)
+    groups = iterations(graph)
+    cluster_of = {node_id: i for i, group in enumerate(groups) for node_id in group.nodes}
+    bodies: list[list[str]] = [[] for _ in groups]
     lines = _header()
-    for node in graph.nodes:
-        lines.append(_node_stmt(node, kinds[node.id], reserve_tags))
-        for slot in drawn_slots(node):
-            lines.extend(_slot_stmts(node, slot, reserve_tags))
-        if drawn_slots(node):
-            lines.append(_beside(node))
     proxied = long_edges(graph)
+    for node in graph.nodes:
+        into = bodies[cluster_of[node.id]] if node.id in cluster_of else lines
+        into.append(_node_stmt(node, kinds[node.id], reserve_tags))
+        for slot in drawn_slots(node):
+            into.extend(_slot_stmts(node, slot, reserve_tags))
+        if drawn_slots(node):
+            into.append(_beside(node))
+    edges: list[str] = []
     for edge in graph.edges:
-        if edge in proxied:
-            lines.extend(_proxy_stmts(edge, graph.node(edge.dst), kinds[edge.dst]))
+        if edge in proxied:  # the stand-in sits beside its user, in the user's cluster
+            into = bodies[cluster_of[edge.src]] if edge.src in cluster_of else edges
+            into.extend(_proxy_stmts(edge, graph.node(edge.dst), kinds[edge.dst]))
         else:
-            lines.append(f"  {_quote(edge.dst)} -> {_quote(edge.src)} [weight={EDGE_WEIGHT}];")
+            edges.append(f"  {_quote(edge.dst)} -> {_quote(edge.src)} [weight={EDGE_WEIGHT}];")
+    for group, body in zip(groups, bodies, strict=True):
+        lines.extend(_cluster_stmts(group, body))
+    lines.extend(edges)
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -21,13 +21,22 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from app.core.model.graph import GraphNode, SavedSlot
 from app.core.model.timeline import SlotKey
-from app.render.labels import FONT_FAMILY, NODE_FONT_PX, SLOT_FONT_PX, node_lines, proxy_lines, slot_lines
+from app.render.labels import (
+    FONT_FAMILY,
+    NODE_FONT_PX,
+    SLOT_FONT_PX,
+    node_lines,
+    proxy_lines,
+    slot_lines,
+    version_room,
+)
 from app.render.layout import Box, EdgePath
 from app.render.style import NODE_TAGS, BoxStyle, EdgeStyle, slot_tags, text_readable
 
 __all__ = [
     "MIN_SLOT_LOD",
     "BoxItem",
+    "ClusterItem",
     "EdgeItem",
     "Fonts",
     "NodeItem",
@@ -114,6 +123,8 @@ def node_texts(node: GraphNode) -> Texts:
 
 def slot_texts(slot: SavedSlot) -> Texts:
     variants = [slot_lines(slot, tag) for tag in slot_tags(slot.kind)]
+    if slot.kind == "tensor":  # room for "saved at v0, now v1" (NOTE [gone]'s neighbour: versions)
+        variants.append(slot_lines(slot, "", version_room(slot)))
     return [(lines, _small_roles(len(lines))) for lines in variants]
 
 
@@ -224,6 +235,7 @@ class BoxItem(QGraphicsItem):
         self._font_px = 1.0
         self._state = state
         self._style = style
+        self._note = ""  # a line a state may add (a saved slot's versions)
         self._look = _look(style)
         self._lines: tuple[str, ...] = ()
         self.setPos(box.x, box.y)
@@ -255,6 +267,11 @@ class BoxItem(QGraphicsItem):
     def text(self) -> str:
         return "\n".join(self.lines)
 
+    @property
+    def note(self) -> str:
+        _freshen(self)
+        return self._note
+
     def rect(self) -> QRectF:
         return QRectF(self._rect)
 
@@ -269,11 +286,11 @@ class BoxItem(QGraphicsItem):
         raise NotImplementedError
 
     # -- restyling -------------------------------------------------------
-    def set_look(self, state: str, style: BoxStyle) -> bool:
-        """Show ``state`` in ``style``; returns False (and repaints nothing) when unchanged."""
-        if state == self._state and style == self._style:
+    def set_look(self, state: str, style: BoxStyle, note: str = "") -> bool:
+        """Show ``state`` in ``style`` (and ``note``); False (nothing repainted) when unchanged."""
+        if state == self._state and style == self._style and note == self._note:
             return False
-        self._state, self._style = state, style
+        self._state, self._style, self._note = state, style, note
         self._look = _look(style)
         self._lines = self._lines_for(style.tag)
         self.setOpacity(style.opacity)
@@ -376,7 +393,7 @@ class SlotItem(BoxItem):
         self._start()
 
     def _lines_for(self, tag: str) -> tuple[str, ...]:
-        return slot_lines(self.slot, tag)
+        return slot_lines(self.slot, tag, self._note)
 
     def _roles(self, count: int) -> tuple[Role, ...]:
         return _small_roles(count)
@@ -410,13 +427,75 @@ class ProxyItem(BoxItem):
         return proxy_texts(self.node)
 
 
+class ClusterItem(QGraphicsItem):
+    """The frame around one loop iteration's nodes (dot_source's NOTE [iteration clusters]), under
+    every box and arrow, its label at the top left; a step only shows, fades or dims it."""
+
+    def __init__(self, name: str, label: str, box: Box, state: str, style: BoxStyle) -> None:
+        super().__init__()
+        self.name = name
+        self.label = label
+        self._box = box
+        self._rect = QRectF()
+        self._fonts: Fonts | None = None
+        self.state = state
+        self.style = style
+        self.setZValue(-1)
+        self.place(1.0)
+        self.setOpacity(style.opacity)
+
+    def set_look(self, state: str, style: BoxStyle) -> bool:
+        if state == self.state and style == self.style:
+            return False
+        self.state, self.style = state, style
+        self.setOpacity(style.opacity)
+        self.update()
+        return True
+
+    def set_fonts(self, fonts: Fonts) -> None:
+        self._fonts = fonts
+        self.update()
+
+    def place(self, spread: float) -> None:
+        """The frame around the layout's box, scaled by ``spread`` as the boxes inside it are."""
+        b = self._box
+        rect = QRectF(
+            (b.x - b.width / 2) * spread, (b.y - b.height / 2) * spread, b.width * spread, b.height * spread
+        )
+        if rect != self._rect:
+            self.prepareGeometryChange()
+            self._rect = rect
+
+    def rect(self) -> QRectF:
+        return QRectF(self._rect)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect.adjusted(-4, -4, 4, 4)
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
+        paint_box(painter, self._rect, self.style)
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        fonts = self._fonts
+        if fonts is None or not text_readable(lod, fonts.slot_px):
+            return
+        painter.setPen(QColor(self.style.text))
+        painter.setFont(fonts.fonts["slot_head"])
+        height = fonts.height("slot_head")
+        text_rect = QRectF(
+            self._rect.left() + PAD_X, self._rect.top() + 2, self._rect.width() - 2 * PAD_X, height
+        )
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.label)
+
+
 def _freshen(item: BoxItem | EdgeItem) -> None:
     """Restyle ``item`` now if its scene put that off while it was hidden (scene.py's NOTE
     [restyle what is seen]); hidden items are not painted, so only reads need this."""
     scene = item.scene()
     is_stale = getattr(scene, "is_stale", None)
     if is_stale is not None and is_stale(item):
-        scene.refresh_item(item)  # type: ignore[union-attr]
+        scene.refresh_item(item)  # type: ignore[union-attr, attr-defined]
 
 
 def _spline_path(points: Sequence[tuple[float, float]]) -> QPainterPath:

@@ -25,6 +25,8 @@ __all__ = [
     "proxy_lines",
     "slot_key",
     "slot_lines",
+    "version_room",
+    "version_text",
 ]
 
 FONT_FAMILY = "DejaVu Sans"
@@ -71,12 +73,27 @@ def _tensor_detail(slot: SavedSlot) -> str:
     return text or "tensor"
 
 
-def slot_lines(slot: SavedSlot, tag: str) -> tuple[str, ...]:
-    """``('self ● alive', '(2,) float32 · 8 B')`` or ``('exponent ▪ value', '= 2')``."""
+def version_text(saved: int, now: int) -> str:
+    """A saved tensor changed in place since it was saved: ``saved at v0, now v1``."""
+    return f"saved at v{saved}, now v{now}"
+
+
+def version_room(slot: SavedSlot) -> str:
+    """The widest version text a tensor slot is sized for (a box is sized once, for every step)."""
+    saved = slot.saved_version or 0
+    return version_text(saved, saved + 100)
+
+
+def slot_lines(slot: SavedSlot, tag: str, note: str = "") -> tuple[str, ...]:
+    """``('self ● alive', '(2,) float32 · 8 B')`` or ``('exponent ▪ value', '= 2')``.
+
+    ``note``: a version change (``saved at v0, now v1``) shown in place of the shape line:
+    at that step the version is what the learner needs to read.
+    """
     head = clip(f"{slot.name} {tag}".strip())
     if slot.kind == "value":
         return (head, clip(f"= {slot.value}", 30))
-    return (head, _tensor_detail(slot))
+    return (head, note or _tensor_detail(slot))
 
 
 def node_kinds(graph: Graph) -> dict[str, NodeKind]:

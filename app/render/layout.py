@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
@@ -89,6 +89,7 @@ class Layout:
     edges: Mapping[Edge, EdgePath]
     slot_edges: Mapping[SlotKey, EdgePath]
     proxies: Mapping[Edge, Box] = field(default_factory=lambda: MappingProxyType({}))
+    clusters: Mapping[str, Box] = field(default_factory=lambda: MappingProxyType({}))  # iteration frames
 
 
 def layout_graph(graph: Graph, *, timeout_s: float = 20.0) -> Layout:
@@ -166,6 +167,12 @@ def _box(obj: Mapping[str, Any], top: float, left: float) -> Box:
     return Box(x, y, float(obj["width"]) * POINTS_PER_INCH, float(obj["height"]) * POINTS_PER_INCH)
 
 
+def _frame(bb: str, top: float, left: float) -> Box:
+    """A cluster's bounding box (``llx,lly,urx,ury`` in points) as a :class:`Box`."""
+    llx, lly, urx, ury = (float(v) for v in bb.split(","))
+    return Box((llx + urx) / 2 - left, top - (lly + ury) / 2, urx - llx, ury - lly)
+
+
 def _spline(pos: str, top: float, left: float) -> EdgePath:
     arrow: Point | None = None
     points: list[Point] = []
@@ -201,6 +208,11 @@ def parse_layout(text: str | Iterable[bytes], graph: Graph) -> Layout:
         objects = data.get("objects", [])
         by_gvid = {obj["_gvid"]: obj["name"] for obj in objects}
         boxes = {obj["name"]: _box(obj, top, left) for obj in objects if "pos" in obj}
+        frames = {
+            obj["name"]: _frame(obj["bb"], top, left)
+            for obj in objects
+            if "bb" in obj and str(obj.get("name", "")).startswith("cluster_")
+        }
         paths = [
             (by_gvid[e["tail"]], by_gvid[e["head"]], _spline(e["pos"], top, left))
             for e in data.get("edges", [])
@@ -210,7 +222,8 @@ def parse_layout(text: str | Iterable[bytes], graph: Graph) -> Layout:
         raise LayoutError(f"could not read Graphviz's layout ({exc!r}); {INSTALL_HINT}") from None
     finally:
         _free_in_pieces(data)
-    return _assemble(graph, boxes, paths, right - left, top - bottom)
+    layout = _assemble(graph, boxes, paths, right - left, top - bottom)
+    return replace(layout, clusters=MappingProxyType(frames)) if frames else layout
 
 
 def _free_in_pieces(data: dict[str, Any], piece: int = 500) -> None:

@@ -28,8 +28,10 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 from app.core.model.graph import Edge
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, StepState
+from app.render.dot_source import iterations
 from app.render.items import (
     BoxItem,
+    ClusterItem,
     EdgeItem,
     Fonts,
     NodeItem,
@@ -49,11 +51,14 @@ from app.render.style import (
     DEFAULT_PALETTE,
     PALETTES,
     BoxStyle,
+    ClusterState,
     EdgeState,
     NodeState,
     Palette,
     SlotShow,
+    cluster_style,
     edge_style,
+    faded,
     node_style,
     slot_style,
 )
@@ -103,6 +108,7 @@ class GraphScene(QGraphicsScene):
         self.edges: dict[Edge, EdgeItem] = {}
         self.slot_edges: dict[SlotKey, EdgeItem] = {}
         self.proxies: dict[str, list[ProxyItem]] = {}  # node id -> its stand-ins at long edges
+        self.clusters: dict[str, ClusterItem] = {}  # one frame per loop iteration (NOTE [iteration clusters])
         self._details = True
         self._overview = False  # NOTE [overview]
         self._overview_looks: dict[str, str] = {}  # node -> its dot's colour
@@ -164,7 +170,21 @@ class GraphScene(QGraphicsScene):
         for edge, box in layout.proxies.items():
             yield box, proxy_texts(graph.node(edge.dst))
 
+    def _build_clusters(self) -> None:
+        """One frame per loop iteration the layout placed (dot_source's NOTE [iteration clusters])."""
+        for group in iterations(self.recording.graph):
+            box = self.layout.clusters.get(group.name)
+            if box is None:
+                continue
+            state = self._cluster_state(group.name)
+            frame = ClusterItem(group.name, group.label, box, state, cluster_style(state, self._palette))
+            frame.set_fonts(self._fonts)
+            frame.place(self._spread)
+            self.addItem(frame)
+            self.clusters[group.name] = frame
+
     def _build_items(self) -> Iterator[None]:
+        self._build_clusters()
         for edge, path in self.layout.edges.items():
             look = self._edge_state(edge)
             line = EdgeItem(path, look, edge_style(look, self._palette))
@@ -179,12 +199,13 @@ class GraphScene(QGraphicsScene):
             yield None
             for slot in drawn_slots(node):
                 key = (node.id, slot.name)
-                self.slots[key] = self._add_box(
-                    SlotItem(node.id, slot, self.layout.slots[key], *self._slot_look(key))
-                )
+                slot_state, style, note = self._slot_look(key)
+                item = SlotItem(node.id, slot, self.layout.slots[key], slot_state, style)
+                item.set_look(slot_state, style, note)
+                self.slots[key] = self._add_box(item)
                 dotted = self.layout.slot_edges.get(key)
                 if dotted is not None:
-                    shown: EdgeState = "hidden" if self.slots[key].state == "hidden" else "normal"
+                    shown = self._slot_line(key, slot_state)
                     line_style = edge_style(shown, self._palette, slot_edge=True)
                     line = EdgeItem(dotted, shown, line_style, to_slot=True)
                     line.key = key
@@ -344,7 +365,8 @@ class GraphScene(QGraphicsScene):
         if colour is None:
             style = node_style(key[0], state, self._palette)
             background = self._palette.background.lower()
-            colour = style.border if style.fill.lower() == background else style.fill
+            pale = style.fill.lower() == background or state == "gone"  # NOTE [gone]: a dot by its border
+            colour = style.border if pale else style.fill
             self._dot_colours[key] = colour
         return colour
 
@@ -372,9 +394,23 @@ class GraphScene(QGraphicsScene):
         state = self._node_state(node_id)
         return state, node_style(self.shown.kinds[node_id], state, self._palette)
 
-    def _slot_look(self, key: SlotKey) -> tuple[SlotShow, BoxStyle]:
-        state: SlotShow = "hidden" if self._state is None else self.shown.slot_state(self._state, key)
-        return state, slot_style(state, self._palette)
+    def _slot_look(self, key: SlotKey) -> tuple[SlotShow, BoxStyle, str]:
+        """A saved value's state, its style (faded with a gone node) and its version note."""
+        if self._state is None:
+            return "hidden", slot_style("hidden", self._palette), ""
+        state = self.shown.slot_state(self._state, key)
+        style = slot_style(state, self._palette)
+        if self.shown.is_gone(self._state, key[0]):
+            style = faded(style, self._palette)
+        return state, style, self.shown.version_note(self._state, key)
+
+    def _slot_line(self, key: SlotKey, state: SlotShow) -> EdgeState:
+        if state == "hidden":
+            return "hidden"
+        return "gone" if self._state is not None and self.shown.is_gone(self._state, key[0]) else "normal"
+
+    def _cluster_state(self, name: str) -> ClusterState:
+        return "hidden" if self._state is None else self.shown.cluster_state(self._state, name)
 
     def _edge_state(self, edge: Edge) -> EdgeState:
         return "hidden" if self._state is None else self.shown.edge_state(self._state, edge)
@@ -394,12 +430,13 @@ class GraphScene(QGraphicsScene):
             self._overview_groups = None
             if self._overview:
                 self._update_dots(changes.nodes)
-        changed = 0  # NOTE [restyle what is seen]: hidden items are restyled when shown or read
+        changed = sum(self._restyle_cluster(name) for name in self.clusters)  # a few: all of them
+        # NOTE [restyle what is seen]: hidden items are restyled when shown or read
         if self._overview:
             self._stale_nodes.update(changes.nodes)
             self._stale_edges.update(changes.edges)
         else:
-            changed = sum(self._restyle_node(n) for n in changes.nodes if n in self.nodes)
+            changed += sum(self._restyle_node(n) for n in changes.nodes if n in self.nodes)
             changed += sum(self._restyle_edge(e) for e in changes.edges if e in self.edges)
         if not self._details:
             self._stale_slots.update(changes.slots)
@@ -458,13 +495,17 @@ class GraphScene(QGraphicsScene):
         return self.nodes[node_id].set_look(state, style)
 
     def _restyle_slot(self, key: SlotKey) -> bool:
-        state, style = self._slot_look(key)
-        changed = self.slots[key].set_look(state, style)
+        state, style, note = self._slot_look(key)
+        changed = self.slots[key].set_look(state, style, note)
         line = self.slot_edges.get(key)
         if line is not None:
-            look: EdgeState = "hidden" if state == "hidden" else "normal"
+            look = self._slot_line(key, state)
             line.set_look(look, edge_style(look, self._palette, slot_edge=True))
         return changed
+
+    def _restyle_cluster(self, name: str) -> bool:
+        state = self._cluster_state(name)
+        return self.clusters[name].set_look(state, cluster_style(state, self._palette))
 
     def _restyle_edge(self, edge: Edge) -> bool:
         look = self._edge_state(edge)
@@ -520,6 +561,9 @@ class GraphScene(QGraphicsScene):
             item.place(self._spread)
         for line in (*self.edges.values(), *self.slot_edges.values()):
             line.setScale(self._spread)
+        for frame in self.clusters.values():
+            frame.set_fonts(fonts)
+            frame.place(self._spread)
         self._set_rect()
 
     @property

@@ -1,7 +1,8 @@
 """What each box shows at one step, read from a recording (Qt-free).
 
 The recording is the only source of facts: slot states come from
-``StepState.slots``, visibility from ``StepState.visible_nodes``, and which
+``StepState.slots``, versions from ``StepState.versions``, visibility from
+``StepState.visible_nodes``, gone nodes from ``StepState.gone``, and which
 node runs, ran or failed from the steps of the current call. Nothing here
 computes autograd facts of its own.
 
@@ -19,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from app.core.model.graph import Edge
+from app.core.model.graph import Edge, GraphNode
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, StepState
-from app.render.labels import drawn_slots, node_kinds
-from app.render.style import EdgeState, NodeKind, NodeState, SlotShow
+from app.render.dot_source import iterations
+from app.render.labels import drawn_slots, node_kinds, version_text
+from app.render.style import ClusterState, EdgeState, NodeKind, NodeState, SlotShow
 
 __all__ = ["Changes", "ShownStates"]
 
@@ -57,10 +59,19 @@ class ShownStates:
             (n.id, s.name) for n in graph.nodes for s in drawn_slots(n) if s.kind == "value"
         )
         self.slots_of = {n.id: tuple((n.id, s.name) for s in drawn_slots(n)) for n in graph.nodes}
+        self.saved_versions = {
+            (n.id, s.name): s.saved_version
+            for n in graph.nodes
+            for s in n.tensor_slots
+            if s.saved_version is not None
+        }
         self.edges_of: dict[str, list[Edge]] = {n.id: [] for n in graph.nodes}
         for edge in graph.edges:
             self.edges_of[edge.src].append(edge)
             self.edges_of[edge.dst].append(edge)
+        self.clusters: dict[str, tuple[int, int | None]] = {
+            group.name: _span(graph.node(n) for n in group.nodes) for group in iterations(graph)
+        }  # cluster -> (step its first node is built, step its last node is gone)
         self._ran = _Ran()
         self._memo: dict[int, dict[str, NodeState]] = {}  # the last two steps asked for
         self._last = -1
@@ -69,7 +80,22 @@ class ShownStates:
     def node_state(self, state: StepState, node_id: str) -> NodeState:
         if node_id not in state.visible_nodes:
             return "hidden"
-        return self.active(state).get(node_id, "idle")
+        shown = self.active(state).get(node_id)
+        if shown in ("running", "failed"):
+            return shown
+        return "gone" if node_id in state.gone else shown or "idle"
+
+    def is_gone(self, state: StepState, node_id: str) -> bool:
+        """Whether nothing the program holds reaches ``node_id`` at this step (its boxes fade)."""
+        return node_id in state.gone and node_id in state.visible_nodes
+
+    def version_note(self, state: StepState, key: SlotKey) -> str:
+        """``saved at v0, now v1`` when the saved tensor changed in place since it was saved, else ``""``."""
+        saved = self.saved_versions.get(key)
+        now = state.versions.get(key)
+        if saved is None or now is None or now == saved or key[0] not in state.visible_nodes:
+            return ""
+        return version_text(saved, now)
 
     def slot_state(self, state: StepState, key: SlotKey) -> SlotShow:
         if key[0] not in state.visible_nodes:
@@ -82,7 +108,17 @@ class ShownStates:
         if edge.src not in state.visible_nodes or edge.dst not in state.visible_nodes:
             return "hidden"
         step = state.step
-        return "flow" if step.kind == "node" and step.node == edge.src else "normal"
+        if step.kind == "node" and step.node == edge.src:
+            return "flow"
+        return "gone" if edge.src in state.gone else "normal"
+
+    def cluster_state(self, state: StepState, name: str) -> ClusterState:
+        """A loop iteration's frame: ``hidden`` before its first node, ``gone`` once all its nodes are."""
+        built, gone = self.clusters[name]
+        index = state.step.index
+        if index < built:
+            return "hidden"
+        return "gone" if gone is not None and index >= gone else "normal"
 
     # -- per step -------------------------------------------------------
     def active(self, state: StepState) -> dict[str, NodeState]:
@@ -130,3 +166,13 @@ class ShownStates:
 
     def _edges(self, nodes: Iterable[str]) -> set[Edge]:
         return {e for n in nodes for e in self.edges_of.get(n, ())}
+
+
+def _span(nodes: Iterable[GraphNode]) -> tuple[int, int | None]:
+    """First step any of ``nodes`` is built, and the step the last of them is gone (None: never)."""
+    built, gone = [], []
+    for node in nodes:
+        built.append(node.created_at_step or 0)
+        gone.append(node.gone_at_step)
+    last_gone = None if not gone or None in gone else max(g for g in gone if g is not None)
+    return min(built, default=0), last_gone

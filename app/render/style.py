@@ -9,6 +9,13 @@ and most carry a pattern too (dashed border and diagonal hatch for freed,
 thick border for running/failed), so a washed-out projector or colour-blind
 eyes still read it. State colours follow the Okabe-Ito colour-blind-safe set.
 
+# NOTE [gone]
+A node nothing the program holds reaches any more (``StepState.gone``) keeps
+its place, faded less than a node not built yet and with a dashed border and
+the ``⊘ gone`` tag, so the room sees what a re-binding let go; its saved
+values and arrows fade with it (``faded``). A projector keeps it at higher
+opacity, where pale greys wash out.
+
 >>> slot_style("freed", PALETTES["light"]).tag
 '✕ freed'
 >>> slot_style("freed", PALETTES["light"]).hatch is not None
@@ -18,7 +25,7 @@ True
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 __all__ = [
@@ -28,6 +35,7 @@ __all__ = [
     "PALETTES",
     "SLOT_TAGS",
     "BoxStyle",
+    "ClusterState",
     "EdgeState",
     "EdgeStyle",
     "LegendEntry",
@@ -36,7 +44,9 @@ __all__ = [
     "Palette",
     "SlotShow",
     "Swatch",
+    "cluster_style",
     "edge_style",
+    "faded",
     "node_style",
     "slot_style",
     "slot_tags",
@@ -44,9 +54,10 @@ __all__ = [
 ]
 
 NodeKind = Literal["op", "leaf", "root"]  # backward node, leaf's AccumulateGrad, a loss's grad_fn
-NodeState = Literal["idle", "running", "done", "failed", "hidden"]
+NodeState = Literal["idle", "running", "done", "failed", "hidden", "gone"]
 SlotShow = Literal["alive", "retained", "freed", "modified", "value", "unknown", "hidden"]
-EdgeState = Literal["normal", "flow", "hidden"]
+EdgeState = Literal["normal", "flow", "hidden", "gone"]
+ClusterState = Literal["normal", "hidden", "gone"]  # a loop iteration's frame
 Dash = Literal["solid", "dash", "dot"]
 
 SLOT_TAGS: dict[str, str] = {
@@ -64,6 +75,7 @@ NODE_TAGS: dict[str, str] = {
     "done": "✓ ran",
     "failed": "✖ failed",
     "hidden": "◌ not built yet",
+    "gone": "⊘ gone",
 }
 MIN_READABLE_PX = 5.0  # text smaller than this on screen is not drawn (level of detail)
 
@@ -96,7 +108,9 @@ class Palette:
     failed: Swatch
     done: Swatch
     hatch: str
+    cluster: Swatch = Swatch("#f2f5f9", "#8a97a6")  # the frame around one loop iteration's nodes
     hidden_opacity: float = 0.22
+    gone_opacity: float = 0.45  # NOTE [gone]
     line_width: float = 1.2
     bold_width: float = 3.5
     text_scale: float = 1.0
@@ -143,6 +157,8 @@ DARK = Palette(
     failed=Swatch("#5e1a1a", "#ff5c5c"),
     done=Swatch("#3b3e44", "#7fa8d6"),
     hatch="#77787c",
+    cluster=Swatch("#26282d", "#6f7a86"),
+    gone_opacity=0.5,
 )
 
 # Washed-out projectors lose pale colours and thin lines: pure white and black,
@@ -166,7 +182,9 @@ PROJECTOR = Palette(
     failed=Swatch("#ffb3b3", "#e00000"),
     done=Swatch("#d9d9d9", "#0030e0"),
     hatch="#000000",
+    cluster=Swatch("#f0f0f0", "#000000"),
     hidden_opacity=0.18,
+    gone_opacity=0.6,
     line_width=2.5,
     bold_width=6.0,
     text_scale=1.25,
@@ -233,6 +251,17 @@ def node_style(kind: NodeKind, state: NodeState, palette: Palette) -> BoxStyle:
             tag,
             opacity=palette.hidden_opacity,
         )
+    if state == "gone":
+        sw = palette.freed
+        return BoxStyle(
+            sw.fill,
+            sw.border,
+            palette.line_width * 1.5,
+            "dash",
+            palette.text,
+            tag,
+            opacity=palette.gone_opacity,
+        )
     return BoxStyle(base.fill, base.border, palette.line_width, "solid", palette.text, tag)
 
 
@@ -256,6 +285,23 @@ def slot_style(state: SlotShow, palette: Palette) -> BoxStyle:
     return BoxStyle(sw.fill, sw.border, width * (2 if state == "retained" else 1), "solid", palette.text, tag)
 
 
+def faded(style: BoxStyle, palette: Palette) -> BoxStyle:
+    """A saved value of a gone node: its recorded state, dashed and faded with the node (NOTE [gone])."""
+    if style.opacity < 1.0:
+        return style  # already dimmer (not built yet)
+    return replace(style, dash="dash", opacity=palette.gone_opacity)
+
+
+@functools.cache  # asked for every frame at every step
+def cluster_style(state: ClusterState, palette: Palette) -> BoxStyle:
+    """The frame around one loop iteration's nodes: faint before they are built, faded once all are gone."""
+    opacity = {"normal": 1.0, "hidden": palette.hidden_opacity, "gone": palette.gone_opacity}[state]
+    sw = palette.cluster
+    return BoxStyle(
+        sw.fill, sw.border, palette.line_width, "dash", palette.text, "", opacity=opacity, rounded=True
+    )
+
+
 def slot_tags(kind: str) -> tuple[str, ...]:
     """Every tag a slot of ``kind`` (``tensor`` or ``value``) can show; sizes its box."""
     states = ("value", "hidden") if kind == "value" else tuple(k for k in SLOT_TAGS if k != "value")
@@ -267,6 +313,8 @@ def edge_style(state: EdgeState, palette: Palette, *, slot_edge: bool = False) -
     dash: Dash = "dot" if slot_edge else "solid"
     if state == "hidden":
         return EdgeStyle(palette.edge, palette.line_width, "dash", palette.hidden_opacity)
+    if state == "gone":
+        return EdgeStyle(palette.edge, palette.line_width, "dash", palette.gone_opacity)
     if state == "flow":
         return EdgeStyle(palette.running.border, palette.bold_width * 0.8, dash)
     return EdgeStyle(palette.edge, palette.line_width, dash)
@@ -297,5 +345,6 @@ LEGEND: tuple[LegendEntry, ...] = (
     LegendEntry("running", "node", "the node running now"),
     LegendEntry("done", "node", "finished earlier in this call"),
     LegendEntry("failed", "node", "the node where the call failed"),
-    LegendEntry("hidden", "node", "built by a later call"),
+    LegendEntry("hidden", "node", "built by a later statement or call"),
+    LegendEntry("gone", "node", "nothing the program holds reaches it any more"),
 )

@@ -263,6 +263,8 @@ class MainWindow(QMainWindow):
             (c.prev_step, s.prev_step),
             (c.next_call, s.next_call),
             (c.prev_call, s.prev_call),
+            (c.next_iteration, s.next_iteration),
+            (c.previous_iteration, s.previous_iteration),
             (c.home, s.home),
             (c.end, s.end),
             (c.play, s.toggle_play),

@@ -1,7 +1,12 @@
-"""Bytes of saved tensors held at each step, drawn over the whole timeline.
+"""Bytes of saved tensors held, and nodes alive, at each step, over the whole timeline.
 
-On CUDA the recording also has the allocator's ``memory_allocated`` per step;
-it is drawn as a second line. The current step is marked; a click jumps there.
+Bytes fill the chart; the count of alive nodes (``Step.alive_nodes``: nodes
+some value the program holds still reaches) is a dashed line on its own scale,
+named in the title with its peak, so a graph kept alive across iterations
+(``total_loss += loss``) reads as a rising line even when every backward
+freed its bytes. On CUDA the recording also has the allocator's
+``memory_allocated`` per step; it is drawn as another line. The current step
+is marked; a click jumps there.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ class MemoryChart(QWidget):
         self._session = session
         self._saved: list[int] = []
         self._device: list[int] | None = None
+        self._alive: list[int] = []
         self._stops: list[int] = []
         self._marker = 0
         self._cache: QPixmap | None = None
@@ -52,10 +58,14 @@ class MemoryChart(QWidget):
         self._draw_now = False  # the timer has fired: the next paint draws the series
         self._saved_color = QColor("#1f77b4")
         self._device_color = QColor("#7b3fa0")
+        self._alive_color = QColor("#d55e00")
         self._marker_color = QColor("#d62728")
         self.setMinimumHeight(100)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        self.setToolTip("Bytes held by saved tensors at each step; click to jump to a step")
+        self.setToolTip(
+            "Bytes held by saved tensors (filled) and nodes alive (dashed, own scale) at each step; "
+            "click to jump to a step"
+        )
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
 
@@ -81,13 +91,29 @@ class MemoryChart(QWidget):
         self._marker_color = QColor(color)
         self._invalidate()
 
+    def _get_alive(self) -> QColor:
+        return self._alive_color
+
+    def _set_alive(self, color: QColor) -> None:
+        self._alive_color = QColor(color)
+        self._invalidate()
+
     savedColor = Property(QColor, _get_saved, _set_saved)
+    aliveColor = Property(QColor, _get_alive, _set_alive)
     deviceColor = Property(QColor, _get_device, _set_device)
     markerColor = Property(QColor, _get_marker, _set_marker)
 
     # -- what is drawn ------------------------------------------------------------
     def saved_series(self) -> list[int]:
         return list(self._saved)
+
+    def alive_series(self) -> list[int]:
+        """Nodes alive at each step (every step; ``drawn_alive`` is what a width of pixels shows)."""
+        return list(self._alive)
+
+    def drawn_alive(self, columns: int) -> list[int]:
+        """The alive series as drawn across ``columns`` pixel columns (each the peak of its steps)."""
+        return _columns(self._alive, columns)
 
     def device_series(self) -> list[int] | None:
         return None if self._device is None else list(self._device)
@@ -98,6 +124,7 @@ class MemoryChart(QWidget):
     def _on_recording_applied(self, recording: Recording) -> None:
         steps = recording.timeline.steps
         self._saved = [s.saved_bytes for s in steps]
+        self._alive = [s.alive_nodes for s in steps]
         known = [s.device_bytes for s in steps]
         self._device = [b or 0 for b in known] if any(b is not None for b in known) else None
         self._stops = [info.last_step for info in recording.calls]
@@ -108,9 +135,12 @@ class MemoryChart(QWidget):
         self.update()
 
     # -- drawing ----------------------------------------------------------------------
+    def _title_lines(self) -> int:
+        return 2 + (self._device is not None)
+
     def _plot_area(self) -> QRectF:
         line = self.fontMetrics().height()
-        return QRectF(self.rect()).adjusted(8, line * 2 + 6, -8, -line - 6)
+        return QRectF(self.rect()).adjusted(8, line * self._title_lines() + 6, -8, -line - 6)
 
     def _x(self, area: QRectF, index: int) -> float:
         count = max(len(self._saved), 1)
@@ -161,6 +191,11 @@ class MemoryChart(QWidget):
         self._paint_series(painter, area, self._saved, top, self._saved_color, fill=True)
         if self._device is not None:
             self._paint_series(painter, area, self._device, top, self._device_color, fill=False)
+        if any(self._alive):  # its own scale: nodes, not bytes
+            alive_top = max(self._alive)
+            self._paint_series(
+                painter, area, self._alive, alive_top, self._alive_color, fill=False, dashed=True
+            )
         self._paint_stops(painter, area)
         painter.end()
         self._cache = pixmap
@@ -188,27 +223,50 @@ class MemoryChart(QWidget):
         title = f"Saved tensors held: {_bytes(now)} · peak {_bytes(max(self._saved))}"
         title = self.fontMetrics().elidedText(title, Qt.TextElideMode.ElideRight, self.width() - 16)
         painter.drawText(QRectF(8, 2, self.width() - 16, line), Qt.AlignmentFlag.AlignLeft, title)
+        self._paint_line_title(painter, 1, self._alive_color, self.alive_title())
         if self._device is not None:
             device_now = self._device[self._marker] if self._marker < len(self._device) else 0
-            painter.setPen(self._device_color)
-            painter.drawText(
-                QRectF(8, 2 + line, self.width() - 16, line),
-                Qt.AlignmentFlag.AlignLeft,
-                f"— device memory allocated: {_bytes(device_now)}",
+            self._paint_line_title(
+                painter, 2, self._device_color, f"— device memory allocated: {_bytes(device_now)}"
             )
 
+    def alive_title(self) -> str:
+        """The second title line: nodes alive now and at the peak (the dashed line's scale)."""
+        if not self._alive:
+            return ""
+        now = self._alive[self._marker] if self._marker < len(self._alive) else 0
+        return f"╌ Nodes alive: {now} · peak {max(self._alive)} (own scale)"
+
+    def _paint_line_title(self, painter: QPainter, row: int, color: QColor, text: str) -> None:
+        line = self.fontMetrics().height()
+        painter.setPen(color)
+        text = self.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, self.width() - 16)
+        painter.drawText(QRectF(8, 2 + row * line, self.width() - 16, line), Qt.AlignmentFlag.AlignLeft, text)
+
     def _paint_series(
-        self, painter: QPainter, area: QRectF, values: list[int], top: int, color: QColor, *, fill: bool
+        self,
+        painter: QPainter,
+        area: QRectF,
+        values: list[int],
+        top: int,
+        color: QColor,
+        *,
+        fill: bool,
+        dashed: bool = False,
     ) -> None:
-        path = QPainterPath(QPointF(area.left(), area.bottom()))
         values = _columns(values, int(area.width() * painter.device().devicePixelRatioF()))
         step_width = area.width() / max(len(values), 1)
-        for i, value in enumerate(values):
-            y = area.bottom() - area.height() * value / top
+        ys = [area.bottom() - area.height() * value / top for value in values]
+        path = QPainterPath(QPointF(area.left(), area.bottom() if fill else ys[0]))
+        for i, y in enumerate(ys):
             path.lineTo(area.left() + i * step_width, y)
             path.lineTo(area.left() + (i + 1) * step_width, y)
-        path.lineTo(area.right(), area.bottom())
-        painter.setPen(QPen(color, 3))
+        if fill:
+            path.lineTo(area.right(), area.bottom())
+        pen = QPen(color, 3)
+        if dashed:  # not colour alone: the nodes line is dashed
+            pen.setStyle(Qt.PenStyle.DashLine)
+        painter.setPen(pen)
         if fill:
             shade = QColor(color)
             shade.setAlpha(90)

@@ -21,10 +21,35 @@ if TYPE_CHECKING:
     from app.core.model.recording import Recording
     from app.core.model.timeline import StepState
 
-__all__ = ["SPEEDS", "Session"]
+__all__ = ["SPEEDS", "Session", "call_starts", "iteration_starts"]
 
 SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0)  # steps per second
 Mode = Literal["start", "keep"]
+
+
+def call_starts(recording: Recording) -> list[int]:
+    """The step where each call begins: its ``call`` differs from the step before's."""
+    steps = recording.timeline.steps
+    return [
+        s.index for s in steps if s.call is not None and (s.index == 0 or steps[s.index - 1].call != s.call)
+    ]
+
+
+def iteration_starts(recording: Recording) -> list[int]:
+    """The first step of each loop iteration: inside a loop, with loop counters that are not those of
+    the step before or of a loop around it (leaving an inner loop goes on the same outer iteration).
+
+    >>> from app.core import load_builtin, record
+    >>> iteration_starts(record(load_builtin("logged-loss")))
+    [0, 8, 17]
+    """
+    steps = recording.timeline.steps
+    starts = []
+    for step in steps:
+        before = steps[step.index - 1].loops if step.index else ()
+        if step.loops and before[: len(step.loops)] != step.loops:
+            starts.append(step.index)
+    return starts
 
 
 class Session(QObject):
@@ -204,6 +229,20 @@ class Session(QObject):
         if self._recording is None:
             return []
         return sorted({0, *(info.last_step for info in self._recording.calls)})
+
+    def iteration_stops(self) -> list[int]:
+        """Where an iteration step lands: the first step of every loop iteration."""
+        return [] if self._recording is None else iteration_starts(self._recording)
+
+    def next_iteration(self) -> None:
+        """The first step of the next loop iteration (Ctrl+Right); the last step after the last one."""
+        later = [i for i in self.iteration_stops() if i > self._index]
+        self.go_to(later[0] if later else self.last_index)
+
+    def previous_iteration(self) -> None:
+        """The first step of this iteration, or of the one before when already there (Ctrl+Left)."""
+        earlier = [i for i in self.iteration_stops() if i < self._index]
+        self.go_to(earlier[-1] if earlier else 0)
 
     def next_call(self) -> None:
         later = [i for i in self.call_stops() if i > self._index]

@@ -24,6 +24,7 @@ class StepCounter(QWidget):
         self.number.setObjectName("stepNumber")
         self.detail = QLabel("")
         self.detail.setObjectName("stepDetail")
+        self.detail.setWordWrap(True)  # at text scale 1.5 a narrow dock wraps the line, never cuts it
         for label in (self.number, self.detail):
             label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         layout = QVBoxLayout(self)

@@ -1,15 +1,28 @@
 """Step controls: back/forward by node and by call, Home/End, play/pause with a speed, a slider.
 
-The buttons name their keys in their tooltips; the keys themselves are window
-actions (see MainWindow), so they work wherever the focus is.
+Under the slider, marks show where each call and loop iteration begins (a
+click jumps there; see ``timeline_marks``). The buttons name their keys in
+their tooltips; the keys themselves are window actions (see ``actions``), so
+they work wherever the focus is.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QStyle,
+    QStyleOptionSlider,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.ui.session import SPEEDS, Session
+from app.ui.timeline_marks import TimelineMarks
 
 __all__ = ["TimelineBar"]
 
@@ -26,10 +39,15 @@ class TimelineBar(QWidget):
         self.next_call_button = self._button("Call ▶▶", "Forward one call (Shift+Right)", session.next_call)
         self.end_button = self._button("End ▶|", "Jump to the last step (End)", session.end)
         self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setToolTip("Every recorded step; drag to scrub")
+        self.slider.setToolTip(
+            "Every recorded step; drag to scrub. Marks below: calls (Shift+Left/Right) "
+            "and loop iterations (Ctrl+Left/Right)"
+        )
         self.slider.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.slider.setPageStep(1)
         self.slider.valueChanged.connect(self._on_slider_moved)
+        self.marks = TimelineMarks(session)
+        self.marks.set_placement(self._slider_x)
         self.speed = QComboBox()
         self.speed.setToolTip("Play speed, steps per second")
         self.speed.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -55,11 +73,28 @@ class TimelineBar(QWidget):
         layout.setContentsMargins(6, 4, 6, 4)
         for button in (self.home_button, self.prev_call_button, self.prev_button, self.play_button):
             layout.addWidget(button)
-        layout.addWidget(self.slider, 1)
+        track = QVBoxLayout()  # the marks sit right under the slider, step for step
+        track.setSpacing(0)
+        track.addWidget(self.slider)
+        track.addWidget(self.marks)
+        layout.addLayout(track, 1)
         for button in (self.next_button, self.next_call_button, self.end_button):
             layout.addWidget(button)
         layout.addWidget(QLabel("Speed"))
         layout.addWidget(self.speed)
+
+    def _slider_x(self, value: int) -> float:
+        """The x of the slider's handle centre at ``value`` (the marks share the slider's left edge)."""
+        option = QStyleOptionSlider()
+        self.slider.initStyleOption(option)
+        style, control = self.slider.style(), QStyle.ComplexControl.CC_Slider
+        groove = style.subControlRect(control, option, QStyle.SubControl.SC_SliderGroove, self.slider)
+        handle = style.subControlRect(control, option, QStyle.SubControl.SC_SliderHandle, self.slider)
+        span = max(groove.width() - handle.width(), 1)
+        offset = QStyle.sliderPositionFromValue(
+            option.minimum, option.maximum, value, span, option.upsideDown
+        )
+        return groove.x() + handle.width() / 2 + offset
 
     def _on_recording_applied(self, recording: object) -> None:
         self.setEnabled(True)

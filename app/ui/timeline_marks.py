@@ -1,0 +1,182 @@
+"""Marks under the timeline's slider: where each call and each loop iteration begins.
+
+A click on a mark jumps to its step; hovering names it. A call that is going to
+fail gets a small ``✖`` at its start, named "this call will fail" and nothing
+more: the error itself appears at the error step (no spoilers). The marks are
+read from the recording (``call_starts``, ``iteration_starts``), never computed
+from torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from PySide6.QtCore import Property, QEvent, QPointF, QRectF, QSize
+from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from app.ui.session import Session, call_starts, iteration_starts
+
+if TYPE_CHECKING:
+    from app.core.model.recording import Recording
+
+__all__ = ["Mark", "MarkKind", "TimelineMarks", "marks_of"]
+
+MarkKind = Literal["call", "iteration", "fail"]
+HIT_PX = 8  # a click this close to a mark lands on it
+LABEL_GAP_PX = 6  # labels closer than this to the one before are left out (the tooltip still names it)
+
+
+@dataclass(frozen=True)
+class Mark:
+    step: int
+    kind: MarkKind
+    label: str  # drawn when there is room ("call 2", "2")
+    tip: str  # the hover text
+
+
+def _iteration_tip(recording: Recording, index: int) -> str:
+    mark = recording.timeline.steps[index].loops[-1]
+    total = f" of {mark.count}" if mark.count is not None else ""
+    return f"iteration {mark.index + 1}{total} of the loop on line {mark.line} begins (Ctrl+Right)"
+
+
+def marks_of(recording: Recording) -> list[Mark]:
+    """Every mark of ``recording``, by step: iterations, calls, then the failing call's warning."""
+    marks = [
+        Mark(
+            i, "iteration", str(recording.timeline.steps[i].loops[-1].index + 1), _iteration_tip(recording, i)
+        )
+        for i in iteration_starts(recording)
+    ]
+    steps = recording.timeline.steps
+    for i in call_starts(recording):
+        call = steps[i].call
+        assert call is not None
+        marks.append(Mark(i, "call", f"call {call + 1}", f"call {call + 1} begins (Shift+Right)"))
+    failed = recording.failed
+    if failed is not None:
+        marks.append(Mark(failed.first_step, "fail", "✖", "this call will fail"))
+    elif recording.error is not None and steps:
+        marks.append(Mark(len(steps) - 1, "fail", "✖", "the program stops with an error here"))
+    order: dict[MarkKind, int] = {"iteration": 0, "call": 1, "fail": 2}
+    return sorted(marks, key=lambda m: (m.step, order[m.kind]))
+
+
+class TimelineMarks(QWidget):
+    """The strip of marks; ``x_of`` (set by the timeline bar) places a step under the slider's handle."""
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._marks: list[Mark] = []
+        self._steps = 1
+        self._fail_color = QColor("#d62728")
+        self._x_of: Callable[[int], float] | None = None
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMouseTracking(True)
+        self.setAccessibleName("Calls and loop iterations")
+        session.recording_applied.connect(self._on_recording_applied)
+
+    # Colour of the failing call's mark, from the stylesheet: TimelineMarks { qproperty-failColor: ...; }
+    def _get_fail(self) -> QColor:
+        return self._fail_color
+
+    def _set_fail(self, color: QColor) -> None:
+        self._fail_color = QColor(color)
+        self.update()
+
+    failColor = Property(QColor, _get_fail, _set_fail)
+
+    # -- what is shown -------------------------------------------------------------
+    def marks(self) -> list[Mark]:
+        return list(self._marks)
+
+    def set_placement(self, x_of: Callable[[int], float]) -> None:
+        """Where step ``i`` sits, in this widget's x (the slider's handle centre at value ``i``)."""
+        self._x_of = x_of
+        self.update()
+
+    def x_of(self, step: int) -> float:
+        if self._x_of is not None:
+            return self._x_of(step)
+        return (step + 0.5) * self.width() / max(self._steps, 1)
+
+    def _on_recording_applied(self, recording: Recording) -> None:
+        self._marks = marks_of(recording)
+        self._steps = len(recording.timeline)
+        names = sorted({m.kind for m in self._marks})
+        self.setToolTip("Marks: " + ", ".join(names) if names else "")
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        return QSize(200, self.fontMetrics().height() + 12)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(40, self.fontMetrics().height() + 12)
+
+    # -- drawing ---------------------------------------------------------------------
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if not self._marks:
+            return
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        text = self.palette().color(QPalette.ColorRole.WindowText)
+        faint = self.palette().color(QPalette.ColorRole.PlaceholderText)
+        metrics, height = self.fontMetrics(), self.height()
+        label_end = {"call": -1e9, "iteration": -1e9}
+        for mark in self._marks:
+            x = self.x_of(mark.step)
+            if mark.kind == "fail":
+                self._paint_fail(painter, x)
+                continue
+            call = mark.kind == "call"
+            painter.setPen(QPen(text if call else faint, 3 if call else 1.5))
+            painter.drawLine(QPointF(x, 0), QPointF(x, height * (0.9 if call else 0.45)))
+            width = metrics.horizontalAdvance(mark.label)
+            left = x + 3
+            if call and left > label_end["call"] + LABEL_GAP_PX and left + width <= self.width():
+                painter.setPen(text)
+                painter.drawText(
+                    QRectF(left, height - metrics.height() - 1, width + 2, metrics.height()), mark.label
+                )
+                label_end["call"] = left + width
+            elif not call and left > label_end["iteration"] + LABEL_GAP_PX and left + width <= self.width():
+                painter.setPen(faint)
+                painter.drawText(QRectF(left, 0, width + 2, metrics.height()), mark.label)
+                label_end["iteration"] = left + width
+        painter.end()
+
+    def _paint_fail(self, painter: QPainter, x: float) -> None:
+        """A small ✖ on the line of the call that will fail: a glyph, not colour alone."""
+        metrics = self.fontMetrics()
+        width = metrics.horizontalAdvance("✖")
+        painter.setPen(self._fail_color)
+        painter.drawText(QRectF(x - width - 2, 0, width + 1, metrics.height()), "✖")
+
+    # -- clicks and hover --------------------------------------------------------------
+    def mark_at(self, x: float) -> Mark | None:
+        """The mark nearest ``x`` within a few pixels (a call's start before an iteration's)."""
+        near = [m for m in self._marks if abs(self.x_of(m.step) - x) <= HIT_PX]
+        if not near:
+            return None
+        return min(near, key=lambda m: (abs(self.x_of(m.step) - x), m.kind == "iteration"))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        mark = self.mark_at(event.position().x())
+        if mark is None:
+            super().mousePressEvent(event)
+            return
+        self._session.go_to(mark.step)
+        event.accept()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            mark = self.mark_at(event.pos().x())
+            tips = [m.tip for m in self._marks if mark is not None and m.step == mark.step]
+            if tips:
+                QToolTip.showText(event.globalPos(), "\n".join(tips), self)
+                return True
+        return super().event(event)
