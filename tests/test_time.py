@@ -279,3 +279,18 @@ def test_slot_boxes_say_saved_at_and_now_while_modified(qtbot, laid_out, name):
                     assert state.slots[key] == item.state == "modified"  # drawn in the modified state
                     saw += 1
     assert saw
+
+
+def test_a_narrow_bar_gives_the_track_a_row_of_its_own_and_its_marks_still_jump(qtbot, session):
+    rec = recorded("logged-loss")
+    bar = _bar(qtbot, session, rec)
+    assert not bar.track_on_own_row
+    bar.resize(600, 120)
+    qtbot.waitUntil(lambda: bar.track_on_own_row, timeout=2000)
+    qtbot.waitUntil(lambda: bar.slider.width() > 500, timeout=2000)  # the whole width, not a sliver
+    mark = [m for m in bar.marks.marks() if m.kind == "call"][-1]
+    x = round(bar.marks.x_of(mark.step))
+    qtbot.mouseClick(bar.marks, Qt.MouseButton.LeftButton, pos=QPoint(x, bar.marks.height() // 2))
+    assert session.index == mark.step
+    bar.resize(1400, 90)
+    qtbot.waitUntil(lambda: not bar.track_on_own_row, timeout=2000)

@@ -57,6 +57,8 @@ PAD_Y = 5.0
 HATCH_STEP = 7.0
 SELECT_MARGIN = 6.0
 MIN_SLOT_LOD = 0.12  # below this zoom, saved-value boxes (and their lines) are not drawn at all
+CLUSTER_LABEL_PX = 16.0  # on screen: an iteration's label is never drawn smaller while it fits
+CLUSTER_LABEL_ROOM = 60.0  # scene units above a frame its label may use when zoomed out
 ARROW_HALF_WIDTH = 0.35  # of the arrowhead's length, as Graphviz draws it
 
 # Enum members read once: attribute access on PySide6 enums is slow in hot paths.
@@ -470,23 +472,37 @@ class ClusterItem(QGraphicsItem):
         return QRectF(self._rect)
 
     def boundingRect(self) -> QRectF:
-        return self._rect.adjusted(-4, -4, 4, 4)
+        return self._rect.adjusted(-4, -CLUSTER_LABEL_ROOM, 4, 4)
 
     def paint(
         self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
     ) -> None:
         paint_box(painter, self._rect, self.style)
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
-        fonts = self._fonts
-        if fonts is None or not text_readable(lod, fonts.slot_px):
+        if self._fonts is not None and lod > 0:
+            self._paint_label(painter, self._fonts, lod)
+
+    def _paint_label(self, painter: QPainter, fonts: Fonts, lod: float) -> None:
+        """The label in the room Graphviz left at the frame's top; zoomed out (a whole loop on a
+        projector), above the frame at a size the room can read, since the boxes are unreadable then."""
+        inside = fonts.slot_px * lod >= CLUSTER_LABEL_PX
+        px = fonts.slot_px if inside else min(CLUSTER_LABEL_PX / lod, CLUSTER_LABEL_ROOM * 0.75)
+        if not text_readable(lod, px):
             return
+        font = _label_font(round(px))
+        height = QFontMetricsF(font).height()
+        width = self._rect.width() - (2 * PAD_X if inside else 0)
+        top = self._rect.top() + 2 if inside else self._rect.top() - height - 2
+        text = QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideRight, width)
         painter.setPen(QColor(self.style.text))
-        painter.setFont(fonts.fonts["slot_head"])
-        height = fonts.height("slot_head")
-        text_rect = QRectF(
-            self._rect.left() + PAD_X, self._rect.top() + 2, self._rect.width() - 2 * PAD_X, height
-        )
-        painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.label)
+        painter.setFont(font)
+        left = self._rect.left() + (PAD_X if inside else 0)
+        painter.drawText(QRectF(left, top, width, height), Qt.AlignmentFlag.AlignLeft, text)
+
+
+@lru_cache(maxsize=64)
+def _label_font(px: int) -> QFont:
+    return qfont(px, bold=True)
 
 
 def _freshen(item: BoxItem | EdgeItem) -> None:

@@ -58,7 +58,7 @@ class MemoryChart(QWidget):
         self._draw_now = False  # the timer has fired: the next paint draws the series
         self._saved_color = QColor("#1f77b4")
         self._device_color = QColor("#7b3fa0")
-        self._alive_color = QColor("#d55e00")
+        self._alive_color = QColor("#009e73")
         self._marker_color = QColor("#d62728")
         self.setMinimumHeight(100)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)

@@ -9,6 +9,7 @@ they work wherever the focus is.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -24,7 +25,9 @@ from PySide6.QtWidgets import (
 from app.ui.session import SPEEDS, Session
 from app.ui.timeline_marks import TimelineMarks
 
-__all__ = ["TimelineBar"]
+__all__ = ["MIN_TRACK_PX", "TimelineBar"]
+
+MIN_TRACK_PX = 360  # narrower than this, the track moves to a row of its own above the buttons
 
 
 class TimelineBar(QWidget):
@@ -69,19 +72,66 @@ class TimelineBar(QWidget):
         return button
 
     def _lay_out(self) -> None:
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(6, 4, 6, 4)
-        for button in (self.home_button, self.prev_call_button, self.prev_button, self.play_button):
-            layout.addWidget(button)
-        track = QVBoxLayout()  # the marks sit right under the slider, step for step
+        """Buttons, the track (slider over its marks) and the speed in one row; the track gets a row
+        of its own above the buttons when the bar is too narrow for it (large text, a small screen)."""
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 4, 6, 4)
+        outer.setSpacing(2)
+        self._track_row = QHBoxLayout()
+        self._buttons_row = QHBoxLayout()
+        outer.addLayout(self._track_row)
+        outer.addLayout(self._buttons_row)
+        self.track = QWidget()
+        track = QVBoxLayout(self.track)  # the marks sit right under the slider, step for step
+        track.setContentsMargins(0, 0, 0, 0)
         track.setSpacing(0)
         track.addWidget(self.slider)
         track.addWidget(self.marks)
-        layout.addLayout(track, 1)
-        for button in (self.next_button, self.next_call_button, self.end_button):
-            layout.addWidget(button)
-        layout.addWidget(QLabel("Speed"))
-        layout.addWidget(self.speed)
+        self._fixed: list[QWidget] = [
+            self.home_button,
+            self.prev_call_button,
+            self.prev_button,
+            self.play_button,
+        ]
+        for widget in self._fixed:
+            self._buttons_row.addWidget(widget)
+        self._buttons_row.addWidget(self.track, 1)
+        right: list[QWidget] = [
+            self.next_button,
+            self.next_call_button,
+            self.end_button,
+            QLabel("Speed"),
+            self.speed,
+        ]
+        for widget in right:
+            self._buttons_row.addWidget(widget)
+        self._fixed += right
+        self._narrow = False
+
+    @property
+    def track_on_own_row(self) -> bool:
+        return self._narrow
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_track(event.size().width())
+
+    def _fit_track(self, width: int) -> None:
+        spacing = max(self._buttons_row.spacing(), 0)
+        fixed = sum(w.sizeHint().width() + spacing for w in self._fixed) + 12
+        narrow = width - fixed < MIN_TRACK_PX
+        if narrow == self._narrow:
+            return
+        self._narrow = narrow
+        track_at = 4  # after the four buttons on the left
+        if narrow:
+            self._buttons_row.removeWidget(self.track)
+            self._buttons_row.insertStretch(track_at, 1)
+            self._track_row.addWidget(self.track)
+        else:
+            self._track_row.removeWidget(self.track)
+            self._buttons_row.takeAt(track_at)  # the stretch that held the track's place
+            self._buttons_row.insertWidget(track_at, self.track, 1)
 
     def _slider_x(self, value: int) -> float:
         """The x of the slider's handle centre at ``value`` (the marks share the slider's left edge)."""

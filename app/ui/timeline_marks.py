@@ -33,8 +33,9 @@ LABEL_GAP_PX = 6  # labels closer than this to the one before are left out (the 
 class Mark:
     step: int
     kind: MarkKind
-    label: str  # drawn when there is room ("call 2", "2")
+    label: str  # drawn when there is room ("call 2", "iteration 2")
     tip: str  # the hover text
+    short: str = ""  # drawn when the label has no room ("2")
 
 
 def _iteration_tip(recording: Recording, index: int) -> str:
@@ -45,12 +46,10 @@ def _iteration_tip(recording: Recording, index: int) -> str:
 
 def marks_of(recording: Recording) -> list[Mark]:
     """Every mark of ``recording``, by step: iterations, calls, then the failing call's warning."""
-    marks = [
-        Mark(
-            i, "iteration", str(recording.timeline.steps[i].loops[-1].index + 1), _iteration_tip(recording, i)
-        )
-        for i in iteration_starts(recording)
-    ]
+    marks = []
+    for i in iteration_starts(recording):
+        number = str(recording.timeline.steps[i].loops[-1].index + 1)
+        marks.append(Mark(i, "iteration", f"iteration {number}", _iteration_tip(recording, i), number))
     steps = recording.timeline.steps
     for i in call_starts(recording):
         call = steps[i].call
@@ -124,30 +123,40 @@ class TimelineMarks(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         text = self.palette().color(QPalette.ColorRole.WindowText)
-        faint = self.palette().color(QPalette.ColorRole.PlaceholderText)
-        metrics, height = self.fontMetrics(), self.height()
-        label_end = {"call": -1e9, "iteration": -1e9}
-        for mark in self._marks:
-            x = self.x_of(mark.step)
+        faint = QColor(text)
+        faint.setAlphaF(0.65)  # iterations: quieter than calls, in the theme's own text colour
+        height = self.height()
+        xs = [self.x_of(m.step) for m in self._marks]
+        for mark, x in zip(self._marks, xs, strict=True):
             if mark.kind == "fail":
                 self._paint_fail(painter, x)
                 continue
             call = mark.kind == "call"
             painter.setPen(QPen(text if call else faint, 3 if call else 1.5))
             painter.drawLine(QPointF(x, 0), QPointF(x, height * (0.9 if call else 0.45)))
-            width = metrics.horizontalAdvance(mark.label)
-            left = x + 3
-            if call and left > label_end["call"] + LABEL_GAP_PX and left + width <= self.width():
-                painter.setPen(text)
-                painter.drawText(
-                    QRectF(left, height - metrics.height() - 1, width + 2, metrics.height()), mark.label
-                )
-                label_end["call"] = left + width
-            elif not call and left > label_end["iteration"] + LABEL_GAP_PX and left + width <= self.width():
-                painter.setPen(faint)
-                painter.drawText(QRectF(left, 0, width + 2, metrics.height()), mark.label)
-                label_end["iteration"] = left + width
+        self._paint_labels(painter, xs, {"call": text, "iteration": faint})
         painter.end()
+
+    def _paint_labels(self, painter: QPainter, xs: list[float], colours: dict[str, QColor]) -> None:
+        """Each label right of its tick, where it crosses no other tick and no label before it;
+        a crowded strip keeps its ticks and leaves the names to the tooltips."""
+        metrics = self.fontMetrics()
+        line = metrics.height()
+        ticks = sorted(xs)
+        ends = {"call": -1e9, "iteration": -1e9}
+        for mark, x in zip(self._marks, xs, strict=True):
+            if mark.kind == "fail":
+                continue
+            left = x + 3
+            for label in (mark.label, mark.short):
+                right = left + metrics.horizontalAdvance(label)
+                crossed = any(left - 2 < t < right + LABEL_GAP_PX for t in ticks if t != x)
+                if label and not crossed and left >= ends[mark.kind] + LABEL_GAP_PX and right <= self.width():
+                    top = self.height() - line - 1 if mark.kind == "call" else 0
+                    painter.setPen(colours[mark.kind])
+                    painter.drawText(QRectF(left, top, right - left + 2, line), label)
+                    ends[mark.kind] = right
+                    break
 
     def _paint_fail(self, painter: QPainter, x: float) -> None:
         """A small ✖ on the line of the call that will fail: a glyph, not colour alone."""
