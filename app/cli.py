@@ -1,9 +1,13 @@
-"""Command line: ``python -m app [scenarios | trace | export | gui]``.
+"""Command line: ``python -m app [scenarios | trace | export | run | gui]``.
 
 A source is a built-in name, a ``.toml`` or ``.py`` program, or a ``.lens``
 recording; a ``.lens`` file is read, never run, and reading it loads no torch.
 Errors are one line on stderr and exit status 2 (1 for a bug in the program
 itself, with a hint), never a traceback: see :func:`main`.
+
+``run SCRIPT.py`` is the exception: it runs the user's own script as ordinary
+Python (trusted, like any script they run) and ends as the script would, with
+the script's own traceback and exit status 1 when the script raises.
 """
 
 from __future__ import annotations
@@ -49,6 +53,22 @@ def _build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", required=True, help="folder for the files")
     export.add_argument("--format", choices=("svg", "png"), default="svg")
     export.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
+    run = sub.add_parser(
+        "run",
+        help="run your own script as ordinary Python (only code you trust) and record its autograd calls",
+        description="Run SCRIPT.py exactly as `python SCRIPT.py ARGS...` would, with full access to "
+        "your machine, recording every backward and autograd.grad call it makes. Options go before "
+        "the script; everything after it is the script's own arguments.",
+    )
+    run.add_argument("--out", metavar="FILE.lens", help="write the recording here (no window)")
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print the recording as one JSON object (no window); the script's own output goes to stderr",
+    )
+    run.add_argument("--device", help="default device for the script's tensors: cpu (the default), cuda, ...")
+    run.add_argument("script", metavar="SCRIPT.py", help="your script")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     return parser
 
 
@@ -136,10 +156,50 @@ def _gui(args: argparse.Namespace) -> int:
     return run_gui(source)
 
 
+def _run_script(args: argparse.Namespace) -> int:
+    """Record the user's own script; without --out or --json, open the window on it."""
+    from app.core.recording.script import record_script, script_traceback
+
+    run = record_script(
+        args.script, args.args, device=args.device or "cpu", stdout=sys.stderr if args.json else None
+    )
+    if run.exception is not None:
+        sys.stderr.write(script_traceback(run.exception, args.script))
+    recording = run.recording
+    from app.core.lens import save_lens
+
+    if args.out:
+        save_lens(recording, args.out)
+        print(f"autograd-lens: saved the recording to {args.out}", file=sys.stderr)
+    if args.json:
+        from app.core.report import to_json
+
+        print(json.dumps(to_json(recording)))
+    if not (args.out or args.json):
+        path = _shown_lens_path(recording.program.name)
+        save_lens(recording, path)
+        print(f"autograd-lens: saved the recording to {path}; opening the window", file=sys.stderr)
+        from app.ui.main import run_gui
+
+        status = run_gui(str(path))
+        return run.exit_code or status
+    return run.exit_code
+
+
+def _shown_lens_path(name: str) -> str:
+    """Where ``run`` keeps a recording it only shows (the window remembers the file it opened)."""
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.gettempdir()) / "autograd-lens"
+    folder.mkdir(exist_ok=True)
+    return str(folder / f"{name}{LENS_SUFFIX}")
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "scenarios":
         return _scenarios()
-    commands = {"trace": _trace, "export": _export}
+    commands = {"trace": _trace, "export": _export, "run": _run_script}
     return commands.get(args.command, _gui)(args)
 
 

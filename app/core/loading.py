@@ -50,6 +50,8 @@ __all__ = [
     "parse_python",
     "parse_scenario",
     "program_from_dict",
+    "python_title",
+    "stem_name",
 ]
 
 MAX_FILE_BYTES = 1_000_000
@@ -181,12 +183,13 @@ def load_file(path: Path) -> Program:
     path = Path(path)
     raw = _read_limited(path)
     if path.suffix == ".py":
-        return replace(parse_python(_decode(raw), name=_stem_name(path)), path=path)
-    program = parse_scenario(raw, name=_stem_name(path))
+        return replace(parse_python(_decode(raw), name=stem_name(path)), path=path)
+    program = parse_scenario(raw, name=stem_name(path))
     return replace(program, path=path)
 
 
-def _stem_name(path: Path) -> str:
+def stem_name(path: Path) -> str:
+    """A program's name from its file name: ``train_gan.py`` -> ``train_gan``."""
     stem = re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:100].lstrip("-_.")
     return stem or "program"
 
@@ -199,11 +202,19 @@ def parse_python(text: str, *, name: str = "program") -> Program:
     """
     if len(text) > MAX_FILE_BYTES:
         raise ScenarioError(_too_large(len(text.encode("utf-8", "surrogatepass"))), field="file")
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    title = first.lstrip("#").strip() if first.startswith("#") and not first.startswith("#!") else name
-    program = Program(text, name=name, title=title)
+    program = Program(text, name=name, title=python_title(text, name))
     check_program(program)
     return program
+
+
+def python_title(text: str, name: str) -> str:
+    """The first line's comment, or ``name`` when the text does not start with one.
+
+    >>> python_title("# Two losses\\nimport torch\\n", "demo"), python_title("x = 1\\n", "demo")
+    ('Two losses', 'demo')
+    """
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return first.lstrip("#").strip() if first.startswith("#") and not first.startswith("#!") else name
 
 
 def _read_limited(path: Path) -> bytes:

@@ -25,6 +25,8 @@ and after a call that failed; tests/test_recorder.py checks all of this
 against probing every slot at every node.
 When a call raises, the failing node is the one whose pre-hook fired and
 whose post-hook did not.
+A trusted script of the user's own feeds the same recorder from outside the
+evaluator (NOTE [trusted scripts] in ``script.py``).
 
 # NOTE [alive nodes]
 ``Node`` objects cannot be weakly referenced, so what is alive is found by
@@ -179,9 +181,13 @@ class _Recorder:
                 pass
             except ProgramError as exc:
                 self._program_failed(exc)
-            if not self.steps:
-                self._snapshot("forward", None, None, line=None)
-            graph = self._freeze()
+            return self._result()
+
+    def _result(self) -> Recording:
+        """The recording of what ran so far (any driver ends with it)."""
+        if not self.steps:
+            self._snapshot("forward", None, None, line=None)
+        graph = self._freeze()
         steps = write_captions(self.steps, graph, self.calls, self.freed_by, self._needed_by())
         return Recording(
             program=self.program,

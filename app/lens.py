@@ -1,0 +1,96 @@
+"""Record autograd in your own code, for scripts and notebooks.
+
+>>> import torch
+>>> from app import lens
+>>> x = torch.ones(2, requires_grad=True)
+>>> with lens.record() as rec:
+...     (x * 3).sum().backward()
+>>> [c.call.kind for c in rec.recording.calls], rec.recording.grads_at_end(0)["x"].tolist()
+(['backward'], [3.0, 3.0])
+
+Inside the block every ``backward``, ``torch.autograd.backward`` and
+``torch.autograd.grad`` call is recorded node by node, with a step after each
+line of the caller's file (NOTE [trusted scripts] in
+``app/core/recording/script.py``). The hooks, patches and trace function are
+removed when the block ends, also when it raises. An autograd error ends the
+recording at its ``error`` step and is raised again as PyTorch raised it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import torch
+
+    from app.core.model.recording import Recording
+    from app.core.recording.script import BlockRecorder
+
+__all__ = ["LensRecorder", "record"]
+
+
+class LensRecorder:
+    """What ``with lens.record() as rec:`` gives: the recording once the block ended."""
+
+    def __init__(self, model: torch.nn.Module | None = None, device: str = "cpu") -> None:
+        self._model = model
+        self._device = device
+        self._block: BlockRecorder | None = None
+        self._recording: Recording | None = None
+
+    def __enter__(self) -> LensRecorder:
+        from app.core.recording.script import BlockRecorder
+
+        self._block = BlockRecorder(sys._getframe(1), model=self._model, device=self._device)
+        self._block.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> Literal[False]:
+        assert self._block is not None, "__exit__ without __enter__"
+        instead = self._block.stop(exc)
+        self._recording = self._block.recording
+        self._block = None
+        if instead is not None:
+            raise instead.with_traceback(instead.__traceback__) from None
+        return False
+
+    @property
+    def recording(self) -> Recording:
+        if self._recording is None:
+            raise RuntimeError("the recording is ready once the `with lens.record()` block has ended")
+        return self._recording
+
+    def save(self, path: str | Path) -> None:
+        """Write the recording to a ``.lens`` file (``python -m app gui FILE.lens`` opens it)."""
+        from app.core.lens import save_lens
+
+        save_lens(self.recording, path)
+
+    def to_json(self) -> dict[str, Any]:
+        """The recording as the JSON object ``python -m app trace --json`` prints (a dict)."""
+        from app.core.report import to_json
+
+        return to_json(self.recording)
+
+    def show(self) -> int:
+        """Open the window on the recording; returns when the window is closed."""
+        import tempfile
+
+        from app.ui.main import run_gui
+
+        folder = Path(tempfile.gettempdir()) / "autograd-lens"
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{self.recording.program.name}.lens"
+        self.save(path)
+        return run_gui(str(path))
+
+
+def record(model: torch.nn.Module | None = None, *, device: str = "cpu") -> LensRecorder:
+    """Record the autograd calls made inside a ``with`` block; ``model``'s parameters are
+    named by the variable that holds it (``model.fc1.weight``)."""
+    return LensRecorder(model, device)
