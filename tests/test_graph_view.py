@@ -264,7 +264,7 @@ def test_level_of_detail_drops_text_but_keeps_state_colour(make_view):
 
     near, far = render(1.0), render(0.2)
     assert dark_pixels(near) > 0  # text drawn
-    # far away: no dark text pixels, but the box is still there (not background)
+    # far away: no text, only the state's glyph (a few dark pixels), and the box is still there
     assert dark_pixels(far) < dark_pixels(near) * 0.2**2
     assert len({far.pixel(x, y) for y in range(far.height()) for x in range(far.width())}) > 1
 
@@ -615,3 +615,127 @@ def test_the_views_size_hint_does_not_follow_the_graph(qtbot, deep, models):
         view.set_model(rec, lay)
         hints.add(view.sizeHint().toTuple())
     assert len(hints) == 1
+
+
+# -- hovering ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def rnn():
+    rec = record(load_builtin("rnn-no-detach"))
+    return rec, layout_graph(rec.graph)
+
+
+def _hover(qtbot, view: GraphView, item) -> str:
+    """Rest the pointer on ``item``: the text of the tooltip the view shows."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QToolTip
+
+    view.centerOn(item)
+    pos = view.mapFromScene(item.scenePos())
+    QToolTip.hideText()
+    event = QHelpEvent(QEvent.Type.ToolTip, pos, view.viewport().mapToGlobal(pos))
+    QApplication.sendEvent(view.viewport(), event)
+    qtbot.waitUntil(QToolTip.isVisible, timeout=2000)
+    return QToolTip.text()
+
+
+def test_hovering_a_node_names_the_line_and_iteration_that_made_it(qtbot, rnn):
+    rec, lay = rnn
+    view = _shown_view(qtbot, 900, 700)
+    view.set_model(rec, lay)
+    error = rec.timeline.state(len(rec.timeline) - 1)
+    view.show_state(error)
+    view.select_node(rec.graph.nodes[0].id)  # readable zoom
+    assert {len(n.loops) for n in rec.graph.nodes} == {1}  # every node made inside the loop
+    for node in rec.graph.nodes:
+        (loop,) = node.loops
+        text = view.tip_at(view.mapFromScene(view.node_item(node.id).scenePos()))
+        assert f"made by line {node.line}, iteration {loop.index + 1} of {loop.count}\n" in text
+        state = view.node_item(node.id).state
+        assert text.splitlines()[-1].startswith(NODE_TAGS[state] or state)
+    failed = rec.calls[-1].failed_node
+    assert _hover(qtbot, view, view.node_item(failed)).endswith("✖ failed: the node where the call failed")
+
+
+def test_hovering_a_saved_value_names_its_slot_state_and_version(qtbot):
+    rec = record(load_builtin("inplace-sigmoid"))
+    view = _shown_view(qtbot, 900, 700)
+    view.set_model(rec, layout_graph(rec.graph))
+    sigmoid = _node_named(rec, "SigmoidBackward0")
+    item = view.slot_item(sigmoid, "result")
+    view.select_node(sigmoid)
+    view.show_state(rec.timeline.state(0))
+    assert "saved at v0\n" in view.tip_at(view.mapFromScene(item.scenePos())) + "\n"
+    modified = next(i for i in range(len(rec.timeline)) if rec.timeline.state(i).versions.get(item.key))
+    view.show_state(rec.timeline.state(modified))
+    text = _hover(qtbot, view, item)
+    assert text.startswith("saved tensor result of SigmoidBackward0\n")
+    assert "⚠ modified" in text and text.endswith("saved at v0, now v1")
+    assert item.state == "modified"
+
+
+def test_hovering_between_boxes_shows_no_tooltip(make_view):
+    view, _ = make_view("two-losses")
+    assert view.tip_at(view.mapFromScene(view.graph_scene.sceneRect().topLeft())) == ""
+
+
+def test_hovering_an_overview_dot_names_its_node(qtbot, rnn):
+    rec, lay = rnn
+    view = _shown_view(qtbot, 900, 700)
+    view.set_model(rec, lay)
+    _zoom_to_overview(view)
+    for node in rec.graph.nodes:
+        dot = view.mapFromScene(view.graph_scene.nodes[node.id].scenePos())
+        assert view.tip_at(dot).startswith(f"{node.name}")
+        assert f"made by line {node.line}, iteration {node.loops[0].index + 1} " in view.tip_at(dot)
+
+
+# -- saved values too small for their text ---------------------------------------------
+def _paint_alone(item, scale: float) -> QImage:
+    """``item`` painted by itself at view zoom ``scale`` on white."""
+    from PySide6.QtGui import QPainter
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+
+    rect = item.rect()
+    image = QImage(
+        round(rect.width() * scale) + 4, round(rect.height() * scale) + 4, QImage.Format.Format_RGB32
+    )
+    image.fill(Qt.GlobalColor.white)
+    painter = QPainter(image)
+    painter.translate(image.width() / 2, image.height() / 2)
+    painter.scale(scale, scale)
+    item.paint(painter, QStyleOptionGraphicsItem())
+    painter.end()
+    return image
+
+
+def _darker_centre(image: QImage, than: QImage) -> int:
+    """Pixels in the middle of ``image`` clearly darker than in ``than`` (where the glyph sits)."""
+    w, h = image.width(), image.height()
+    return sum(
+        1
+        for y in range(h // 4, h - h // 4)
+        for x in range(w // 3, w - w // 3)
+        if image.pixelColor(x, y).lightness() < than.pixelColor(x, y).lightness() - 60
+    )
+
+
+@pytest.mark.parametrize("state", ["alive", "retained", "freed", "modified", "value"])
+def test_a_box_too_small_for_its_text_draws_its_state_glyph(qtbot, models, monkeypatch, state):
+    from app.render.items import SlotItem
+    from app.render.labels import slot_lines
+    from app.render.style import slot_style, text_readable
+
+    view = _shown_view(qtbot, 900, 700)
+    view.set_model(*models["forgot-retain"])
+    kind = "value" if state == "value" else "tensor"
+    item = next(i for i in view.graph_scene.slots.values() if i.slot.kind == kind)
+    item.set_look(state, slot_style(state, PALETTES["light"]))
+    small = 0.25
+    assert not text_readable(small, item._font_px) and small >= item.min_lod
+    near, far = _paint_alone(item, 1.0), _paint_alone(item, small)
+    monkeypatch.setattr(SlotItem, "_paint_small", lambda self, painter: None)  # the glyph disabled
+    assert _paint_alone(item, 1.0) == near  # at a readable zoom: the text, no glyph
+    blank = _paint_alone(item, small)  # the box's fill, hatch and border, saying nothing
+    assert _darker_centre(far, than=blank) >= 5  # the glyph: pixels of text colour in the middle
+    assert item.lines == slot_lines(item.slot, SLOT_TAGS[state])  # the chosen text is unchanged

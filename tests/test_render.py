@@ -17,6 +17,7 @@ from app.core.recording.capture import Edge, Graph, GraphNode
 from app.render import dot_source as dot_module
 from app.render import layout as layout_module
 from app.render.dot_source import dot_source, slot_dot_id
+from app.render.hover import node_tip, slot_tip
 from app.render.labels import drawn_slots, node_kinds
 from app.render.layout import Box, LayoutError, layout_graph
 from app.render.states import ShownStates
@@ -223,7 +224,8 @@ def test_layout_is_plain_frozen_data(recordings):
 
 def test_render_model_modules_load_no_qt():
     code = (
-        "import sys, app.render.layout, app.render.dot_source, app.render.style, app.render.states; "
+        "import sys, app.render.layout, app.render.dot_source, app.render.style, app.render.states, "
+        "app.render.hover; "
         "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))))"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
@@ -461,3 +463,37 @@ def test_edge_bounds_hold_the_drawn_curve_and_arrow(qtbot):
         assert bounds.top() <= exact.top() and exact.bottom() <= bounds.bottom()  # rect is empty
         if path.arrow:
             assert item.has_arrow and item.boundingRect().contains(QPointF(*path.arrow))
+
+
+def test_a_nodes_tip_names_its_recorded_line_iteration_and_state():
+    rec = record(load_builtin("rnn-no-detach"))
+    shown = ShownStates(rec)
+    for index in (0, len(rec.timeline) // 2, len(rec.timeline) - 1):
+        state = rec.timeline.state(index)
+        for node in rec.graph.nodes:
+            (loop,) = node.loops
+            lines = node_tip(shown, state, node.id).splitlines()
+            assert lines[0].startswith(node.name)
+            assert lines[1] == f"made by line {node.line}, iteration {loop.index + 1} of {loop.count}"
+            shown_state = shown.node_state(state, node.id)
+            assert lines[2].startswith(f"{NODE_TAGS[shown_state] or shown_state}: ")
+    assert node_tip(shown, state, "no-such-node") == ""
+
+
+def test_a_saved_values_tip_names_its_state_and_version_as_recorded():
+    rec = record(load_builtin("inplace-sigmoid"))
+    shown = ShownStates(rec)
+    seen = set()
+    for index in range(len(rec.timeline)):
+        state = rec.timeline.state(index)
+        for key, saved in shown.saved_versions.items():
+            lines = slot_tip(shown, state, key).splitlines()
+            assert lines[0] == f"saved tensor {key[1]} of {rec.graph.node(key[0]).name}"
+            assert lines[2].startswith(SLOT_TAGS[shown.slot_state(state, key)])
+            now = state.versions.get(key, saved)
+            version = f"saved at v{saved}, now v{now}" if now != saved else f"saved at v{saved}"
+            assert lines[3].endswith(version)
+            seen.add(now != saved)
+    assert seen == {True, False}  # the program changes a saved tensor in place: both are shown
+    value = next((n.id, s.name) for n in rec.graph.nodes for s in n.saved if s.kind == "value")
+    assert slot_tip(shown, state, value).splitlines()[2].startswith(SLOT_TAGS["value"])

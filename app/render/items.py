@@ -4,8 +4,9 @@ Items share their Qt pens and brushes (one set per distinct style, cached)
 and their text measurements (one per distinct text, cached in :class:`Fonts`),
 so building thousands of items and restyling them stays cheap; ``set_look``
 is a no-op when nothing changed. Level of detail: text is skipped when too
-small to read, and saved-value boxes and their dotted lines are skipped
-altogether when the view is zoomed far out.
+small to read (a saved-value box then shows its state's glyph, as large as the
+box allows: ● alive, ✕ freed...), and saved-value boxes and their dotted lines
+are skipped altogether when the view is zoomed far out.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from app.render.labels import (
     version_room,
 )
 from app.render.layout import Box, EdgePath
-from app.render.style import NODE_TAGS, BoxStyle, EdgeStyle, slot_tags, text_readable
+from app.render.style import NODE_TAGS, SLOT_GLYPHS, BoxStyle, EdgeStyle, slot_tags, text_readable
 
 __all__ = [
     "MIN_SLOT_LOD",
@@ -59,6 +60,7 @@ SELECT_MARGIN = 6.0
 MIN_SLOT_LOD = 0.12  # below this zoom, saved-value boxes (and their lines) are not drawn at all
 CLUSTER_LABEL_PX = 16.0  # on screen: an iteration's label is never drawn smaller while it fits
 CLUSTER_LABEL_ROOM = 60.0  # scene units above a frame its label may use when zoomed out
+GLYPH_FILL = 0.9  # of a small box's height (or width, if narrower): its state glyph's size
 ARROW_HALF_WIDTH = 0.35  # of the arrowhead's length, as Graphviz draws it
 
 # Enum members read once: attribute access on PySide6 enums is slow in hot paths.
@@ -218,6 +220,12 @@ def _centred(width: float, height: float) -> tuple[QRectF, QRectF]:
     return rect, rect.adjusted(-grow, -grow, grow, grow)
 
 
+@lru_cache(maxsize=64)
+def _glyph_font(px: int) -> QFont:
+    """The font of a state glyph ``px`` scene units tall (a few box heights: a few fonts)."""
+    return qfont(px, bold=False)
+
+
 class BoxItem(QGraphicsItem):
     """A box centred on its layout position, drawing lines of text in a style.
 
@@ -325,8 +333,15 @@ class BoxItem(QGraphicsItem):
         if lod < self.min_lod:
             return
         paint_box(painter, self._rect, self._style, self._look)
-        if self._fonts is not None and text_readable(lod, self._font_px):
+        if self._fonts is None:
+            return
+        if text_readable(lod, self._font_px):
             self._paint_text(painter, self._fonts)
+        else:
+            self._paint_small(painter)
+
+    def _paint_small(self, painter: QPainter) -> None:
+        """What the box draws instead of its text when the text is too small to read: nothing."""
 
     def _paint_text(self, painter: QPainter, fonts: Fonts) -> None:
         roles = self._roles(len(self._lines))
@@ -402,6 +417,19 @@ class SlotItem(BoxItem):
 
     def _texts(self) -> Texts:
         return slot_texts(self.slot)
+
+    def _paint_small(self, painter: QPainter) -> None:
+        """The state's glyph centred in the box, in the text colour, on a plate over a hatch."""
+        rect = self._rect
+        side = GLYPH_FILL * min(rect.height(), rect.width())
+        square = QRectF(-side / 2, -side / 2, side, side)
+        if self._look.hatch is not None:
+            painter.setPen(NO_PEN)
+            painter.setBrush(self._look.brush)
+            painter.drawRect(square)
+        painter.setPen(self._look.text)
+        painter.setFont(_glyph_font(round(side)))
+        painter.drawText(square, CENTRE, SLOT_GLYPHS.get(self._state, "?"))
 
 
 class ProxyItem(BoxItem):

@@ -25,6 +25,7 @@ __all__ = [
     "proxy_lines",
     "slot_key",
     "slot_lines",
+    "tensor_detail",
     "version_room",
     "version_text",
 ]
@@ -61,7 +62,8 @@ def slot_key(node: GraphNode, slot: SavedSlot) -> SlotKey:
     return (node.id, slot.name)
 
 
-def _tensor_detail(slot: SavedSlot) -> str:
+def tensor_detail(slot: SavedSlot) -> str:
+    """``(2,) float32 · 8 B``: what a saved tensor holds (``scalar`` for shape ``()``)."""
     parts = []
     if slot.shape is not None:
         parts.append(str(slot.shape) if slot.shape else "scalar")
@@ -93,7 +95,7 @@ def slot_lines(slot: SavedSlot, tag: str, note: str = "") -> tuple[str, ...]:
     head = clip(f"{slot.name} {tag}".strip())
     if slot.kind == "value":
         return (head, clip(f"= {slot.value}", 30))
-    return (head, note or _tensor_detail(slot))
+    return (head, note or tensor_detail(slot))
 
 
 def node_kinds(graph: Graph) -> dict[str, NodeKind]:

@@ -63,7 +63,7 @@ from app.render.style import (
     slot_style,
 )
 
-__all__ = ["CHUNK", "MARGIN", "GraphScene"]
+__all__ = ["CHUNK", "MARGIN", "OVERVIEW_DOT_PX", "GraphScene"]
 
 MARGIN = 24.0
 OVERVIEW_PX = 4.0  # boxes shorter than this on screen: the graph is drawn as an overview
@@ -588,6 +588,19 @@ class GraphScene(QGraphicsScene):
         if isinstance(item, (NodeItem, SlotItem, ProxyItem)):
             return item.node_id
         return None
+
+    def node_at_dot(self, point: QPointF, radius: float) -> str | None:
+        """The node whose overview dot lies nearest ``point``, within ``radius`` scene units.
+
+        Asked once per hover, not per step: a walk over every centre is fine here.
+        """
+        best, best_d2 = None, radius * radius
+        x, y = point.x(), point.y()
+        for node_id, centre in self._overview_centres.items():
+            d2 = (centre.x() - x) ** 2 + (centre.y() - y) ** 2
+            if d2 <= best_d2:
+                best, best_d2 = node_id, d2
+        return best
 
     def find(self, text: str, *, after: str | None = None) -> str | None:
         """The next node whose id, PyTorch name or label contains ``text`` (exact id first)."""

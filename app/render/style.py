@@ -33,6 +33,7 @@ __all__ = [
     "LEGEND",
     "NODE_TAGS",
     "PALETTES",
+    "SLOT_GLYPHS",
     "SLOT_TAGS",
     "BoxStyle",
     "ClusterState",
@@ -69,6 +70,8 @@ SLOT_TAGS: dict[str, str] = {
     "unknown": "? unknown",
     "hidden": "◌ later",
 }
+# a saved-value box too small for its text draws only its state's glyph, as large as it fits
+SLOT_GLYPHS: dict[str, str] = {state: tag.split(" ", 1)[0] for state, tag in SLOT_TAGS.items()}
 NODE_TAGS: dict[str, str] = {
     "idle": "",
     "running": "▶ running",

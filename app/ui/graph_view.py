@@ -3,7 +3,10 @@
 The view owns no autograd logic: it shows a :class:`~app.render.scene.GraphScene`
 (items built once from a Graphviz layout) and forwards each step to it. Wheel
 zooms, dragging pans, a click selects a node and emits ``node_clicked``.
-Ctrl+wheel is left to the window (font scale).
+Ctrl+wheel is left to the window (font scale). Resting the pointer on a node
+names the line that made it and its state; on a saved value, its state and
+version (``app.render.hover``): one tooltip handler for the view, not a
+tooltip set on each of thousands of items.
 
 A large graph is built in slices on timer ticks (``PROGRESSIVE_ITEMS``), a
 few milliseconds each, so the window keeps painting and answering while the
@@ -24,18 +27,19 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QTransform, QWheelEvent
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QHelpEvent, QMouseEvent, QPainter, QTransform, QWheelEvent
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
 from app.core.model.graph import Edge
 from app.core.model.recording import Recording
 from app.core.model.timeline import StepState
-from app.render.items import MIN_SLOT_LOD, EdgeItem, NodeItem, ProxyItem, SlotItem
+from app.render.hover import node_tip, slot_tip
+from app.render.items import MIN_SLOT_LOD, BoxItem, EdgeItem, NodeItem, ProxyItem, SlotItem
 from app.render.labels import SLOT_FONT_PX
 from app.render.layout import Layout
 from app.render.picture import write_png, write_svg
-from app.render.scene import GraphScene
+from app.render.scene import OVERVIEW_DOT_PX, GraphScene
 from app.render.states import ShownStates
 from app.render.style import DEFAULT_PALETTE, PALETTES, text_readable
 from app.ui.worker import GcPause
@@ -47,6 +51,7 @@ MIN_ZOOM = 0.02
 MAX_ZOOM = 12.0
 MAX_FIT_ZOOM = 3.0  # a 4-node graph fitted to a big window should not get absurdly large
 READ_ZOOM = 1.0  # find_node zooms in at least this far so the found node can be read
+HOVER_SLOP = 2  # pixels beyond an overview dot that still name its node
 CLICK_SLOP = 5  # pixels a press may move and still count as a click, not a pan
 PROGRESSIVE_ITEMS = 3000  # graphs with more items than this are built in slices
 SLICE_S = 0.005  # time spent building per timer tick; the rest of the tick is the window's
@@ -299,6 +304,43 @@ class GraphView(QGraphicsView):
         else:
             self._graph.select(node_id)
         self.node_clicked.emit(node_id)
+
+    # -- hovering --------------------------------------------------------------
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            text = self.tip_at(event.pos())
+            if text:
+                QToolTip.showText(event.globalPos(), text, self.viewport())
+            else:
+                QToolTip.hideText()
+                event.ignore()
+            return True
+        return super().viewportEvent(event)
+
+    def tip_at(self, pos: QPoint) -> str:
+        """What the pointer at ``pos`` (viewport pixels) names: a node's line and state, a saved
+        value's state and version, or ``""`` over anything else."""
+        graph = self._graph
+        state = None if graph is None else graph.state
+        if graph is None or state is None:
+            return ""
+        if graph.overview:  # NOTE [overview]: the items are hidden, the dots are drawn by the scene
+            reach = (OVERVIEW_DOT_PX + HOVER_SLOP) / max(self.zoom, 1e-9)
+            node_id = graph.node_at_dot(self.mapToScene(pos), reach)
+            return "" if node_id is None else node_tip(graph.shown, state, node_id)
+        box = self._box_at(pos)
+        if isinstance(box, SlotItem):
+            return slot_tip(graph.shown, state, box.key)
+        node_id = graph.node_of(box)
+        return "" if node_id is None else node_tip(graph.shown, state, node_id)
+
+    def _box_at(self, pos: QPoint) -> BoxItem | None:
+        """The topmost node, saved-value or proxy box drawn under ``pos`` (edges and frames are
+        passed over: an edge's bounds span empty space)."""
+        for item in self.items(pos):
+            if isinstance(item, BoxItem) and item.rect().contains(item.mapFromScene(self.mapToScene(pos))):
+                return item
+        return None
 
     # -- finding -----------------------------------------------------------------
     def find_node(self, text: str) -> str | None:
