@@ -268,7 +268,9 @@ def _finished_calls(recording: Recording, state: StepState) -> list[int]:
 
 def _history(recording: Recording, state: StepState, name: str, ends: CallGrads) -> list[str]:
     lines = []
-    for call in _finished_calls(recording, state):
+    finished = _finished_calls(recording, state)
+    hidden = max(len(finished) - MAX_HISTORY, 0)  # only the lines shown are written: a long loop
+    for call in finished[hidden:]:  # made hundreds of calls, and this runs at every step
         end = recording.timeline[recording.calls[call].last_step]
         after = ends[call].get(name)
         if end.contribution is not None:
@@ -280,8 +282,8 @@ def _history(recording: Recording, state: StepState, name: str, ends: CallGrads)
     if step.call is not None and step.kind in ("node", "error"):
         status = "FAILED" if step.kind == "error" else "running"
         lines.append(f"call {step.call + 1}: {status}; {name}.grad now {_format(state.grads.get(name))}")
-    if len(lines) > MAX_HISTORY:
-        hidden = len(lines) - MAX_HISTORY + 1
+    if hidden or len(lines) > MAX_HISTORY:
+        hidden += len(lines) - MAX_HISTORY + 1
         lines = [f"… {hidden} earlier calls", *lines[-(MAX_HISTORY - 1) :]]
     return lines or ["no backward call has run yet"]
 
@@ -290,7 +292,11 @@ def _bars(recording: Recording, state: StepState, name: str, ends: CallGrads) ->
     """Per element, the segment each call added: stacked from the grad before it to after it."""
     tops: list[tuple[int, list[float]]] = []
     for call in _finished_calls(recording, state):
-        tops.append((call, _values(ends[call].get(name))))
+        after = ends[call].get(name)
+        share = recording.timeline[recording.calls[call].last_step].contribution
+        if share is not None and after is not None and share.get(name) == after:
+            tops.clear()  # .grad started from nothing (zero_grad): the stack starts again here
+        tops.append((call, _values(after)))
     if state.step.call is not None and state.step.kind != "call_end":
         tops.append((state.step.call, _values(state.grads.get(name))))
     size = max((len(v) for _, v in tops), default=0)
