@@ -292,6 +292,8 @@ class ProgramResult:
     record_s: list[float]
     evaluated_s: list[float]
     step_bytes: StepBytes
+    window: StepTimes | None = None  # every step of the program, stepped in the window
+    heartbeat: Responsiveness | None = None  # loading the program in a fresh window process
 
     def json(self) -> dict[str, Any]:
         return {
@@ -299,6 +301,8 @@ class ProgramResult:
             "steps": self.steps,
             "record_vs_plain": round(median_of_ratios(self.record_s, self.evaluated_s), 3),
             "bytes_per_step": round(self.step_bytes.mean),
+            "step_p95_ms": round(p95(self.window.ms), 3) if self.window and self.window.ms else math.nan,
+            "max_heartbeat_gap_ms": round(self.heartbeat.max_gap_ms, 1) if self.heartbeat else math.nan,
         }
 
 
@@ -320,6 +324,22 @@ def measure_program(iterations: int, repeats: int) -> ProgramResult:
     return ProgramResult(
         iterations, len(recording.timeline), record_s, evaluated_s, bytes_per_step(recording)
     )
+
+
+def measure_program_in_window(result: ProgramResult, opts: Options) -> ProgramResult:
+    """The program's every step in the real window (after a warm-up pass), and the heartbeat while a
+    fresh window process loads it."""
+    recording = record(training_program(result.iterations), limits=BIG_LIMITS)
+    window = Window.open(recording, layout_of(recording))
+    steps = list(range(len(recording.timeline)))
+    try:
+        window.step_through(steps[: min(len(steps), 200)])  # warm-up: first paints, caches
+        times = window.step_through(steps)
+    finally:
+        window.close()
+    opts.log(f"program: heartbeat while a fresh window loads the {result.iterations}-iteration loop")
+    beat = attempt(lambda: heartbeat_in_child(result.iterations, program=True), None, opts.log)
+    return dataclasses.replace(result, window=times, heartbeat=beat)
 
 
 @dataclass(frozen=True)
@@ -845,13 +865,12 @@ class GcPauses:
         return tuple(sorted(self.passes, reverse=True)[:count])
 
 
-def measure_heartbeat(nodes: int, log: Callable[[str], None]) -> Responsiveness:
-    """Load the ``nodes`` scenario through the window (worker thread: record + layout, then the view
-    is filled on the GUI thread) while a 10 ms heartbeat runs; the largest gap between its ticks."""
+def measure_heartbeat(scenario: Program, log: Callable[[str], None]) -> Responsiveness:
+    """Load ``scenario`` through the window (worker thread: record + layout, then the view is filled
+    on the GUI thread) while a 10 ms heartbeat runs; the largest gap between its ticks."""
     from app.ui.main_window import MainWindow
     from app.ui.settings import AppSettings
 
-    scenario = chain_scenario(nodes)
     beat = Heartbeat()
     patched = _lift_worker_limits(beat)
     settings = AppSettings(str(Path(tempfile.mkdtemp(prefix="lens-bench-")) / "settings.ini"))
@@ -893,22 +912,23 @@ def _show_seed_first(window: Any) -> None:
     _settle()
 
 
-def heartbeat_child(nodes: int) -> None:
-    """(child process) Warm up like a window that already showed the seed, then measure the load."""
+def heartbeat_child(size: int, *, program: bool = False) -> None:
+    """(child process) Warm up like a window that already showed the seed, then measure the load of
+    the ``size``-node chain, or of the ``size``-iteration training program."""
     application()
     record(chain_scenario(10))
 
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    result = measure_heartbeat(nodes, log)
+    result = measure_heartbeat(training_program(size) if program else chain_scenario(size), log)
     print(json.dumps(dataclasses.asdict(result)))
 
 
-def heartbeat_in_child(nodes: int) -> Responsiveness:
+def heartbeat_in_child(size: int, *, program: bool = False) -> Responsiveness:
     """The heartbeat in a fresh process: the benchmark's own heap (GBs after the big sizes) must not
     slow the garbage collector or the event loop of the window being measured."""
-    data = _child_json("--child-heartbeat", nodes)
+    data = _child_json("--child-heartbeat-program" if program else "--child-heartbeat", size)
     data["gc_pauses"] = tuple(tuple(p) for p in data["gc_pauses"])
     data["top_gaps"] = tuple(tuple(g) for g in data["top_gaps"])
     return Responsiveness(**data)
@@ -990,6 +1010,9 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     rss["nodes"] = big
     opts.log(f"program: a {PROGRAM_ITERATIONS}-iteration training loop, recorded and run plainly")
     program = attempt(lambda: measure_program(PROGRAM_ITERATIONS, 2 if opts.quick else 7), None, opts.log)
+    if program is not None:
+        opts.log("program: every step in the window")
+        program = attempt(lambda: measure_program_in_window(program, opts), program, opts.log)
     return Report(machine, results, startup, imports, heartbeat, rss, program)
 
 
@@ -1124,6 +1147,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--rerender-timeout", type=float, default=120.0, help="cap on one dot run, s")
     parser.add_argument("--child-rss", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child-heartbeat", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-heartbeat-program", type=int, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -1134,6 +1158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.child_heartbeat:
         heartbeat_child(args.child_heartbeat)
+        return 0
+    if args.child_heartbeat_program:
+        heartbeat_child(args.child_heartbeat_program, program=True)
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
