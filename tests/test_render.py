@@ -497,3 +497,32 @@ def test_a_saved_values_tip_names_its_state_and_version_as_recorded():
     assert seen == {True, False}  # the program changes a saved tensor in place: both are shown
     value = next((n.id, s.name) for n in rec.graph.nodes for s in n.saved if s.kind == "value")
     assert slot_tip(shown, state, value).splitlines()[2].startswith(SLOT_TAGS["value"])
+
+
+def test_a_nodes_values_share_one_box_and_its_tip_lists_them_all():
+    """``AddmmBackward0`` saves six values (``alpha``, ``*_sym_sizes``...): one narrow box, not six."""
+    from app.render.labels import SharedValues, slot_lines
+
+    rec = record(load_builtin("rnn-no-detach"))
+    lay = layout_graph(rec.graph)
+    shown = ShownStates(rec)
+    state = rec.timeline.state(len(rec.timeline) - 1)
+    for node in rec.graph.nodes:
+        values = [s for s in node.saved if s.kind == "value"]
+        boxes = [s for s in drawn_slots(node) if s.kind == "value"]
+        assert len(boxes) == min(len(values), 1)
+        assert [s for s in drawn_slots(node) if s.kind == "tensor"] == [
+            s for s in node.saved if s.kind == "tensor"
+        ]
+        if len(values) < 2:
+            assert boxes == values  # a lone value keeps its own box: "exponent ▪ value" / "= 2"
+            continue
+        (box,) = boxes
+        assert isinstance(box, SharedValues) and box.members == tuple(values)
+        assert (node.id, box.name) in lay.slots
+        lines = slot_lines(box, SLOT_TAGS["value"])
+        assert lines[0] == f"{len(values)} values {SLOT_TAGS['value']}"
+        assert lines[1] == f"{values[0].name} = {values[0].value}"
+        tip = slot_tip(shown, state, (node.id, box.name))
+        assert all(f"\n{v.name} = {v.value}" in tip for v in values)
+    assert any(len([s for s in n.saved if s.kind == "value"]) > 3 for n in rec.graph.nodes)  # a real test

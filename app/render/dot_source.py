@@ -5,7 +5,9 @@ boxes, leaves (AccumulateGrad) lightblue, the outputs (losses)
 darkolivegreen1, and saved tensors small orange boxes tied to their node by
 an undirected (here dotted) edge. Arrows go from a node's ``next_functions``
 to the node, so leaves sit on top and losses at the bottom. Non-tensor saved
-values (``exponent = 2``) get boxes too, rounded and pale. Unlike torchviz,
+values (``exponent = 2``) get boxes too, rounded and pale; a node's several
+values (``alpha``, ``beta``, ``mat1_sym_sizes``...) share one box, a line each
+(``labels.SharedValues``), so its row stays narrow. Unlike torchviz,
 saved values sit *beside* their node, on its rank (see below): a node and
 what it saved read as one row, and a chain stays a straight column.
 

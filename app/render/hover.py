@@ -18,7 +18,7 @@ from __future__ import annotations
 from app.core.lesson.lines import node_origin, node_tooltip
 from app.core.model.graph import SavedSlot
 from app.core.model.timeline import SlotKey, StepState
-from app.render.labels import tensor_detail, version_text
+from app.render.labels import SharedValues, drawn_slots, tensor_detail, version_text
 from app.render.states import ShownStates
 from app.render.style import LEGEND, NODE_TAGS, SLOT_TAGS
 
@@ -51,12 +51,11 @@ def slot_tip(shown: ShownStates, state: StepState, key: SlotKey) -> str:
     if node_id not in graph:
         return ""
     node = graph.node(node_id)
-    slot = next((s for s in node.saved if s.name == name), None)
+    slot = next((s for s in drawn_slots(node) if s.name == name), None)
     if slot is None:
         return ""
-    what = "saved value" if slot.kind == "value" else "saved tensor"
     lines = [
-        f"{what} {name} of {node.name}",
+        _slot_title(slot, node.name),
         node_origin(node),
         _state_line("slot", shown.slot_state(state, key)),
         _slot_detail(slot, state, key),
@@ -66,8 +65,18 @@ def slot_tip(shown: ShownStates, state: StepState, key: SlotKey) -> str:
     return "\n".join(lines)
 
 
+def _slot_title(slot: SavedSlot, node_name: str) -> str:
+    """``saved tensor self of PowBackward0``, ``saved value exponent of …``, ``6 values saved by …``."""
+    if isinstance(slot, SharedValues):
+        return f"{slot.name} saved by {node_name}"
+    return f"saved {'tensor' if slot.kind == 'tensor' else 'value'} {slot.name} of {node_name}"
+
+
 def _slot_detail(slot: SavedSlot, state: StepState, key: SlotKey) -> str:
-    """``= 2`` for a value; the tensor's shape and bytes with ``saved at v0`` (``, now v1`` once changed)."""
+    """``= 2`` for a value (a line per value of a shared box); a tensor's shape and bytes with
+    ``saved at v0`` (``, now v1`` once changed)."""
+    if isinstance(slot, SharedValues):  # every value, though the box shows a few
+        return "\n".join(f"{m.name} = {m.value}" for m in slot.members)
     if slot.kind == "value":
         return f"= {slot.value}"
     detail = tensor_detail(slot)

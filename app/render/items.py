@@ -60,7 +60,7 @@ SELECT_MARGIN = 6.0
 MIN_SLOT_LOD = 0.12  # below this zoom, saved-value boxes (and their lines) are not drawn at all
 CLUSTER_LABEL_PX = 16.0  # on screen: an iteration's label is never drawn smaller while it fits
 CLUSTER_LABEL_ROOM = 60.0  # scene units above a frame its label may use when zoomed out
-GLYPH_FILL = 0.9  # of a small box's height (or width, if narrower): its state glyph's size
+GLYPH_FILL = 0.9  # of a small box's height (width, if narrower; a two-line box's at most): its glyph
 ARROW_HALF_WIDTH = 0.35  # of the arrowhead's length, as Graphviz draws it
 
 # Enum members read once: attribute access on PySide6 enums is slow in hot paths.
@@ -420,8 +420,9 @@ class SlotItem(BoxItem):
 
     def _paint_small(self, painter: QPainter) -> None:
         """The state's glyph centred in the box, in the text colour, on a plate over a hatch."""
-        rect = self._rect
-        side = GLYPH_FILL * min(rect.height(), rect.width())
+        rect, fonts = self._rect, self._fonts
+        usual = 2 * fonts.height("slot_head") + 2 * PAD_Y if fonts else rect.height()  # a 2-line box
+        side = GLYPH_FILL * min(rect.height(), rect.width(), usual)  # a tall values box: no giant glyph
         square = QRectF(-side / 2, -side / 2, side, side)
         if self._look.hatch is not None:
             painter.setPen(NO_PEN)

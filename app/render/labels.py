@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from app.core.model.graph import Graph, GraphNode, SavedSlot
 from app.core.model.text import format_bytes
 from app.core.model.timeline import SlotKey
@@ -18,6 +20,7 @@ __all__ = [
     "FONT_FAMILY",
     "NODE_FONT_PX",
     "SLOT_FONT_PX",
+    "SharedValues",
     "clip",
     "drawn_slots",
     "node_kinds",
@@ -26,6 +29,7 @@ __all__ = [
     "slot_key",
     "slot_lines",
     "tensor_detail",
+    "value_lines",
     "version_room",
     "version_text",
 ]
@@ -34,6 +38,7 @@ FONT_FAMILY = "DejaVu Sans"
 NODE_FONT_PX = 14.0
 SLOT_FONT_PX = 11.0
 MAX_CHARS = 40  # scenario text is user text: keep boxes a sane width
+SHOWN_VALUES = 3  # lines of a node's shared values box; the rest are counted (the tooltip lists all)
 
 
 def clip(text: str, limit: int = MAX_CHARS) -> str:
@@ -53,9 +58,42 @@ def proxy_lines(node: GraphNode) -> tuple[str, ...]:
     return (node_lines(node)[0], "↗ drawn elsewhere")
 
 
+@dataclass(frozen=True)
+class SharedValues(SavedSlot):
+    """A node's saved non-tensor values drawn as one box, one line each.
+
+    ``AddmmBackward0`` alone saves ``alpha``, ``beta`` and four ``*_sym_sizes`` /
+    ``*_sym_strides``: a box each made every node's row so wide that a fitted
+    ``nn.Linear`` program was tiny. They are shown, as torchviz shows saved
+    values, but side by side in one narrow box.
+    """
+
+    members: tuple[SavedSlot, ...] = ()
+
+
 def drawn_slots(node: GraphNode) -> tuple[SavedSlot, ...]:
-    """Slots that get a box: tensors and non-tensor values (``None`` slots are skipped, as torchviz)."""
-    return tuple(s for s in node.saved if s.kind in ("tensor", "value"))
+    """Slots that get a box: each tensor, and the non-tensor values (``None`` slots are skipped,
+    as torchviz). Two or more values share one box (:class:`SharedValues`), where the first was."""
+    values = tuple(s for s in node.saved if s.kind == "value")
+    shared = SharedValues(f"{len(values)} values", "value", members=values) if len(values) > 1 else None
+    out: list[SavedSlot] = []
+    for slot in node.saved:
+        if slot.kind == "tensor" or (slot.kind == "value" and shared is None):
+            out.append(slot)
+        elif slot.kind == "value" and slot is values[0] and shared is not None:
+            out.append(shared)
+    return tuple(out)
+
+
+def value_lines(slot: SavedSlot) -> tuple[str, ...]:
+    """``('= 2',)`` for one value; ``('alpha = 1', 'beta = 1', …)`` for a node's shared values."""
+    if not isinstance(slot, SharedValues):
+        return (clip(f"= {slot.value}", 30),)
+    members = slot.members
+    shown = [clip(f"{m.name} = {m.value}", 30) for m in members[:SHOWN_VALUES]]
+    if len(members) > SHOWN_VALUES + 1:  # a line saying "+2 more" costs what one more value would
+        return (*shown, f"+{len(members) - SHOWN_VALUES} more")
+    return (*shown, *(clip(f"{m.name} = {m.value}", 30) for m in members[SHOWN_VALUES:]))
 
 
 def slot_key(node: GraphNode, slot: SavedSlot) -> SlotKey:
@@ -94,7 +132,7 @@ def slot_lines(slot: SavedSlot, tag: str, note: str = "") -> tuple[str, ...]:
     """
     head = clip(f"{slot.name} {tag}".strip())
     if slot.kind == "value":
-        return (head, clip(f"= {slot.value}", 30))
+        return (head, *value_lines(slot))
     return (head, note or tensor_detail(slot))
 
 
