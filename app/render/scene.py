@@ -109,6 +109,7 @@ class GraphScene(QGraphicsScene):
         self.slot_edges: dict[SlotKey, EdgeItem] = {}
         self.proxies: dict[str, list[ProxyItem]] = {}  # node id -> its stand-ins at long edges
         self.clusters: dict[str, ClusterItem] = {}  # one frame per loop iteration (NOTE [iteration clusters])
+        self._cluster_of: dict[str, str] = {}  # node -> the frame of the iteration that made it
         self._details = True
         self._overview = False  # NOTE [overview]
         self._overview_looks: dict[str, str] = {}  # node -> its dot's colour
@@ -182,6 +183,7 @@ class GraphScene(QGraphicsScene):
             frame.place(self._spread)
             self.addItem(frame)
             self.clusters[group.name] = frame
+            self._cluster_of.update(dict.fromkeys(group.nodes, group.name))
 
     def _build_items(self) -> Iterator[None]:
         self._build_clusters()
@@ -430,7 +432,9 @@ class GraphScene(QGraphicsScene):
             self._overview_groups = None
             if self._overview:
                 self._update_dots(changes.nodes)
-        changed = sum(self._restyle_cluster(name) for name in self.clusters)  # a few: all of them
+        # A frame changes look only where one of its nodes is built or gone: a changed node.
+        frames = {self._cluster_of[n] for n in changes.nodes if n in self._cluster_of}
+        changed = sum(self._restyle_cluster(name) for name in frames if name in self.clusters)
         # NOTE [restyle what is seen]: hidden items are restyled when shown or read
         if self._overview:
             self._stale_nodes.update(changes.nodes)
