@@ -40,7 +40,14 @@ TOP_KEYS = {
     "peak_rss_mb": float,
     "program": dict,
 }
-PROGRAM_KEYS = {"iterations": int, "steps": int, "record_vs_plain": float, "bytes_per_step": int}
+PROGRAM_KEYS = {
+    "iterations": int,
+    "steps": int,
+    "record_vs_plain": float,
+    "bytes_per_step": int,
+    "step_p95_ms": float,
+    "max_heartbeat_gap_ms": float,
+}
 
 
 @pytest.fixture(scope="module")
