@@ -332,6 +332,8 @@ def measure_program_in_window(result: ProgramResult, opts: Options) -> ProgramRe
     recording = record(training_program(result.iterations), limits=BIG_LIMITS)
     window = Window.open(recording, layout_of(recording))
     steps = list(range(len(recording.timeline)))
+    if opts.quick:  # a smoke run: the first iterations only
+        steps = steps[:300]
     try:
         window.step_through(steps[: min(len(steps), 200)])  # warm-up: first paints, caches
         times = window.step_through(steps)
