@@ -1,5 +1,6 @@
-"""Code first: Python colours from the palette, errors at the parser's place, the running line marked
-Python Tutor style, a click on a line to its first step, a call's keywords edited from its line."""
+"""Code first: one code editor with Python colours from the palette, errors at the parser's place, the
+running line marked Python Tutor style (and not while the text is no longer the recorded one), a click
+on a line number to its first step, a call's keywords edited from its line."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from app.core import load_builtin, record
 from app.core.lesson.lines import first_step_of_line, node_origin, node_tooltip
 from app.core.model.program import Program
 from app.ui.code_edit import CodeEdit, error_colour
-from app.ui.code_panel import IDLE, CodePanel
+from app.ui.code_panel import FAILED, RUNNING, CodePanel
 from app.ui.editor import ProgramEditor
 from app.ui.python_highlighter import colour_for, token_spans
 from app.ui.session import Session
@@ -77,17 +78,19 @@ def test_triple_quoted_strings_carry_over_lines() -> None:
     assert second == [(0, 6, "string")] and state == 0
 
 
-def test_the_code_panel_colours_the_code_not_its_margin(qtbot: QtBot, session: Session, two_losses) -> None:
+def test_the_code_panel_is_the_programs_text_coloured_with_its_marks_in_the_margin(
+    qtbot: QtBot, session: Session, two_losses
+) -> None:
     panel = CodePanel(session)
     qtbot.addWidget(panel)
     session.apply(two_losses)
-    lines = panel.toPlainText().splitlines()
+    assert panel.text() == two_losses.program.code  # no numbers or markers in the text
     number = next(i for i, line in enumerate(two_losses.program.lines) if line.startswith("import"))
-    start = lines[number].index("import")
-    assert start > len(IDLE)
     keyword = colour_for("keyword", panel.palette())
-    assert _format_at(panel, number, start).foreground().color() == keyword
-    assert _format_at(panel, number, 0).foreground().style() == Qt.BrushStyle.NoBrush  # the marker
+    assert _format_at(panel, number, 0).foreground().color() == keyword
+    marked = panel.highlighted_lines()
+    assert marked and all(panel.marker(line) in (RUNNING, FAILED) for line in marked)
+    assert panel.marker(number) == "" and not panel.isReadOnly()
 
 
 # -- errors at the parser's place ---------------------------------------------------------------
@@ -194,11 +197,15 @@ def test_the_current_line_stands_out_more_than_the_previous_one(
     assert abs(page - bar_now.lightness()) > abs(page - bar_before.lightness())
 
 
-# -- a click on a line -----------------------------------------------------------------------------
-def _click_line(qtbot: QtBot, panel: CodePanel, line: int) -> None:
+# -- a click on a line number --------------------------------------------------------------------
+def _line_y(panel: CodePanel, line: int) -> int:
     block = panel.document().findBlockByNumber(line - 1)
-    rect = panel.blockBoundingGeometry(block).translated(panel.contentOffset())
-    qtbot.mouseClick(panel.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(40, round(rect.center().y())))
+    return round(panel.blockBoundingGeometry(block).translated(panel.contentOffset()).center().y())
+
+
+def _click_line(qtbot: QtBot, panel: CodePanel, line: int) -> None:
+    """A click on the line's number, in the margin."""
+    qtbot.mouseClick(panel.line_numbers(), Qt.MouseButton.LeftButton, pos=QPoint(10, _line_y(panel, line)))
 
 
 @pytest.mark.parametrize("name", ["forgot-retain", "rnn-no-detach"])
@@ -220,6 +227,48 @@ def test_a_click_on_a_line_jumps_to_its_first_step(qtbot: QtBot, session: Sessio
         first = next(s.index for s in recording.timeline.steps if s.line == line)
         assert session.index == first == first_step_of_line(recording, line), line
         assert line in panel.marked_line_numbers()
+
+
+def test_a_click_in_the_text_edits_and_does_not_jump(qtbot: QtBot, session: Session, forgot_retain) -> None:
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    panel.resize(600, 500)
+    panel.show()
+    qtbot.waitExposed(panel)
+    session.apply(forgot_retain, mode="start")
+    session.home()
+    line = forgot_retain.calls[0].call.line
+    with qtbot.assertNotEmitted(panel.line_clicked):
+        qtbot.mouseClick(panel.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(60, _line_y(panel, line)))
+    assert session.index == 0 and panel.textCursor().blockNumber() == line - 1  # the cursor went there
+    assert panel.line_numbers().toolTip().startswith("Click a line number")
+
+
+def test_the_marks_are_off_while_the_text_is_not_the_recorded_one(
+    qtbot: QtBot, session: Session, forgot_retain
+) -> None:
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    session.apply(forgot_retain, mode="start")
+    call = forgot_retain.calls[0].call
+    session.go_to(forgot_retain.calls[0].first_step)
+    assert panel.marked_line_numbers() == [call.line] and panel.keyword_actions(call.line)
+    panel.moveCursor(panel.textCursor().MoveOperation.Start)
+    panel.insertPlainText("# a new first line\n")  # every line moves down one
+    assert panel.marked_line_numbers() == [] and panel.previous_line_numbers() == []
+    assert panel.extraSelections() == [] and panel.line_marker(call.line + 1) is None
+    assert panel.keyword_actions(call.line) == [] and panel.go_to_line(call.line) is None
+    panel.undo()  # the edit taken back: after the typing pause the marks return
+    qtbot.waitUntil(lambda: panel.marked_line_numbers() == [call.line], timeout=2000)
+    panel.keeps_typing = lambda program: True  # as in the window: the learner's recordings keep the text
+    panel.insertPlainText("z = 1\n")
+    edited = record(forgot_retain.program.with_code(panel.text()))
+    panel.insertPlainText("w = 2\n")  # typed on while it recorded
+    session.apply(edited, mode="keep")
+    assert not panel.marks_shown and panel.text().startswith("z = 1\nw = 2\n")  # the typing stays
+    typed = record(forgot_retain.program.with_code(panel.text()))
+    session.apply(typed, mode="keep")  # the recording of the text as it is now
+    assert panel.marks_shown and panel.text() == typed.program.code and panel.marked_line_numbers()
 
 
 def test_a_line_that_never_ran_stays_put(qtbot: QtBot, session: Session, forgot_retain) -> None:
@@ -326,6 +375,18 @@ def test_window_keys_for_the_program(qtbot: QtBot, window) -> None:
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
         qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert blocker.args[0].program.code == "" and window.editor.code_edit.text() == ""
+
+
+def test_a_late_sync_of_the_previous_recording_does_not_undo_ctrl_n(qtbot: QtBot, window) -> None:
+    previous = window.session.recording.program
+    window.commands.new.trigger()  # Ctrl+N: the empty program is asked for, not yet recorded
+    assert window.editor.code_edit.text() == "" and window.session.program == Program("")
+    window._sync_editor(previous, modified=True)  # the previous recording's copy, arriving late
+    assert window.editor.code_edit.text() == ""
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
+        pass
+    assert blocker.args[0].program.code == "" and window.editor.code_edit.text() == ""
+    assert window.code_panel.marks_shown
 
 
 def test_the_window_keeps_the_last_good_recording_while_the_text_is_wrong(qtbot: QtBot, window) -> None:

@@ -22,7 +22,7 @@ from app.render.dot_source import dot_source
 from app.render.layout import LayoutError, loads_in_pieces, parse_layout
 from app.render.states import ShownStates
 from app.ui import worker as worker_module
-from app.ui.code_panel import IDLE, CodePanel
+from app.ui.code_panel import FAILED, RUNNING, CodePanel
 from app.ui.graph_view import GraphView
 from app.ui.session import Session
 from app.ui.worker import NEVER, GcPause
@@ -81,13 +81,15 @@ def test_broken_layout_json_is_a_layout_error(text, two_losses):
 
 
 # -- code panel: marks changed in place equal marks written from scratch -----------------------
-def _fresh_text(recording, index: int, qtbot) -> str:
+def _fresh_marks(recording, index: int, qtbot) -> tuple[str, list[int], list[str]]:
+    """The text, marked lines and margin glyphs of a panel that shows step ``index`` first."""
     session = Session()
     panel = CodePanel(session)
     qtbot.addWidget(panel)
     session.apply(recording)
     session.go_to(index)
-    return panel.toPlainText()
+    lines = panel.highlighted_lines()
+    return panel.text(), lines, [panel.marker(line) for line in lines]
 
 
 def _selected_lines(panel: CodePanel) -> list[int]:
@@ -126,11 +128,11 @@ def test_code_panel_marked_step_by_step_equals_marked_from_scratch(qtbot, sessio
     last = len(recording.timeline) - 1
     for index in [*range(last + 1), 0, last, 1, 0]:  # forward, each call step, jumps back and forth
         session.go_to(index)
-        assert panel.toPlainText() == _fresh_text(recording, index, qtbot)
         marked = panel.highlighted_lines()
+        glyphs = [panel.marker(line) for line in marked]
+        assert (panel.text(), marked, glyphs) == _fresh_marks(recording, index, qtbot)
         assert _selected_lines(panel) == marked
-        lines = panel.toPlainText().splitlines()
-        assert {line[: len(IDLE)] for i, line in enumerate(lines) if i in marked} <= {"▶ ", "✗ "}
+        assert set(glyphs) <= {RUNNING, FAILED} and len(set(glyphs)) <= 1
 
 
 def test_code_panel_marks_a_call_over_several_lines_with_one_selection(qtbot, session, long_call):
@@ -145,7 +147,7 @@ def test_code_panel_marks_a_call_over_several_lines_with_one_selection(qtbot, se
     assert _selected_lines(panel) == call
     session.home()
     assert panel.highlighted_lines() == [long_call.timeline[0].line - 1]
-    assert panel.isUndoRedoEnabled() is False  # marker edits pile up no undo history
+    assert not panel.document().isUndoAvailable()  # marks are not edits: no undo history
 
 
 # -- the garbage-collector pause -----------------------------------------------------------------

@@ -195,8 +195,8 @@ def test_an_exception_in_a_slot_is_shown_and_the_window_keeps_working(qtbot, ope
 def test_arrow_keys_stay_inside_a_text_editor(qtbot, open_window):
     window = open_window()
     assert window.editor is not None
-    window.left_tabs.setCurrentIndex(1)
     edit = window.editor.findChildren(QPlainTextEdit)[0]
+    assert edit is window.code_panel  # one code editor: it also marks the steps
     edit.setFocus()
     qtbot.waitUntil(edit.hasFocus, timeout=TIMEOUT)
     _key(qtbot, edit, Qt.Key.Key_Right)
@@ -308,9 +308,10 @@ def test_each_fix_removes_the_error_and_ctrl_z_brings_it_back(qtbot, open_window
     assert window.error_panel.isHidden()
     window.session.end()
     assert window.grad_panel.bars("x").values() == [8.0, 16.0]
-    # the editor shows the fix (in the event loop's next turn) as an unsaved change
-    qtbot.waitUntil(lambda: window.editor.current_program() == fixed.program, timeout=5000)
-    assert window.editor.is_modified()
+    # the code shows the fix at once; the editor counts it an unsaved change once the graph is built
+    assert window.editor.current_program() == fixed.program and window.code_panel.marks_shown
+    qtbot.waitUntil(window.editor.is_modified, timeout=5000)
+    assert window.editor.current_program() == fixed.program
     assert window.commands.undo.isEnabled()
     window.setFocus()
     undone = _rerecorded(
@@ -476,11 +477,7 @@ def test_every_builtin_steps_with_its_lines_and_grads(qtbot, open_window):
     for name in builtin_names():
         recording = _rerecorded(qtbot, window, lambda name=name: window.load_program(name))
         assert recording.program.name == name
-        shown = [
-            line[2:].split("  ", 1)[1] if line[2:].strip() else ""
-            for line in window.code_panel.toPlainText().splitlines()
-        ]
-        assert shown == recording.program.lines
+        assert window.code_panel.text().splitlines() == recording.program.lines
         leaves = window.grad_panel.leaf_names()
         assert leaves == list(recording.leaves)[: len(leaves)] and leaves
         for index in range(len(recording.timeline)):

@@ -1,5 +1,10 @@
 """A plain-text box for Python: line numbers, syntax colours, Tab as spaces, one error mark.
 
+The learner's edits and the program's own writes are told apart: :meth:`CodeEdit.write` puts a
+program's text in without it counting as an edit, and only typing (pasting, undoing) emits
+``text_edited``. A click in the line-number margin emits ``gutter_clicked`` and does not move the
+text cursor, so a view can use the margin for navigation while the text stays the learner's.
+
 The error mark is a wavy underline from the error's column to the end of its
 line, a shaded line, a ``!`` before its number, and the message as the line's
 tooltip. Its colour, like the syntax colours, comes from the palette (red at
@@ -9,12 +14,13 @@ the palette's lightness), so it follows the theme; a stylesheet may still set
 
 from __future__ import annotations
 
-from PySide6.QtCore import Property, QEvent, QRect, QSize, Qt
+from PySide6.QtCore import Property, QEvent, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFontDatabase,
     QHelpEvent,
     QKeyEvent,
+    QMouseEvent,
     QPainter,
     QPaintEvent,
     QPalette,
@@ -54,20 +60,33 @@ class _LineNumbers(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         self._editor.paint_line_numbers(self, event)
 
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._editor.gutter_clicked.emit(self._editor.line_at_y(event.position().y()))
+        event.accept()  # the margin is not text: the cursor stays where the learner left it
+
 
 class CodeEdit(QPlainTextEdit):
     """Monospace, no wrapping, line numbers, Python colours, and :meth:`mark_error`."""
 
+    text_edited = Signal()  # the learner changed the text (not :meth:`write`)
+    text_written = Signal()  # :meth:`write` replaced the text
+    gutter_clicked = Signal(int)  # the 1-based line whose number was clicked
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self._writing = False
+        self._text = ""  # the text as last seen: a highlighter's repaint changes no character
+        self._layers: dict[str, list[QTextEdit.ExtraSelection]] = {}
         self.highlighter = PythonHighlighter(self.document(), self.palette())
         self._numbers = _LineNumbers(self)
         self._error_line: int | None = None
         self._error_col = 1
         self._error_message = ""
         self._error_colour: QColor | None = None  # None: from the palette
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))  # after: changeEvent
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.textChanged.connect(self._on_text_changed)
         self.blockCountChanged.connect(self._update_margin)
         self.updateRequest.connect(self._update_numbers)
         self._update_margin()
@@ -97,6 +116,40 @@ class CodeEdit(QPlainTextEdit):
     def text(self) -> str:
         return plain_text(self)
 
+    def known_text(self) -> str:
+        """The text as of the last change (no copy out of the document: cheap to compare)."""
+        return self._text
+
+    def write(self, text: str) -> None:
+        """Put ``text`` in as the program's own (not an edit); nothing is written when it is there."""
+        if text == self._text:
+            return
+        self._writing = True
+        try:
+            self.setPlainText(text)
+        finally:
+            self._writing = False
+        self._text = self.text()
+        self.text_written.emit()
+
+    def _on_text_changed(self) -> None:
+        # Colouring a line (QSyntaxHighlighter) signals a change too: only new characters are an edit.
+        if self._writing:
+            return
+        text = self.text()
+        if text != self._text:
+            self._text = text
+            self.text_edited.emit()
+
+    def set_selections(self, layer: str, selections: list[QTextEdit.ExtraSelection]) -> None:
+        """Show ``selections`` as ``layer``; layers are drawn in the order first set, errors last."""
+        self._layers[layer] = selections
+        errors = self._layers.get("error", [])
+        others = [
+            s for name, layer_selections in self._layers.items() if name != "error" for s in layer_selections
+        ]
+        self.setExtraSelections([*others, *errors])
+
     def mark_error(self, line: int, col: int, message: str = "") -> None:
         """Shade ``line`` and underline from ``col`` to the end of that line (1-based)."""
         block = self.document().findBlockByNumber(max(0, min(line, self.blockCount()) - 1))
@@ -106,7 +159,7 @@ class CodeEdit(QPlainTextEdit):
 
     def clear_error(self) -> None:
         self._error_line, self._error_message = None, ""
-        self.setExtraSelections([])
+        self.set_selections("error", [])
         self._numbers.update()
 
     def _redraw_error(self) -> None:
@@ -131,7 +184,7 @@ class CodeEdit(QPlainTextEdit):
         cursor.setPosition(block.position() + start)
         cursor.setPosition(block.position() + max(length, start + 1), QTextCursor.MoveMode.KeepAnchor)
         underline.cursor = cursor
-        self.setExtraSelections([shade, underline])
+        self.set_selections("error", [shade, underline])
         self._numbers.update()
 
     # -- events
@@ -148,6 +201,8 @@ class CodeEdit(QPlainTextEdit):
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
             self.highlighter.follow_palette(self.palette())  # the theme changed
             self._redraw_error()
+        if event.type() == QEvent.Type.FontChange:  # the margin is measured in the font's digits
+            self._update_margin()
 
     def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
@@ -161,12 +216,39 @@ class CodeEdit(QPlainTextEdit):
 
     # -- line numbers
 
+    def line_numbers(self) -> QWidget:
+        """The margin the line numbers are drawn in (a click there emits ``gutter_clicked``)."""
+        return self._numbers
+
+    def line_at_y(self, y: float) -> int:
+        """The 1-based line at height ``y`` of the viewport (or of the margin beside it)."""
+        block = self.firstVisibleBlock()
+        offset = self.contentOffset()
+        while block.isValid():
+            if (
+                self.blockBoundingGeometry(block).translated(offset).bottom() >= y
+                or not block.next().isValid()
+            ):
+                return block.blockNumber() + 1
+            block = block.next()
+        return 1
+
+    def line_marker(self, number: int) -> tuple[str, QColor] | None:
+        """A glyph drawn before line ``number``'s number, and its colour (none here: a view's hook)."""
+        return None
+
     def line_number_width(self) -> int:
         digits = len(str(max(1, self.blockCount()))) + 1  # one more for the error marker
-        return 8 + self.fontMetrics().horizontalAdvance("9") * (digits + 1)
+        return 8 + self.fontMetrics().horizontalAdvance("9") * (digits + 1) + self._marker_width()
+
+    def _marker_width(self) -> int:
+        return self.fontMetrics().horizontalAdvance("▶ ")
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        self._place_numbers()
+
+    def _place_numbers(self) -> None:
         rect = self.contentsRect()
         self._numbers.setGeometry(QRect(rect.left(), rect.top(), self.line_number_width(), rect.height()))
 
@@ -184,12 +266,17 @@ class CodeEdit(QPlainTextEdit):
             text = f"!{number}" if is_error else str(number)
             painter.setPen(error if is_error else self.palette().placeholderText().color())
             painter.drawText(0, top, area.width() - 4, height, Qt.AlignmentFlag.AlignRight, text)
+            marker = self.line_marker(number)
+            if marker is not None:
+                painter.setPen(marker[1])
+                painter.drawText(2, top, self._marker_width(), height, Qt.AlignmentFlag.AlignLeft, marker[0])
             top += round(self.blockBoundingRect(block).height())
             block = block.next()
         painter.end()
 
     def _update_margin(self) -> None:
         self.setViewportMargins(self.line_number_width(), 0, 0, 0)
+        self._place_numbers()
 
     def _update_numbers(self, rect: QRect, dy: int) -> None:
         if dy:

@@ -1,22 +1,34 @@
-"""The program, with line numbers, and the line that runs at the current step marked.
+"""The program: one code editor that also shows where the run is.
 
-At a forward step the mark is on the statement's line; while a call runs, on
-every line of that call. The mark is a background colour, a strong bar at the
-left edge *and* a text arrow in the margin (``▶`` for what runs now, ``✗`` for
-what failed), so it survives a washed-out projector. The lines that ran just
-before get a faint background and a thin bar, as Python Tutor marks them.
+The text is the program's code, as the learner typed or pasted it, and editable
+(:class:`~app.ui.code_edit.CodeEdit`: line numbers, Python colours from the
+palette, errors underlined). At a forward step the mark is on the statement's
+line; while a call runs, on every line of that call. The mark is a background
+colour, a strong bar at the left edge *and* a glyph in the margin (``▶`` for
+what runs now, ``✗`` for what failed), so it survives a washed-out projector.
+The lines that ran just before get a faint background and a thin bar, as
+Python Tutor marks them.
 
-The text is Python-coloured (:class:`~app.ui.python_highlighter.PythonHighlighter`,
-colours from the palette). A click on a line jumps to the first step that ran
-it; a right click on a line that makes an autograd call offers its
-``retain_graph`` and ``create_graph`` keywords, edited in the program text and
-recorded again at once (Ctrl+Z undoes, as for the call list).
+A click on a line *number* jumps to the first step that ran the line; a click
+in the text only places the cursor, for editing. A right click on a line that
+makes an autograd call offers its ``retain_graph`` and ``create_graph``
+keywords, edited in the program text and recorded again at once (Ctrl+Z undoes,
+as for the call list).
+
+# NOTE [marks follow the recorded text]
+The marks are the recording's, and the recording's line numbers are those of
+the text it was made from. Once the learner types, the lines may no longer be
+those, so the marks, the jump and the keyword menu are off until the text is
+the recorded one again: a new recording of it is applied, or the edit is taken
+back (checked after a typing pause). ``keeps_typing`` says which recordings
+leave the learner's text alone (the window's: the ones the editor asked for);
+any other recording (a fix, a toggle, a file) writes its program's text.
 
 # NOTE [marks cost what changed]
-A long program is thousands of lines. The text is written once per recording (already marked for the first
-step shown); a step rewrites only the two marker characters of lines whose
-mark changes, and the background is one full-width selection spanning the
-marked lines, however many there are.
+A long program is thousands of lines. The text is written once per recording
+(and not at all when it is already the recording's); a step changes one
+full-width selection spanning the marked lines, however many there are, and
+repaints the margin.
 
 Writing the text of such a model costs ~10-15 ms on the GUI thread. So a
 long one (over ``FILL_LATER_LINES``) is written on a 1 ms timer after the
@@ -28,6 +40,7 @@ before it is written only move the marks it will be written with.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Property, QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
@@ -36,7 +49,8 @@ from PySide6.QtGui import (
     QActionGroup,
     QColor,
     QContextMenuEvent,
-    QMouseEvent,
+    QKeyEvent,
+    QKeySequence,
     QPainter,
     QPaintEvent,
     QResizeEvent,
@@ -47,21 +61,25 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QTextEdit, QWidget
 
 from app.ui.call_toggles import CallSite, call_sites, edit_call
-from app.ui.python_highlighter import PythonHighlighter
+from app.ui.code_edit import CodeEdit
 from app.ui.session import Session
 
 if TYPE_CHECKING:
+    from app.core.model.program import Program
     from app.core.model.recording import Recording
     from app.core.model.timeline import Step
 
-__all__ = ["CodePanel", "node_tooltip"]
+__all__ = ["FAILED", "RUNNING", "CodePanel", "node_tooltip"]
 
-RUNNING, FAILED, IDLE = "▶ ", "✗ ", "  "
+RUNNING, FAILED = "▶", "✗"
 MAX_LINES = 12
+MIN_LINES = 4
 FILL_LATER_LINES = 500  # a longer text is written one event-loop turn after the recording is applied
 HIGHLIGHT_MAX_LINES = 1000  # past this, uncoloured: colouring costs ~18 ms per 1000 lines on the GUI thread
 LOOK_BACK = 64  # steps searched for the lines that ran before the current ones
 BAR_WIDTH, FAINT_BAR_WIDTH = 5, 2
+RECHECK_MS = 400  # after a typing pause: is the text the recorded one again?
+GUTTER_TIP = "Click a line number to go to the first step that ran that line"
 
 
 def node_tooltip(recording: Recording, node_id: str) -> str:
@@ -71,8 +89,8 @@ def node_tooltip(recording: Recording, node_id: str) -> str:
     return tooltip(recording, node_id)
 
 
-class CodePanel(QPlainTextEdit):
-    line_clicked = Signal(int)  # the 1-based program line a click landed on
+class CodePanel(CodeEdit):
+    line_clicked = Signal(int)  # the 1-based program line whose number was clicked
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -82,19 +100,27 @@ class CodePanel(QPlainTextEdit):
         self._marked: range = range(0)
         self._previous: range = range(0)  # the lines that ran before the marked ones
         self._failed_mark = False
-        self._pressed_at: QPoint | None = None
-        self.highlighter = PythonHighlighter(self.document(), self.palette())
+        self._in_sync = False  # the text is the recorded program's (NOTE [marks follow the recorded text])
+        self._typed = False  # the learner changed the text since it was last the recorded one
+        self.keeps_typing: Callable[[Program], bool] = lambda program: False
         self._current = QColor("#ffe58a")
         self._failed = QColor("#ffc9c9")
-        self.setReadOnly(True)
-        self.setUndoRedoEnabled(False)  # marker edits are not the learner's: nothing to undo
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # arrow keys stay with the window's step actions
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # arrow keys stay with stepping until clicked
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # no line hides its end
-        self.setPlainText("# recording…")
+        self.document().setDocumentMargin(BAR_WIDTH + 3)  # the bars are drawn left of the text
+        self.setPlaceholderText("# recording…")
+        self.line_numbers().setToolTip(GUTTER_TIP)
         self._fill_timer = QTimer(self)
         self._fill_timer.setSingleShot(True)
         self._fill_timer.setInterval(1)
         self._fill_timer.timeout.connect(self._fill)
+        self._recheck = QTimer(self)
+        self._recheck.setSingleShot(True)
+        self._recheck.setInterval(RECHECK_MS)
+        self._recheck.timeout.connect(self._on_typing_paused)
+        self.text_edited.connect(self._on_typed)
+        self.text_written.connect(self._on_written)
+        self.gutter_clicked.connect(self._on_gutter_clicked)
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
 
@@ -116,21 +142,42 @@ class CodePanel(QPlainTextEdit):
     currentLineColor = Property(QColor, _get_current, _set_current)
     failedLineColor = Property(QColor, _get_failed, _set_failed)
 
+    @property
+    def marks_shown(self) -> bool:
+        """Whether the step marks are on: the text is the recorded program's."""
+        return self._in_sync and self._recording is not None
+
     def highlighted_lines(self) -> list[int]:
         """0-based numbers of the marked lines (what a learner sees highlighted)."""
-        return [i for i, line in enumerate(self.toPlainText().splitlines()) if not line.startswith(IDLE)]
+        return list(self._marked) if self.marks_shown else []
 
     def marked_line_numbers(self) -> list[int]:
         """1-based program line numbers of the marked lines, as the program counts them."""
         return [i + 1 for i in self.highlighted_lines()]
 
+    def previous_line_numbers(self) -> list[int]:
+        """1-based program lines marked faintly: those that ran just before the current ones."""
+        return [i + 1 for i in self._previous] if self.marks_shown else []
+
+    def marker(self, line: int) -> str:
+        """The glyph in the margin before 0-based ``line``: RUNNING, FAILED or ""."""
+        if not self.marks_shown or line not in self._marked:
+            return ""
+        return FAILED if self._failed_mark else RUNNING
+
+    # -- the text: the recording's, unless the learner is typing past it -------------------------
     def _on_recording_applied(self, recording: Recording) -> None:
         self._recording = recording
         self._lines = recording.program.lines
+        self._fill_timer.stop()
+        if self._typed and self.keeps_typing(recording.program):
+            self._on_typing_paused()  # the learner's text stays; marked if it is this recording's
+            return
         if len(self._lines) > FILL_LATER_LINES:
+            self._in_sync = False
+            self._update_marks()
             self._fill_timer.start()
         else:
-            self._fill_timer.stop()
             self._fill()
 
     @property
@@ -139,59 +186,100 @@ class CodePanel(QPlainTextEdit):
         return not self._fill_timer.isActive()
 
     def _fill(self) -> None:
-        """Write the text once per recording, already marked for the step shown now."""
-        self._marked, self._failed_mark = self._marks_now()
-        self._previous = self._previous_now()
-        mark, marked = self._mark_text(), self._marked
-        width = len(str(len(self._lines)))
-        self.highlighter.set_offset(len(IDLE) + width + 2)
+        """Write the recording's text (unless it is there already), marked for the step shown now."""
+        recording = self._recording
+        if recording is None or self._session.program not in (None, recording.program):
+            return  # a newer program was asked for meanwhile (Ctrl+N, a file): its recording fills
         colour = len(self._lines) <= HIGHLIGHT_MAX_LINES
         if (self.highlighter.document() is not None) != colour:
             self.highlighter.setDocument(self.document() if colour else None)  # type: ignore[arg-type]
-        self.setPlainText(
-            "\n".join(
-                f"{mark if i in marked else IDLE}{i + 1:>{width}}  {line}"
-                for i, line in enumerate(self._lines)
-            )
-        )
-        self._show_marks()
-        self._update_height()
-
-    def _update_height(self) -> None:
+        self.write(recording.program.code)
+        self._typed, self._in_sync = False, True
+        self._update_marks()
+        self._scroll_to_marks()
         self.updateGeometry()  # the size hint follows the number of lines
 
+    def _on_written(self) -> None:
+        recording = self._recording
+        self._typed = False
+        self._in_sync = recording is not None and self.known_text() == recording.program.code
+        self._update_marks()
+
+    def _on_typed(self) -> None:
+        self._typed = True
+        self._recheck.start()
+        if self._in_sync:
+            self._in_sync = False
+            self._update_marks()
+
+    def _on_typing_paused(self) -> None:
+        """The text may be the recorded one again (an edit taken back, or this recording's)."""
+        self._recheck.stop()
+        recording = self._recording
+        in_sync = recording is not None and self.known_text() == recording.program.code
+        self._typed = not in_sync
+        if in_sync != self._in_sync:
+            self._in_sync = in_sync
+            self._update_marks()
+
+    # -- size -------------------------------------------------------------------------------------
     def sizeHint(self) -> QSize:
         """Tall enough for the whole program (up to MAX_LINES), so the failing line shows."""
-        shown = max(len(self._lines), int(self.document().size().height()))  # wrapped lines count too
-        lines = min(max(shown, 1), MAX_LINES)
+        shown = max(self.blockCount(), int(self.document().size().height()))  # wrapped lines count too
+        return QSize(super().sizeHint().width(), self._height_of(min(max(shown, 1), MAX_LINES)))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(super().minimumSizeHint().width(), self._height_of(MIN_LINES))
+
+    def _height_of(self, lines: int) -> int:
         margins = self.contentsMargins().top() + self.contentsMargins().bottom()
         bar = self.horizontalScrollBar().sizeHint().height()
-        return QSize(
-            super().sizeHint().width(), lines * self.fontMetrics().lineSpacing() + margins + bar + 12
-        )
+        return lines * self.fontMetrics().lineSpacing() + margins + bar + 12
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self._marked:
-            self.ensureCursorVisible()  # the marked line stays in view as the panel changes size
+        self._scroll_to_marks()  # the marked line stays in view as the panel changes size
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
-            self._update_height()
+            self.updateGeometry()
 
+    # -- Ctrl+Z: the text's own undo while there is one, else the window's (a fix, a toggle) -------
+    def event(self, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and event.matches(QKeySequence.StandardKey.Undo)
+            and not self.document().isUndoAvailable()
+        ):
+            event.ignore()  # not taken here: the window's Undo action gets it
+            return False
+        return super().event(event)
+
+    # -- marks --------------------------------------------------------------------------------------
     def _on_step_applied(self, index: int) -> None:
-        if not self.filled:
-            return  # the text is written marked for the step shown then
+        if not (self.filled and self._in_sync):
+            return  # the marks are worked out when the text is the recording's
         marked, failed = self._marks_now()
         previous = self._previous_now()
-        if previous != self._previous:
-            self._previous = previous
-            self.viewport().update()
-        if (marked, failed) == (self._marked, self._failed_mark):
+        if (marked, failed, previous) == (self._marked, self._failed_mark, self._previous):
             return
-        self._remark(marked, failed)
+        self._marked, self._failed_mark, self._previous = marked, failed, previous
         self._show_marks()
+        self._scroll_to_marks()
+
+    def _update_marks(self) -> None:
+        """Work out the marks for the step shown now (none while the text is not the recording's)."""
+        if self.marks_shown:
+            self._marked, self._failed_mark = self._marks_now()
+            self._previous = self._previous_now()
+        self._show_marks()
+
+    def _show_marks(self) -> None:
+        self._highlight()
+        self.line_numbers().update()
+        self.viewport().update()
 
     def _marks_now(self) -> tuple[range, bool]:
         """The 0-based lines to mark at the current step and whether they failed."""
@@ -226,44 +314,28 @@ class CodePanel(QPlainTextEdit):
             index = recording.calls[call].first_step - 1 if in_call and call is not None else index - 1
         return range(0)
 
-    def previous_line_numbers(self) -> list[int]:
-        """1-based program lines marked faintly: those that ran just before the current ones."""
-        return [i + 1 for i in self._previous]
+    def line_marker(self, number: int) -> tuple[str, QColor] | None:
+        glyph = self.marker(number - 1)
+        if not glyph:
+            return None
+        colour = self._failed if self._failed_mark else self._current
+        return glyph, colour.darker(220)
 
-    def _mark_text(self) -> str:
-        return FAILED if self._failed_mark else RUNNING
-
-    def _remark(self, marked: range, failed: bool) -> None:
-        """Rewrite the marker of each line whose mark changes; every other line is left alone."""
-        before = {i: self._mark_text() for i in self._marked}
-        self._marked, self._failed_mark = marked, failed
-        after = dict.fromkeys(marked, self._mark_text())
-        changed = sorted(i for i in before.keys() | after.keys() if before.get(i) != after.get(i))
-        document, cursor = self.document(), QTextCursor(self.document())
-        cursor.beginEditBlock()  # one layout pass for all the edits
-        for number in changed:
-            block = document.findBlockByNumber(number)
-            cursor.setPosition(block.position())
-            cursor.setPosition(block.position() + len(IDLE), QTextCursor.MoveMode.KeepAnchor)
-            cursor.insertText(after.get(number, IDLE))
-        cursor.endEditBlock()
-
-    def _show_marks(self) -> None:
-        self._highlight()
-        if self._marked:
-            self.setTextCursor(QTextCursor(self.document().findBlockByNumber(self._marked[0])))
-            self.ensureCursorVisible()
+    def _scroll_to_marks(self) -> None:
+        """Bring the marked lines into view without moving the learner's cursor."""
+        lines = self.highlighted_lines()
+        if not lines or self._lines_rect(range(lines[0], lines[0] + 1), whole=True) is not None:
+            return
+        self.verticalScrollBar().setValue(max(lines[0] - 2, 0))
 
     def _highlight(self) -> None:
         """One full-width selection spanning the marked block of lines (their number does not matter)."""
-        if not self._marked:
-            self.setExtraSelections([])
-            return
+        marked = self.highlighted_lines()
         document = self.document()
-        first = document.findBlockByNumber(self._marked[0])
-        last = document.findBlockByNumber(self._marked[-1])
-        if not (first.isValid() and last.isValid()):
-            self.setExtraSelections([])
+        first = document.findBlockByNumber(marked[0]) if marked else None
+        last = document.findBlockByNumber(marked[-1]) if marked else None
+        if first is None or last is None or not (first.isValid() and last.isValid()):
+            self.set_selections("step", [])
             return
         fmt = QTextCharFormat()
         fmt.setBackground(self._failed if self._failed_mark else self._current)
@@ -275,12 +347,12 @@ class CodePanel(QPlainTextEdit):
         selection = QTextEdit.ExtraSelection()
         selection.format = fmt
         selection.cursor = cursor
-        self.setExtraSelections([selection])
+        self.set_selections("step", [selection])
 
     # -- bars: strong for the current lines, faint for the ones before ------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
-        if not (self._marked or self._previous):
+        if not self.marks_shown or not (self._marked or self._previous):
             return
         painter = QPainter(self.viewport())
         current = self._failed if self._failed_mark else self._current
@@ -296,8 +368,9 @@ class CodePanel(QPlainTextEdit):
             painter.fillRect(QRect(rect.left(), rect.top(), BAR_WIDTH, rect.height()), current.darker(220))
         painter.end()
 
-    def _lines_rect(self, lines: range) -> QRect | None:
-        """The viewport rectangle of a run of lines, full width; None when it is not on screen."""
+    def _lines_rect(self, lines: range, *, whole: bool = False) -> QRect | None:
+        """The viewport rectangle of a run of lines, full width; None when it is not on screen
+        (``whole``: unless all of it is)."""
         if not lines:
             return None
         document = self.document()
@@ -307,47 +380,39 @@ class CodePanel(QPlainTextEdit):
         offset = self.contentOffset()
         top = self.blockBoundingGeometry(first).translated(offset).top()
         bottom = self.blockBoundingGeometry(last).translated(offset).bottom()
-        if bottom < 0 or top > self.viewport().height():
+        height = self.viewport().height()
+        if (top < 0 or bottom > height) if whole else (bottom < 0 or top > height):
             return None
         return QRect(0, round(top), self.viewport().width(), round(bottom - top))
 
-    # -- a click jumps to the line's first step ---------------------------------------------------
+    # -- a click on a line number jumps to the line's first step ------------------------------------
     def line_at(self, position: QPoint) -> int:
         """The 1-based program line under ``position`` (viewport coordinates)."""
         return self.cursorForPosition(position).blockNumber() + 1
 
     def go_to_line(self, line: int) -> int | None:
-        """Show the first step that ran ``line``; returns it (None: the line never ran)."""
+        """Show the first step that ran ``line``; returns it (None: the line never ran, or the text
+        is not the recorded one)."""
         from app.core.lesson.lines import first_step_of_line
 
-        if self._recording is None:
+        if self._recording is None or not self.marks_shown:
             return None
         step = first_step_of_line(self._recording, line)
         if step is not None:
             self._session.go_to(step)
         return step
 
-    def mousePressEvent(self, event: QMouseEvent) -> None:
-        super().mousePressEvent(event)
-        self._pressed_at = event.position().toPoint()
-
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        super().mouseReleaseEvent(event)
-        pressed, self._pressed_at = self._pressed_at, None
-        at = event.position().toPoint()
-        if event.button() != Qt.MouseButton.LeftButton or pressed is None:
-            return
-        if (at - pressed).manhattanLength() > 4 or self.textCursor().hasSelection():
-            return  # a drag selects text to copy; only a click jumps
-        line = self.line_at(at)
+    def _on_gutter_clicked(self, line: int) -> None:
         self.line_clicked.emit(line)
         self.go_to_line(line)
+        if self.hasFocus():
+            self.clearFocus()  # a click to navigate: the arrow keys step on from there
 
     # -- a right click on a call's line edits its keywords -----------------------------------------
     def call_sites_at(self, line: int) -> list[CallSite]:
         """The places on ``line`` (or whose call spans it) that make autograd calls."""
-        if self._recording is None:
-            return []
+        if self._recording is None or not self.marks_shown:
+            return []  # the recording's lines are not the text's (NOTE [marks follow the recorded text])
         return [site for site in call_sites(self._recording) if site.call.line <= line <= site.call.end_line]
 
     def keyword_actions(self, line: int, parent: QMenu | None = None) -> list[QAction]:

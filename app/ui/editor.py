@@ -9,13 +9,14 @@ under the editor and as that line's tooltip. While the text is wrong nothing
 is emitted, so the window keeps showing the last good recording.
 
 The code is the whole editor; the details live in a small dialog
-(:mod:`app.ui.details_dialog`) behind the "Details…" button.
+(:mod:`app.ui.details_dialog`) behind the "Details…" button. The code box may
+be given (the window's :class:`~app.ui.code_panel.CodePanel`, which also shows
+where the run is): then there is one code editor, not a second copy of the text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -105,9 +106,9 @@ class ProgramEditor(QWidget):
     modified_changed = Signal(bool)
     error_changed = Signal(object)  # the ScenarioError shown, or None once it is fixed
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, code_edit: CodeEdit | None = None) -> None:
         super().__init__(parent)
-        self._filling = False
+        self.code_edit = code_edit or CodeEdit()
         self._modified = False
         self._path: Path | None = None
         self._twin = ""  # kept as it came: not edited here
@@ -127,8 +128,7 @@ class ProgramEditor(QWidget):
     def set_program(self, program: Program, *, modified: bool = False) -> None:
         """Show ``program``; it becomes the unmodified state (unless ``modified``)."""
         self._timer.stop()
-        with self._quietly():
-            self.code_edit.setPlainText(program.code)
+        self.code_edit.write(program.code)  # not an edit (and nothing is written when it is there)
         self._details = ProgramDetails.of(program)
         self._path = program.path
         self._twin = program.twin
@@ -242,14 +242,14 @@ class ProgramEditor(QWidget):
         self.heading = QLabel()
         self.heading.setProperty("role", "title")
         self.heading.setTextFormat(Qt.TextFormat.PlainText)
+        self.heading.setWordWrap(True)  # a long title wraps: it never widens the code's column
         self.details_button = QToolButton()
         self.details_button.setText("Details…")
         self.details_button.setToolTip("Name, title, summary and notes of the program")
         self.details_button.clicked.connect(self.edit_details)
-        self.code_edit = CodeEdit()
         self.code_edit.setPlaceholderText(PLACEHOLDER)
-        self.code_edit.setMinimumHeight(160)
-        self.code_edit.textChanged.connect(self._on_edited)
+        self.code_edit.text_edited.connect(self._on_edited)
+        self.code_edit.text_written.connect(self._timer.stop)  # another program's text: no edit pending
         self.error_label = QLabel()
         self.error_label.setObjectName("editorError")
         self.error_label.setWordWrap(True)
@@ -279,18 +279,6 @@ class ProgramEditor(QWidget):
 
     # -- events
 
-    @contextmanager
-    def _quietly(self) -> Iterator[None]:
-        """Changes made by the editor itself are not edits."""
-        was = self._filling
-        self._filling = True
-        try:
-            yield
-        finally:
-            self._filling = was
-
-    def _on_edited(self, *_: object) -> None:
-        if self._filling:
-            return
+    def _on_edited(self) -> None:
         self.set_modified(True)
         self._timer.start()

@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QScrollArea,
     QStackedWidget,
-    QTabWidget,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -156,18 +155,16 @@ class MainWindow(QMainWindow):
         self.graph_stack.addWidget(self.graph_page)
 
     def _build_code_column(self) -> None:
-        """The program's summary over its code (the Code tab) and, once made, its editor."""
+        """The program's summary over its code: one editor that also marks the step that runs."""
         self.summary = QLabel("")
         self.summary.setObjectName("scenarioSummary")
         self.summary.setWordWrap(True)
         self.summary.setProperty("role", "hint")
-        self.left_tabs = QTabWidget()
-        self.left_tabs.addTab(self.code_panel, "Code")
         self.code_column = QWidget()
-        layout = QVBoxLayout(self.code_column)
+        layout = self.code_column_layout = QVBoxLayout(self.code_column)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.summary)
-        layout.addWidget(self.left_tabs, 1)
+        layout.addWidget(self.code_panel, 1)  # until the editor is made around it (NOTE [fast start])
         self.predict_panel = PredictPanel(self.session)  # Predict first (P): hidden until asked for
         layout.addWidget(self.predict_panel)
         self.legend_area = QScrollArea()  # the legend's dock: it scrolls when the dock is small
@@ -536,12 +533,14 @@ class MainWindow(QMainWindow):
 
         if self.editor is not None:
             return
-        self.editor = ProgramEditor()
-        scroll = QScrollArea()  # the editor is tall; the code/calls/details column must still fit
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(self.editor)
-        self.left_tabs.addTab(scroll, "Edit")
+        # One code editor: the editor adopts the code panel, which keeps marking the steps.
+        layout = self.code_column_layout
+        at = layout.indexOf(self.code_panel)
+        layout.removeWidget(self.code_panel)
+        self.editor = ProgramEditor(code_edit=self.code_panel)
+        layout.insertWidget(at, self.editor, 1)
+        editor = self.editor
+        self.code_panel.keeps_typing = lambda program: program == editor.last_program()
         self.editor.program_edited.connect(self._on_program_edited)
         self.files = FileController(self, self.editor, self.settings)
         self.files.program_opened.connect(self._on_program_opened)
@@ -555,11 +554,12 @@ class MainWindow(QMainWindow):
 
     def _sync_editor(self, program: Program, *, modified: bool) -> None:
         recording = self.session.recording
-        if recording is None or recording.program is not program:
-            return  # a newer recording was applied meanwhile: it syncs the editor itself
-        if self.editor is None or program in (self.editor.last_program(), self.editor.current_program()):
-            return  # the editor made this one (the learner may have typed on since), or shows it already
-        # a toggle or a fix changed the program: the editor shows it, as an unsaved change
+        if recording is None or recording.program is not program or self.session.program is not program:
+            return  # a newer recording was applied or asked for (Ctrl+N, an edit) meanwhile
+        if self.editor is None or program == self.editor.last_program():
+            return  # the editor made this one (the learner may have typed on since)
+        # a toggle, a fix or a file changed the program: the code panel shows its text already;
+        # the editor takes its name, path and details, and a change counts as unsaved
         self.editor.set_program(program, modified=modified)
 
     def _on_program_edited(self, program: Program) -> None:
@@ -645,8 +645,6 @@ class MainWindow(QMainWindow):
 
     def _on_presentation_toggled(self, on: bool) -> None:
         self.commands.presentation.setChecked(on)
-        if on:
-            self.left_tabs.setCurrentIndex(0)  # the code as it runs, not the editor
         self.navigation.fit_soon(100)
 
     def _on_find_requested(self) -> None:
