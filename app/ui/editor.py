@@ -240,7 +240,7 @@ class ProgramEditor(QWidget):
 
     def _build(self) -> None:
         self.heading = QLabel()
-        self.heading.setProperty("role", "title")
+        self.heading.setProperty("role", "heading")  # bold at text size: the code keeps the column's height
         self.heading.setTextFormat(Qt.TextFormat.PlainText)
         self.heading.setWordWrap(True)  # a long title wraps: it never widens the code's column
         self.details_button = QToolButton()
