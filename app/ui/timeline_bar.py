@@ -27,7 +27,7 @@ from app.ui.timeline_marks import TimelineMarks
 
 __all__ = ["MIN_TRACK_PX", "TimelineBar"]
 
-MIN_TRACK_PX = 360  # narrower than this, the track moves to a row of its own above the buttons
+MIN_TRACK_PX = 160  # narrower than this, the track moves to a row of its own above the buttons
 
 
 class TimelineBar(QWidget):
