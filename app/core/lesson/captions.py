@@ -113,7 +113,7 @@ class _Captioner:
                 f"changed a saved tensor in place: {node_title(self.graph.node(node_id))}'s {slot}{now}; "
                 "a backward through it will fail"
             )
-        grads = [name for name in step.grad_changes]
+        grads = list(step.grad_changes)
         if grads and not added:
             parts.append(f"set {_listed([f'{g}.grad' for g in grads])}")
         if not parts:

@@ -204,10 +204,6 @@ class GraphCapture:
     def node(self, node_id: str) -> GraphNode:
         return self._nodes[node_id]
 
-    def reachable_from(self, root: Any) -> list[str]:
-        """Ids of the known nodes reachable from ``root`` (itself included)."""
-        return self.reachable_from_all([root] if root is not None else [])
-
     def reachable_from_all(self, roots: Iterable[Any]) -> list[str]:
         """Ids of the known nodes reachable from any of ``roots``.
 

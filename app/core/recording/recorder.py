@@ -753,10 +753,9 @@ def _isolated(device: torch.device) -> Iterator[None]:
                 yield
 
 
-def _device_bytes(device: torch.device) -> int | None:
-    if device.type == "cuda":
-        return int(torch.cuda.memory_allocated(device))
-    return None
+def _device_bytes(device: torch.device) -> int:
+    """Bytes the CUDA caching allocator holds on ``device`` (a CUDA device only)."""
+    return int(torch.cuda.memory_allocated(device))
 
 
 def _unchanged(mark: tuple[torch.Tensor, int] | None, grad: torch.Tensor | None) -> bool:
