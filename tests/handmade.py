@@ -10,14 +10,15 @@ The program they stand for::
     6      y.sum().backward(retain_graph=False)
 
 The first iteration's backward frees ``y``'s saved ``self``; every node carries
-its line and loop mark, and step 1 shows a version change.
+its line and loop mark, and step 1 shows a version change. The ``PowBackward0``
+nodes also name a module and a source file and line, as a script's recording does.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
 
-from app.core.model.graph import Edge, Graph, GraphNode, LoopMark, SavedSlot, StorageRef
+from app.core.model.graph import Edge, Graph, GraphNode, LoopMark, SavedSlot, SourceRef, StorageRef
 from app.core.model.program import Call, CallInfo, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import Step, Timeline
@@ -56,6 +57,8 @@ def _pow_node(node_id: str, step: int, loop: LoopMark, gone: int | None) -> Grap
         loops=(loop,),
         created_at_step=step,
         gone_at_step=gone,
+        module="net.0",
+        source=SourceRef("two_losses.py", 4),
     )
 
 

@@ -67,6 +67,23 @@ def test_a_small_recording_round_trips_field_by_field() -> None:
     assert back.program.twin == "t" and back.program.notes == "n"
 
 
+def test_nodes_keep_their_module_and_source() -> None:
+    back = recording_from_bytes(lens_bytes(small_recording())).graph.node("n1")
+    assert back.module == "net.0"
+    assert back.source == ("two_losses.py", 4) and back.source.file == "two_losses.py"
+
+
+def test_a_file_without_modules_and_sources_still_reads() -> None:
+    """Files written before nodes named their module and source read as 'unknown'."""
+    data = small_json()
+    for node in data["graph"]["nodes"]:
+        node.pop("module", None)
+        node.pop("source", None)
+    back = from_json(data)
+    assert all(n.module is None and n.source is None for n in back.graph.nodes)
+    assert back.graph.node("n1").line == 4
+
+
 def test_values_keep_their_types_and_non_finite_numbers() -> None:
     back = recording_from_bytes(lens_bytes(small_recording()))
     result = back.timeline[7].result
@@ -191,6 +208,10 @@ def edit(path: str, value: Any) -> dict[str, Any]:
         ("steps.3.grad_changes.x.shape", [1] * 65, "more than 64"),
         ("steps.3.grad_changes.x.flat.0", "x", "expected a number, found a string"),
         ("steps.3.grad_changes.x.flat.0", [1.0], "expected a number, found a list"),
+        ("graph.nodes.1.source", ["f.py"], "graph.nodes[1].source: expected [file, line]"),
+        ("graph.nodes.1.source", ["f.py", 0], "graph.nodes[1].source: 0 is outside"),
+        ("graph.nodes.1.source", {"file": "f.py"}, "graph.nodes[1].source: expected a list"),
+        ("graph.nodes.1.module", 3, "graph.nodes[1].module: expected a string"),
         ("program.code", None, "program.code: expected a string, found null"),
         ("program", [], "program: expected an object"),
         ("version", "1", "format version"),

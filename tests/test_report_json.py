@@ -61,6 +61,13 @@ def test_nodes_carry_their_line_loop_and_life(data: dict[str, Any]) -> None:
     assert nodes["n0"]["loops"] == [] and nodes["n3"]["gone_at_step"] is None
 
 
+def test_nodes_name_their_module_and_source_or_null(data: dict[str, Any]) -> None:
+    nodes = {n["id"]: n for n in data["nodes"]}
+    assert nodes["n1"]["module"] == "net.0"
+    assert nodes["n1"]["source"] == {"file": "two_losses.py", "line": 4}
+    assert nodes["n0"]["module"] is None and nodes["n0"]["source"] is None
+
+
 def test_tensor_slots_say_their_saved_version_and_value_slots_their_value(data: dict[str, Any]) -> None:
     tensor, value = next(n for n in data["nodes"] if n["id"] == "n1")["saved"]
     assert tensor == {

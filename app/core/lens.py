@@ -36,7 +36,16 @@ from types import MappingProxyType
 from typing import Any, TypeVar, cast, get_args
 
 from app.core.model.errors import ScenarioError
-from app.core.model.graph import Edge, Graph, GraphNode, LoopMark, SavedSlot, SlotKind, StorageRef
+from app.core.model.graph import (
+    Edge,
+    Graph,
+    GraphNode,
+    LoopMark,
+    SavedSlot,
+    SlotKind,
+    SourceRef,
+    StorageRef,
+)
 from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
@@ -148,7 +157,7 @@ def _slot_json(s: SavedSlot) -> dict[str, Any]:
 
 _NODE_DEFAULTS: dict[str, Any] = {
     "saved": [], "added_at_call": None, "is_leaf": False, "line": None, "loops": [],
-    "created_at_step": None, "gone_at_step": None,
+    "created_at_step": None, "gone_at_step": None, "module": None, "source": None,
 }  # fmt: skip
 
 
@@ -164,6 +173,8 @@ def _node_json(n: GraphNode) -> dict[str, Any]:
         "loops": _loops_json(n.loops),
         "created_at_step": n.created_at_step,
         "gone_at_step": n.gone_at_step,
+        "module": n.module,
+        "source": None if n.source is None else [n.source.file, n.source.line],
     }
     return _sparse(entry, _NODE_DEFAULTS)
 
@@ -332,6 +343,7 @@ class _Reader:
     def __init__(self, raw: Any) -> None:
         self.raw = raw
         self.node_slots: dict[str, frozenset[str]] = {}
+        self.files: dict[str, str] = {}  # each source file name once, however many nodes name it
         self.step_count = 0
         self.call_count = 0
 
@@ -492,7 +504,17 @@ class _Reader:
                 n.get("created_at_step"), f"{where}.created_at_step", self.step_index
             ),
             gone_at_step=self.optional(n.get("gone_at_step"), f"{where}.gone_at_step", self.step_index),
+            module=self.optional(n.get("module"), f"{where}.module", self.str_),
+            source=self.optional(n.get("source"), f"{where}.source", self.source),
         )
+
+    def source(self, value: Any, where: str) -> SourceRef:
+        item = self.seq(value, where)
+        if len(item) != 2:
+            raise self.fail(where, "expected [file, line]")
+        name = self.str_(item[0], where)
+        file = self.files.setdefault(name, name)
+        return SourceRef(file, self.int_(item[1], where, 1))
 
     def slot(self, value: Any, where: str) -> SavedSlot:
         s = self.obj(value, where)

@@ -53,6 +53,8 @@ def _node_json(n: GraphNode) -> dict[str, Any]:
         "loops": _loops_json(n.loops),
         "created_at_step": n.created_at_step,
         "gone_at_step": n.gone_at_step,
+        "module": n.module,
+        "source": None if n.source is None else {"file": n.source.file, "line": n.source.line},
     }
 
 

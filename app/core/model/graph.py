@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-__all__ = ["Edge", "Graph", "GraphNode", "LoopMark", "SavedSlot", "SlotKind", "StorageRef"]
+__all__ = ["Edge", "Graph", "GraphNode", "LoopMark", "SavedSlot", "SlotKind", "SourceRef", "StorageRef"]
 
 SlotKind = Literal["tensor", "value", "none"]
 
@@ -25,6 +25,17 @@ class LoopMark:
     line: int
     index: int
     count: int | None  # iterations in all, when known before the loop ran
+
+
+class SourceRef(NamedTuple):
+    """Where in the user's code a node was made: the file and its line (1-based).
+
+    The innermost frame in the recorded program's own file, not a frame of torch:
+    for ``model(x)`` inside a training loop, the line in the user's ``forward``.
+    """
+
+    file: str
+    line: int
 
 
 class StorageRef(NamedTuple):
@@ -68,6 +79,8 @@ class GraphNode:
     loops: tuple[LoopMark, ...] = ()  # the iteration it was created in
     created_at_step: int | None = None
     gone_at_step: int | None = None  # the step at which nothing the program holds reached it
+    module: str | None = None  # the nn.Module whose forward made it, as "model.layers.3.self_attn"
+    source: SourceRef | None = None  # the user's file and line that made it
 
     @functools.cached_property
     def tensor_slots(self) -> tuple[SavedSlot, ...]:
