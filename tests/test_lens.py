@@ -458,3 +458,16 @@ def test_a_missing_lens_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
 def test_device_does_not_apply_to_a_recorded_file(saved: Path) -> None:
     line = one_line_exit_2(run_app("trace", str(saved), "--device", "cpu"))
     assert "already recorded (on cpu); --device applies only when recording" in line
+
+
+def test_a_leaf_no_graph_has_used_yet_survives_the_file(tmp_path: Path) -> None:
+    """A program that fails before its leaf joins a graph names the leaf with no node ("")."""
+    from app.core.loading import parse_python
+    from app.core.recording.recorder import record
+
+    program = parse_python("import torch\nx = torch.tensor([1., 2.], requires_grad=True)\nx += 1\n")
+    recording = record(program)
+    assert recording.leaves == {"x": ""} and recording.error is not None
+    path = tmp_path / "early.lens"
+    save_lens(recording, path)
+    assert read_lens(path).leaves == {"x": ""}

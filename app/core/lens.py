@@ -86,9 +86,15 @@ def save_lens(recording: Recording, path: str | Path) -> None:
     Path(path).write_bytes(lens_bytes(recording))
 
 
-def lens_bytes(recording: Recording) -> bytes:
-    """The ``.lens`` file of ``recording``: gzip-compressed JSON, the same bytes for the same recording."""
+def lens_bytes(recording: Recording, *, compress: bool = True) -> bytes:
+    """The ``.lens`` file of ``recording``: gzip-compressed JSON, the same bytes for the same recording.
+
+    ``compress=False``: the JSON alone (a pipe to the next process gains nothing from gzip);
+    :func:`recording_from_bytes` reads both.
+    """
     text = json.dumps(_recording_json(recording), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    if not compress:
+        return text.encode("utf-8")
     compressor = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip header, mtime 0
     return compressor.compress(text.encode("utf-8")) + compressor.flush()
 
@@ -627,8 +633,10 @@ class _Reader:
         )
 
     def leaves(self, value: Any) -> Mapping[str, str]:
+        """Leaf name -> its AccumulateGrad node, or "" for a leaf no graph has used yet."""
         return {
-            name: self.node_id(node, f"leaves.{name}") for name, node in self.obj(value, "leaves").items()
+            name: "" if node == "" else self.node_id(node, f"leaves.{name}")
+            for name, node in self.obj(value, "leaves").items()
         }
 
     def call_info(self, value: Any, position: int) -> CallInfo:
