@@ -6,14 +6,16 @@ named in the title with its peak, so a graph kept alive across iterations
 (``total_loss += loss``) reads as a rising line even when every backward
 freed its bytes. On CUDA the recording also has the allocator's
 ``memory_allocated`` per step; it is drawn as another line. The current step
-is marked; a click jumps there.
+is marked; a click jumps there. Below the chart, at the last step of a program
+that kept old graphs for nothing, the :class:`~app.ui.advice_panel.AdvicePanel`
+offers the edit that lets them go: the rising line is the evidence it cites.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Property, QEvent, QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import Property, QEvent, QObject, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
     QMouseEvent,
@@ -24,8 +26,9 @@ from PySide6.QtGui import (
     QPixmap,
     QResizeEvent,
 )
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QDockWidget, QSizePolicy, QSpacerItem, QVBoxLayout, QWidget
 
+from app.ui.advice_panel import AdvicePanel
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MemoryChart"]
 
+ADVICE_SHARE = 0.6  # the advice's most of the chart's height; it scrolls inside, the plot keeps the rest
 DRAW_LATER_STEPS = 2000  # a longer series is drawn on a timer after the first paint (NOTE [chart cache])
 
 
@@ -60,7 +64,6 @@ class MemoryChart(QWidget):
         self._device_color = QColor("#7b3fa0")
         self._alive_color = QColor("#009e73")
         self._marker_color = QColor("#d62728")
-        self.setMinimumHeight(100)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.setToolTip(
             "Bytes held by saved tensors (filled) and nodes alive (dashed, own scale) at each step; "
@@ -68,6 +71,33 @@ class MemoryChart(QWidget):
         )
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
+        self.advice = AdvicePanel(session, self)  # under the chart; the plot keeps the space above it
+        self.advice.installEventFilter(self)
+        self.advice.advice_shown.connect(self._bring_forward)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        plot = QSpacerItem(0, 100, QSizePolicy.Policy.Minimum, QSizePolicy.Policy.MinimumExpanding)
+        layout.addItem(plot)  # at least 100 px of chart, the advice (when shown) below
+        layout.addWidget(self.advice)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.advice and event.type() in (
+            QEvent.Type.Show,
+            QEvent.Type.Hide,
+            QEvent.Type.Resize,
+            QEvent.Type.Move,
+        ):
+            self._invalidate()  # the plot area changed
+        return super().eventFilter(watched, event)
+
+    def _bring_forward(self) -> None:
+        """When the advice appears and this chart's dock shares its place with others, show its tab:
+        at 1280 px every panel shares one column, and the advice would wait behind another tab."""
+        holder = self.parentWidget()
+        while holder is not None and not isinstance(holder, QDockWidget):
+            holder = holder.parentWidget()
+        if holder is not None and not holder.isFloating():
+            holder.raise_()
 
     # Colours come from the stylesheet: MemoryChart { qproperty-savedColor: ...; }
     def _get_saved(self) -> QColor:
@@ -140,7 +170,10 @@ class MemoryChart(QWidget):
 
     def _plot_area(self) -> QRectF:
         line = self.fontMetrics().height()
-        return QRectF(self.rect()).adjusted(8, line * self._title_lines() + 6, -8, -line - 6)
+        rect = QRectF(self.rect())
+        if not self.advice.isHidden():
+            rect.setBottom(min(rect.bottom(), self.advice.geometry().top()))
+        return rect.adjusted(8, line * self._title_lines() + 6, -8, -line - 6)
 
     def _x(self, area: QRectF, index: int) -> float:
         count = max(len(self._saved), 1)
@@ -207,6 +240,7 @@ class MemoryChart(QWidget):
         self.update()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
+        self.advice.setMaximumHeight(round(event.size().height() * ADVICE_SHARE))
         super().resizeEvent(event)
         self._cache = None
 
