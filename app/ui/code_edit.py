@@ -32,6 +32,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from app.ui.python_highlighter import PythonHighlighter
+from app.ui.theme import hue_colour, mixed
 
 __all__ = ["INDENT", "CodeEdit", "error_colour", "plain_text"]
 
@@ -45,8 +46,7 @@ def plain_text(edit: QPlainTextEdit) -> str:
 
 def error_colour(palette: QPalette) -> QColor:
     """Red, as light as reads well on the palette's background."""
-    dark = palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
-    return QColor.fromHslF(0.0, 0.75, 0.66 if dark else 0.45)
+    return hue_colour(palette, 0.0)
 
 
 class _LineNumbers(QWidget):
@@ -254,7 +254,11 @@ class CodeEdit(QPlainTextEdit):
 
     def paint_line_numbers(self, area: QWidget, event: QPaintEvent) -> None:
         painter = QPainter(area)
-        painter.fillRect(event.rect(), self.palette().alternateBase())
+        # NOTE [palette colours]: from the text's own background and colour, which every theme sets
+        # (alternateBase and placeholderText are not: a light gutter in the dark theme)
+        base, ink = self.palette().base().color(), self.palette().text().color()
+        painter.fillRect(event.rect(), mixed(base, ink, 0.07))
+        number_colour = mixed(ink, base, 0.4)
         block = self.firstVisibleBlock()
         top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
         height = self.fontMetrics().height()
@@ -264,7 +268,7 @@ class CodeEdit(QPlainTextEdit):
             is_error = number == self._error_line
             # The "!" makes the error line findable without colour.
             text = f"!{number}" if is_error else str(number)
-            painter.setPen(error if is_error else self.palette().placeholderText().color())
+            painter.setPen(error if is_error else number_colour)
             painter.drawText(0, top, area.width() - 4, height, Qt.AlignmentFlag.AlignRight, text)
             marker = self.line_marker(number)
             if marker is not None:

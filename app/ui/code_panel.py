@@ -63,6 +63,7 @@ from PySide6.QtWidgets import QMenu, QPlainTextEdit, QTextEdit, QWidget
 from app.ui.call_toggles import CallSite, call_sites, edit_call
 from app.ui.code_edit import CodeEdit
 from app.ui.session import Session
+from app.ui.theme import tint_colour
 
 if TYPE_CHECKING:
     from app.core.model.program import Program
@@ -79,6 +80,7 @@ HIGHLIGHT_MAX_LINES = 1000  # past this, uncoloured: colouring costs ~18 ms per 
 LOOK_BACK = 64  # steps searched for the lines that ran before the current ones
 BAR_WIDTH, FAINT_BAR_WIDTH = 5, 2
 RECHECK_MS = 400  # after a typing pause: is the text the recorded one again?
+CURRENT_HUE, FAILED_HUE = 0.13, 0.0  # amber and red tints, without a stylesheet
 GUTTER_TIP = "Click a line number to go to the first step that ran that line"
 
 
@@ -103,8 +105,8 @@ class CodePanel(CodeEdit):
         self._in_sync = False  # the text is the recorded program's (NOTE [marks follow the recorded text])
         self._typed = False  # the learner changed the text since it was last the recorded one
         self.keeps_typing: Callable[[Program], bool] = lambda program: False
-        self._current = QColor("#ffe58a")
-        self._failed = QColor("#ffc9c9")
+        self._current: QColor | None = None  # None: a tint from the palette (NOTE [palette colours])
+        self._failed: QColor | None = None
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # arrow keys stay with stepping until clicked
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # no line hides its end
         self.document().setDocumentMargin(BAR_WIDTH + 3)  # the bars are drawn left of the text
@@ -126,14 +128,14 @@ class CodePanel(CodeEdit):
 
     # Colours come from the stylesheet: CodePanel { qproperty-currentLineColor: ... }
     def _get_current(self) -> QColor:
-        return self._current
+        return QColor(self._current or tint_colour(self.palette(), CURRENT_HUE))
 
     def _set_current(self, color: QColor) -> None:
         self._current = QColor(color)
         self._highlight()
 
     def _get_failed(self) -> QColor:
-        return self._failed
+        return QColor(self._failed or tint_colour(self.palette(), FAILED_HUE))
 
     def _set_failed(self, color: QColor) -> None:
         self._failed = QColor(color)
@@ -318,7 +320,7 @@ class CodePanel(CodeEdit):
         glyph = self.marker(number - 1)
         if not glyph:
             return None
-        colour = self._failed if self._failed_mark else self._current
+        colour = self._get_failed() if self._failed_mark else self._get_current()
         return glyph, colour.darker(220)
 
     def _scroll_to_marks(self) -> None:
@@ -338,7 +340,7 @@ class CodePanel(CodeEdit):
             self.set_selections("step", [])
             return
         fmt = QTextCharFormat()
-        fmt.setBackground(self._failed if self._failed_mark else self._current)
+        fmt.setBackground(self._get_failed() if self._failed_mark else self._get_current())
         fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
         cursor = QTextCursor(first)
         if last != first:  # up to the start of the next line, so the last line is full width too
@@ -355,14 +357,14 @@ class CodePanel(CodeEdit):
         if not self.marks_shown or not (self._marked or self._previous):
             return
         painter = QPainter(self.viewport())
-        current = self._failed if self._failed_mark else self._current
-        faint = QColor(self._current)
+        current = self._get_failed() if self._failed_mark else self._get_current()
+        faint = self._get_current()
         faint.setAlpha(70)
         rect = self._lines_rect(self._previous)
         if rect is not None:
             painter.fillRect(rect, faint)
             bar = QRect(rect.left(), rect.top(), FAINT_BAR_WIDTH, rect.height())
-            painter.fillRect(bar, self._current.darker(160))
+            painter.fillRect(bar, self._get_current().darker(160))
         rect = self._lines_rect(self._marked)
         if rect is not None:
             painter.fillRect(QRect(rect.left(), rect.top(), BAR_WIDTH, rect.height()), current.darker(220))

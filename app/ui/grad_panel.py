@@ -16,6 +16,7 @@ from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from app.ui.session import Session
+from app.ui.theme import hue_colour
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_BARS", "GradBars", "GradPanel"]
 
+BAR_HUES = (0.58, 0.08, 0.33)  # blue, orange, green: one per call, without a stylesheet
 MAX_BARS = 16  # elements drawn per leaf; the rest are summarised in the text
 MAX_LEAVES = 12
 MAX_HISTORY = 6  # lines of per-call history per leaf; a long loop shows its latest calls
@@ -62,7 +64,7 @@ class GradBars(QWidget):
         super().__init__(parent)
         self._bars: list[list[Segment]] = []
         self._scale = 1.0
-        self._colors = [QColor("#1f77b4"), QColor("#ff7f0e"), QColor("#2ca02c")]
+        self._colors: list[QColor | None] = [None, None, None]  # None: from the palette
         self.setMinimumHeight(80)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
@@ -72,22 +74,26 @@ class GradBars(QWidget):
         self.update()
 
     def _get_first(self) -> QColor:
-        return self._colors[0]
+        return self.color(0)
 
     def _set_first(self, color: QColor) -> None:
         self._set_color(0, color)
 
     def _get_second(self) -> QColor:
-        return self._colors[1]
+        return self.color(1)
 
     def _set_second(self, color: QColor) -> None:
         self._set_color(1, color)
 
     def _get_third(self) -> QColor:
-        return self._colors[2]
+        return self.color(2)
 
     def _set_third(self, color: QColor) -> None:
         self._set_color(2, color)
+
+    def color(self, i: int) -> QColor:
+        """Call ``i``'s colour: the stylesheet's, else a hue from the palette (NOTE [palette colours])."""
+        return QColor(self._colors[i] or hue_colour(self.palette(), BAR_HUES[i]))
 
     firstColor = Property(QColor, _get_first, _set_first)
     secondColor = Property(QColor, _get_second, _set_second)
@@ -131,7 +137,7 @@ class GradBars(QWidget):
         left, width = span
         for seg in bar:
             top, bottom = zero_y - seg.end * unit, zero_y - seg.start * unit
-            color = self._colors[seg.call % len(self._colors)]
+            color = self.color(seg.call % len(self._colors))
             shrinking = abs(seg.end) < abs(seg.start)  # this call took some of the gradient away
             painter.setPen(QPen(color if shrinking else self.palette().windowText().color(), 1))
             painter.setBrush(

@@ -30,12 +30,14 @@ from PySide6.QtWidgets import QDockWidget, QSizePolicy, QSpacerItem, QVBoxLayout
 
 from app.ui.advice_panel import AdvicePanel
 from app.ui.session import Session
+from app.ui.theme import hue_colour
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
 __all__ = ["MemoryChart"]
 
+SAVED_HUE, DEVICE_HUE, ALIVE_HUE, MARKER_HUE = 0.58, 0.78, 0.45, 0.0  # without a stylesheet's colours
 ADVICE_SHARE = 0.6  # the advice's most of the chart's height; it scrolls inside, the plot keeps the rest
 DRAW_LATER_STEPS = 2000  # a longer series is drawn on a timer after the first paint (NOTE [chart cache])
 
@@ -60,10 +62,11 @@ class MemoryChart(QWidget):
         self._cache: QPixmap | None = None
         self._drawing_later = False  # a timer will draw the series (NOTE [chart cache])
         self._draw_now = False  # the timer has fired: the next paint draws the series
-        self._saved_color = QColor("#1f77b4")
-        self._device_color = QColor("#7b3fa0")
-        self._alive_color = QColor("#009e73")
-        self._marker_color = QColor("#d62728")
+        # None: from the palette (NOTE [palette colours]); every theme's stylesheet sets them
+        self._saved_color: QColor | None = None
+        self._device_color: QColor | None = None
+        self._alive_color: QColor | None = None
+        self._marker_color: QColor | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.setToolTip(
             "Bytes held by saved tensors (filled) and nodes alive (dashed, own scale) at each step; "
@@ -101,28 +104,28 @@ class MemoryChart(QWidget):
 
     # Colours come from the stylesheet: MemoryChart { qproperty-savedColor: ...; }
     def _get_saved(self) -> QColor:
-        return self._saved_color
+        return QColor(self._saved_color or hue_colour(self.palette(), SAVED_HUE))
 
     def _set_saved(self, color: QColor) -> None:
         self._saved_color = QColor(color)
         self._invalidate()
 
     def _get_device(self) -> QColor:
-        return self._device_color
+        return QColor(self._device_color or hue_colour(self.palette(), DEVICE_HUE))
 
     def _set_device(self, color: QColor) -> None:
         self._device_color = QColor(color)
         self._invalidate()
 
     def _get_marker(self) -> QColor:
-        return self._marker_color
+        return QColor(self._marker_color or hue_colour(self.palette(), MARKER_HUE))
 
     def _set_marker(self, color: QColor) -> None:
         self._marker_color = QColor(color)
         self._invalidate()
 
     def _get_alive(self) -> QColor:
-        return self._alive_color
+        return QColor(self._alive_color or hue_colour(self.palette(), ALIVE_HUE))
 
     def _set_alive(self, color: QColor) -> None:
         self._alive_color = QColor(color)
@@ -221,13 +224,13 @@ class MemoryChart(QWidget):
         painter.setFont(self.font())
         area = self._plot_area()
         top = max([*self._saved, *(self._device or []), 1])
-        self._paint_series(painter, area, self._saved, top, self._saved_color, fill=True)
+        self._paint_series(painter, area, self._saved, top, self._get_saved(), fill=True)
         if self._device is not None:
-            self._paint_series(painter, area, self._device, top, self._device_color, fill=False)
+            self._paint_series(painter, area, self._device, top, self._get_device(), fill=False)
         if any(self._alive):  # its own scale: nodes, not bytes
             alive_top = max(self._alive)
             self._paint_series(
-                painter, area, self._alive, alive_top, self._alive_color, fill=False, dashed=True
+                painter, area, self._alive, alive_top, self._get_alive(), fill=False, dashed=True
             )
         self._paint_stops(painter, area)
         painter.end()
@@ -250,32 +253,68 @@ class MemoryChart(QWidget):
             self._cache = None
 
     def _paint_title(self, painter: QPainter) -> None:
-        text = self.palette().windowText().color()
-        painter.setPen(text)
-        line = self.fontMetrics().height()
         now = self._saved[self._marker] if self._marker < len(self._saved) else 0
-        title = f"Saved tensors held: {_bytes(now)} · peak {_bytes(max(self._saved))}"
-        title = self.fontMetrics().elidedText(title, Qt.TextElideMode.ElideRight, self.width() - 16)
-        painter.drawText(QRectF(8, 2, self.width() - 16, line), Qt.AlignmentFlag.AlignLeft, title)
-        self._paint_line_title(painter, 1, self._alive_color, self.alive_title())
+        held, peak = _bytes(now), _bytes(max(self._saved))
+        saved = [
+            f"Saved tensors held: {held} · peak {peak}",
+            f"Saved: {held} · peak {peak}",
+            f"Saved: {held}",
+        ]
+        self._paint_line_title(painter, 0, self.palette().windowText().color(), saved)
+        self._paint_line_title(painter, 1, self._get_alive(), self._alive_titles())
         if self._device is not None:
-            device_now = self._device[self._marker] if self._marker < len(self._device) else 0
+            device_now = _bytes(self._device[self._marker] if self._marker < len(self._device) else 0)
             self._paint_line_title(
-                painter, 2, self._device_color, f"— device memory allocated: {_bytes(device_now)}"
+                painter,
+                2,
+                self._get_device(),
+                [f"— device memory allocated: {device_now}", f"— device: {device_now}"],
             )
 
     def alive_title(self) -> str:
         """The second title line: nodes alive now and at the peak (the dashed line's scale)."""
-        if not self._alive:
-            return ""
-        now = self._alive[self._marker] if self._marker < len(self._alive) else 0
-        return f"╌ Nodes alive: {now} · peak {max(self._alive)} (own scale)"
+        titles = self._alive_titles()
+        return titles[0] if titles else ""
 
-    def _paint_line_title(self, painter: QPainter, row: int, color: QColor, text: str) -> None:
-        line = self.fontMetrics().height()
+    def _alive_titles(self) -> list[str]:
+        """The second title line, longest first: a narrow chart shows the longest that fits."""
+        if not self._alive:
+            return []
+        now = self._alive[self._marker] if self._marker < len(self._alive) else 0
+        peak = max(self._alive)
+        return [
+            f"╌ Nodes alive: {now} · peak {peak} (own scale)",
+            f"╌ Nodes: {now} · peak {peak}",
+            f"╌ Nodes: {now}",
+        ]
+
+    def _paint_line_title(self, painter: QPainter, row: int, color: QColor, texts: list[str]) -> None:
+        """The first of ``texts`` that fits the width (a large text scale, a narrow dock), else the
+        last one elided: the numbers stay whole as long as they can."""
+        if not texts:
+            return
+        line, room = self.fontMetrics().height(), self.width() - 16
+        fitting = [t for t in texts if self.fontMetrics().horizontalAdvance(t) <= room]
+        text = (
+            fitting[0]
+            if fitting
+            else self.fontMetrics().elidedText(texts[-1], Qt.TextElideMode.ElideRight, room)
+        )
         painter.setPen(color)
-        text = self.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, self.width() - 16)
-        painter.drawText(QRectF(8, 2 + row * line, self.width() - 16, line), Qt.AlignmentFlag.AlignLeft, text)
+        painter.drawText(QRectF(8, 2 + row * line, room, line), Qt.AlignmentFlag.AlignLeft, text)
+
+    def _fit(self, texts: list[str]) -> str:
+        room = self.width() - 16
+        fitting = [t for t in texts if self.fontMetrics().horizontalAdvance(t) <= room]
+        return (
+            fitting[0]
+            if fitting
+            else self.fontMetrics().elidedText(texts[-1], Qt.TextElideMode.ElideRight, room)
+        )
+
+    def shown_alive_title(self) -> str:
+        """The alive-node title as drawn at the chart's width."""
+        return self._fit(self._alive_titles()) if self._alive else ""
 
     def _paint_series(
         self,
@@ -320,7 +359,7 @@ class MemoryChart(QWidget):
 
     def _paint_marker(self, painter: QPainter, area: QRectF) -> None:
         x = self._x(area, self._marker)
-        painter.setPen(QPen(self._marker_color, 4))
+        painter.setPen(QPen(self._get_marker(), 4))
         painter.drawLine(QPointF(x, area.top() - 4), QPointF(x, area.bottom() + 4))
 
     def mousePressEvent(self, event: QMouseEvent) -> None:

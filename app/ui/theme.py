@@ -13,12 +13,23 @@ from __future__ import annotations
 from pathlib import Path
 from string import Template
 
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from app.core.resources import style_files
 from app.ui.settings import THEMES
 
-__all__ = ["THEMES", "apply_theme", "font_sizes", "stylesheet", "theme_files"]
+__all__ = [
+    "THEMES",
+    "apply_theme",
+    "font_sizes",
+    "hue_colour",
+    "is_dark",
+    "mixed",
+    "stylesheet",
+    "theme_files",
+    "tint_colour",
+]
 
 BASE_PT = 12.0
 SIZES = {"small": 0.85, "base": 1.0, "title": 1.25, "caption": 1.45, "counter": 2.1}
@@ -53,3 +64,42 @@ def stylesheet(theme: str, scale: float = 1.0) -> str:
 
 def apply_theme(app: QApplication, theme: str, scale: float = 1.0) -> None:
     app.setStyleSheet(stylesheet(theme, scale))
+
+
+# -- colours that follow the palette ------------------------------------------------------
+# NOTE [palette colours]
+# Every theme's stylesheet sets the colours a view paints itself (``GradBars {
+# qproperty-firstColor: ... }``). Without one (a view made alone, a theme file that
+# leaves a colour out), a view takes its colour from its palette here, never a fixed
+# hex value: a hue at the lightness that reads on the palette's own background.
+
+
+def is_dark(palette: QPalette) -> bool:
+    """Whether the palette's text background is dark (light text on it)."""
+    return palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
+
+
+def hue_colour(palette: QPalette, hue: float, saturation: float = 0.75) -> QColor:
+    """A line or text colour of ``hue`` (0 red, 1/3 green, 2/3 blue) that reads on ``palette``.
+
+    >>> light, dark = QPalette(QColor("#ffffff")), QPalette(QColor("#1e1f22"))
+    >>> light.setColor(QPalette.ColorRole.Base, QColor("#ffffff"))
+    >>> dark.setColor(QPalette.ColorRole.Base, QColor("#1e1f22"))
+    >>> hue_colour(light, 0.0).lightnessF() < 0.5 < hue_colour(dark, 0.0).lightnessF()
+    True
+    """
+    return QColor.fromHslF(hue, saturation, 0.66 if is_dark(palette) else 0.45)
+
+
+def tint_colour(palette: QPalette, hue: float, saturation: float = 0.8) -> QColor:
+    """A background tint of ``hue`` behind text (a marked line): pale on light, deep on dark."""
+    return QColor.fromHslF(hue, saturation, 0.27 if is_dark(palette) else 0.8)
+
+
+def mixed(a: QColor, b: QColor, share: float) -> QColor:
+    """``a`` with ``share`` (0-1) of ``b`` mixed in."""
+    return QColor.fromRgbF(
+        a.redF() + (b.redF() - a.redF()) * share,
+        a.greenF() + (b.greenF() - a.greenF()) * share,
+        a.blueF() + (b.blueF() - a.blueF()) * share,
+    )
