@@ -58,7 +58,7 @@ from app.core.language.parsing import parse
 from app.core.language.positions import SourceText
 from app.core.lesson.captions import write_captions
 from app.core.model.errors import ProgramError, RecordingTimeout
-from app.core.model.graph import Graph, LoopMark, SavedSlot
+from app.core.model.graph import Graph, LoopMark, SavedSlot, SourceRef
 from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
@@ -150,6 +150,9 @@ class _Recorder:
         self.freed_by: dict[SlotKey, int] = {}
         self.reached: dict[str, set[int]] = {}
         self.node_line: dict[str, tuple[int | None, tuple[LoopMark, ...], int]] = {}
+        # The module and user source line that new nodes get; a script sets it before each capture.
+        self.origin: tuple[str | None, SourceRef | None] = (None, None)
+        self.node_origin: dict[str, tuple[str | None, SourceRef | None]] = {}
         self.gone_at: dict[str, int] = {}
         self.fresh: list[Any] = []  # grad_fns of the tensors the current statement made
         self.dirty = False  # the current statement may have let go of a graph
@@ -217,6 +220,8 @@ class _Recorder:
                     "loops": loops,
                     "created_at_step": step,
                     "gone_at_step": self.gone_at.get(node_id),
+                    "module": self.node_origin.get(node_id, (None, None))[0],
+                    "source": self.node_origin.get(node_id, (None, None))[1],
                 }
                 for node_id, (line, loops, step) in self.node_line.items()
             }
@@ -249,7 +254,7 @@ class _Recorder:
         if self.budget.writes != self.probed_writes:  # the loss code wrote into a tensor in place
             self._probe_all(None)
         first = len(self.steps)
-        start = {name: self._grad_copy(name) for name in self.leaves}
+        start = {name: _grad_clone(self.leaf_tensors[name]) for name in self.leaves}
         observer = _CallObserver(self, index, call.line, loops)
         error, result = None, None
         try:
@@ -272,7 +277,9 @@ class _Recorder:
         # create_graph leaves a graph in .grad, held through the leaves from now on: this call built it
         self.fresh.extend(_graph_fns(t for t in self.leaf_tensors.values() if t.grad is not None))
         self._take_fresh(call=index, line=call.line)
-        contribution = {name: _difference(self._grad_copy(name), before) for name, before in start.items()}
+        contribution = {
+            name: _contribution(self.leaf_tensors[name], before) for name, before in start.items()
+        }
         step = self._snapshot(
             "call_end",
             index,
@@ -460,8 +467,11 @@ class _Recorder:
     def _add_nodes(self, new: list[str], line: int | None) -> None:
         self._apply_labels()
         step = len(self.steps)
+        origin = self.origin
         for node_id in new:
             self.node_line[node_id] = (line, self._loops, step)
+            if origin != (None, None):
+                self.node_origin[node_id] = origin
             variable = self.capture.leaf_variable(node_id)
             if variable is not None:
                 self._name_leaf(node_id, variable)
@@ -634,10 +644,6 @@ class _Recorder:
         self.steps.append(step)
         return step
 
-    def _grad_copy(self, name: str) -> Values | None:
-        grad = self.leaf_tensors[name].grad
-        return None if grad is None else values_of(grad)
-
     def check_deadline(self) -> None:
         pace()  # NOTE [pacing]: runs at every node the engine starts
         if time.monotonic() > self.deadline:
@@ -764,12 +770,23 @@ def _unchanged(mark: tuple[torch.Tensor, int] | None, grad: torch.Tensor | None)
     return mark[0] is grad and mark[1] == grad._version
 
 
-def _difference(after: Values | None, before: Values | None) -> Values | None:
+def _grad_clone(leaf: torch.Tensor) -> torch.Tensor | None:
+    """A copy of ``leaf.grad`` as a call starts (the call may add to it in place)."""
+    grad = leaf.grad
+    return None if grad is None else grad.detach().clone()
+
+
+def _contribution(leaf: torch.Tensor, before: torch.Tensor | None) -> Values | None:
+    """What a call added to ``leaf.grad``: subtracted by torch, in the grad's dtype (one copy out,
+    where subtracting two copies in Python took longer than the call on a model's weights)."""
+    after = leaf.grad
     if after is None:
         return None
     if before is None or before.shape != after.shape:
-        return after
-    return after - before
+        return values_of(after)
+    if after.is_complex() or before.dtype != after.dtype:  # shown by magnitude: |after| - |before|
+        return values_of(after) - values_of(before)
+    return values_of(after.detach() - before)
 
 
 def record(program: Program, device: str = "cpu", *, limits: Limits | None = None) -> Recording:

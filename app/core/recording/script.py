@@ -41,8 +41,27 @@ nodes are captured from those values after each line, and a node none of them
 reaches is let go. Each node's line is the script line running when it was
 captured (a node made inside torch belongs to the script line that called
 it). Leaves are named by the outermost names first: ``model.fc1.weight``
-rather than ``self.fc1.weight``. An in-place write is not counted here as the
-size guard counts it, so every slot is probed after every line.
+rather than ``self.fc1.weight``. Nodes made while a caller's line is still
+running (``bce(D(real)) + bce(D(fake))``) are held by that line's half-computed
+expression, where no frame's names show them: they stay until the line ends.
+
+# NOTE [modules and sources]
+Global module forward hooks (pre and post, removed with the rest) keep a stack
+of the modules whose ``forward`` is running. A module's post-hook captures the
+nodes behind its output not seen yet, so they belong to the innermost module
+that made them (``G.body.0``); its pre-hook first captures what its inputs
+reach, which the caller made. Nodes captured at a line's end belong to the
+module whose ``forward`` runs that line, or to none at the top level. A module
+is named by the variable holding it (globals first, then the frames, outermost
+first) and its ``named_modules`` path. Every node's ``source`` is the
+innermost frame in the script's file when it was captured: the line in the
+script's own ``forward``, or the line that called a torch module.
+
+# NOTE [written slots]
+A line may write into a saved tensor in place (``opt.step()``). Rather than
+probing every slot after every line, each held slot's tensors are kept with
+their version counters (only while the slot holds them, so no buffer lives
+longer than PyTorch keeps it); a node is probed when one of its counters moved.
 
 Everything is undone in a ``finally``: patches, the trace function, the
 standard output, ``sys.argv`` and ``sys.path[0]``.
@@ -61,6 +80,7 @@ import sys
 import threading
 import tokenize
 import traceback
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -69,12 +89,17 @@ from types import FrameType, TracebackType
 from typing import Any, TextIO
 
 import torch
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+from torch.utils.hooks import RemovableHandle
 
 from app.core.devices import resolve_device
 from app.core.loading import python_title, stem_name
+from app.core.model.graph import SourceRef
 from app.core.model.program import CallKind, Program
 from app.core.model.recording import Recording
-from app.core.recording.recorder import _graph_fns, _ProgramStopped, _Recorder
+from app.core.model.timeline import SlotKey, SlotState
+from app.core.recording.capture import SavedSlot, raw_saved_tensors
+from app.core.recording.recorder import _HOLDING, _graph_fns, _ProgramStopped, _Recorder
 from app.core.sizing.limits import Limits
 
 __all__ = ["BlockRecorder", "ScriptRun", "record_script", "script_traceback"]
@@ -110,6 +135,8 @@ class _ScriptRecorder(_Recorder):
         self.call_nodes = _call_nodes(program.code)
         self.thread = threading.get_ident()
         self.line_of: dict[int, int] = {}  # id(frame) -> the line it is running
+        self.line_start: dict[int, int] = {}  # id(frame) -> nodes captured before its line began
+        self.kept_from = math.inf  # nodes from this one on may be temporaries of a running line
         self.in_call = False
         self.stopped = False
         self.autograd_error: BaseException | None = None
@@ -117,10 +144,26 @@ class _ScriptRecorder(_Recorder):
         self.names: list[tuple[str, Any]] = []  # outermost first
         self.top_names: list[tuple[str, Any]] = []  # the script's globals and outermost frame
         self.tensors: list[torch.Tensor] = []
+        self.source_file = str(program.path or filename)
+        self.modules = _ModuleNames()
+        self.module_stack: list[tuple[int, str | None]] = []  # (id(module), its name), innermost last
+        self.hook_nodes: set[str] = set()  # nodes module hooks captured during the running line
+        # NOTE [written slots]: each held slot's tensors and their versions when last looked at.
+        self.watched: dict[SlotKey, tuple[tuple[torch.Tensor, int], ...]] = {}
 
     # -- what the program holds (overrides) ---------------------------
     def _held_tensors(self) -> Iterator[torch.Tensor]:
         return iter(self.tensors)
+
+    def _held_roots(self) -> Iterator[Any]:
+        """What the frames hold, and the nodes made while a caller's line runs: its half-computed
+        expression (``bce(disc(real)) + bce(disc(fake))``) holds them where no name shows it."""
+        yield from super()._held_roots()
+        if self.kept_from < len(self.node_line):
+            fns = self.capture.fns
+            yield from (
+                fns[n] for n in (f"n{k}" for k in range(int(self.kept_from), len(self.node_line))) if n in fns
+            )
 
     def _name_of(self, tensor: torch.Tensor) -> str | None:
         for name, value in self.names:
@@ -148,13 +191,23 @@ class _ScriptRecorder(_Recorder):
                     known.add(id(tensor))
 
     def name_module(self, module: torch.nn.Module, name: str) -> None:
-        """Name ``module``'s parameters ``name.<path>`` from now on."""
+        """Name ``module``'s parameters ``name.<path>``, and its submodules, from now on."""
+        self.modules.add(module, name)
         for path, p in module.named_parameters():
             if p.requires_grad:
                 self._known_leaf(p, f"{name}.{path}")
 
     # -- looking at the frames ----------------------------------------
     def _look_from(self, frame: FrameType, returned: Any = _NOTHING) -> None:
+        chain = self._look_at_names(frame)
+        callers = [f for f in chain[1:] if f.f_code.co_filename == self.filename]
+        self.kept_from = min((self.line_start.get(id(f), math.inf) for f in callers), default=math.inf)
+        others = [v for f in chain if f.f_code.co_filename != self.filename for v in f.f_locals.values()]
+        extra = [] if returned is _NOTHING else [returned]
+        self.tensors = list(_tensors_in([*self.env.values(), *others, *extra], self.user_modules))
+
+    def _look_at_names(self, frame: FrameType) -> list[FrameType]:
+        """The names the script's frames hold, outermost first; returns the frames out from ``frame``."""
         chain = _frames_out_to_script(frame, self.filename)
         script_frames = [f for f in chain if f.f_code.co_filename == self.filename]
         outermost = script_frames[-1]
@@ -166,12 +219,11 @@ class _ScriptRecorder(_Recorder):
         self.top_names = own + (frame_names[0] if outermost.f_locals is not outermost.f_globals else [])
         self.names = own + [pair for names in frame_names for pair in names]
         self.env = dict(self.names)
-        others = [v for f in chain if f.f_code.co_filename != self.filename for v in f.f_locals.values()]
-        extra = [] if returned is _NOTHING else [returned]
-        self.tensors = list(_tensors_in([*self.env.values(), *others, *extra], self.user_modules))
+        return chain
 
     def _let_go_of_frames(self) -> None:
         self.names, self.top_names, self.tensors, self.env = [], [], [], {}
+        self.kept_from = math.inf
 
     # -- line events ----------------------------------------------------
     def global_trace(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
@@ -183,9 +235,11 @@ class _ScriptRecorder(_Recorder):
         if event == "line":
             self.line_done(frame)
             self.line_of[id(frame)] = frame.f_lineno
+            self.line_start[id(frame)] = len(self.node_line)
         elif event == "return":
             self.line_done(frame, arg)
             self.line_of.pop(id(frame), None)
+            self.line_start.pop(id(frame), None)
         return self.local_trace
 
     def line_done(self, frame: FrameType, returned: Any = _NOTHING) -> None:
@@ -195,23 +249,95 @@ class _ScriptRecorder(_Recorder):
             return
         self._look_from(frame, returned)
         try:
+            self.origin = (self._module_now(), SourceRef(self.source_file, line))
             self.fresh.extend(_graph_fns(self.tensors))
             self._label_new(frame, line)
             self.dirty = True  # NOTE [trusted scripts]: what a line let go of is not known
-            if self.capture.fns:
-                self.budget.writes += 1  # nor whether it wrote in place: probe every slot
+            self._probe_written()  # nor whether it wrote in place (NOTE [written slots])
             self._after_statement(line, ())
+            self._apply_labels()
         finally:
+            self.origin = (None, None)
+            self.hook_nodes.clear()
             self._let_go_of_frames()
 
     def _label_new(self, frame: FrameType, line: int) -> None:
         """A node first seen bound to a name of the frame is labelled with its line's text."""
         lines = self.program.lines
         text = " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
+        if not text:
+            return
         for value in frame.f_locals.values():
             fn = value.grad_fn if isinstance(value, torch.Tensor) else None
-            if fn is not None and self.capture.id_of(fn) is None and text:
+            node_id = None if fn is None else self.capture.id_of(fn)
+            if fn is not None and (node_id is None or node_id in self.hook_nodes):
                 self._labels.append((fn, text, (line, line), True))
+
+    # -- modules (NOTE [modules and sources]) ---------------------------
+    def module_entered(self, module: torch.nn.Module, args: Any) -> None:
+        if threading.get_ident() != self.thread:
+            return
+        frame = None if self.in_call or self.stopped else _script_frame(sys._getframe(1), self.filename)
+        if frame is not None:
+            self._capture_made(args, frame)  # what the caller made before the call is the caller's
+        name = None if frame is None else self._module_name(module, frame)
+        self.module_stack.append((id(module), name))
+
+    def module_left(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        if threading.get_ident() != self.thread or not self.module_stack:
+            return
+        if self.module_stack[-1][0] != id(module):
+            return  # entered while another thread or an autograd call ran
+        frame = None if self.in_call or self.stopped else _script_frame(sys._getframe(1), self.filename)
+        if frame is not None:
+            self._capture_made(output, frame)
+        self.module_stack.pop()
+
+    def _module_now(self) -> str | None:
+        return self.module_stack[-1][1] if self.module_stack else None
+
+    def _module_name(self, module: torch.nn.Module, frame: FrameType) -> str | None:
+        name = self.modules.get(module)
+        if name is None:
+            self._look_at_names(frame)
+            try:
+                self.modules.scan(self.names)
+            finally:
+                self._let_go_of_frames()
+            name = self.modules.get(module)
+        return name
+
+    def _capture_made(self, values: Any, frame: FrameType) -> None:
+        """Capture the nodes behind ``values`` not seen yet, as made by the running module at the
+        innermost script line."""
+        roots = list(_graph_fns(_tensors_in([values], set())))
+        if not roots:
+            return
+        self._look_at_names(frame)  # to name the leaves they reach
+        try:
+            self.origin = (self._module_now(), SourceRef(self.source_file, frame.f_lineno))
+            self.fresh.extend(roots)
+            before = len(self.pending_nodes)
+            self._take_fresh(call=None, line=frame.f_lineno)
+            self.hook_nodes.update(self.pending_nodes[before:])
+        finally:
+            self.origin = (None, None)
+            self._let_go_of_frames()
+
+    # -- slots written in place (NOTE [written slots]) ------------------
+    def _set_state(self, key: SlotKey, state: SlotState, slot: SavedSlot | None = None) -> None:
+        super()._set_state(key, state, slot)
+        fn = self.capture.fns.get(key[0]) if state in _HOLDING else None
+        if fn is None:
+            self.watched.pop(key, None)
+        else:
+            self.watched[key] = tuple((t, t._version) for t in raw_saved_tensors(fn, key[1]))
+
+    def _probe_written(self) -> None:
+        """Probe the nodes with a held slot whose tensor's version moved since it was last looked at."""
+        written = {key[0] for key, held in self.watched.items() if any(t._version != v for t, v in held)}
+        for node_id in sorted(written, key=lambda n: int(n[1:])):
+            self._probe_node(node_id, None)
 
     # -- autograd calls -------------------------------------------------
     def patched(self, kind: CallKind, real: Callable[..., Any]) -> Callable[..., Any]:
@@ -241,6 +367,8 @@ class _ScriptRecorder(_Recorder):
     ) -> Any:
         self._look_from(frame)
         try:
+            self.origin = (self._module_now(), SourceRef(self.source_file, frame.f_lineno))
+            self._probe_written()
             roots = [t for name in _ROOT_ARGUMENTS for t in _flat_tensors(given.get(name))]
             self.fresh.extend(_graph_fns(roots))
             self.fresh.extend(self._unseen(_graph_fns(roots)))
@@ -251,6 +379,7 @@ class _ScriptRecorder(_Recorder):
             self.stopped = True
             raise
         finally:
+            self.origin = (None, None)
             self._let_go_of_frames()
 
     def _keeping_error(self, run: Callable[[], Any]) -> Callable[[], Any]:
@@ -300,13 +429,18 @@ class _ScriptRecorder(_Recorder):
         ]
         originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
         before_trace, before_stdout = sys.gettrace(), sys.stdout
+        handles: list[RemovableHandle] = []
         try:
             for (owner, name, kind), (_, _, real) in zip(patches, originals, strict=True):
                 setattr(owner, name, self.patched(kind, real))  # type: ignore[arg-type]
+            handles.append(register_module_forward_pre_hook(self.module_entered))
+            handles.append(register_module_forward_hook(self.module_left, always_call=True))
             sys.stdout = _Printed(stdout or sys.stdout, self.printed)
             sys.settrace(self.global_trace)
             yield
         finally:
+            for handle in handles:
+                handle.remove()
             sys.settrace(before_trace)
             printed, sys.stdout = sys.stdout, before_stdout
             if isinstance(printed, _Printed):
@@ -546,6 +680,50 @@ def _name_in(frame: FrameType, value: Any) -> str | None:
         if found is not None:
             return found
     return None
+
+
+class _ModuleNames:
+    """Each module's name: the variable that holds it and its ``named_modules`` path (``G.body.0``).
+
+    The first name found wins, so the script's globals name a module before the ``self`` of the
+    frame running its ``forward``. A module no name reaches is looked for again only once the
+    names holding modules changed.
+
+    >>> body = torch.nn.Sequential(torch.nn.Linear(2, 2))
+    >>> names = _ModuleNames()
+    >>> names.scan([("G", body), ("self", body[0])])
+    >>> names.get(body[0]), names.get(body)
+    ('G.0', 'G')
+    """
+
+    def __init__(self) -> None:
+        self._names: dict[int, tuple[weakref.ref[torch.nn.Module], str]] = {}
+        self._scanned: tuple[int, ...] = ()  # ids of the values that held modules at the last scan
+
+    def get(self, module: torch.nn.Module) -> str | None:
+        entry = self._names.get(id(module))
+        return entry[1] if entry is not None and entry[0]() is module else None
+
+    def add(self, module: torch.nn.Module, name: str) -> None:
+        for path, sub in module.named_modules():
+            if self.get(sub) is None:
+                self._names[id(sub)] = (weakref.ref(sub), f"{name}.{path}" if path else name)
+
+    def scan(self, names: Iterable[tuple[str, Any]]) -> None:
+        """Name the modules ``names`` hold (outermost first), in lists, tuples and dicts too."""
+        found = [(name, v) for name, v in names if isinstance(v, torch.nn.Module | list | tuple | dict)]
+        held = tuple(id(v) for _, v in found)
+        if held == self._scanned:
+            return
+        self._scanned = held
+        for name, value in found:
+            if isinstance(value, torch.nn.Module):
+                self.add(value, name)
+                continue
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(item, torch.nn.Module):
+                    self.add(item, f"{name}[{key!r}]")
 
 
 class _Printed:

@@ -1,0 +1,444 @@
+"""Real ``torch.nn`` models recorded as full Python scripts, with PyTorch as the oracle.
+
+Each script is run twice more: through tests/oracle.py (the same calls with hooks that change
+nothing: engine order, errors, failing nodes, grads after each call) and plainly with ``runpy`` in a
+fresh namespace under the same seed (the final grads and parameters). Nodes name the module whose
+``forward`` made them and the script line that made them: for a model's own ``forward`` the line in
+it, for a torch module the line that called it.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from app import lens
+from app.core.lens import lens_bytes, recording_from_bytes
+from app.core.model.graph import GraphNode
+from app.core.model.recording import Recording
+from app.core.recording.script import record_script
+from app.core.report import to_json
+from tests.oracle import as_tensor, check_against_plain, run_plainly
+
+MLP = """\
+# An MLP regression step
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+loss_fn = nn.MSELoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+x, y = torch.randn(8, 4), torch.randn(8, 1)
+for step in range(2):
+    out = model(x)
+    loss = loss_fn(out, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print(f"{loss.item():.6f}")
+"""
+
+LSTM_LM = """\
+# One step of an LSTM language model
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+torch.manual_seed(0)
+
+
+class LanguageModel(nn.Module):
+    def __init__(self, vocab, dim):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.lstm = nn.LSTM(dim, dim, batch_first=True)
+        self.decoder = nn.Linear(dim, vocab)
+
+    def forward(self, tokens, state=None):
+        hidden, state = self.lstm(self.embed(tokens), state)
+        return self.decoder(hidden), state
+
+
+model = LanguageModel(vocab=20, dim=16)
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+tokens = torch.randint(0, 20, (2, 9))
+logits, state = model(tokens[:, :-1])
+loss = F.cross_entropy(logits.reshape(-1, 20), tokens[:, 1:].reshape(-1))
+opt.zero_grad()
+loss.backward()
+opt.step()
+"""
+
+TRANSFORMER = """\
+# A TransformerEncoderLayer training step
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+layer = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True)
+head = nn.Linear(64, 1)
+opt = torch.optim.AdamW([*layer.parameters(), *head.parameters()], lr=1e-3)
+x, y = torch.randn(2, 10, 64), torch.randn(2, 10, 1)
+for step in range(2):
+    loss = (head(layer(x)) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+CNN = """\
+# A small CNN with BatchNorm
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+torch.manual_seed(0)
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, kernel_size=3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 4 * 4, 3)
+
+    def forward(self, images):
+        h = F.max_pool2d(torch.relu(self.bn(self.conv(images))), 2)
+        return self.fc(h.flatten(1))
+
+
+net = SmallCNN()
+opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+images, labels = torch.randn(6, 1, 8, 8), torch.tensor([0, 1, 2, 0, 1, 2])
+for step in range(2):
+    loss = F.cross_entropy(net(images), labels)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+GAN = """\
+# A GAN whose discriminator step does not detach the fake batch
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 3))
+
+    def forward(self, z):
+        return self.body(z)
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(3, 8)
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = torch.nn.functional.leaky_relu(self.hidden(x), 0.2)
+        return torch.sigmoid(self.out(h))
+
+
+G, D = Generator(), Discriminator()
+bce = nn.BCELoss()
+g_opt = torch.optim.Adam(G.parameters(), lr=1e-3)
+d_opt = torch.optim.Adam(D.parameters(), lr=1e-3)
+real = torch.randn(4, 3)
+fake = G(torch.randn(4, 2))
+d_loss = bce(D(real), torch.ones(4, 1)) + bce(D(fake), torch.zeros(4, 1))
+d_opt.zero_grad()
+d_loss.backward()
+d_opt.step()
+g_loss = bce(D(fake), torch.ones(4, 1))
+g_opt.zero_grad()
+g_loss.backward()
+g_opt.step()
+"""
+
+BPTT = """\
+# Truncated BPTT that carries the hidden state without detach
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+
+
+class CharRNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.RNNCell(5, 8)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x, h):
+        h = self.cell(x, h)
+        return self.head(h), h
+
+
+rnn = CharRNN()
+opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
+data = torch.randn(3, 4, 2, 5)
+h = torch.zeros(2, 8)
+for chunk in range(3):
+    loss = 0.0
+    for t in range(4):
+        logits, h = rnn(data[chunk, t], h)
+        loss = loss + logits.pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+STEP_BETWEEN = """\
+# optimizer.step() between two backwards of one graph
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(3, 6)
+        self.policy = nn.Linear(6, 2)
+        self.value = nn.Linear(6, 1)
+
+    def forward(self, x):
+        h = torch.tanh(self.trunk(x))
+        return self.policy(h), self.value(h)
+
+
+net = TwoHeads()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+policy, value = net(torch.randn(4, 3))
+policy_loss = policy.log_softmax(-1).mean()
+value_loss = (value - policy.max(-1, keepdim=True).values).pow(2).mean()
+policy_loss.backward(retain_graph=True)
+opt.step()
+value_loss.backward()
+"""
+
+SCRIPTS = {
+    "mlp": (MLP, None),
+    "lstm-lm": (LSTM_LM, None),
+    "transformer": (TRANSFORMER, None),
+    "cnn-batchnorm": (CNN, None),
+    "gan-without-detach": (GAN, 1),
+    "bptt-without-detach": (BPTT, 1),
+    "step-between-backwards": (STEP_BETWEEN, 1),
+}
+
+
+def line_of(code: str, text: str) -> int:
+    """The 1-based line of the script whose stripped text starts with ``text`` (exactly one)."""
+    found = [i for i, line in enumerate(code.splitlines(), 1) if line.strip().startswith(text)]
+    assert len(found) == 1, (text, found)
+    return found[0]
+
+
+def entered(rec: Recording, call: int) -> list[str]:
+    """The nodes the engine entered in one call, in order, the failing one last."""
+    info = rec.calls[call]
+    steps = [rec.timeline[i] for i in range(info.first_step, info.last_step + 1)]
+    names = [rec.graph.node(s.node).name for s in steps if s.kind == "node" and s.node is not None]
+    if info.failed_node is not None:
+        names.append(rec.graph.node(info.failed_node).name)
+    return names
+
+
+def plain_globals(path: Path) -> dict[str, Any]:
+    """The script run plainly as ``__main__`` in a fresh namespace (the caller's random state kept)."""
+    with torch.random.fork_rng():
+        try:
+            return runpy.run_path(str(path), run_name="__main__")
+        except RuntimeError as exc:  # the failing scripts end at their error, as Python would
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename != str(path):
+                tb = tb.tb_next
+            assert tb is not None
+            return dict(tb.tb_frame.f_globals)
+
+
+def parameters(names: dict[str, Any]) -> dict[str, torch.Tensor]:
+    return {
+        f"{name}.{path}": p
+        for name, value in names.items()
+        if isinstance(value, torch.nn.Module)
+        for path, p in value.named_parameters()
+    }
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Recording]]:
+    folder = tmp_path_factory.mktemp("real")
+    out = {}
+    for name, (code, _) in SCRIPTS.items():
+        path = folder / f"{name.replace('-', '_')}.py"
+        path.write_text(code, encoding="utf-8")
+        run = record_script(path)
+        assert run.exception is None and run.exit_code == 0, run.exception
+        out[name] = (path, run.recording)
+    return out
+
+
+def nodes(rec: Recording, name: str) -> list[GraphNode]:
+    return [n for n in rec.graph.nodes if n.name == name]
+
+
+# -- PyTorch as the oracle -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(SCRIPTS))
+def test_calls_nodes_errors_and_grads_equal_a_plain_run(recorded, name):
+    _, rec = recorded[name]
+    code, failing = SCRIPTS[name]
+    plain = check_against_plain(rec, run_plainly(code))  # errors, failing nodes, grads after each call
+    assert (rec.failed.index if rec.failed else None) == failing
+    for index, call in enumerate(plain.calls):
+        assert entered(rec, index) == call.entered, f"engine order of call {index}"
+        assert len(entered(rec, index)) == len(call.entered) > 0
+    if failing is not None:
+        assert rec.timeline[-1].kind == "error" and rec.timeline[-1].error == plain.calls[failing].error
+
+
+@pytest.mark.parametrize("name", list(SCRIPTS))
+def test_final_grads_equal_runpy_of_the_same_script(recorded, name):
+    path, rec = recorded[name]
+    params = parameters(plain_globals(path))
+    assert params
+    last = rec.timeline.state(len(rec.timeline) - 1).grads
+    for leaf, tensor in params.items():
+        assert leaf in rec.leaves, leaf
+        got = as_tensor(last.get(leaf))
+        if tensor.grad is None:
+            assert got is None, leaf
+        else:
+            assert got is not None and torch.equal(got, tensor.grad), leaf
+
+
+def test_the_classic_failures_say_what_pytorch_says(recorded):
+    gan, bptt, step = (
+        recorded[n][1].failed for n in ("gan-without-detach", "bptt-without-detach", "step-between-backwards")
+    )
+    assert gan is not None and "backward through the graph a second time" in str(gan.error)
+    assert bptt is not None and "backward through the graph a second time" in str(bptt.error)
+    assert step is not None and "modified by an inplace operation" in str(step.error)
+
+
+# -- modules and source lines ------------------------------------------------------------------------
+
+
+def test_an_mlp_names_its_layers_and_the_line_that_called_the_model(recorded):
+    path, rec = recorded["mlp"]
+    call_line = line_of(MLP, "out = model(x)")
+    addmm = nodes(rec, "AddmmBackward0")
+    assert {n.module for n in addmm} == {"model.0", "model.2"}
+    assert {n.source for n in addmm} == {(str(path), call_line)}
+    assert {n.module for n in nodes(rec, "ReluBackward0")} == {"model.1"}
+    mse = nodes(rec, "MseLossBackward0")
+    assert {n.module for n in mse} == {"loss_fn"}
+    assert {n.source.line for n in mse if n.source} == {line_of(MLP, "loss = loss_fn(out, y)")}
+    weight = rec.graph.node(rec.leaves["model.0.weight"])
+    assert weight.module == "model.0"
+
+
+def test_a_models_own_forward_gives_its_lines_and_its_submodules(recorded):
+    path, rec = recorded["gan-without-detach"]
+    assert {n.module for n in nodes(rec, "AddmmBackward0")} == {"G.body.0", "G.body.2", "D.hidden", "D.out"}
+    sigmoid = nodes(rec, "SigmoidBackward0")
+    assert sigmoid and {n.module for n in sigmoid} == {"D"}  # made in D.forward itself
+    assert {n.source.line for n in sigmoid if n.source} == {line_of(GAN, "return torch.sigmoid(self.out(h))")}
+    leaky = nodes(rec, "LeakyReluBackward0")
+    assert {n.source.line for n in leaky if n.source} == {line_of(GAN, "h = torch.nn.functional.leaky_relu")}
+    g_body = [n for n in nodes(rec, "AddmmBackward0") if n.module == "G.body.0"]
+    assert {n.source.line for n in g_body if n.source} == {line_of(GAN, "return self.body(z)")}
+    add = nodes(rec, "AddBackward0")
+    assert [n.module for n in add] == [None]  # the sum of the two losses, at the script's top level
+    assert add[0].source == (str(path), line_of(GAN, "d_loss = bce("))
+
+
+def test_each_forward_call_is_captured_once(recorded):
+    """D(real) and D(fake) inside one expression: the first call's nodes stay while the line runs."""
+    _, rec = recorded["gan-without-detach"]
+    d_loss_line = line_of(GAN, "d_loss = bce(")
+    hidden = [n for n in nodes(rec, "AddmmBackward0") if n.module == "D.hidden"]
+    assert len(hidden) == 3  # D(real), D(fake) and the generator step's D(fake)
+    assert all(n.gone_at_step is None or n.gone_at_step > rec.calls[0].first_step for n in hidden[:2])
+    assert sum(1 for n in nodes(rec, "BinaryCrossEntropyBackward0") if n.line == d_loss_line) == 2
+
+
+def test_transformer_layers_name_attention_norms_and_feed_forward(recorded):
+    path, rec = recorded["transformer"]
+    modules = {n.module for n in rec.graph.nodes}
+    assert {
+        "layer.self_attn",
+        "layer.norm1",
+        "layer.norm2",
+        "layer.linear1",
+        "layer.linear2",
+        "head",
+    } <= modules
+    assert {n.module for n in nodes(rec, "NativeLayerNormBackward0")} == {"layer.norm1", "layer.norm2"}
+    call_line = line_of(TRANSFORMER, "loss = (head(layer(x))")
+    assert {n.source for n in rec.graph.nodes if n.source is not None} == {(str(path), call_line)}
+    assert all(n.source is not None for n in rec.graph.nodes)
+
+
+def test_lstm_and_cnn_nodes_belong_to_their_layers(recorded):
+    _, lm = recorded["lstm-lm"]
+    assert {n.module for n in nodes(lm, "EmbeddingBackward0")} == {"model.embed"}
+    lstm_nodes = [n for n in lm.graph.nodes if n.module == "model.lstm" and not n.is_leaf]
+    assert lstm_nodes
+    assert {n.source.line for n in lstm_nodes if n.source} == {line_of(LSTM_LM, "hidden, state = self.lstm(")}
+    _, cnn = recorded["cnn-batchnorm"]
+    assert {n.module for n in nodes(cnn, "ConvolutionBackward0")} == {"net.conv"}
+    assert {n.module for n in nodes(cnn, "NativeBatchNormBackward0")} == {"net.bn"}
+    assert {n.module for n in nodes(cnn, "MaxPool2DWithIndicesBackward0")} == {"net"}
+
+
+def test_modules_and_sources_survive_a_lens_file_and_reach_the_json(recorded):
+    path, rec = recorded["mlp"]
+    back = recording_from_bytes(lens_bytes(rec))
+    assert [(n.module, n.source) for n in back.graph.nodes] == [(n.module, n.source) for n in rec.graph.nodes]
+    report = json.loads(json.dumps(to_json(rec)))
+    first = next(n for n in report["nodes"] if n["name"] == "AddmmBackward0")
+    assert first["module"] in ("model.0", "model.2")
+    assert first["source"] == {"file": str(path), "line": line_of(MLP, "out = model(x)")}
+
+
+def test_lens_record_names_modules_by_the_model_it_was_given():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    x = torch.randn(2, 3)
+    with lens.record(net) as rec:
+        out = net(x).sum()
+        out.backward()
+    graph = rec.recording.graph
+    assert {n.module for n in nodes(rec.recording, "AddmmBackward0")} == {"net.0", "net.2"}
+    assert {n.module for n in nodes(rec.recording, "TanhBackward0")} == {"net.1"}
+    lines = Path(__file__).read_text(encoding="utf-8").splitlines()
+    call = next(i for i, text in enumerate(lines, 1) if text.strip() == "out = net(x).sum()")
+    assert {n.source for n in graph.nodes if n.name == "AddmmBackward0"} == {(__file__, call)}
+    assert torch.nn.modules.module._global_forward_hooks == {}
+    assert torch.nn.modules.module._global_forward_pre_hooks == {}
+
+
+def test_module_hooks_are_removed_when_the_block_raises():
+    net = torch.nn.Linear(2, 1)
+    with pytest.raises(ValueError), lens.record(net):
+        net(torch.ones(1, 2)).sum().backward()
+        raise ValueError("boom")
+    assert torch.nn.modules.module._global_forward_hooks == {}
+    assert torch.nn.modules.module._global_forward_pre_hooks == {}
