@@ -5,16 +5,87 @@ between them at the error step, the notice banner on top.
 At the error step the error panel (PyTorch's message, why, the fixes) can be taller
 than the graph, most of all at a large text scale. It gets at most ``ERROR_SHARE`` of
 the stage's height and scrolls inside; the graph keeps the rest.
+
+# NOTE [the graph keeps its size while stepping]
+Every step sets a new caption, one to fourteen lines long. Laid out as it comes, the
+graph above it grew and shrank at each step: a jumping picture, and a full repaint
+of the graph for every step (two, with the step counter's own relayout), the largest
+cost of a step on a fitted 1,200-node graph. So the caption sits in a room that only
+grows: as tall as the tallest caption shown since the stage last changed width, at
+most ``CAPTION_SHARE`` of the stage's height, a longer caption scrolling inside.
 """
 
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-__all__ = ["ERROR_SHARE", "Stage"]
+__all__ = ["CAPTION_SHARE", "ERROR_SHARE", "CaptionRoom", "Stage"]
 
 ERROR_SHARE = 0.4
+CAPTION_SHARE = 0.3
+
+
+class CaptionRoom(QScrollArea):
+    """The caption's room: as tall as the tallest caption since ``forget``, at most ``limit``
+    pixels, scrolling beyond (NOTE [the graph keeps its size while stepping])."""
+
+    def __init__(self, caption: QWidget) -> None:
+        super().__init__()
+        self._caption = caption
+        self._tallest = 0
+        self._limit = 1 << 20
+        self.setWidget(caption)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.viewport().setAutoFillBackground(False)
+        caption.setAutoFillBackground(False)
+        self.viewport().installEventFilter(self)  # a new text posts a layout request to its parent
+        caption.installEventFilter(self)
+        self._update_height()
+
+    def set_limit(self, pixels: int) -> None:
+        """The most the room may grow to (the stage's share)."""
+        self._limit = max(1, pixels)
+        self._update_height()
+
+    @property
+    def tallest(self) -> int:
+        return self._tallest
+
+    def sizeHint(self) -> QSize:
+        # a scroll area's own hint ignores its widget: the caption would lose its width to the counter
+        hint = self._caption.sizeHint()
+        return QSize(hint.width() + self.verticalScrollBar().sizeHint().width(), self.height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self._caption.minimumSizeHint().width(), self.height())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._tallest = 0  # another text size: measured afresh
+        if kind in (QEvent.Type.LayoutRequest, QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._update_height()
+        return super().eventFilter(watched, event)
+
+    def forget(self) -> None:
+        """Measure afresh (the stage changed width: every caption wraps anew)."""
+        self._tallest = 0
+        self._update_height()
+
+    def _update_height(self) -> None:
+        caption = self._caption
+        width = max(1, self.viewport().width())
+        need = caption.heightForWidth(width) if caption.hasHeightForWidth() else -1
+        need = need if need > 0 else caption.sizeHint().height()
+        self._tallest = max(self._tallest, need)
+        height = min(self._tallest, self._limit)
+        if height != self.height() or self.minimumHeight() != height:
+            self.setFixedHeight(height)
 
 
 class Stage(QWidget):
@@ -25,17 +96,43 @@ class Stage(QWidget):
     ) -> None:
         super().__init__()
         self._error_panel = error_panel
-        header = QHBoxLayout()  # the sentence to read out, and where we are: across the top
-        header.addWidget(caption, 1)
-        header.addWidget(counter)
+        self.caption_room = CaptionRoom(caption)
+        self.header = QWidget()  # the sentence to read out, and where we are: across the top
+        row = QHBoxLayout(self.header)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.caption_room, 1)
+        row.addWidget(counter)
+        self._tallest_header = 0
+        self._width = -1
+        self.header.installEventFilter(self)  # the counter wraps its line anew at some steps
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 0)
         layout.setSpacing(4)
         layout.addWidget(notice)
-        layout.addLayout(header)
+        layout.addWidget(self.header)
         layout.addWidget(error_panel)
         layout.addWidget(graph, 1)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.header and event.type() == QEvent.Type.LayoutRequest:
+            self._steady_header()
+        return super().eventFilter(watched, event)
+
+    def _steady_header(self) -> None:
+        """The header never shrinks while the stage keeps its width (NOTE [the graph keeps its
+        size while stepping])."""
+        self._tallest_header = max(self._tallest_header, self.header.sizeHint().height())
+        if self.header.minimumHeight() != self._tallest_header:
+            self.header.setMinimumHeight(self._tallest_header)
+
     def resizeEvent(self, event: QResizeEvent) -> None:
-        self._error_panel.setMaximumHeight(round(event.size().height() * ERROR_SHARE))
+        height = event.size().height()
+        self._error_panel.setMaximumHeight(round(height * ERROR_SHARE))
+        self.caption_room.set_limit(round(height * CAPTION_SHARE))
+        if event.size().width() != self._width:
+            self._width = event.size().width()
+            self._tallest_header = 0
+            self.header.setMinimumHeight(0)
+            self.caption_room.forget()
+            self._steady_header()
         super().resizeEvent(event)

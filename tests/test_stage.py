@@ -1,0 +1,61 @@
+"""The stage: the graph keeps its size while captions of any length come and go
+(NOTE [the graph keeps its size while stepping] in app/ui/stage.py)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QWidget
+
+from app.ui.stage import CAPTION_SHARE, Stage
+
+SHORT = "x.grad is now [2, 4]."
+LONG = " ".join(["PowBackward0 ran and released its saved self;"] * 12)
+
+
+def _stage(qtbot):
+    caption = QLabel(SHORT)
+    caption.setWordWrap(True)
+    counter, graph = QLabel("Step 1 / 9"), QWidget()
+    notice, error = QWidget(), QWidget()
+    notice.hide()
+    error.hide()
+    stage = Stage(notice, caption, counter, error, graph)
+    qtbot.addWidget(stage)
+    stage.resize(800, 600)
+    stage.show()
+    qtbot.waitExposed(stage)
+    return stage, caption, counter, graph
+
+
+def _settle(qtbot):
+    qtbot.wait(30)
+
+
+def test_a_shorter_caption_leaves_the_graph_where_it_was(qtbot):
+    _stage_widget, caption, _, graph = _stage(qtbot)
+    caption.setText(LONG)
+    _settle(qtbot)
+    after_long = graph.height()
+    caption.setText(SHORT)
+    _settle(qtbot)
+    assert graph.height() == after_long
+    assert caption.text() == SHORT
+
+
+def test_a_long_caption_takes_at_most_its_share_and_scrolls(qtbot):
+    stage, caption, _, graph = _stage(qtbot)
+    caption.setText(LONG * 4)
+    _settle(qtbot)
+    room = stage.caption_room
+    assert room.height() <= round(stage.height() * CAPTION_SHARE)
+    assert room.verticalScrollBar().maximum() > 0  # the rest of the caption is one scroll away
+    assert graph.height() > stage.height() / 2
+
+
+def test_a_wider_stage_measures_the_caption_afresh(qtbot):
+    stage, caption, _, _graph = _stage(qtbot)
+    caption.setText(LONG)
+    _settle(qtbot)
+    narrow = stage.caption_room.height()
+    stage.resize(1600, 600)
+    _settle(qtbot)
+    assert stage.caption_room.height() < narrow  # wrapped into fewer lines, and the room shrank
