@@ -500,6 +500,11 @@ class ClusterItem(QGraphicsItem):
     def rect(self) -> QRectF:
         return QRectF(self._rect)
 
+    @property
+    def frame_rect(self) -> QRectF:
+        """The frame's rectangle in scene units, shared (never change it in place)."""
+        return self._rect
+
     def boundingRect(self) -> QRectF:
         return self._rect.adjusted(-4, -CLUSTER_LABEL_ROOM, 4, 4)
 

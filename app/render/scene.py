@@ -116,7 +116,8 @@ class GraphScene(QGraphicsScene):
         self._dot_colours: dict[tuple[Any, str], str] = {}  # (kind, state) -> a dot's colour
         self._overview_centres: dict[str, QPointF] = {}
         self._overview_lines: list[QLineF] = []
-        self._overview_groups: dict[str, list[QPointF]] | None = None
+        self._overview_groups: dict[str, dict[str, QPointF]] | None = None  # colour -> its dots
+        self._overview_points: dict[str, list[QPointF]] = {}  # colour -> its dots, as drawn
         # NOTE [restyle what is seen]: what changed while hidden, restyled when shown or read
         self._stale_nodes: set[str] = set()
         self._stale_slots: set[SlotKey] = set()
@@ -181,6 +182,7 @@ class GraphScene(QGraphicsScene):
             frame = ClusterItem(group.name, group.label, box, state, cluster_style(state, self._palette))
             frame.set_fonts(self._fonts)
             frame.place(self._spread)
+            frame.setVisible(not self._overview)  # NOTE [overview]: the scene draws the frames
             self.addItem(frame)
             self.clusters[group.name] = frame
             self._cluster_of.update(dict.fromkeys(group.nodes, group.name))
@@ -283,7 +285,7 @@ class GraphScene(QGraphicsScene):
         if not on:
             self._refresh_stale()
         self._overview = on
-        for item in (*self.nodes.values(), *self.edges.values()):
+        for item in (*self.nodes.values(), *self.edges.values(), *self.clusters.values()):
             item.setVisible(not on)
         self.update()
 
@@ -310,6 +312,7 @@ class GraphScene(QGraphicsScene):
             painter.restore()
 
     def _paint_overview(self, painter: QPainter) -> None:
+        self._paint_overview_frames(painter)
         painter.setPen(QPen(QColor(edge_style("normal", self._palette).colour), 0))
         painter.drawLines(self._overview_lines)
         for colour, points in self._overview_dots().items():
@@ -318,6 +321,23 @@ class GraphScene(QGraphicsScene):
             pen.setCapStyle(Qt.PenCapStyle.SquareCap)
             painter.setPen(pen)
             painter.drawPoints(points)
+
+    def _paint_overview_frames(self, painter: QPainter) -> None:
+        """The iteration frames, a few calls for all of them: as items, each was a Python paint
+        at every step (a fitted 200-iteration loop repainted ~190 of them per step)."""
+        by_style: dict[BoxStyle, list[QRectF]] = {}
+        for frame in self.clusters.values():
+            if frame.style.opacity <= 0:
+                continue
+            by_style.setdefault(frame.style, []).append(frame.frame_rect)
+        for style, rects in by_style.items():
+            pen = QPen(QColor(style.border), 0)  # cosmetic: a hairline at any zoom
+            painter.setOpacity(style.opacity)
+            painter.setPen(pen)
+            painter.setBrush(QBrush(QColor(style.fill)))
+            painter.drawRects(rects)
+        painter.setOpacity(1.0)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
 
     def _prepare_overview(self, chunk: int) -> Iterator[None]:
         """Centres, edge lines and colours of the overview, a slice at a time."""
@@ -337,15 +357,41 @@ class GraphScene(QGraphicsScene):
         self._overview_groups = None
 
     def _overview_dots(self) -> dict[str, list[QPointF]]:
-        """Node centres grouped by colour; kept until a node's look changes."""
+        """Node centres grouped by colour; a colour's list is made again only when a dot joins or
+        leaves it (``_recolour_dots``), not at every paint."""
         if self._overview_groups is None:
-            groups: dict[str, list[QPointF]] = {}
+            groups: dict[str, dict[str, QPointF]] = {}
             for node_id, colour in self._overview_looks.items():
                 centre = self._overview_centres.get(node_id)
                 if centre is not None:
-                    groups.setdefault(colour, []).append(centre)
-            self._overview_groups = groups
-        return self._overview_groups
+                    groups.setdefault(colour, {})[node_id] = centre
+            self._overview_groups, self._overview_points = groups, {}
+        points = self._overview_points
+        for colour, dots in self._overview_groups.items():
+            if colour not in points:
+                points[colour] = list(dots.values())
+        return points
+
+    def _recolour_dots(self, nodes: Collection[str]) -> list[str]:
+        """Give ``nodes`` their dot colours at the current step; the nodes whose colour changed."""
+        looks, groups, points = self._overview_looks, self._overview_groups, self._overview_points
+        moved = []
+        for node_id in nodes:
+            old = looks.get(node_id)
+            if old is None:
+                continue
+            new = self._overview_look(node_id)
+            if new == old:
+                continue
+            looks[node_id] = new
+            moved.append(node_id)
+            if groups is not None:
+                centre = groups.get(old, {}).pop(node_id, None)
+                if centre is not None:
+                    groups.setdefault(new, {})[node_id] = centre
+                points.pop(old, None)
+                points.pop(new, None)
+        return moved
 
     def _update_dots(self, nodes: Collection[str]) -> None:
         """Repaint only around the dots that changed colour (a step changes two or three; where a
@@ -426,12 +472,10 @@ class GraphScene(QGraphicsScene):
         """Restyle what changed since the last step shown; returns how many items changed."""
         changes = self.shown.changes(self._state, state)
         self._state = state
-        looks = self._overview_looks  # every node, built or not: the overview shows them all
-        if changes.nodes and looks:
-            looks.update({n: self._overview_look(n) for n in changes.nodes if n in looks})
-            self._overview_groups = None
-            if self._overview:
-                self._update_dots(changes.nodes)
+        # the overview holds every node, built or not; only dots that change colour are repainted
+        recoloured = self._recolour_dots(changes.nodes) if self._overview_looks else []
+        if recoloured and self._overview:
+            self._update_dots(recoloured)
         # A frame changes look only where one of its nodes is built or gone: a changed node.
         frames = {self._cluster_of[n] for n in changes.nodes if n in self._cluster_of}
         changed = sum(self._restyle_cluster(name) for name in frames if name in self.clusters)
@@ -509,7 +553,12 @@ class GraphScene(QGraphicsScene):
 
     def _restyle_cluster(self, name: str) -> bool:
         state = self._cluster_state(name)
-        return self.clusters[name].set_look(state, cluster_style(state, self._palette))
+        frame = self.clusters[name]
+        if not frame.set_look(state, cluster_style(state, self._palette)):
+            return False
+        if self._overview:  # NOTE [overview]: the scene draws the frames; repaint this one's place
+            self.update(frame.frame_rect.adjusted(-2, -2, 2, 2))
+        return True
 
     def _restyle_edge(self, edge: Edge) -> bool:
         look = self._edge_state(edge)
