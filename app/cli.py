@@ -17,7 +17,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
@@ -42,17 +42,25 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     gui = sub.add_parser("gui", help="open the window (the default)")
     gui.add_argument("scenario", nargs="?", help=SOURCE_HELP)
+    _limit_options(gui)
     sub.add_parser("scenarios", help="list the built-in scenarios")
     trace = sub.add_parser("trace", help="record a program (or read a .lens file) and print its steps")
     trace.add_argument("scenario", help=SOURCE_HELP)
     trace.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
     trace.add_argument("--json", action="store_true", help="print one JSON object")
     trace.add_argument("--save", metavar="OUT.lens", help="also write the recording to this .lens file")
+    _limit_options(trace)
+    trace.add_argument(
+        "--in-process",
+        action="store_true",
+        help="record in this process instead of a child process with limits (for debugging)",
+    )
     export = sub.add_parser("export", help="draw every step of a recording to files")
     export.add_argument("scenario", help=SOURCE_HELP)
     export.add_argument("--out", required=True, help="folder for the files")
     export.add_argument("--format", choices=("svg", "png"), default="svg")
     export.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
+    _limit_options(export)
     run = sub.add_parser(
         "run",
         help="run your own script as ordinary Python (only code you trust) and record its autograd calls",
@@ -72,6 +80,38 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--time-limit", type=_positive(float), metavar="SECONDS", help="stop a recording after this long (30)"
+    )
+    parser.add_argument(
+        "--memory-limit",
+        type=_positive(int),
+        metavar="MB",
+        help="the recording process's address space on the CPU (4096)",
+    )
+
+
+def _positive(kind: type[float] | type[int]) -> Callable[[str], float]:
+    def convert(text: str) -> float:
+        value = kind(text)
+        if not value > 0:
+            raise ValueError(text)
+        return value
+
+    convert.__name__ = f"positive {kind.__name__}"  # argparse names the type in its message
+    return convert
+
+
+def _child_limits(args: argparse.Namespace) -> None:
+    """The limits a child recording gets from ``--time-limit`` and ``--memory-limit``."""
+    from app.child.client import ChildLimits, set_default_limits
+
+    time_limit, memory_limit = getattr(args, "time_limit", None), getattr(args, "memory_limit", None)
+    given = {"time_limit_s": time_limit, "memory_mb": memory_limit}
+    set_default_limits(ChildLimits(**{key: value for key, value in given.items() if value is not None}))
+
+
 SOURCE_HELP = "built-in name, .toml or .py program, or .lens recording"
 LENS_SUFFIX = ".lens"
 
@@ -80,8 +120,8 @@ def _is_lens(source: str) -> bool:
     return source.lower().endswith(LENS_SUFFIX)
 
 
-def _recording(source: str, device: str | None) -> Recording:
-    """Read ``source`` when it is a ``.lens`` file (no torch), otherwise load and record it."""
+def _recording(source: str, device: str | None, *, in_process: bool = False) -> Recording:
+    """Read ``source`` when it is a ``.lens`` file (no torch), otherwise record it in a child process."""
     if _is_lens(source):
         from app.core.lens import LensError, read_lens
 
@@ -91,10 +131,16 @@ def _recording(source: str, device: str | None) -> Recording:
                 f"{source} is already recorded (on {recording.device}); --device applies only when recording"
             )
         return recording
-    from app.core.loading import load_program
-    from app.core.recording.recorder import record
+    if in_process:
+        from app.child.client import POOL
+        from app.core.loading import load_program
+        from app.core.recording.recorder import record
+        from app.core.sizing.limits import Limits
 
-    return record(load_program(source), device=device or "cpu")
+        return record(load_program(source), device=device or "cpu", limits=Limits(POOL.limits.time_limit_s))
+    from app.child.client import record_in_child
+
+    return record_in_child(source, device or "cpu")
 
 
 def _fail(message: str, status: int = EXIT_USAGE) -> int:
@@ -125,7 +171,7 @@ def _scenarios() -> int:
 def _trace(args: argparse.Namespace) -> int:
     from app.core.report import to_json, to_table
 
-    rec = _recording(args.scenario, args.device)
+    rec = _recording(args.scenario, args.device, in_process=args.in_process)
     if args.save:
         from app.core.lens import save_lens
 
@@ -199,6 +245,8 @@ def _shown_lens_path(name: str) -> str:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "scenarios":
         return _scenarios()
+    if args.command != "run":
+        _child_limits(args)
     commands = {"trace": _trace, "export": _export, "run": _run_script}
     return commands.get(args.command, _gui)(args)
 
@@ -216,7 +264,8 @@ def _explain(exc: Exception) -> int:
         return _fail(f"{exc.strerror or exc}{where}")
     if isinstance(exc, MemoryError):
         return _fail("ran out of memory; try a smaller scenario")
-    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    kind = getattr(exc, "kind", type(exc).__name__)  # a RecordingBug names the child's exception
+    detail = f"{kind}: {exc}" if str(exc) else kind
     hint = f"set {DEBUG_ENV}=1 to see the traceback, and please report it"
     return _fail(f"internal error ({detail}); this is a bug in Autograd Lens: {hint}", EXIT_BUG)
 

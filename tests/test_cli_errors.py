@@ -142,7 +142,7 @@ def test_an_unexpected_error_while_recording_is_a_bug_not_a_traceback(
 
     monkeypatch.setattr(app.core.recording.recorder, "record", crash)
     monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
-    status, _, err = run_main(["trace", "two-losses"], capsys)
+    status, _, err = run_main(["trace", "two-losses", "--in-process"], capsys)
     assert status == 1
     assert one_line(err).startswith("internal error (RuntimeError: CUDA error: device-side assert triggered)")
 

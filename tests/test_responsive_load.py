@@ -225,28 +225,3 @@ def test_a_frozen_recording_is_still_freed_once_replaced(qtbot, session, thresho
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)  # the old scene's deleteLater
     assert first() is None
     assert first_scene() is None
-
-
-def test_the_worker_paces_while_it_runs_and_stops_once_handed_over(qtbot, session, monkeypatch):
-    """NOTE [pacing]: while a recording runs the GUI thread beats and the worker's loops make way
-    when the beats are late; once the result is handed over nobody is paced any more."""
-    from app.core.pacing import PACER
-
-    holders = []
-    real_record = worker_module.record_program
-
-    def record_and_look(program, device):
-        holders.append(PACER._holders)
-        before = PACER.naps
-        PACER._seen -= 1.0  # the GUI thread looks overdue (its beats are cut below): loops make way
-        recording = real_record(program, device)
-        holders.append(PACER.naps - before)
-        return recording
-
-    monkeypatch.setattr(worker_module, "record_program", record_and_look)
-    session.worker._beat.timeout.disconnect()  # a GUI thread that never gets to run
-    _wait_applied(qtbot, session, "two-losses")
-    assert holders[0] == 1  # pacing for this run
-    assert holders[1] > 0  # the recording made way at least once
-    assert PACER._holders == 0
-    assert not session.worker._beat.isActive()

@@ -195,10 +195,10 @@ def test_a_stale_result_is_dropped(qtbot, session, monkeypatch):
     release = threading.Event()
     real = worker_module.record_program
 
-    def slow_for_forgot_retain(program, device):
-        if program.name == "forgot-retain":
+    def slow_for_forgot_retain(source, device):
+        if source == "forgot-retain":  # a built-in's name: the child reads it
             release.wait(TIMEOUT / 1000)
-        return real(program, device)
+        return real(source, device)
 
     monkeypatch.setattr(worker_module, "record_program", slow_for_forgot_retain)
     applied = []

@@ -101,6 +101,10 @@ class _Screenshot(QObject):
 def run_gui(scenario: str | None = None) -> int:
     """Open the window on ``scenario`` (a built-in name, a .toml, .py or .lens path) until it closes."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if scenario is None or not scenario.lower().endswith(".lens"):
+        from app.child.client import POOL
+
+        POOL.prestart()  # it imports torch while Qt starts and the window is built
     app = _application()
     settings_path = os.environ.get("AUTOGRAD_LENS_SETTINGS")
     settings = AppSettings(settings_path or None)

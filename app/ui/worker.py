@@ -1,14 +1,15 @@
 """Record and lay out a program off the GUI thread.
 
 # NOTE [one result per request]
-Every :meth:`RecordingWorker.request` gets a number. A pool thread loads the
-program, records it (a real PyTorch run; a ``.lens`` file is read instead,
-running nothing) and lays out its graph (one Graphviz
-run), then hands the result back through a signal, which Qt queues onto the
-GUI thread. Only the newest request's answer is delivered: a slower answer to
-an older request (the learner clicked again meanwhile) is dropped. ``app.core``
-and ``app.render`` are imported inside the thread, so the window can paint
-before ``import torch`` has finished.
+Every :meth:`RecordingWorker.request` gets a number. A pool thread has the
+program recorded in a child process (a real PyTorch run there, NOTE
+[recording in a child] in ``app/child/client.py``; a ``.lens`` file is read
+instead, running nothing), reads the recording back and lays out its graph
+(one Graphviz run), then hands the result back through a signal, which Qt
+queues onto the GUI thread. Only the newest request's answer is delivered: a
+slower answer to an older request (the learner clicked again meanwhile) is
+dropped. The window's process never runs torch work, so the GUI thread never
+waits for a thread that holds the interpreter inside a torch call.
 
 # NOTE [no full GC while loading]
 A full (generation-2) collection walks every tracked object and holds the GIL
@@ -37,9 +38,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
-
-from app.core.pacing import PACER
+from PySide6.QtCore import QObject, QThreadPool, Signal
 
 if TYPE_CHECKING:
     from app.core.model.program import Program
@@ -61,7 +60,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-BEAT_MS = 10  # how often the GUI thread says it ran while a recording runs (NOTE [pacing])
 NEVER = 1_000_000_000  # a generation-2 threshold that is never reached
 FREEZE_NODES = 1000  # recordings at least this big are frozen once loaded (NOTE [no full GC while loading])
 
@@ -141,18 +139,18 @@ def import_core() -> None:
     needs), so the first import is serialised; later calls return at once.
     """
     with _IMPORT_LOCK:
+        import app.child.client
         import app.core.lens
-        import app.core.loading
         import app.core.model.errors
-        import app.core.recording.recorder
-        import app.render.layout  # noqa: F401
+        import app.render.layout
+        import app.render.states  # noqa: F401
 
         if gc.get_freeze_count() == 0:
-            # NOTE [gc freeze]: `import torch` leaves ~10^5-10^6 objects tracked by the
-            # collector, all alive for the whole process. A full collection triggered by
-            # a recording on this worker walks them all while holding the GIL, and the
-            # GUI thread stalls for hundreds of ms. Freezing them once moves them out of
-            # every later collection's reach; nothing they own becomes uncollectable.
+            # NOTE [gc freeze]: the imports leave ~10^5 objects tracked by the collector, all
+            # alive for the whole process (10^6 once the editor has imported torch to check a
+            # program). A full collection triggered on this worker walks them all while holding
+            # the GIL, and the GUI thread stalls. Freezing them once moves them out of every
+            # later collection's reach; nothing they own becomes uncollectable.
             gc.freeze()
 
 
@@ -163,21 +161,22 @@ def is_lens(source: object) -> bool:
 
 def recording_of(source: Program | str | Path, device: str) -> Recording:
     """A ``.lens`` file read back, or the program (object, built-in name, ``.toml``, ``.py``) recorded."""
-    if is_lens(source):
+    if isinstance(source, (str, Path)) and is_lens(source):
         from app.core.lens import read_lens
 
         return read_lens(Path(source))
-    from app.core.loading import load_program
-    from app.core.model.program import Program
-
-    return record_program(source if isinstance(source, Program) else load_program(source), device)
+    return record_program(source, device)
 
 
-def record_program(program: Program, device: str) -> Recording:
-    """The real recording; a module attribute so tests can replace it."""
-    from app.core.recording.recorder import record
+def record_program(source: Program | str | Path, device: str) -> Recording:
+    """The real recording, in the warm child process; a module attribute so tests can replace it.
 
-    return record(program, device=device)
+    A built-in name or a file is read and checked by the child, so the window's
+    process needs no torch to show it.
+    """
+    from app.child.client import record_in_child
+
+    return record_in_child(source, device)
 
 
 def layout_recording(recording: Recording) -> Any:
@@ -212,7 +211,8 @@ def _failure_text(exc: BaseException, device: str) -> str:
         return f"Recording failed: {type(exc).__name__}: {exc}"
     if isinstance(exc, ScenarioError):
         return str(exc)
-    return f"Recording on {device} failed: {type(exc).__name__}: {exc}"
+    kind = getattr(exc, "kind", type(exc).__name__)  # a RecordingBug names the child's exception
+    return f"Recording on {device} failed: {kind}: {exc}"
 
 
 class RecordingWorker(QObject):
@@ -230,14 +230,8 @@ class RecordingWorker(QObject):
         self._latest = 0
         self._busy = False
         self._pauses: set[Hashable] = set()  # GcPause keys of runs not yet handed over
-        self._paced: set[int] = set()  # requests whose runs the GUI thread beats for
-        self._beat = QTimer(self)  # NOTE [pacing] in app/core/pacing.py
-        self._beat.setTimerType(Qt.TimerType.PreciseTimer)
-        self._beat.setInterval(BEAT_MS)
-        self._beat.timeout.connect(PACER.beat)
         self._done.connect(self._on_done)
         self.destroyed.connect(partial(_release_all, self._pauses))
-        self.destroyed.connect(partial(_stop_pacing, self._paced))
 
     @property
     def busy(self) -> bool:
@@ -248,7 +242,6 @@ class RecordingWorker(QObject):
         self._latest += 1
         number = self._latest
         self._hold_gc(number)  # released once the GUI has taken the result (or dropped it)
-        self._start_pacing(number)
         self._pool.start(lambda: self._run(number, source, device))
         self._set_busy(True)
         return number
@@ -276,7 +269,6 @@ class RecordingWorker(QObject):
             log.debug("dropped a recording: its worker is gone")
 
     def _on_done(self, outcome: RecordingResult | RecordingFailure) -> None:
-        self._stop_pacing(outcome.request)
         try:
             if outcome.request != self._latest:
                 return  # superseded: a newer request is running or done
@@ -288,20 +280,6 @@ class RecordingWorker(QObject):
         finally:
             big = isinstance(outcome, RecordingResult) and len(outcome.recording.graph) >= FREEZE_NODES
             self._release_gc(outcome.request, freeze=big)
-
-    def _start_pacing(self, number: int) -> None:
-        """The worker makes way for this thread while the run goes on (NOTE [pacing])."""
-        self._paced.add(number)
-        PACER.start()
-        PACER.beat()
-        self._beat.start()
-
-    def _stop_pacing(self, number: int) -> None:
-        if number in self._paced:
-            self._paced.discard(number)
-            PACER.stop()
-        if not self._paced:
-            self._beat.stop()
 
     def _hold_gc(self, number: int) -> None:
         key = (id(self), number)
@@ -317,13 +295,6 @@ class RecordingWorker(QObject):
         if busy != self._busy:
             self._busy = busy
             self.busy_changed.emit(busy)
-
-
-def _stop_pacing(requests: set[int], *_: object) -> None:
-    """A deleted worker's runs will never be handed over: stop making way for them."""
-    for _request in list(requests):
-        PACER.stop()
-    requests.clear()
 
 
 def _release_all(keys: set[Hashable], *_: object) -> None:

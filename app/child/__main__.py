@@ -1,0 +1,5 @@
+import sys
+
+from app.child.server import main
+
+sys.exit(main())

@@ -1,0 +1,192 @@
+"""The child's side: set its limits, import torch once, then record one request after another.
+
+Started by :mod:`app.child.client` as ``python -m app.child IN_FD OUT_FD
+[--memory-mb N]``; it reads request frames from ``IN_FD`` and answers each
+on ``OUT_FD`` (:mod:`app.child.protocol`). It ends when its input ends.
+
+A request is ``{"op": "record", "source": ..., "device": ..., "limits":
+{...}, "cpu_s": ...}``; the source is ``{"load": NAME_OR_PATH}`` (a
+built-in or a file, read and checked here) or ``{"program": {code, name,
+title, summary, notes, twin}}``. The answer is ``{"ok": true}`` with the
+recording's ``.lens`` bytes, ``{"ok": false, "error": {...}}`` for a
+:class:`ScenarioError` (its class, message and place), or ``{"ok": false,
+"limit": "memory"}`` when an allocation failed under the memory limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import os
+import resource
+import signal
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, BinaryIO
+
+from app.child.protocol import read_frame, write_frame
+
+__all__ = ["FAULTS_ENV", "main"]
+
+FAULTS_ENV = "AUTOGRAD_LENS_CHILD_FAULTS"  # "1": requests may ask for an injected fault (tests only)
+MAX_OPEN_FILES = 256
+_ALLOCATION_FAILED = ("can't allocate memory", "MemoryError", "std::bad_alloc", "out of memory")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m app.child")
+    parser.add_argument("fd_in", type=int)
+    parser.add_argument("fd_out", type=int)
+    parser.add_argument("--memory-mb", type=int, default=None)
+    args = parser.parse_args(argv)
+    _set_limits(args.memory_mb)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a recording stops
+    with open(args.fd_in, "rb", buffering=0) as inbox, open(args.fd_out, "wb") as outbox:
+        return _serve(inbox, outbox, args.memory_mb)
+
+
+def _set_limits(memory_mb: int | None) -> None:
+    """Address space (when asked), open files, and no core files from a crash."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _lower(resource.RLIMIT_NOFILE, MAX_OPEN_FILES)
+    if memory_mb is not None:
+        _lower(resource.RLIMIT_AS, memory_mb * 2**20)
+
+
+def _lower(which: int, value: int) -> None:
+    _, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, hard))
+
+
+def _serve(inbox: BinaryIO, outbox: BinaryIO, memory_mb: int | None) -> int:
+    import torch
+
+    import app.core.lens
+    import app.core.loading
+    import app.core.recording.recorder  # noqa: F401
+
+    gc.freeze()  # torch's import-time objects: out of every later collection's reach
+    write_frame(outbox, {"ready": True, "pid": os.getpid(), "torch": str(torch.__version__)})
+    while True:
+        try:
+            request, _ = read_frame(inbox)
+        except EOFError:
+            return 0
+        header, payload = _answer(request, memory_mb)
+        write_frame(outbox, header, payload)
+
+
+def _answer(request: dict[str, Any], memory_mb: int | None) -> tuple[dict[str, Any], bytes]:
+    from app.core.lens import lens_bytes
+    from app.core.model.errors import ScenarioError
+
+    _limit_cpu(float(request.get("cpu_s", 0)))
+    try:
+        with _fault(request.get("fault")):
+            recording = _record(request)
+    except ScenarioError as exc:
+        error = {"type": type(exc).__name__, "message": exc.message, "field": exc.field}
+        return {"ok": False, "error": {**error, "line": exc.line, "col": exc.col}}, b""
+    except MemoryError:
+        return {"ok": False, "limit": "memory", "memory_mb": memory_mb}, b""
+    except Exception as exc:  # a bug in Autograd Lens, or a device that went away: a fresh child next
+        if _allocation_failed(str(exc), memory_mb):
+            return {"ok": False, "limit": "memory", "memory_mb": memory_mb}, b""
+        return {"ok": False, "internal": f"{type(exc).__name__}: {exc}", "retire": True}, b""
+    if _allocation_failed(recording.error or "", memory_mb):
+        return {"ok": False, "limit": "memory", "memory_mb": memory_mb}, b""
+    retire = recording.device != "cpu" and recording.error is not None  # CUDA errors can poison a process
+    return {"ok": True, "retire": retire}, lens_bytes(recording, compress=False)
+
+
+def _allocation_failed(text: str, memory_mb: int | None) -> bool:
+    """An allocation failed while this child has a memory limit: the limit, not the program, ended it."""
+    return memory_mb is not None and any(words in text for words in _ALLOCATION_FAILED)
+
+
+def _record(request: dict[str, Any]) -> Any:
+    from app.core.loading import load_program
+    from app.core.model.program import Program
+    from app.core.recording.recorder import record
+    from app.core.sizing.limits import Limits
+
+    source = request["source"]
+    if "load" in source:
+        program = load_program(str(source["load"]))
+    else:
+        fields = source["program"]
+        code, name, title, summary, notes, twin = (str(fields.get(key, "")) for key in PROGRAM_FIELDS)
+        program = Program(code, name=name, title=title, summary=summary, notes=notes, twin=twin)
+    limits = Limits(**request.get("limits", {}))
+    return record(program, device=str(request.get("device", "cpu")), limits=limits)
+
+
+PROGRAM_FIELDS = ("code", "name", "title", "summary", "notes", "twin")
+
+
+def _limit_cpu(seconds: float) -> None:
+    """This request may use ``seconds`` more of CPU time (all threads): past it the kernel stops us."""
+    if seconds <= 0:
+        return
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+@contextlib.contextmanager
+def _fault(spec: Any) -> Iterator[None]:
+    """A test seam: a fault inside the first PyTorch operation the recording runs.
+
+    Honoured only when the child was started with ``AUTOGRAD_LENS_CHILD_FAULTS=1``.
+    """
+    if not spec or os.environ.get(FAULTS_ENV) != "1":
+        yield
+        return
+    from torch.overrides import TorchFunctionMode
+
+    kind = str(spec.get("kind"))
+    seconds = float(spec.get("seconds", 3600))
+    if kind == "bug":
+        raise RuntimeError("an injected bug")
+
+    class Fault(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if getattr(func, "__name__", "") != "device":  # an operator, not naming the device
+                _inject(kind, seconds)
+            return func(*args, **(kwargs or {}))
+
+    with Fault():
+        yield
+
+
+def _inject(kind: str, seconds: float) -> None:
+    if kind == "abort":
+        os.abort()
+    elif kind == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif kind == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif kind == "exit":
+        os._exit(3)
+    elif kind == "sleep":  # a native operator that never returns in time
+        time.sleep(seconds)
+    elif kind == "spin":  # burns CPU time in one call
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            pass
+    elif kind == "allocate":
+        import torch
+
+        torch.empty(2**40, dtype=torch.uint8)  # a terabyte: past any memory limit
+        gc.collect()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

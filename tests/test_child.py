@@ -1,0 +1,283 @@
+"""Recording in a child process (NOTE [recording in a child]): the same recordings, and faults contained.
+
+PyTorch in this process is the oracle: a recording made in the child equals
+one made here, a refusal has the same words and place. Faults are injected
+through the child's test seam (``AUTOGRAD_LENS_CHILD_FAULTS=1``): an abort,
+SIGKILL, SIGSEGV, an exit, an operator that sleeps past the time limit, an
+allocation past the memory limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import pytest
+from test_hostile import CASES, Case, case_params, outcome
+
+from app.child.client import ChildFailure, ChildLimits, ChildPool, RecordingBug, record_in_child
+from app.child.server import FAULTS_ENV
+from app.core.loading import load_program
+from app.core.model.errors import ScenarioError
+from app.core.recording.recorder import record
+from app.core.report import to_json
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="child recording needs POSIX limits")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[ChildPool]:
+    """One warm child for the module's ordinary recordings."""
+    made = ChildPool()
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def faulty(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChildPool]:
+    """A pool whose children honour injected faults."""
+    monkeypatch.setenv(FAULTS_ENV, "1")
+    made = ChildPool()
+    yield made
+    made.close()
+
+
+def _children() -> list[tuple[int, str]]:
+    """(pid, state) of this process's children, zombies included (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == os.getpid():
+            found.append((int(entry.name), fields[0]))
+    return found
+
+
+# -- the same recordings -----------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["forgot-retain", "rnn-no-detach", "higher-derivative", "inplace-sigmoid"])
+def test_a_recording_made_in_the_child_equals_one_made_here(name: str, pool: ChildPool) -> None:
+    here = record(load_program(name))
+    there = record_in_child(name, pool=pool)
+    assert to_json(there) == to_json(here)
+    assert there.program == here.program
+
+
+def test_a_program_object_comes_back_as_the_very_program(pool: ChildPool) -> None:
+    program = load_program("two-losses").with_code(load_program("two-losses").code + "\nprint(x.grad)\n")
+    there = record_in_child(program, pool=pool)
+    assert there.program is program
+    assert to_json(there) == to_json(record(program))
+
+
+CHILD_CASES = [c for c in CASES if c.limits is None]
+
+
+@pytest.mark.parametrize("case", case_params(CHILD_CASES))
+def test_every_hostile_case_gets_the_same_outcome_in_the_child(
+    case: Case, pool: ChildPool, tmp_path: Path
+) -> None:
+    expected = outcome(case)
+    path = tmp_path / "hostile.toml"
+    path.write_text(case.text, encoding="utf-8")
+    try:
+        got: object = record_in_child(str(path), pool=pool)
+    except ScenarioError as exc:
+        got = exc
+    if isinstance(expected, ScenarioError):
+        assert isinstance(got, ScenarioError) and type(got) is type(expected)
+        assert (got.message, got.field, got.line, got.col) == (
+            expected.message,
+            expected.field,
+            expected.line,
+            expected.col,
+        )
+    else:
+        assert not isinstance(got, ScenarioError), got
+        named = {"scenario": expected.program.name}  # the child named it after its file
+        assert {**to_json(got), **named} == to_json(expected)  # type: ignore[arg-type]
+
+
+# -- faults: a clear message, nothing left running, and the next recording works ---------------
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("abort", "was ended by SIGABRT"),
+        ("kill", "was ended by SIGKILL"),
+        ("segv", "was ended by SIGSEGV"),
+        ("exit", "ended unexpectedly (exit status 3)"),
+    ],
+)
+def test_a_child_that_dies_is_one_message_and_the_next_recording_works(
+    kind: str, words: str, faulty: ChildPool
+) -> None:
+    with pytest.raises(ChildFailure) as failure:
+        record_in_child("two-losses", pool=faulty, fault={"kind": kind})
+    assert words in str(failure.value)
+    assert "the next recording starts a fresh one" in str(failure.value)
+    assert not [pid for pid, state in _children() if state == "Z"]  # reaped
+    again = record_in_child("two-losses", pool=faulty)
+    assert to_json(again) == to_json(record(load_program("two-losses")))
+    assert faulty.started == 2
+
+
+def test_an_operator_past_the_time_limit_is_stopped_by_the_wall_clock(faulty: ChildPool) -> None:
+    limits = ChildLimits(time_limit_s=0.5)
+    with pytest.raises(ChildFailure) as failure:
+        record_in_child("two-losses", pool=faulty, limits=limits, fault={"kind": "sleep", "seconds": 3600})
+    assert failure.value.limit == "time"
+    assert "time limit of 0.5 s" in str(failure.value) and "--time-limit" in str(failure.value)
+    assert not _children() or all(state != "Z" for _, state in _children())
+    assert record_in_child("two-losses", pool=faulty).calls  # a fresh child
+
+
+def test_an_allocation_past_the_memory_limit_names_the_limit(faulty: ChildPool) -> None:
+    limits = ChildLimits(memory_mb=2048)
+    with pytest.raises(ChildFailure) as failure:
+        record_in_child("two-losses", pool=faulty, limits=limits, fault={"kind": "allocate"})
+    assert failure.value.limit == "memory"
+    assert "2,048 MB" in str(failure.value) and "--memory-limit" in str(failure.value)
+    assert record_in_child("two-losses", pool=faulty, limits=limits).calls
+
+
+def test_a_bug_in_the_child_names_its_exception(faulty: ChildPool) -> None:
+    with pytest.raises(RecordingBug) as bug:
+        record_in_child("two-losses", pool=faulty, fault={"kind": "bug"})
+    assert bug.value.kind == "RuntimeError" and "injected" in str(bug.value)
+    assert faulty.started == 1
+    assert record_in_child("two-losses", pool=faulty).calls  # the faulty child was retired
+    assert faulty.started == 2
+
+
+def test_the_child_runs_under_its_limits_with_only_its_pipes(pool: ChildPool, tmp_path: Path) -> None:
+    secret = tmp_path / "parent-only.txt"
+    with secret.open("w") as handle:
+        os.set_inheritable(handle.fileno(), True)  # even an inheritable descriptor stays here
+        fresh = ChildPool()
+        record_in_child("two-losses", pool=fresh)
+        child = fresh._idle
+        assert child is not None
+        limits = Path(f"/proc/{child.pid}/limits").read_text()
+        targets = [os.readlink(f"/proc/{child.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{child.pid}/fd")]
+        fresh.close()
+    assert _limit(limits, "Max address space") == str(4096 * 2**20)
+    assert _limit(limits, "Max open files") == "256"
+    assert _limit(limits, "Max core file size") == "0"
+    assert str(secret) not in targets
+    assert sum(t.startswith("pipe:") for t in targets) == 2
+
+
+def _limit(text: str, name: str) -> str:
+    line = next(line for line in text.splitlines() if line.startswith(name))
+    return line[len(name) :].split()[0]
+
+
+def test_two_hundred_re_records_through_one_warm_child_grow_nothing(pool: ChildPool) -> None:
+    program = load_program("forgot-retain")
+    record_in_child(program, pool=pool)
+    child = pool._idle
+    assert child is not None
+    fds_before = len(os.listdir("/proc/self/fd"))
+    started = pool.started
+    rss = []
+    for i in range(200):
+        record_in_child(program, pool=pool)
+        if i in (20, 199):
+            rss.append(_rss_kb(child.pid))
+    assert pool._idle is child and pool.started == started and child.requests >= 201
+    assert len(os.listdir("/proc/self/fd")) == fds_before
+    assert len(_children()) <= 1 + 1  # this module's warm child (and at most one from another pool)
+    assert rss[1] - rss[0] < 20_000  # kB: no recording left anything behind in the child
+
+
+def _rss_kb(pid: int) -> int:
+    line = next(
+        line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmRSS")
+    )
+    return int(line.split()[1])
+
+
+# -- the command line: one line, exit 2 ---------------------------------------------------------
+def _trace(*args: str, fault: dict[str, object] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, FAULTS_ENV: "1", "AUTOGRAD_LENS_CHILD_FAULT": json.dumps(fault or {})}
+    env.pop("AUTOGRAD_LENS_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "app", "trace", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "fault", "words"),
+    [
+        ((), {"kind": "abort"}, "SIGABRT"),
+        (("--time-limit", "1"), {"kind": "sleep"}, "--time-limit"),
+        (("--memory-limit", "2048"), {"kind": "allocate"}, "--memory-limit"),
+    ],
+)
+def test_trace_tells_a_dead_child_in_one_line_and_exits_2(
+    args: tuple[str, ...], fault: dict[str, object], words: str
+) -> None:
+    done = _trace("two-losses", *args, fault=fault)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("autograd-lens: ") and words in lines[0]
+
+
+def test_trace_in_the_child_prints_what_trace_in_process_prints() -> None:
+    child, here = _trace("rnn-no-detach", "--json"), _trace("rnn-no-detach", "--json", "--in-process")
+    assert child.returncode == here.returncode == 0
+    assert json.loads(child.stdout) == json.loads(here.stdout)
+
+
+# -- the window --------------------------------------------------------------------------------
+def test_the_window_records_in_the_child_never_here(qtbot, session, monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.core.recording.recorder as recorder_module
+
+    def never(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the window's process ran a recording")
+
+    monkeypatch.setattr(recorder_module, "record", never)
+    with qtbot.waitSignal(session.recording_applied, timeout=60_000) as blocker:
+        session.load("forgot-retain")
+    assert to_json(blocker.args[0]) == to_json(
+        record(load_program("forgot-retain"))
+    )  # bound before the patch
+
+
+def test_a_crash_in_the_child_leaves_the_window_working(
+    qtbot, session, faulty: ChildPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.ui import worker as worker_module
+
+    with qtbot.waitSignal(session.recording_applied, timeout=60_000):
+        session.load("two-losses")
+    shown = session.recording
+    monkeypatch.setattr(
+        worker_module, "record_program", partial(record_in_child, pool=faulty, fault={"kind": "abort"})
+    )
+    with qtbot.waitSignal(session.failed, timeout=60_000) as failed:
+        session.load("forgot-retain")
+    assert "SIGABRT" in failed.args[0]
+    assert session.recording is shown  # the previous recording stays on screen
+    monkeypatch.setattr(worker_module, "record_program", partial(record_in_child, pool=faulty))
+    with qtbot.waitSignal(session.recording_applied, timeout=60_000) as applied:
+        session.load("forgot-retain")
+    assert to_json(applied.args[0]) == to_json(record(load_program("forgot-retain")))
