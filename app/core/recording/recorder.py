@@ -142,6 +142,7 @@ class _Recorder:
         self.pending_gone: list[str] = []
         self.pending_printed: list[str] = []
         self.grad_marks: dict[str, tuple[torch.Tensor, int] | None] = {}
+        self.grad_values: dict[str, Values | None] = {}  # each leaf's .grad as its last step read it
         self.leaves: dict[str, str] = {}  # leaf name -> its latest AccumulateGrad node id
         self.leaf_tensors: dict[str, torch.Tensor] = {}  # leaf name -> the leaf itself
         self.leaf_names: dict[str, str] = {}  # node id -> leaf name
@@ -277,19 +278,28 @@ class _Recorder:
         # create_graph leaves a graph in .grad, held through the leaves from now on: this call built it
         self.fresh.extend(_graph_fns(t for t in self.leaf_tensors.values() if t.grad is not None))
         self._take_fresh(call=index, line=call.line)
-        contribution = {
-            name: _contribution(self.leaf_tensors[name], before) for name, before in start.items()
-        }
+        grads = self._grad_changes("call_end", None)
+        contribution = None
+        if kind == "backward":
+            contribution = MappingProxyType({name: self._contribution(name, start[name]) for name in start})
         step = self._snapshot(
             "call_end",
             index,
             None,
             line=call.line,
-            contribution=MappingProxyType(contribution) if kind == "backward" else None,
+            grads=grads,
+            contribution=contribution,
             result=self._result_values(result),
         )
         self.calls.append(CallInfo(index, call, first, step.index))
         return result
+
+    def _contribution(self, name: str, before: torch.Tensor | None) -> Values | None:
+        """What the call added to the leaf's ``.grad``; all of it when it had none before, which
+        its last step has read already (the copy is shared: a model's grads are large)."""
+        if before is None and self.leaf_tensors[name].grad is not None:
+            return self.grad_values.get(name)
+        return _contribution(self.leaf_tensors[name], before)
 
     def _describe_call(
         self, kind: CallKind, node: ast.Call, given: Mapping[str, Any], loops: tuple[LoopMark, ...]
@@ -602,7 +612,7 @@ class _Recorder:
                 self.grad_marks[name] = None
             elif name not in self.grad_marks or not _unchanged(self.grad_marks[name], grad):
                 self.grad_marks[name] = None if grad is None else (grad, grad._version)
-                changes[name] = None if grad is None else values_of(grad)
+                changes[name] = self.grad_values[name] = None if grad is None else values_of(grad)
         return changes
 
     def _snapshot(
