@@ -133,6 +133,8 @@ class AdvicePanel(QFrame):
             i = len(self.fix_buttons)
             button = QPushButton()
             button.setObjectName(f"advice{i + 1}")
+            # its text may be wider than a narrow dock: the labels must still wrap at the dock's width
+            button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
             button.clicked.connect(lambda checked=False, i=i: self.apply_fix(i))
             code = _label(f"adviceCode{i + 1}", "hint")
             code.setProperty("code", True)  # monospace, as the program is shown
