@@ -7,13 +7,14 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from app.core import load_builtin, record
 from app.core.lesson.lines import first_step_of_line, node_origin, node_tooltip
 from app.core.model.program import Program
 from app.ui.code_edit import CodeEdit, error_colour
-from app.ui.code_panel import FAILED, RUNNING, CodePanel
+from app.ui.code_panel import FAILED, MARKS_OFF, MARKS_OFF_SHORT, RUNNING, CodePanel
 from app.ui.editor import ProgramEditor
 from app.ui.python_highlighter import colour_for, token_spans
 from app.ui.session import Session
@@ -253,22 +254,27 @@ def test_the_marks_are_off_while_the_text_is_not_the_recorded_one(
     call = forgot_retain.calls[0].call
     session.go_to(forgot_retain.calls[0].first_step)
     assert panel.marked_line_numbers() == [call.line] and panel.keyword_actions(call.line)
+    assert panel.note() == ""
     panel.moveCursor(panel.textCursor().MoveOperation.Start)
     panel.insertPlainText("# a new first line\n")  # every line moves down one
+    assert panel.note() in (MARKS_OFF, MARKS_OFF_SHORT) and "return once it records again" in MARKS_OFF
     assert panel.marked_line_numbers() == [] and panel.previous_line_numbers() == []
     assert panel.extraSelections() == [] and panel.line_marker(call.line + 1) is None
     assert panel.keyword_actions(call.line) == [] and panel.go_to_line(call.line) is None
     panel.undo()  # the edit taken back: after the typing pause the marks return
     qtbot.waitUntil(lambda: panel.marked_line_numbers() == [call.line], timeout=2000)
+    assert panel.note() == ""
     panel.keeps_typing = lambda program: True  # as in the window: the learner's recordings keep the text
     panel.insertPlainText("z = 1\n")
     edited = record(forgot_retain.program.with_code(panel.text()))
     panel.insertPlainText("w = 2\n")  # typed on while it recorded
     session.apply(edited, mode="keep")
     assert not panel.marks_shown and panel.text().startswith("z = 1\nw = 2\n")  # the typing stays
+    assert panel.note() in (MARKS_OFF, MARKS_OFF_SHORT)
     typed = record(forgot_retain.program.with_code(panel.text()))
     session.apply(typed, mode="keep")  # the recording of the text as it is now
     assert panel.marks_shown and panel.text() == typed.program.code and panel.marked_line_numbers()
+    assert panel.note() == ""
 
 
 def test_a_line_that_never_ran_stays_put(qtbot: QtBot, session: Session, forgot_retain) -> None:
@@ -401,3 +407,27 @@ def test_the_window_keeps_the_last_good_recording_while_the_text_is_wrong(qtbot:
         editor.code_edit.setPlainText(good.program.code + "z = y * 2\n")
         editor.flush()
     assert blocker.args[0].program.code.endswith("z = y * 2\n") and editor.error() is None
+
+
+def test_the_note_sits_under_the_code_and_takes_no_line_from_it(
+    qtbot: QtBot, session: Session, forgot_retain
+) -> None:
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    panel.resize(900, 400)
+    panel.show()
+    session.apply(forgot_retain)
+    full = panel.viewport().geometry()
+    panel.insertPlainText("# typed\n")
+    note = panel.findChild(QLabel, "codeNote")
+    assert note is not None and note.isVisible() and note.text() == MARKS_OFF
+    view = panel.viewport().geometry()
+    assert view.bottom() < full.bottom() and note.geometry().top() > view.bottom()  # below, not over
+    assert note.geometry().height() >= note.heightForWidth(note.width())  # wrapped, nothing cut off
+    panel.resize(220, 160)  # a narrow, short dock: the short note, the code keeps two thirds
+    qtbot.waitUntil(lambda: note.text() == MARKS_OFF_SHORT, timeout=2000)
+    assert note.geometry().height() <= panel.contentsRect().height() // 3
+    panel.undo()
+    qtbot.waitUntil(lambda: not note.isVisible(), timeout=2000)
+    panel.resize(900, 400)
+    qtbot.waitUntil(lambda: panel.viewport().geometry() == full, timeout=2000)

@@ -29,7 +29,7 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextFormat,
 )
-from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from app.ui.python_highlighter import PythonHighlighter
 from app.ui.theme import hue_colour, mixed
@@ -84,6 +84,12 @@ class CodeEdit(QPlainTextEdit):
         self._error_col = 1
         self._error_message = ""
         self._error_colour: QColor | None = None  # None: from the palette
+        self._note = QLabel(self)  # a line under the code (set_note), e.g. why the marks are off
+        self._note.setObjectName("codeNote")
+        self._note.setWordWrap(True)
+        self._note.setTextFormat(Qt.TextFormat.PlainText)
+        self._note.hide()
+        self._note_texts = ("", "")  # the long text and the short one (set_note)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))  # after: changeEvent
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.textChanged.connect(self._on_text_changed)
@@ -246,11 +252,48 @@ class CodeEdit(QPlainTextEdit):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        if self._note_height() != self.viewportMargins().bottom():
+            self._update_margin()  # the note wraps anew at this width
         self._place_numbers()
 
+    # -- a note under the code -------------------------------------------------------------------
+    def set_note(self, text: str, short: str = "") -> None:
+        """Show ``text`` in a strip under the code, above any scroll bar ("" hides it).
+
+        Where ``text`` would take more than two lines or a third of the box (a narrow
+        dock, a large text scale), ``short`` is shown instead: the code keeps its room.
+        """
+        if (text, short) == self._note_texts:
+            return
+        self._note_texts = (text, short)
+        self._note.setText(text)
+        self._note.setVisible(bool(text))
+        self._update_margin()
+
+    def note(self) -> str:
+        """The note shown under the code ("" when none)."""
+        return "" if self._note.isHidden() else self._note.text()
+
+    def _note_height(self) -> int:
+        """The strip's height at this width, choosing the long or the short text to fit."""
+        text, short = self._note_texts
+        if not text:
+            return 0
+        width = self.contentsRect().width()
+        room = max(self.contentsRect().height() // 3, 1)
+        lines = self._note.fontMetrics().lineSpacing()
+        self._note.setText(text)
+        height = self._note.heightForWidth(width)
+        if short and (height > room or height > 2 * lines + self._note.contentsMargins().top() * 2 + 8):
+            self._note.setText(short)
+            height = self._note.heightForWidth(width)
+        return max(min(height, room), lines) if width > 0 else self._note.sizeHint().height()
+
     def _place_numbers(self) -> None:
-        rect = self.contentsRect()
-        self._numbers.setGeometry(QRect(rect.left(), rect.top(), self.line_number_width(), rect.height()))
+        rect, view = self.contentsRect(), self.viewport().geometry()
+        self._numbers.setGeometry(QRect(rect.left(), view.top(), self.line_number_width(), view.height()))
+        if not self._note.isHidden():
+            self._note.setGeometry(QRect(rect.left(), view.bottom() + 1, rect.width(), self._note_height()))
 
     def paint_line_numbers(self, area: QWidget, event: QPaintEvent) -> None:
         painter = QPainter(area)
@@ -279,7 +322,7 @@ class CodeEdit(QPlainTextEdit):
         painter.end()
 
     def _update_margin(self) -> None:
-        self.setViewportMargins(self.line_number_width(), 0, 0, 0)
+        self.setViewportMargins(self.line_number_width(), 0, 0, self._note_height())
         self._place_numbers()
 
     def _update_numbers(self, rect: QRect, dy: int) -> None:

@@ -20,7 +20,8 @@ The marks are the recording's, and the recording's line numbers are those of
 the text it was made from. Once the learner types, the lines may no longer be
 those, so the marks, the jump and the keyword menu are off until the text is
 the recorded one again: a new recording of it is applied, or the edit is taken
-back (checked after a typing pause). ``keeps_typing`` says which recordings
+back (checked after a typing pause). Meanwhile a note under the code says so
+(``MARKS_OFF``), so the marks do not seem lost. ``keeps_typing`` says which recordings
 leave the learner's text alone (the window's: the ones the editor asked for);
 any other recording (a fix, a toggle, a file) writes its program's text.
 
@@ -81,6 +82,10 @@ LOOK_BACK = 64  # steps searched for the lines that ran before the current ones
 BAR_WIDTH, FAINT_BAR_WIDTH = 5, 2
 RECHECK_MS = 400  # after a typing pause: is the text the recorded one again?
 CURRENT_HUE, FAILED_HUE = 0.13, 0.0  # amber and red tints, without a stylesheet
+MARKS_OFF = (
+    "✎ The step marks are off while the text differs from the recording; they return once it records again."
+)
+MARKS_OFF_SHORT = "✎ Marks return once it records again."
 GUTTER_TIP = "Click a line number to go to the first step that ran that line"
 
 
@@ -213,6 +218,8 @@ class CodePanel(CodeEdit):
         if self._in_sync:
             self._in_sync = False
             self._update_marks()
+        else:
+            self._update_note()
 
     def _on_typing_paused(self) -> None:
         """The text may be the recorded one again (an edit taken back, or this recording's)."""
@@ -276,7 +283,13 @@ class CodePanel(CodeEdit):
         if self.marks_shown:
             self._marked, self._failed_mark = self._marks_now()
             self._previous = self._previous_now()
+        self._update_note()
         self._show_marks()
+
+    def _update_note(self) -> None:
+        """The note under the code while typing keeps the marks off (NOTE [marks follow the recorded text])"""
+        off = self._typed and not self._in_sync and self._recording is not None
+        self.set_note(MARKS_OFF if off else "", MARKS_OFF_SHORT)
 
     def _show_marks(self) -> None:
         self._highlight()
