@@ -57,6 +57,7 @@ from app.render.labels import (
     slot_lines,
     version_room,
 )
+from app.render.modules import module_groups
 from app.render.style import NODE_TAGS, NodeKind, slot_tags
 
 __all__ = [
@@ -209,10 +210,10 @@ def _header() -> list[str]:
     ]
 
 
-def _cluster_stmts(iteration: Iteration, body: list[str]) -> list[str]:
+def _cluster_stmts(name: str, label: str, body: list[str]) -> list[str]:
     return [
-        f"  subgraph {_quote(iteration.name)} {{",
-        f'    label="{_label((iteration.label,))}"; labeljust=l; fontsize={SLOT_FONT_PX:g}; '
+        f"  subgraph {_quote(name)} {{",
+        f'    label="{_label((label,))}"; labeljust=l; fontsize={SLOT_FONT_PX:g}; '
         'style="rounded,dashed"; margin=10;',
         *("  " + line for line in body),
         "  }",
@@ -224,16 +225,26 @@ def dot_source(graph: Graph, *, reserve_tags: bool = False) -> str:
 
     ``reserve_tags`` adds the widest state tag to each label so that the boxes
     Graphviz sizes have room for any state the view will write in them.
-    Nodes of one loop iteration share a cluster (NOTE [iteration clusters]).
+    Nodes of one loop iteration share a cluster (NOTE [iteration clusters]); inside it, the nodes
+    of one module share one of their own (modules.py's NOTE [module groups]).
     """
     kinds = node_kinds(graph)
     groups = iterations(graph)
-    cluster_of = {node_id: i for i, group in enumerate(groups) for node_id in group.nodes}
+    modules = module_groups(graph)
+    in_iteration = {node_id: i for i, group in enumerate(groups) for node_id in group.nodes}
+    in_module = {node_id: j for j, group in enumerate(modules) for node_id in group.nodes}
     bodies: list[list[str]] = [[] for _ in groups]
+    module_bodies: list[list[str]] = [[] for _ in modules]
     lines = _header()
+
+    def body_of(node_id: str, outside: list[str]) -> list[str]:
+        if node_id in in_module:
+            return module_bodies[in_module[node_id]]
+        return bodies[in_iteration[node_id]] if node_id in in_iteration else outside
+
     proxied = long_edges(graph)
     for node in graph.nodes:
-        into = bodies[cluster_of[node.id]] if node.id in cluster_of else lines
+        into = body_of(node.id, lines)
         into.append(_node_stmt(node, kinds[node.id], reserve_tags))
         for slot in drawn_slots(node):
             into.extend(_slot_stmts(node, slot, reserve_tags))
@@ -242,12 +253,15 @@ def dot_source(graph: Graph, *, reserve_tags: bool = False) -> str:
     edges: list[str] = []
     for edge in graph.edges:
         if edge in proxied:  # the stand-in sits beside its user, in the user's cluster
-            into = bodies[cluster_of[edge.src]] if edge.src in cluster_of else edges
-            into.extend(_proxy_stmts(edge, graph.node(edge.dst), kinds[edge.dst]))
+            body_of(edge.src, edges).extend(_proxy_stmts(edge, graph.node(edge.dst), kinds[edge.dst]))
         else:
             edges.append(f"  {_quote(edge.dst)} -> {_quote(edge.src)} [weight={EDGE_WEIGHT}];")
+    for module, body in zip(modules, module_bodies, strict=True):
+        first = module.nodes[0]  # a module's group inside an iteration holds that iteration's nodes
+        into = bodies[in_iteration[first]] if module.loops and first in in_iteration else lines
+        into.extend(_cluster_stmts(module.name, module.module, body))
     for group, body in zip(groups, bodies, strict=True):
-        lines.extend(_cluster_stmts(group, body))
+        lines.extend(_cluster_stmts(group.name, group.label, body))
     lines.extend(edges)
     lines.append("}")
     return "\n".join(lines) + "\n"

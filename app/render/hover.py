@@ -19,10 +19,10 @@ from app.core.lesson.lines import node_origin, node_tooltip
 from app.core.model.graph import SavedSlot
 from app.core.model.timeline import SlotKey, StepState
 from app.render.labels import SharedValues, drawn_slots, tensor_detail, version_text
-from app.render.states import ShownStates
+from app.render.states import DrawnStates, ShownStates
 from app.render.style import LEGEND, NODE_TAGS, SLOT_TAGS
 
-__all__ = ["node_tip", "slot_tip"]
+__all__ = ["module_tip", "node_tip", "slot_tip"]
 
 _MEANINGS = {(entry.box, entry.state): entry.meaning for entry in LEGEND} | {
     ("node", "idle"): "built, not running now",
@@ -86,3 +86,15 @@ def _slot_detail(slot: SavedSlot, state: StepState, key: SlotKey) -> str:
     now = state.versions.get(key, saved)
     version = version_text(saved, now) if now != saved else f"saved at v{saved}"
     return f"{detail}, {version}"
+
+
+def module_tip(drawn: DrawnStates, state: StepState, box: str) -> str:
+    """A collapsed module's box (modules.py's NOTE [module groups]): its name, what it holds, the
+    state of its nodes and of their saved tensors, and how to open it."""
+    node = drawn.folded.graph.node(box)
+    lines = [f"module {node.name}: {node.label}", _state_line("node", drawn.node_state(state, box))]
+    if node.saved:
+        key = (box, node.saved[0].name)
+        lines.append(f"saved tensors, the worst: {_state_line('slot', drawn.slot_state(state, key))}")
+    lines.append("double-click to expand")
+    return "\n".join(lines)

@@ -466,6 +466,7 @@ class ClusterItem(QGraphicsItem):
         super().__init__()
         self.name = name
         self.label = label
+        self.module: str | None = None  # the module group's name, when the frame is a module's
         self._box = box
         self._rect = QRectF()
         self._fonts: Fonts | None = None

@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -28,6 +28,7 @@ from app.core.model.timeline import SlotKey
 from app.core.pacing import pace
 from app.render.dot_source import dot_source, long_edges, proxy_dot_id, slot_dot_id
 from app.render.labels import drawn_slots
+from app.render.modules import default_collapsed, fold
 
 __all__ = ["INSTALL_HINT", "Box", "EdgePath", "Layout", "LayoutError", "layout_graph", "parse_layout"]
 
@@ -90,10 +91,17 @@ class Layout:
     slot_edges: Mapping[SlotKey, EdgePath]
     proxies: Mapping[Edge, Box] = field(default_factory=lambda: MappingProxyType({}))
     clusters: Mapping[str, Box] = field(default_factory=lambda: MappingProxyType({}))  # iteration frames
+    collapsed: frozenset[str] = frozenset()  # module groups drawn as one box (modules.py's NOTE)
 
 
-def layout_graph(graph: Graph, *, timeout_s: float = 20.0) -> Layout:
+def layout_graph(
+    graph: Graph, *, collapsed: Collection[str] | None = None, timeout_s: float = 20.0
+) -> Layout:
     """Run ``dot -Tjson0`` once over ``graph`` and parse where every box goes.
+
+    ``collapsed``: the module groups drawn as one box each (``modules.fold``); by default every
+    group of a graph larger than ``modules.COLLAPSE_ABOVE`` nodes, else none. The layout's
+    boxes are then keyed by the folded graph's ids (a box's ``m:model.0``).
 
     >>> from app.core.model.graph import Edge, Graph, GraphNode
     >>> g = Graph((GraphNode("n0", "SumBackward0", "y.sum()"), GraphNode("n1", "AccumulateGrad", "x",
@@ -105,6 +113,8 @@ def layout_graph(graph: Graph, *, timeout_s: float = 20.0) -> Layout:
     exe = shutil.which("dot")
     if exe is None:
         raise LayoutError(f"Graphviz 'dot' was not found on PATH; {INSTALL_HINT}")
+    folded = fold(graph, default_collapsed(graph) if collapsed is None else collapsed)
+    graph = folded.graph
     source = dot_source(graph, reserve_tags=True)
     # Files, not pipes: the 18 MB of JSON for 5,000 nodes would otherwise be read 32 KB at a time
     # in a Python loop and joined in one 18 MB copy, both holding the GIL (NOTE [pacing]); a file
@@ -125,7 +135,8 @@ def layout_graph(graph: Graph, *, timeout_s: float = 20.0) -> Layout:
                 f"Graphviz 'dot' wrote no layout ({exc.strerror or exc}); {INSTALL_HINT}"
             ) from None
         with stream:
-            return parse_layout(iter(partial(stream.read, READ_PIECE), b""), graph)
+            layout = parse_layout(iter(partial(stream.read, READ_PIECE), b""), graph)
+    return replace(layout, collapsed=folded.collapsed) if folded.collapsed else layout
 
 
 def _run_dot(command: list[str], nodes: int, timeout_s: float) -> subprocess.CompletedProcess[bytes]:

@@ -46,7 +46,8 @@ from app.render.items import (
 )
 from app.render.labels import drawn_slots
 from app.render.layout import Box, Layout
-from app.render.states import ShownStates
+from app.render.modules import ModuleGroup, fold, module_groups
+from app.render.states import DrawnStates, ShownStates
 from app.render.style import (
     DEFAULT_PALETTE,
     PALETTES,
@@ -96,6 +97,10 @@ class GraphScene(QGraphicsScene):
         self.layout = layout
         # O(graph) tables: the window's worker builds them off the GUI thread and passes them in
         self.shown = shown if shown is not None and shown.recording is recording else ShownStates(recording)
+        # NOTE [module groups]: the graph as drawn, collapsed modules each one box
+        self.folded = fold(recording.graph, layout.collapsed)
+        self.graph = self.folded.graph
+        self.drawn = DrawnStates(self.shown, self.folded)
         self._palette = PALETTES[palette]
         self._font_scale = font_scale
         self._fonts = self._make_fonts()
@@ -108,8 +113,8 @@ class GraphScene(QGraphicsScene):
         self.edges: dict[Edge, EdgeItem] = {}
         self.slot_edges: dict[SlotKey, EdgeItem] = {}
         self.proxies: dict[str, list[ProxyItem]] = {}  # node id -> its stand-ins at long edges
-        self.clusters: dict[str, ClusterItem] = {}  # one frame per loop iteration (NOTE [iteration clusters])
-        self._cluster_of: dict[str, str] = {}  # node -> the frame of the iteration that made it
+        self.clusters: dict[str, ClusterItem] = {}  # a frame per loop iteration and per expanded module
+        self._cluster_of: dict[str, list[str]] = {}  # drawn node -> the frames around it
         self._details = True
         self._overview = False  # NOTE [overview]
         self._overview_looks: dict[str, str] = {}  # node -> its dot's colour
@@ -166,7 +171,7 @@ class GraphScene(QGraphicsScene):
         return max([1.0, *(growth((w, h), measure(fonts, (w, h), texts)) for w, h, texts in sizes)])
 
     def _box_texts(self) -> Iterator[tuple[Box, Texts]]:
-        graph, layout = self.recording.graph, self.layout
+        graph, layout = self.graph, self.layout
         for node in graph.nodes:
             yield layout.nodes[node.id], node_texts(node)
             for slot in drawn_slots(node):
@@ -175,19 +180,25 @@ class GraphScene(QGraphicsScene):
             yield box, proxy_texts(graph.node(edge.dst))
 
     def _build_clusters(self) -> None:
-        """One frame per loop iteration the layout placed (dot_source's NOTE [iteration clusters])."""
-        for group in iterations(self.recording.graph):
-            box = self.layout.clusters.get(group.name)
+        """One frame per loop iteration the layout placed (dot_source's NOTE [iteration clusters])
+        and one per module drawn expanded (NOTE [module groups])."""
+        groups: list[tuple[str, str, tuple[str, ...], str | None]]
+        groups = [(g.name, g.label, g.nodes, None) for g in iterations(self.graph)]
+        groups += [(g.name, g.module, g.nodes, g.name) for g in module_groups(self.graph)]
+        for name, label, nodes, module in groups:
+            box = self.layout.clusters.get(name)
             if box is None:
                 continue
-            state = self._cluster_state(group.name)
-            frame = ClusterItem(group.name, group.label, box, state, cluster_style(state, self._palette))
+            state = self._cluster_state(name)
+            frame = ClusterItem(name, label, box, state, cluster_style(state, self._palette))
+            frame.module = module
             frame.set_fonts(self._fonts)
             frame.place(self._spread)
             frame.setVisible(not self._overview)  # NOTE [overview]: the scene draws the frames
             self.addItem(frame)
-            self.clusters[group.name] = frame
-            self._cluster_of.update(dict.fromkeys(group.nodes, group.name))
+            self.clusters[name] = frame
+            for node_id in nodes:
+                self._cluster_of.setdefault(node_id, []).append(name)
         self._frame_groups = None
 
     def _build_items(self) -> Iterator[None]:
@@ -199,7 +210,7 @@ class GraphScene(QGraphicsScene):
             line.setScale(self._spread)
             self.edges[edge] = self._add(line)
             yield None
-        for node in self.recording.graph.nodes:
+        for node in self.graph.nodes:
             self.nodes[node.id] = self._add_box(
                 NodeItem(node, self.layout.nodes[node.id], *self._node_look(node.id))
             )
@@ -221,7 +232,7 @@ class GraphScene(QGraphicsScene):
                 yield None
         for edge, box in self.layout.proxies.items():
             state, style = self._node_look(edge.dst)
-            proxy = ProxyItem(self.recording.graph.node(edge.dst), edge.src, box, state, _proxy_style(style))
+            proxy = ProxyItem(self.graph.node(edge.dst), edge.src, box, state, _proxy_style(style))
             self.proxies.setdefault(edge.dst, []).append(self._add_box(proxy))
             yield None
 
@@ -326,8 +337,8 @@ class GraphScene(QGraphicsScene):
             painter.resetTransform()
             painter.drawPixmap(0, 0, lines)  # clipped to what is repainted: a step's few dots
             painter.restore()
-        for colour, points in self._overview_dots().items():
-            pen = QPen(QColor(colour), OVERVIEW_DOT_PX)
+        for dot_colour, points in self._overview_dots().items():
+            pen = QPen(QColor(dot_colour), OVERVIEW_DOT_PX)
             pen.setCosmetic(True)
             pen.setCapStyle(Qt.PenCapStyle.SquareCap)
             painter.setPen(pen)
@@ -356,8 +367,8 @@ class GraphScene(QGraphicsScene):
         device = painter.device()
         t = painter.worldTransform()
         ratio = device.devicePixelRatioF()
-        key = (t.m11(), t.m12(), t.m21(), t.m22(), t.dx(), t.dy(), device.width(), device.height(), ratio)
-        key += (colour.rgba(), len(self._overview_lines), self._spread)
+        key: tuple[Any, ...] = (t.m11(), t.m12(), t.m21(), t.m22(), t.dx(), t.dy(), ratio)
+        key += (device.width(), device.height(), colour.rgba(), len(self._overview_lines), self._spread)
         if self._lines_cache is not None and self._lines_cache[0] == key:
             return self._lines_cache[1]
         pixmap = QPixmap(round(device.width() * ratio), round(device.height() * ratio))
@@ -381,7 +392,7 @@ class GraphScene(QGraphicsScene):
             self._overview_looks[node_id] = self._overview_look(node_id)
             if done % chunk == 0:
                 yield None
-        for done, edge in enumerate(self.recording.graph.edges, 1):
+        for done, edge in enumerate(self.graph.edges, 1):
             if edge.src in centres and edge.dst in centres:
                 self._overview_lines.append(QLineF(centres[edge.src], centres[edge.dst]))
             if done % chunk == 0:
@@ -440,7 +451,7 @@ class GraphScene(QGraphicsScene):
 
     def _overview_look(self, node_id: str) -> str:
         state = self._node_state(node_id)
-        key = (self.shown.kinds[node_id], state)
+        key = (self.drawn.kinds[node_id], state)
         colour = self._dot_colours.get(key)  # a call's start or end recolours every node: cached
         if colour is None:
             style = node_style(key[0], state, self._palette)
@@ -468,32 +479,33 @@ class GraphScene(QGraphicsScene):
 
     # -- looks of one item at the current state ------------------------------
     def _node_state(self, node_id: str) -> NodeState:
-        return "hidden" if self._state is None else self.shown.node_state(self._state, node_id)
+        return "hidden" if self._state is None else self.drawn.node_state(self._state, node_id)
 
     def _node_look(self, node_id: str) -> tuple[NodeState, BoxStyle]:
         state = self._node_state(node_id)
-        return state, node_style(self.shown.kinds[node_id], state, self._palette)
+        style = node_style(self.drawn.kinds[node_id], state, self._palette)
+        return state, replace(style, rounded=True) if self.folded.is_box(node_id) else style  # a module
 
     def _slot_look(self, key: SlotKey) -> tuple[SlotShow, BoxStyle, str]:
         """A saved value's state, its style (faded with a gone node) and its version note."""
         if self._state is None:
             return "hidden", slot_style("hidden", self._palette), ""
-        state = self.shown.slot_state(self._state, key)
+        state = self.drawn.slot_state(self._state, key)
         style = slot_style(state, self._palette)
-        if self.shown.is_gone(self._state, key[0]):
+        if self.drawn.is_gone(self._state, key[0]):
             style = faded(style, self._palette)
-        return state, style, self.shown.version_note(self._state, key)
+        return state, style, self.drawn.version_note(self._state, key)
 
     def _slot_line(self, key: SlotKey, state: SlotShow) -> EdgeState:
         if state == "hidden":
             return "hidden"
-        return "gone" if self._state is not None and self.shown.is_gone(self._state, key[0]) else "normal"
+        return "gone" if self._state is not None and self.drawn.is_gone(self._state, key[0]) else "normal"
 
     def _cluster_state(self, name: str) -> ClusterState:
-        return "hidden" if self._state is None else self.shown.cluster_state(self._state, name)
+        return "hidden" if self._state is None else self.drawn.cluster_state(self._state, name)
 
     def _edge_state(self, edge: Edge) -> EdgeState:
-        return "hidden" if self._state is None else self.shown.edge_state(self._state, edge)
+        return "hidden" if self._state is None else self.drawn.edge_state(self._state, edge)
 
     # -- per step ----------------------------------------------------------
     @property
@@ -502,14 +514,14 @@ class GraphScene(QGraphicsScene):
 
     def show_state(self, state: StepState) -> int:
         """Restyle what changed since the last step shown; returns how many items changed."""
-        changes = self.shown.changes(self._state, state)
+        changes = self.drawn.changes(self._state, state)
         self._state = state
         # the overview holds every node, built or not; only dots that change colour are repainted
         recoloured = self._recolour_dots(changes.nodes) if self._overview_looks else []
         if recoloured and self._overview:
             self._update_dots(recoloured)
         # A frame changes look only where one of its nodes is built or gone: a changed node.
-        frames = {self._cluster_of[n] for n in changes.nodes if n in self._cluster_of}
+        frames = {name for n in changes.nodes for name in self._cluster_of.get(n, ())}
         changed = sum(self._restyle_cluster(name) for name in frames if name in self.clusters)
         # NOTE [restyle what is seen]: hidden items are restyled when shown or read
         if self._overview:
@@ -664,8 +676,10 @@ class GraphScene(QGraphicsScene):
         return self._selected
 
     def select(self, node_id: str | None) -> None:
+        """Outline ``node_id`` (a node of a collapsed module: its module's box)."""
         if self._selected in self.nodes:
             self.nodes[self._selected].set_selected(False, self._palette.selection)
+        node_id = None if node_id is None else self.folded.shown_as(node_id)
         self._selected = node_id if node_id in self.nodes else None
         if self._selected is not None:
             self.nodes[self._selected].set_selected(True, self._palette.selection)
@@ -674,6 +688,32 @@ class GraphScene(QGraphicsScene):
         """The node id an item belongs to (a node box, one of its saved-value boxes, or a proxy)."""
         if isinstance(item, (NodeItem, SlotItem, ProxyItem)):
             return item.node_id
+        return None
+
+    # -- module groups (NOTE [module groups]) -----------------------------------------
+    @functools.cached_property
+    def module_groups(self) -> tuple[ModuleGroup, ...]:
+        """Every module group of the recording, collapsed or not."""
+        return module_groups(self.recording.graph)
+
+    @property
+    def collapsed(self) -> frozenset[str]:
+        """The module groups drawn as one box each."""
+        return self.folded.collapsed
+
+    def module_box(self, group: str) -> NodeItem | None:
+        """The box of the collapsed module group named ``group`` (None while it is expanded)."""
+        for box, found in self.folded.groups.items():
+            if found.name == group:
+                return self.nodes.get(box)
+        return None
+
+    def group_of(self, item: QGraphicsItem | None) -> str | None:
+        """The module group an item draws: a collapsed module's box, or an expanded one's frame."""
+        if isinstance(item, NodeItem) and item.node_id in self.folded.groups:
+            return self.folded.groups[item.node_id].name
+        if isinstance(item, ClusterItem):
+            return item.module
         return None
 
     def node_at_dot(self, point: QPointF, radius: float) -> str | None:

@@ -25,9 +25,16 @@ from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, StepState
 from app.render.dot_source import iterations
 from app.render.labels import drawn_slots, node_kinds, version_text
+from app.render.modules import Folded, fold, module_groups
 from app.render.style import ClusterState, EdgeState, NodeKind, NodeState, SlotShow
 
-__all__ = ["Changes", "ShownStates"]
+__all__ = ["Changes", "DrawnStates", "ShownStates"]
+
+# a collapsed module's box shows the first of these its nodes are in (the most telling)
+NODE_SUMMARY: tuple[NodeState, ...] = ("failed", "running", "done", "idle", "gone", "hidden")
+# and its saved-value box the worst state of its saved tensors: freed beats retained beats alive
+SLOT_SUMMARY: tuple[SlotShow, ...] = ("modified", "freed", "retained", "alive", "unknown", "value", "hidden")
+EDGE_SUMMARY: tuple[EdgeState, ...] = ("flow", "normal", "gone", "hidden")
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,10 @@ class ShownStates:
             self.edges_of[edge.src].append(edge)
             self.edges_of[edge.dst].append(edge)
         self.clusters: dict[str, tuple[int, int | None]] = {
-            group.name: _span(graph.node(n) for n in group.nodes) for group in iterations(graph)
-        }  # cluster -> (step its first node is built, step its last node is gone)
+            name: _span(graph.node(n) for n in nodes)
+            for name, nodes in [(g.name, g.nodes) for g in iterations(graph)]
+            + [(g.name, g.nodes) for g in module_groups(graph)]
+        }  # cluster (an iteration's, a module's) -> (step its first node is built, step its last is gone)
         self._ran = _Ran()
         self._memo: dict[int, dict[str, NodeState]] = {}  # the last two steps asked for
         self._last = -1
@@ -176,3 +185,74 @@ def _span(nodes: Iterable[GraphNode]) -> tuple[int, int | None]:
         gone.append(node.gone_at_step)
     last_gone = None if not gone or None in gone else max(g for g in gone if g is not None)
     return min(built, default=0), last_gone
+
+
+class DrawnStates:
+    """States of what is drawn when some module groups are collapsed (modules.py's NOTE [module
+    groups]): a node as :class:`ShownStates` says; a box sums up the nodes it stands for."""
+
+    def __init__(self, shown: ShownStates, folded: Folded | None = None) -> None:
+        self.shown = shown
+        self.folded = folded if folded is not None else fold(shown.recording.graph, ())
+        graph = self.folded.graph
+        self.kinds: dict[str, NodeKind] = node_kinds(graph) if self.folded.members else shown.kinds
+        self.edges_of: dict[str, list[Edge]] = {box: [] for box in self.folded.members}
+        for edge in graph.edges:
+            for end in (edge.src, edge.dst):
+                if end in self.edges_of:
+                    self.edges_of[end].append(edge)
+        self.tensor_keys = {
+            box: tuple((n, s.name) for n in nodes for s in shown.recording.graph.node(n).tensor_slots)
+            for box, nodes in self.folded.members.items()
+        }
+        self.summary_slot = {
+            n.id: n.saved[0].name for n in graph.nodes if n.id in self.tensor_keys and n.saved
+        }
+
+    def node_state(self, state: StepState, node_id: str) -> NodeState:
+        members = self.folded.members.get(node_id)
+        if members is None:
+            return self.shown.node_state(state, node_id)
+        found = {self.shown.node_state(state, m) for m in members}
+        return next((s for s in NODE_SUMMARY if s in found), "hidden")
+
+    def is_gone(self, state: StepState, node_id: str) -> bool:
+        if node_id in self.folded.members:
+            return self.node_state(state, node_id) == "gone"
+        return self.shown.is_gone(state, node_id)
+
+    def slot_state(self, state: StepState, key: SlotKey) -> SlotShow:
+        keys = self.tensor_keys.get(key[0])
+        if keys is None:
+            return self.shown.slot_state(state, key)
+        found = {self.shown.slot_state(state, k) for k in keys}
+        return next((s for s in SLOT_SUMMARY if s in found), "hidden")
+
+    def version_note(self, state: StepState, key: SlotKey) -> str:
+        return "" if key[0] in self.tensor_keys else self.shown.version_note(state, key)
+
+    def edge_state(self, state: StepState, edge: Edge) -> EdgeState:
+        real = self.folded.real_edges.get(edge)
+        if real is None:  # an edge between two nodes drawn as themselves
+            return self.shown.edge_state(state, edge)
+        found = {self.shown.edge_state(state, e) for e in real}
+        return next((s for s in EDGE_SUMMARY if s in found), "hidden")
+
+    def cluster_state(self, state: StepState, name: str) -> ClusterState:
+        return self.shown.cluster_state(state, name)
+
+    def changes(self, before: StepState | None, after: StepState) -> Changes:
+        """What to restyle among the drawn items (a box when any of its nodes changed)."""
+        real = self.shown.changes(before, after)
+        folded = self.folded
+        if not folded.members:
+            return real
+        nodes = {folded.shown_as(n) for n in real.nodes}
+        boxes = nodes & folded.members.keys()
+        slots = {k for k in real.slots if k[0] not in folded.box_of}
+        boxes |= {folded.box_of[k[0]] for k in real.slots if k[0] in folded.box_of}
+        slots |= {(b, self.summary_slot[b]) for b in boxes if b in self.summary_slot}
+        drawn_edges = (folded.edge_of.get(e, e) for e in real.edges)
+        edges = {e for e in drawn_edges if e is not None}
+        edges |= {e for b in boxes for e in self.edges_of[b]}
+        return Changes(frozenset(nodes), frozenset(slots), frozenset(edges))

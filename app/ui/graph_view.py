@@ -23,25 +23,37 @@ A finished progressive build freezes what it made.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QHelpEvent, QMouseEvent, QPainter, QTransform, QWheelEvent
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QToolTip, QWidget
+from PySide6.QtGui import (
+    QAction,
+    QBrush,
+    QColor,
+    QContextMenuEvent,
+    QHelpEvent,
+    QMouseEvent,
+    QPainter,
+    QTransform,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QMenu, QToolTip, QWidget
 
 from app.core.model.graph import Edge
 from app.core.model.recording import Recording
 from app.core.model.timeline import StepState
-from app.render.hover import node_tip, slot_tip
+from app.render.hover import module_tip, node_tip, slot_tip
 from app.render.items import MIN_SLOT_LOD, BoxItem, EdgeItem, NodeItem, ProxyItem, SlotItem
 from app.render.labels import SLOT_FONT_PX
 from app.render.layout import Layout
+from app.render.modules import ModuleGroup
 from app.render.picture import write_png, write_svg
 from app.render.scene import OVERVIEW_DOT_PX, GraphScene
 from app.render.states import ShownStates
 from app.render.style import DEFAULT_PALETTE, PALETTES, text_readable
+from app.ui.module_layouts import ModuleLayouts
 from app.ui.worker import GcPause
 
 __all__ = ["GraphView"]
@@ -63,6 +75,7 @@ class GraphView(QGraphicsView):
 
     node_clicked = Signal(str)
     model_ready = Signal()  # every item of the model set last is built
+    modules_changed = Signal()  # the graph is drawn anew with other modules collapsed
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,6 +99,15 @@ class GraphView(QGraphicsView):
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setAccessibleName("Autograd graph")
         self._update_background()
+        # NOTE [module groups]: a layout per set of collapsed modules, made once and kept
+        self._layouts = ModuleLayouts(self)
+        self._layouts.ready.connect(self._on_layout_ready)
+        self._wanted: frozenset[str] | None = None  # the collapsed set asked for, until drawn
+        self.collapse_all_action = QAction("Collapse all modules", self)
+        self.collapse_all_action.triggered.connect(self.collapse_all)
+        self.expand_all_action = QAction("Expand all modules", self)
+        self.expand_all_action.triggered.connect(self.expand_all)
+        self._update_module_actions()
 
     def sizeHint(self) -> QSize:
         # QGraphicsView's own hint follows the scene's size: each new graph would ask the window to
@@ -109,6 +131,8 @@ class GraphView(QGraphicsView):
         ``shown``: the recording's ``ShownStates`` if the worker built it already.
         """
         self._stop_building()
+        self._layouts.reset(recording, layout)
+        self._wanted = None
         items = len(layout.nodes) + 2 * len(layout.slots) + len(layout.edges) + len(layout.proxies)
         slices = items > PROGRESSIVE_ITEMS if progressive is None else progressive
         if slices:
@@ -137,6 +161,7 @@ class GraphView(QGraphicsView):
             self._swap_scene(graph)
             self.fit()
             self.model_ready.emit()
+        self._update_module_actions()
 
     @property
     def building(self) -> bool:
@@ -303,7 +328,8 @@ class GraphView(QGraphicsView):
             self.select_node(node_id)  # a stand-in: go to the real node
         else:
             self._graph.select(node_id)
-        self.node_clicked.emit(node_id)
+        if not self._graph.folded.is_box(node_id):  # a module's box is no node of the recording
+            self.node_clicked.emit(node_id)
 
     # -- hovering --------------------------------------------------------------
     def viewportEvent(self, event: QEvent) -> bool:
@@ -327,12 +353,18 @@ class GraphView(QGraphicsView):
         if graph.overview:  # NOTE [overview]: the items are hidden, the dots are drawn by the scene
             reach = (OVERVIEW_DOT_PX + HOVER_SLOP) / max(self.zoom, 1e-9)
             node_id = graph.node_at_dot(self.mapToScene(pos), reach)
-            return "" if node_id is None else node_tip(graph.shown, state, node_id)
+            return "" if node_id is None else self._node_tip(graph, state, node_id)
         box = self._box_at(pos)
-        if isinstance(box, SlotItem):
+        if isinstance(box, SlotItem) and not graph.folded.is_box(box.node_id):
             return slot_tip(graph.shown, state, box.key)
         node_id = graph.node_of(box)
-        return "" if node_id is None else node_tip(graph.shown, state, node_id)
+        return "" if node_id is None else self._node_tip(graph, state, node_id)
+
+    @staticmethod
+    def _node_tip(graph: GraphScene, state: StepState, node_id: str) -> str:
+        if graph.folded.is_box(node_id):
+            return module_tip(graph.drawn, state, node_id)
+        return node_tip(graph.shown, state, node_id)
 
     def _box_at(self, pos: QPoint) -> BoxItem | None:
         """The topmost node, saved-value or proxy box drawn under ``pos`` (edges and frames are
@@ -341,6 +373,116 @@ class GraphView(QGraphicsView):
             if isinstance(item, BoxItem) and item.rect().contains(item.mapFromScene(self.mapToScene(pos))):
                 return item
         return None
+
+    # -- module groups (NOTE [module groups] in app/render/modules.py) -----------------------
+    @property
+    def module_groups(self) -> tuple[ModuleGroup, ...]:
+        """Every module group of the recording shown (none for programs without modules)."""
+        return () if self._graph is None else self._graph.module_groups
+
+    @property
+    def collapsed(self) -> frozenset[str]:
+        """The module groups drawn as one box each."""
+        return frozenset() if self._graph is None else self._graph.collapsed
+
+    def module_box(self, group: str) -> NodeItem | None:
+        """The box of the collapsed module group ``group`` (None while it is drawn expanded)."""
+        return None if self._graph is None else self._graph.module_box(group)
+
+    def set_collapsed(self, groups: Collection[str]) -> None:
+        """Draw exactly ``groups`` collapsed. A set drawn before comes back at once; a new one is laid
+        out off the GUI thread first. ``modules_changed`` says when the new drawing is there."""
+        if self._graph is None:
+            return
+        wanted = self._layouts.key(groups)
+        if wanted == self.collapsed and self._wanted is None:
+            return
+        self._wanted = wanted
+        self._layouts.request(wanted)
+
+    def collapse(self, group: str) -> None:
+        self.set_collapsed(self._collapsed_next() | {group})
+
+    def expand(self, group: str) -> None:
+        self.set_collapsed(self._collapsed_next() - {group})
+
+    def toggle_module(self, group: str) -> None:
+        (self.expand if group in self._collapsed_next() else self.collapse)(group)
+
+    def collapse_all(self) -> None:
+        self.set_collapsed({g.name for g in self.module_groups})
+
+    def expand_all(self) -> None:
+        self.set_collapsed(())
+
+    def _collapsed_next(self) -> frozenset[str]:
+        """The collapsed set as asked for last (a toggle made while a layout is made adds to it)."""
+        return self.collapsed if self._wanted is None else self._wanted
+
+    def _on_layout_ready(self, layout: Layout) -> None:
+        graph = self._graph
+        if graph is None or layout.collapsed != self._wanted:
+            return  # asked for another set since
+        state, selected = graph.state, graph.selected
+        self.set_model(graph.recording, layout, shown=graph.shown)
+        if state is not None:
+            self.show_state(state)
+        if selected is not None:
+            self._require_graph().select(selected)
+        self.modules_changed.emit()
+
+    def _update_module_actions(self) -> None:
+        groups = self.module_groups
+        collapsed = self.collapsed
+        self.collapse_all_action.setEnabled(bool(groups) and len(collapsed) < len(groups))
+        self.expand_all_action.setEnabled(bool(collapsed))
+
+    def group_at(self, pos: QPoint) -> str | None:
+        """The module group under ``pos`` (viewport pixels): a collapsed module's box, or the
+        innermost expanded module frame around the point (a plain node inside it answers None)."""
+        graph = self._graph
+        if graph is None:
+            return None
+        point = self.mapToScene(pos)
+        if graph.overview:
+            reach = (OVERVIEW_DOT_PX + HOVER_SLOP) / max(self.zoom, 1e-9)
+            node_id = graph.node_at_dot(point, reach)
+            if node_id is not None:
+                return graph.group_of(graph.nodes.get(node_id))
+        else:
+            box = self._box_at(pos)
+            if box is not None:
+                return graph.group_of(box) if isinstance(box, NodeItem) else None
+        frames = [f for f in graph.clusters.values() if f.module and f.frame_rect.contains(point)]
+        inner = min(frames, key=lambda f: f.frame_rect.width() * f.frame_rect.height(), default=None)
+        return None if inner is None else inner.module
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        group = self.group_at(event.position().toPoint())
+        if group is None or event.button() != Qt.MouseButton.LeftButton:
+            super().mouseDoubleClickEvent(event)
+            return
+        self.toggle_module(group)
+        event.accept()
+
+    def module_menu(self, pos: QPoint) -> QMenu:
+        """The context menu at ``pos``: collapse or expand the module there, and all of them."""
+        menu = QMenu(self)
+        group = self.group_at(pos)
+        if group is not None:
+            module = next((g.module for g in self.module_groups if g.name == group), group)
+            verb = "Expand" if group in self._collapsed_next() else "Collapse"
+            menu.addAction(f"{verb} {module}", partial(self.toggle_module, group))
+            menu.addSeparator()
+        menu.addAction(self.collapse_all_action)
+        menu.addAction(self.expand_all_action)
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        if not self.module_groups:
+            super().contextMenuEvent(event)
+            return
+        self.module_menu(event.pos()).exec(event.globalPos())
 
     # -- finding -----------------------------------------------------------------
     def find_node(self, text: str) -> str | None:
