@@ -89,10 +89,12 @@ class ShownStates:
     def node_state(self, state: StepState, node_id: str) -> NodeState:
         if node_id not in state.visible_nodes:
             return "hidden"
-        shown = self.active(state).get(node_id)
-        if shown in ("running", "failed"):
-            return shown
-        return "gone" if node_id in state.gone else shown or "idle"
+        step = state.step  # as active() says, without copying what ran (a 20,000-node call)
+        if step.node == node_id and step.kind in ("node", "error"):
+            return "running" if step.kind == "node" else "failed"
+        if node_id in state.gone:
+            return "gone"
+        return "done" if node_id in self._ran_before(state) else "idle"
 
     def is_gone(self, state: StepState, node_id: str) -> bool:
         """Whether nothing the program holds reaches ``node_id`` at this step (its boxes fade)."""
@@ -157,7 +159,7 @@ class ShownStates:
                 cache.nodes[earlier.node] = None
         cache.index = step.index
         self._ran = cache
-        return cache.nodes if step.kind != "node" else {n: None for n in cache.nodes if n != step.node}
+        return cache.nodes  # with the running node: its own state (running) is read first
 
     def changes(self, before: StepState | None, after: StepState) -> Changes:
         """What to restyle going from ``before`` to ``after`` (everything when ``before`` is None)."""
@@ -167,11 +169,21 @@ class ShownStates:
             slots: set[SlotKey] = {k for keys in self.slots_of.values() for k in keys}
         else:
             slots, nodes = self.recording.timeline.changed_between(before.step.index, after.step.index)
-            old, new = self.active(before), self.active(after)
-            nodes |= {n for n in old.keys() | new.keys() if old.get(n) != new.get(n)}
+            nodes |= self._ran_between(before, after)
             nodes |= {n for n in (before.step.node, after.step.node) if n is not None}
             slots |= {k for n in nodes for k in self.slots_of.get(n, ())}
         return Changes(frozenset(nodes), frozenset(slots), frozenset(self._edges(nodes)))
+
+    def _ran_between(self, before: StepState, after: StepState) -> set[str]:
+        """Nodes whose running, ran or failed look may differ between the two steps. Within one
+        call only those that ran between them (a step costs what it changed, not the call's size);
+        across calls every node either step's call ran."""
+        b, a = before.step, after.step
+        if b.call is not None and b.call == a.call:
+            low, high = sorted((b.index, a.index))
+            return {s.node for s in self.recording.timeline.steps[low + 1 : high + 1] if s.node is not None}
+        old, new = self.active(before), self.active(after)
+        return {n for n in old.keys() | new.keys() if old.get(n) != new.get(n)}
 
     def _edges(self, nodes: Iterable[str]) -> set[Edge]:
         return {e for n in nodes for e in self.edges_of.get(n, ())}
