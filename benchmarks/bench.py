@@ -71,6 +71,8 @@ TARGETS = {
     "program_record_vs_plain": 2.0,
     "startup_vs_torch": 1.5,
     "max_heartbeat_gap_ms": 50.0,
+    "real_model_record_vs_plain": 1.5,
+    "lens_open_vs_torch": 0.5,
 }
 
 
@@ -755,12 +757,13 @@ def _interleaved_steps(
 # -- 3. start-up -------------------------------------------------------------------------------------
 
 
-def startup_once() -> float:
-    """Seconds from spawning the window's process to its first painted graph (seed scenario)."""
+def startup_once(source: str = "two-losses") -> float:
+    """Seconds from spawning the window's process to its first painted graph (the seed scenario, or
+    any source the window opens: a ``.lens`` file)."""
     env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
     start = time.perf_counter()
     with subprocess.Popen(
-        [sys.executable, str(ROOT / "benchmarks" / "first_paint.py"), "two-losses"],
+        [sys.executable, str(ROOT / "benchmarks" / "first_paint.py"), source],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -967,6 +970,131 @@ def _lift_worker_limits(beat: Heartbeat) -> str:
     return "worker seams record_program/layout_recording replaced to lift the time limits"
 
 
+# -- 6. real models, recorded as scripts ----------------------------------------------------------------
+
+REAL_MODEL_SCRIPT = """\
+# A TransformerEncoderLayer training step
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+layer = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=256, batch_first=True)
+head = nn.Linear(64, 1)
+opt = torch.optim.AdamW([*layer.parameters(), *head.parameters()], lr=1e-3)
+x, y = torch.randn(32, 32, 64), torch.randn(32, 32, 1)
+for step in range(STEPS):
+    loss = (head(layer(x)) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+STACK_SCRIPT = """\
+# A stack of transformer layers, one training step
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+layers = nn.Sequential(*[nn.TransformerEncoderLayer(16, 2, 32, batch_first=True) for _ in range(LAYERS)])
+opt = torch.optim.SGD(layers.parameters(), lr=1e-3)
+x = torch.randn(2, 8, 16)
+loss = layers(x).pow(2).mean()
+opt.zero_grad()
+loss.backward()
+opt.step()
+"""
+STACK_NODES_PER_LAYER = 76  # nodes one layer adds to STACK_SCRIPT's graph (measured: 151 for 2, 303 for 4)
+STACK_NODES = 20_000
+LENS_OPEN_NODES = 5_000
+
+
+def script_file(text: str, name: str, **values: int) -> Path:
+    """``text`` with its upper-case placeholders replaced, written to a fresh temporary file."""
+    for key, value in values.items():
+        text = text.replace(key, str(value))
+    path = Path(tempfile.mkdtemp(prefix="lens-bench-")) / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run_script_plainly(path: Path) -> None:
+    """The script as ``python path`` runs it (the caller's random streams kept)."""
+    import runpy
+
+    with torch.random.fork_rng():
+        runpy.run_path(str(path), run_name="__main__")
+
+
+@dataclass
+class RealModelResult:
+    """A TransformerEncoderLayer training step: ``run`` (the script path) against the plain script."""
+
+    nodes: int
+    record_s: list[float] = field(default_factory=list)
+    plain_s: list[float] = field(default_factory=list)
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "nodes": self.nodes,
+            "record_vs_plain": round(median_of_ratios(self.record_s, self.plain_s), 3),
+        }
+
+
+def measure_real_model(rounds: int, steps: int = 3) -> RealModelResult:
+    """``record_script`` of the transformer step vs ``runpy`` of it, interleaved, one intra-op thread."""
+    from app.core.recording.script import record_script
+
+    path = script_file(REAL_MODEL_SCRIPT, "transformer_step.py", STEPS=steps)
+    with one_intra_op_thread():
+        run_script_plainly(path)
+        result = RealModelResult(len(record_script(path).recording.graph))
+        for _ in range(rounds):
+            result.plain_s.append(timed(lambda: run_script_plainly(path)))
+            result.record_s.append(timed(lambda: record_script(path)))
+            gc.collect()
+    return result
+
+
+def measure_lens_open(runs: int, log: Callable[[str], None]) -> list[float]:
+    """Seconds from spawning the window on a saved ``.lens`` of the 5,000-node chain to its first
+    painted graph (nothing recorded, torch never imported)."""
+    from app.core.lens import save_lens
+
+    recording = record(chain_scenario(LENS_OPEN_NODES), limits=BIG_LIMITS)
+    path = Path(tempfile.mkdtemp(prefix="lens-bench-")) / "chain-5000.lens"
+    save_lens(recording, path)
+    log(f"lens open: {len(recording.graph)} nodes, {path.stat().st_size / 1e6:.1f} MB on disk")
+    return [startup_once(str(path)) for _ in range(runs)]
+
+
+def stack_child(nodes: int) -> None:
+    """(child process) Record the transformer stack through the script path; peak RSS, and the
+    window's stepping when ``benchmarks/window_bench.py`` is there."""
+    from app.core.recording.script import record_script
+
+    application()
+    baseline = _rss_mb()
+    path = script_file(STACK_SCRIPT, "transformer_stack.py", LAYERS=max(1, nodes // STACK_NODES_PER_LAYER))
+    start = time.perf_counter()
+    recording = record_script(path).recording
+    row: dict[str, Any] = {
+        "nodes": len(recording.graph),
+        "steps": len(recording.timeline),
+        "record_s": round(time.perf_counter() - start, 2),
+        "baseline_mb": round(baseline, 1),
+        "after_record_mb": round(_rss_mb(), 1),
+    }
+    try:
+        from benchmarks.window_bench import measure_steps_in_window
+    except ImportError:  # the window's stepping benchmark is optional
+        measure_steps_in_window = None
+    if measure_steps_in_window is not None:
+        window = measure_steps_in_window(recording, steps=300)
+        row |= {key: window[key] for key in ("step_p95_ms", "max_heartbeat_gap_ms")}
+    row["peak_rss_mb"] = round(_rss_mb(), 1)
+    print(json.dumps(row))
+
+
 # -- the run -------------------------------------------------------------------------------------------
 
 
@@ -979,12 +1107,18 @@ class Report:
     heartbeat: Responsiveness | None
     rss: dict[str, float]
     program: ProgramResult | None = None
+    real_model: RealModelResult | None = None
+    lens_open_s: list[float] = field(default_factory=list)
+    stack: dict[str, Any] | None = None  # the 20,000-node transformer stack (full runs)
 
     def json(self) -> dict[str, Any]:
+        stack = [self.stack] if self.stack else []
         return {
             "program": self.program.json() if self.program else None,
-            "sizes": [s.json() for s in self.sizes],
+            "real_model": self.real_model.json() if self.real_model else None,
+            "sizes": [s.json() for s in self.sizes] + stack,
             "startup_s": round(median(self.startup_s), 3),
+            "lens_open_s": round(median(self.lens_open_s), 3),
             "torch_import_s": round(median(self.torch_import_s), 3),
             "max_heartbeat_gap_ms": round(self.heartbeat.max_gap_ms if self.heartbeat else math.nan, 1),
             "peak_rss_mb": round(self.rss.get("peak_mb", math.nan), 1),
@@ -1015,7 +1149,15 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     if program is not None:
         opts.log("program: every step in the window")
         program = attempt(lambda: measure_program_in_window(program, opts), program, opts.log)
-    return Report(machine, results, startup, imports, heartbeat, rss, program)
+    opts.log("real model: a TransformerEncoderLayer step, `run` vs the plain script")
+    real = attempt(lambda: measure_real_model(3 if opts.quick else 9), None, opts.log)
+    opts.log(f"lens open: the window on a {LENS_OPEN_NODES}-node .lens file, fresh processes")
+    lens_open = attempt(lambda: measure_lens_open(1 if opts.quick else 5, opts.log), [], opts.log)
+    stack = None
+    if not opts.quick:
+        opts.log(f"stack: {STACK_NODES} nodes of transformer layers through `run`, in a child process")
+        stack = attempt(lambda: _child_json("--child-stack", STACK_NODES), None, opts.log)
+    return Report(machine, results, startup, imports, heartbeat, rss, program, real, lens_open, stack)
 
 
 def attempt(measure: Callable[[], T], fallback: T, log: Callable[[str], None]) -> T:
@@ -1110,7 +1252,22 @@ def _table_lines(report: Report) -> Iterator[str]:
         if hb.note:
             yield f"  note: {hb.note}"
         yield ""
+    yield from _own_code_lines(report)
+    yield ""
     yield from _target_lines(report)
+
+
+def _own_code_lines(report: Report) -> Iterator[str]:
+    yield "6. Your own code (`python -m app run`)"
+    if report.real_model is not None:
+        real = report.real_model
+        yield (
+            f"  TransformerEncoderLayer step ({real.nodes} nodes): record {median(real.record_s):.3f} s, "
+            f"plain {median(real.plain_s):.3f} s, ratio {median_of_ratios(real.record_s, real.plain_s):.2f}x"
+        )
+    yield f"  .lens of {LENS_OPEN_NODES} nodes to first painted graph: {median(report.lens_open_s):.2f} s"
+    if report.stack:
+        yield f"  transformer stack: {json.dumps(report.stack)}"
 
 
 def _fmt(values: Sequence[float]) -> str:
@@ -1129,6 +1286,15 @@ def _target_lines(report: Report) -> Iterator[str]:
         yield _verdict(f"record <= 3x plain at {at.nodes}", at.record.vs_plain, 3.0, "<=")
     startup = ratio(median(report.startup_s), median(report.torch_import_s))
     yield _verdict("start-up <= 1.5x import torch", startup, 1.5, "<=")
+    if report.real_model is not None:
+        real = median_of_ratios(report.real_model.record_s, report.real_model.plain_s)
+        yield _verdict(
+            "transformer step recorded <= 1.5x plain", real, TARGETS["real_model_record_vs_plain"], "<="
+        )
+    lens_open = ratio(median(report.lens_open_s), median(report.torch_import_s))
+    yield _verdict(".lens open <= 0.5x import torch", lens_open, TARGETS["lens_open_vs_torch"], "<=")
+    if report.stack:
+        yield _verdict("20,000-node stack peak RSS < 2 GB", report.stack["peak_rss_mb"], 2048.0, "<")
     if report.heartbeat is not None:
         yield _verdict("heartbeat gap < 50 ms", report.heartbeat.max_gap_ms, 50.0, "<")
 
@@ -1150,6 +1316,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--child-rss", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child-heartbeat", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child-heartbeat-program", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-stack", type=int, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -1160,6 +1327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.child_heartbeat:
         heartbeat_child(args.child_heartbeat)
+        return 0
+    if args.child_stack:
+        stack_child(args.child_stack)
         return 0
     if args.child_heartbeat_program:
         heartbeat_child(args.child_heartbeat_program, program=True)

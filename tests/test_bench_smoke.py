@@ -36,10 +36,13 @@ TOP_KEYS = {
     "sizes": list,
     "startup_s": float,
     "torch_import_s": float,
+    "lens_open_s": float,
     "max_heartbeat_gap_ms": float,
     "peak_rss_mb": float,
     "program": dict,
+    "real_model": dict,
 }
+REAL_MODEL_KEYS = {"nodes": int, "record_vs_plain": float}
 PROGRAM_KEYS = {
     "iterations": int,
     "steps": int,
@@ -126,7 +129,7 @@ def test_quick_benchmark_prints_its_json_object() -> None:
     for key, kind in SIZE_KEYS.items():
         assert isinstance(size[key], kind), key
         assert math.isfinite(size[key]) and size[key] > 0, (key, size[key])
-    for key in TOP_KEYS.keys() - {"sizes", "program"}:
+    for key in TOP_KEYS.keys() - {"sizes", "program", "real_model"}:
         assert math.isfinite(result[key]) and result[key] > 0, (key, result[key])
     program = result["program"]
     assert set(program) == set(PROGRAM_KEYS)
@@ -135,3 +138,9 @@ def test_quick_benchmark_prints_its_json_object() -> None:
         assert math.isfinite(program[key]) and program[key] > 0, (key, program[key])
     assert program["iterations"] == 200 and program["steps"] > program["iterations"]
     assert size["nodes"] == 11  # 3 per block + 2 leaves + 4 loss-side nodes (scenarios.py)
+    real = result["real_model"]
+    assert set(real) == set(REAL_MODEL_KEYS)
+    for key, kind in REAL_MODEL_KEYS.items():
+        assert isinstance(real[key], kind), key
+        assert math.isfinite(real[key]) and real[key] > 0, (key, real[key])
+    assert real["nodes"] > 100  # a TransformerEncoderLayer and its head, three training steps
