@@ -281,3 +281,11 @@ def test_a_crash_in_the_child_leaves_the_window_working(
     with qtbot.waitSignal(session.recording_applied, timeout=60_000) as applied:
         session.load("forgot-retain")
     assert to_json(applied.args[0]) == to_json(record(load_program("forgot-retain")))
+
+
+def test_a_large_program_crosses_the_pipe_whole(pool: ChildPool) -> None:
+    """A request larger than a pipe's buffer arrives in pieces; the child reads it all."""
+    program = load_program("two-losses")
+    padded = program.with_code(program.code + "\n" + "# padding\n" * 8_000)
+    assert len(padded.code) > 65_536  # a Linux pipe holds 64 KiB
+    assert to_json(record_in_child(padded, pool=pool)) == to_json(record(padded))

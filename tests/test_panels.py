@@ -460,6 +460,11 @@ def test_call_rows_reused_for_the_next_recording_show_what_new_ones_show(qtbot, 
 # -- devices ------------------------------------------------------------------------------------
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only listing")
 def test_device_selector_lists_cpu_and_disables_cuda_with_the_reason(qtbot, session, two_losses):
+    from app.child.client import POOL, record_in_child
+    from app.core.devices import list_devices
+
+    record_in_child("two-losses")  # the recording child lists the devices: its torch owns them
+    assert [d.name for d in POOL.devices or ()] == [d.name for d in list_devices()]
     selector = _panel(qtbot, DeviceSelector, session)
     session.apply(two_losses)
     names = selector.device_names()
@@ -482,7 +487,7 @@ def test_device_selector_offers_every_reported_device(qtbot, session, two_losses
         DeviceInfo("cuda:1", "Small GPU (cuda:1)", True),
         DeviceInfo("mps", "Apple GPU (MPS)", False, "MPS needs macOS"),
     ]
-    monkeypatch.setattr("app.core.devices.list_devices", lambda: fake)
+    monkeypatch.setattr("app.ui.device_selector._devices", lambda: fake)
     selector = _panel(qtbot, DeviceSelector, session)
     session.apply(two_losses)
     assert selector.device_names() == ["cpu", "cuda:0", "cuda:1", "mps"]

@@ -346,7 +346,7 @@ def test_device_selector_lists_cpu_and_disables_cuda(qtbot, open_window):
 
 def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open_window, monkeypatch):
     monkeypatch.setattr(
-        "app.core.devices.list_devices",
+        "app.ui.device_selector._devices",
         lambda: [DeviceInfo("cpu", "CPU", True), DeviceInfo("cuda:0", "Test GPU (cuda:0)", True)],
     )
     window = open_window()

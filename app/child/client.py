@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from app.child.protocol import PREFIX, ProtocolError, check_prefix, decode_header, encode_frame
 from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
@@ -51,6 +51,7 @@ __all__ = [
     "ChildFailure",
     "ChildLimits",
     "ChildPool",
+    "Device",
     "RecordingBug",
     "RecordingChild",
     "record_in_child",
@@ -93,6 +94,25 @@ class RecordingBug(RuntimeError):
         self.kind = kind if message else "RuntimeError"
 
 
+class Device(NamedTuple):
+    """A device as the child's torch reports it (``app.core.devices.DeviceInfo``, without torch here)."""
+
+    name: str
+    description: str
+    available: bool
+    reason: str = ""
+
+
+def _devices(raw: Any) -> tuple[Device, ...]:
+    if not isinstance(raw, list):
+        return ()
+    return tuple(
+        Device(str(d[0]), str(d[1]), bool(d[2]), str(d[3]))
+        for d in raw
+        if isinstance(d, list) and len(d) == 4
+    )
+
+
 class _ChildEnded(Exception):
     """The child closed its pipe or died."""
 
@@ -103,6 +123,7 @@ class RecordingChild:
     def __init__(self, memory_mb: int | None) -> None:
         self.memory_mb = memory_mb
         self.torch_version: str | None = None
+        self.devices: tuple[Device, ...] = ()  # what torch reports in the child (it owns the devices)
         self.requests = 0
         request_r, self._to = os.pipe()
         self._from, answer_w = os.pipe()
@@ -143,6 +164,7 @@ class RecordingChild:
         if not header.get("ready"):
             raise _ChildEnded
         self.torch_version = str(header.get("torch"))
+        self.devices = _devices(header.get("devices"))
         self._ready = True
 
     def ask(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], bytes]:
@@ -245,6 +267,7 @@ class ChildPool:
         self._idle: RecordingChild | None = None
         self._started = 0
         self.limits = ChildLimits()  # of recordings given none (``--time-limit``, ``--memory-limit``)
+        self.devices: tuple[Device, ...] | None = None  # as the last child to start reported them
 
     @property
     def started(self) -> int:
@@ -301,27 +324,33 @@ def record_in_child(
     *,
     limits: ChildLimits | None = None,
     pool: ChildPool | None = None,
+    recorder_limits: Limits | None = None,
     fault: dict[str, Any] | None = None,
 ) -> Recording:
     """Record ``source`` (a program, or a built-in name or file the child reads) in a child process.
 
     Raises what an in-process recording would (:class:`ScenarioError` and its
     kinds, with the same message and place), or :class:`ChildFailure`.
+    ``recorder_limits``: every bound of the recording (its time limit is
+    ``limits.time_limit_s`` unless given).
     """
     pool = pool or POOL
     limits = limits or pool.limits
     fault = fault or _fault_from_environment()
+    if recorder_limits is not None:
+        limits = dataclasses.replace(limits, time_limit_s=recorder_limits.time_limit_s)
     memory_mb = limits.memory_mb if device == "cpu" else None
     request = {
         "op": "record",
         "source": _source_json(source),
         "device": device,
-        "limits": {"time_limit_s": limits.time_limit_s},
+        "limits": dataclasses.asdict(recorder_limits or Limits(time_limit_s=limits.time_limit_s)),
         "cpu_s": (limits.time_limit_s + GRACE_S) * (os.cpu_count() or 1),
         "fault": fault,
     }
     child = pool.take(memory_mb)
     answer, payload = _ask(child, request, limits)
+    pool.devices = child.devices
     if answer.get("retire"):
         child.close()
     else:

@@ -53,17 +53,27 @@ def write_frame(stream: BinaryIO, header: dict[str, Any], payload: bytes = b"") 
 
 def read_frame(stream: BinaryIO) -> tuple[dict[str, Any], bytes]:
     """One frame from a blocking stream; ``EOFError`` when it ends cleanly between frames."""
-    prefix = stream.read(PREFIX.size)
+    prefix = _read_exactly(stream, PREFIX.size)
     if not prefix:
         raise EOFError
-    if len(prefix) < PREFIX.size:
-        raise ProtocolError("the stream ended inside a frame")
     head_size, payload_size = check_prefix(prefix)
-    head = stream.read(head_size)
-    payload = stream.read(payload_size) if payload_size else b""
-    if len(head) < head_size or len(payload) < payload_size:
-        raise ProtocolError("the stream ended inside a frame")
-    return decode_header(head), payload
+    head = _read_exactly(stream, head_size)
+    return decode_header(head), _read_exactly(stream, payload_size)
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes:
+    """``size`` bytes (a pipe hands them over in pieces); b"" at a clean end before the first."""
+    parts: list[bytes] = []
+    left = size
+    while left:
+        part = stream.read(left)
+        if not part:
+            if left == size:
+                return b""
+            raise ProtocolError("the stream ended inside a frame")
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
 
 
 def check_prefix(prefix: bytes) -> tuple[int, int]:

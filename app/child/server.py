@@ -68,9 +68,13 @@ def _serve(inbox: BinaryIO, outbox: BinaryIO, memory_mb: int | None) -> int:
     import app.core.lens
     import app.core.loading
     import app.core.recording.recorder  # noqa: F401
+    from app.core.devices import list_devices
 
+    devices = [[d.name, d.description, d.available, d.reason] for d in list_devices()]
     gc.freeze()  # torch's import-time objects: out of every later collection's reach
-    write_frame(outbox, {"ready": True, "pid": os.getpid(), "torch": str(torch.__version__)})
+    write_frame(
+        outbox, {"ready": True, "pid": os.getpid(), "torch": str(torch.__version__), "devices": devices}
+    )
     while True:
         try:
             request, _ = read_frame(inbox)

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.loading import program_from_dict
 from app.core.model.errors import ScenarioError
 from app.core.model.program import Program
 from app.ui.code_edit import error_colour, plain_text
@@ -43,6 +42,8 @@ class ProgramDetails(NamedTuple):
 def check_details(details: ProgramDetails) -> ScenarioError | None:
     """Why these details would not load (the field is named in the error), or None."""
     try:
+        from app.core.loading import program_from_dict  # the language's checks need torch: not at start
+
         program_from_dict({**details._asdict(), "program": {"code": ""}})
     except ScenarioError as err:
         return err

@@ -7,6 +7,7 @@ tooltip. A choice records the scenario again on that device; if that fails
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -16,17 +17,21 @@ from PySide6.QtWidgets import QComboBox, QWidget
 from app.ui.session import Session
 
 if TYPE_CHECKING:
-    from app.core.devices import DeviceInfo
+    from app.child.client import Device
 
 __all__ = ["DeviceSelector"]
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 
 
-def _devices() -> list[DeviceInfo]:
-    from app.core.devices import list_devices  # torch is loaded once a recording exists
+def _devices() -> Sequence[Device] | None:
+    """The devices the recording child's torch reports (it owns them); None until a child has started.
 
-    return list_devices()
+    Asked of the child, so that the window's own process never imports torch to list them.
+    """
+    from app.child.client import POOL
+
+    return POOL.devices
 
 
 class DeviceSelector(QComboBox):
@@ -54,8 +59,11 @@ class DeviceSelector(QComboBox):
 
     def refresh(self) -> None:
         """List the devices torch reports now."""
+        devices = _devices()
+        if devices is None:  # a .lens file opened, nothing recorded yet: CPU only, for now
+            return
         self._model.clear()
-        for info in _devices():
+        for info in devices:
             self._model.appendRow(self._item_for(info.name, info.description, info.available, info.reason))
         self._listed = True
         self._select(self._session.device)

@@ -23,7 +23,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from app.core.loading import program_from_dict
 from app.core.model.errors import ScenarioError
 from app.core.model.program import Program
 from app.ui.code_edit import CodeEdit, plain_text
@@ -270,6 +269,8 @@ class ProgramEditor(QWidget):
     # -- reading
 
     def _read(self) -> Program:
+        from app.core.loading import program_from_dict  # the language's checks need torch: not at start
+
         data = {**self._details._asdict(), "twin": self._twin, "program": {"code": self.code_edit.text()}}
         return replace(program_from_dict(data), path=self._path)
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QIODevice, QObject, QSaveFile, QSettings, Signal
 from PySide6.QtWidgets import QWidget
 
-from app.core.loading import load_file, parse_python, parse_scenario
 from app.core.model.errors import ScenarioError
 from app.core.model.program import Program
 from app.core.resources import resource_path
@@ -121,6 +120,8 @@ class FileController(QObject):
             self.recording_opened.emit(path)  # read off the GUI thread; a damaged file is told there
             return path
         try:
+            from app.core.loading import load_file  # the language's checks need torch: not at start
+
             program = load_file(path)
         except ScenarioError as err:
             dialogs.inform(self._parent, "Cannot open program", f"{path.name} cannot be opened.\n\n{err}")
@@ -236,6 +237,8 @@ def _file_text(path: Path, program: Program) -> str | None:
     load back to the same program (the name follows the file, as loading names it)."""
     if path.suffix.lower() == ".py":
         try:
+            from app.core.loading import parse_python
+
             return program.code if parse_python(program.code).code == program.code else None
         except ScenarioError:
             return None
@@ -243,6 +246,8 @@ def _file_text(path: Path, program: Program) -> str | None:
         text = to_toml(program)
     except ValueError:  # text a UTF-8 file cannot hold
         return None
+    from app.core.loading import parse_scenario
+
     return text if parse_scenario(text, name=program.name) == program else None
 
 
