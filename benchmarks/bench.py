@@ -955,8 +955,10 @@ def _lift_worker_limits(beat: Heartbeat) -> str:
     calls under the benchmark's limits, marking the heartbeat's phase as each one ends."""
     import app.ui.worker as worker_module
 
-    def record_program(scenario: Program, device: str) -> Recording:
-        recording = record(scenario, device=device, limits=BIG_LIMITS)
+    def record_program(source: Program | str, device: str) -> Recording:
+        from app.child.client import record_in_child  # the window's own path: the warm child
+
+        recording = record_in_child(source, device, recorder_limits=BIG_LIMITS)
         beat.phase = "layout (worker)"
         return recording
 
