@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Property, QEvent, QObject, QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import Property, QEvent, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
     QMouseEvent,
@@ -60,6 +60,7 @@ class MemoryChart(QWidget):
         self._stops: list[int] = []
         self._marker = 0
         self._cache: QPixmap | None = None
+        self._cache_area = QRectF()  # the plot area the cache was drawn for
         self._drawing_later = False  # a timer will draw the series (NOTE [chart cache])
         self._draw_now = False  # the timer has fired: the next paint draws the series
         # None: from the palette (NOTE [palette colours]); every theme's stylesheet sets them
@@ -75,23 +76,12 @@ class MemoryChart(QWidget):
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
         self.advice = AdvicePanel(session, self)  # under the chart; the plot keeps the space above it
-        self.advice.installEventFilter(self)
         self.advice.advice_shown.connect(self._bring_forward)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         plot = QSpacerItem(0, 100, QSizePolicy.Policy.Minimum, QSizePolicy.Policy.MinimumExpanding)
         layout.addItem(plot)  # at least 100 px of chart, the advice (when shown) below
         layout.addWidget(self.advice)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.advice and event.type() in (
-            QEvent.Type.Show,
-            QEvent.Type.Hide,
-            QEvent.Type.Resize,
-            QEvent.Type.Move,
-        ):
-            self._invalidate()  # the plot area changed
-        return super().eventFilter(watched, event)
 
     def _bring_forward(self) -> None:
         """When the advice appears and this chart's dock shares its place with others, show its tab:
@@ -204,7 +194,14 @@ class MemoryChart(QWidget):
         painter.end()
 
     def _cache_ready(self) -> bool:
-        return self._cache is not None and self._cache.size() == self.size() * self.devicePixelRatioF()
+        """Whether the drawn series fit now: same size, and the same plot area (the advice below
+        the chart comes and goes; no event filter on it: one on a child runs while this chart is
+        being destroyed)."""
+        return (
+            self._cache is not None
+            and self._cache.size() == self.size() * self.devicePixelRatioF()
+            and self._cache_area == self._plot_area()
+        )
 
     def _draw_series_next(self) -> None:
         """The next paint draws the series (a paint of this chart alone, in a turn of its own)."""
@@ -222,7 +219,7 @@ class MemoryChart(QWidget):
         painter = QPainter(pixmap)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setFont(self.font())
-        area = self._plot_area()
+        area = self._cache_area = self._plot_area()
         top = max([*self._saved, *(self._device or []), 1])
         self._paint_series(painter, area, self._saved, top, self._get_saved(), fill=True)
         if self._device is not None:
