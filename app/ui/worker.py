@@ -38,7 +38,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
 
 if TYPE_CHECKING:
     from app.core.model.program import Program
@@ -60,7 +60,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-IMPORT_CHECKS_AFTER_MS = 1000  # after the first graph has painted
 NEVER = 1_000_000_000  # a generation-2 threshold that is never reached
 FREEZE_NODES = 1000  # recordings at least this big are frozen once loaded (NOTE [no full GC while loading])
 
@@ -238,10 +237,6 @@ class RecordingWorker(QObject):
         self._busy = False
         self._pauses: set[Hashable] = set()  # GcPause keys of runs not yet handed over
         self._checks_imported = False
-        self._checks_timer = QTimer(self)  # a child: it goes with the worker, never firing after it
-        self._checks_timer.setSingleShot(True)
-        self._checks_timer.setInterval(IMPORT_CHECKS_AFTER_MS)
-        self._checks_timer.timeout.connect(lambda: self._pool.start(import_checks))
         self._done.connect(self._on_done)
         self.destroyed.connect(partial(_release_all, self._pauses))
 
@@ -289,7 +284,9 @@ class RecordingWorker(QObject):
                 self.finished.emit(outcome)  # the view holds its own pause while it fills in
                 if not self._checks_imported:  # the editor's checks import torch: not on the GUI thread
                     self._checks_imported = True
-                    self._checks_timer.start()
+                    # No timer to wait with: a worker collected on another thread while its timer
+                    # ran would leave that timer registered, and its next tick would crash the GUI.
+                    self._pool.start(import_checks)
             else:
                 self.failed.emit(outcome)
         finally:
