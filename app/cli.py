@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
@@ -204,6 +205,8 @@ def _gui(args: argparse.Namespace) -> int:
 
 def _run_script(args: argparse.Namespace) -> int:
     """Record the user's own script; without --out or --json, open the window on it."""
+    if not (args.out or args.json):
+        return _run_script_then_show(args)
     from app.core.recording.script import record_script, script_traceback
 
     run = record_script(
@@ -221,15 +224,44 @@ def _run_script(args: argparse.Namespace) -> int:
         from app.core.report import to_json
 
         print(json.dumps(to_json(recording)))
-    if not (args.out or args.json):
-        path = _shown_lens_path(recording.program.name)
-        save_lens(recording, path)
-        print(f"autograd-lens: saved the recording to {path}; opening the window", file=sys.stderr)
-        from app.ui.main import run_gui
-
-        status = run_gui(str(path))
-        return run.exit_code or status
     return run.exit_code
+
+
+def _run_script_then_show(args: argparse.Namespace) -> int:
+    """Run the script in a child process (``run --out``), then open the window on its recording.
+
+    A script that crashes its interpreter (a native operator, a signal) ends only that child;
+    this process, which will show the window, never runs the script or imports torch.
+    """
+    import subprocess
+    from pathlib import Path
+
+    from app.child.client import child_env
+
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "-", Path(args.script).stem)[:100].lstrip("-_.") or "program"
+    path = Path(_shown_lens_path(stem))
+    path.unlink(missing_ok=True)
+    device = ["--device", args.device] if args.device else []
+    command = [sys.executable, "-m", "app", "run", "--out", str(path), *device, args.script, *args.args]
+    code = subprocess.run(command, check=False, env=child_env()).returncode
+    if code < 0:
+        return _fail(f"the script's process was ended by {_signal_name(-code)}; nothing was recorded to show")
+    if not path.exists():
+        return code or _fail("the script's process wrote no recording")
+    print(f"autograd-lens: opening the window on {path}", file=sys.stderr)
+    from app.ui.main import run_gui
+
+    status = run_gui(str(path))
+    return code or status
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _shown_lens_path(name: str) -> str:

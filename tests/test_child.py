@@ -289,3 +289,50 @@ def test_a_large_program_crosses_the_pipe_whole(pool: ChildPool) -> None:
     padded = program.with_code(program.code + "\n" + "# padding\n" * 8_000)
     assert len(padded.code) > 65_536  # a Linux pipe holds 64 KiB
     assert to_json(record_in_child(padded, pool=pool)) == to_json(record(padded))
+
+
+# -- run SCRIPT.py with the window: the script runs in a child process ---------------------------
+SCRIPT = """import torch
+x = torch.tensor([1., 2.], requires_grad=True)
+y = x.square()
+y.sum().backward(retain_graph=True)
+(y * 3).sum().backward()
+print(x.grad.tolist())
+"""
+
+
+def test_run_without_out_records_in_a_child_and_shows_that_recording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from app import cli
+    from app.core.lens import read_lens
+
+    script = tmp_path / "two_calls.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    shown: list[str] = []
+    monkeypatch.setattr("app.ui.main.run_gui", lambda path: shown.append(path) or 0)
+    assert cli.main(["run", str(script)]) == 0
+    assert "[8.0, 16.0]" in capfd.readouterr().out  # the script's own output, from its process
+    assert len(shown) == 1
+    expected = subprocess.run(
+        [sys.executable, "-m", "app", "run", "--json", str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    got = to_json(read_lens(shown[0]))
+    assert json.dumps(got, sort_keys=True) == json.dumps(json.loads(expected.stdout), sort_keys=True)
+
+
+def test_a_script_that_crashes_its_interpreter_ends_only_its_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app import cli
+
+    script = tmp_path / "crash.py"
+    script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", encoding="utf-8")
+    monkeypatch.setattr("app.ui.main.run_gui", lambda path: pytest.fail("no window for a crashed script"))
+    assert cli.main(["run", str(script)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["autograd-lens: the script's process was ended by SIGSEGV; nothing was recorded to show"]

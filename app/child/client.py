@@ -137,7 +137,7 @@ class RecordingChild:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=None if os.environ.get(DEBUG_ENV) else subprocess.DEVNULL,
-                env=_child_env(),
+                env=child_env(),
                 start_new_session=True,
             )
         except BaseException:
@@ -244,7 +244,7 @@ class RecordingChild:
         return b"".join(parts)
 
 
-def _child_env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     """The parent's environment, with this package importable wherever the child starts."""
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
