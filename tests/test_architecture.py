@@ -41,9 +41,9 @@ def test_importing_core_loads_no_qt_module():
     assert out.stdout.strip() == "[]"
 
 
-def test_the_window_side_of_pacing_and_the_worker_load_no_torch():
-    """The GUI thread imports these before torch is loaded (the worker imports it on its thread)."""
-    code = "import sys, app.core.pacing, app.ui.worker; print('torch' in sys.modules)"
+def test_the_window_side_of_recording_loads_no_torch():
+    """The window's worker, the child client and the .lens reader: torch lives in the child."""
+    code = "import sys, app.child.client, app.ui.worker, app.core.lens; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

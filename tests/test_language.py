@@ -414,7 +414,7 @@ def test_shape_rules_agree_with_a_meta_run(op: str, make: Any) -> None:
     assert quick.new >= meta.new and quick.work >= meta.work and quick.scratch >= meta.scratch
 
 
-# -- long programs are parsed in pieces (NOTE [pacing]): the same tree, the same errors ------------
+# -- long programs are parsed in pieces: the same tree, the same errors ------------
 PIECE_CASES = {
     "statements": "a = 1\nb = a + 2\n\n# note\nc = [a,\nb]\n",
     "blocks": "if a:\n    b = 1\nelse:\n    b = 2\nfor i in x:\n    y = i\n\ny = 3\n",

@@ -8,8 +8,8 @@ The subpackages, in the one direction their imports go:
 - ``recording``: graph capture and the recorder (a real PyTorch run, hooked);
 - ``lesson``: captions and the fixes offered at an error.
 
-Names are imported on first use, so ``import app.core.pacing`` (the window's
-first import) does not load torch.
+Names are imported on first use, so importing ``app.core`` (or its torch-free
+``model``, as the window does) does not load torch.
 """
 
 from __future__ import annotations

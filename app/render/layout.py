@@ -25,7 +25,6 @@ from typing import Any
 
 from app.core.model.graph import Edge, Graph
 from app.core.model.timeline import SlotKey
-from app.core.pacing import pace
 from app.render.dot_source import dot_source, long_edges, proxy_dot_id, slot_dot_id
 from app.render.labels import drawn_slots
 from app.render.modules import default_collapsed, fold
@@ -117,7 +116,7 @@ def layout_graph(
     graph = folded.graph
     source = dot_source(graph, reserve_tags=True)
     # Files, not pipes: the 18 MB of JSON for 5,000 nodes would otherwise be read 32 KB at a time
-    # in a Python loop and joined in one 18 MB copy, both holding the GIL (NOTE [pacing]); a file
+    # in a Python loop and joined in one 18 MB copy, both holding the GIL while the GUI thread waits; a file
     # is read a megabyte per call and parsed as it comes (``loads_in_pieces``).
     with tempfile.TemporaryDirectory(prefix="lens-dot-") as folder:
         source_path, out_path = Path(folder, "graph.dot"), Path(folder, "layout.json")
@@ -284,7 +283,6 @@ def _list_in_pieces(stream: _JsonStream) -> list[Any]:
     items: list[Any] = []
     stream.take("[")
     while stream.peek() != "]":
-        pace()  # NOTE [pacing]
         items.append(stream.value())
         if stream.peek() != "]":
             stream.take(",")

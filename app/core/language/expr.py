@@ -72,7 +72,6 @@ from app.core.language.whitelist import (
 )
 from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
 from app.core.model.graph import LoopMark
-from app.core.pacing import pace
 from app.core.sizing.guard import SizeGuard, guarded_call, oversized_tensor
 from app.core.sizing.limits import (
     MAX_DEPTH,
@@ -826,7 +825,6 @@ class Evaluator:
             raise self._error(refusal, node)
 
     def _tick(self, node: ast.AST) -> None:
-        pace()  # NOTE [pacing]
         if self.deadline is not None and time.monotonic() > self.deadline:
             line, col = node_position(self._source, node)
             raise RecordingTimeout(timeout_message(self.limits), field=self.field, line=line, col=col)

@@ -27,7 +27,6 @@ from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.positions import error_at, index_position, source_lines
 from app.core.language.whitelist import Namespace, build_namespaces
 from app.core.model.errors import ScenarioError
-from app.core.pacing import pace
 from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
 
 __all__ = [
@@ -104,7 +103,7 @@ def _parse_python(source: str, field: str, mode: Mode) -> ast.AST:
 def _parse_in_pieces(source: str) -> ast.Module | None:
     """The module parsed ~PARSE_PIECE_CHARS at a time, or None when a piece does not parse alone.
 
-    One ``ast.parse`` of a 5,000-node scenario holds the GIL ~50 ms (NOTE [pacing]). Pieces are
+    One ``ast.parse`` of a 5,000-node scenario holds the GIL ~50 ms in one call. Pieces are
     cut only before a line that starts in column 0; if each piece parses on its own, the tokenizer
     was in its starting state at every cut (no open bracket, string, continuation or block
     header), so the pieces' statements are exactly the whole text's. Any piece that fails sends
@@ -129,7 +128,6 @@ def _parse_in_pieces(source: str) -> ast.Module | None:
 
 
 def _parse_piece(lines: list[str], start: int, end: int, body: list[ast.stmt]) -> bool:
-    pace()  # NOTE [pacing]: between pieces, the GUI thread may take its turn
     try:
         piece = ast.parse("\n" * start + "".join(lines[start:end]), mode="exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -174,7 +172,6 @@ class _StaticChecker:
         # ``in_loop`` says whether break and continue have a loop to leave.
         stack: list[tuple[ast.AST, int, ast.AST, bool]] = [(tree, 0, tree, False)]
         while stack:
-            pace()  # NOTE [pacing]
             node, depth, anchor, in_loop = stack.pop()
             anchor = node if hasattr(node, "lineno") else anchor
             if depth > MAX_DEPTH and node is anchor:  # operators and contexts are leaves: not counted

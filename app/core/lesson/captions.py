@@ -8,7 +8,6 @@ from app.core.model.graph import Graph, GraphNode
 from app.core.model.program import Call, CallInfo
 from app.core.model.text import format_bytes, format_values
 from app.core.model.timeline import SlotKey, SlotState, Step
-from app.core.pacing import pace
 
 __all__ = ["call_name", "format_bytes", "format_values", "node_title", "write_captions"]
 
@@ -211,6 +210,5 @@ def write_captions(
     total = len(calls) if total_calls is None else total_calls
     captioner = _Captioner(graph, calls, freed_by, needed_by, total)
     for step in steps:
-        pace()  # NOTE [pacing]
         object.__setattr__(step, "caption", captioner.caption(step))
     return list(steps)

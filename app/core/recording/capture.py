@@ -20,7 +20,6 @@ from typing import Any
 import torch
 
 from app.core.model.graph import Edge, Graph, GraphNode, SavedSlot, SlotKind, StorageRef
-from app.core.pacing import pace
 
 __all__ = [
     "Edge",
@@ -165,7 +164,6 @@ class GraphCapture:
             fn = stack.pop()
             if id(fn) in self._ids:
                 continue
-            pace()  # NOTE [pacing]
             node_id = self._register(fn, call)
             new.append(node_id)
             children = list(_next_functions(fn))
@@ -218,7 +216,6 @@ class GraphCapture:
             if id(fn) in walked:
                 continue
             walked.add(id(fn))
-            pace()  # NOTE [pacing]
             node_id = self.id_of(fn)
             if node_id is not None:
                 seen[node_id] = None

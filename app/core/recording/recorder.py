@@ -63,7 +63,6 @@ from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
 from app.core.model.values import Values
-from app.core.pacing import pace
 from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors
 from app.core.sizing.limits import Budget, Limits, timeout_message
 
@@ -584,7 +583,6 @@ class _Recorder:
 
     def _probe_all(self, call: int | None) -> None:
         for node_id in list(self.capture.fns):
-            pace()
             self._probe_node(node_id, call)
         self.probed_writes = self.budget.writes
 
@@ -655,7 +653,6 @@ class _Recorder:
         return step
 
     def check_deadline(self) -> None:
-        pace()  # NOTE [pacing]: runs at every node the engine starts
         if time.monotonic() > self.deadline:
             raise RecordingTimeout(timeout_message(self.limits))
 
