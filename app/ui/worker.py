@@ -18,9 +18,20 @@ and its drawing exist that is 100-350 ms in which the GUI thread cannot run.
 Loading one creates hundreds of thousands of long-lived objects, which is
 exactly what triggers such passes. So from a request until the GUI has taken
 its result, and while the graph view fills in, :class:`GcPause` sets the
-generation-2 threshold out of reach: young collections (a few ms) still run
-and free short-lived cycles, full ones wait. Holders from both threads count
-up and down under one lock; the last release restores the thresholds exactly.
+generation-2 threshold out of reach. Holders from both threads count up and
+down under one lock; the last release restores the thresholds exactly.
+
+Young collections wait too: a collection runs on whichever thread allocates
+when it comes due, and one on a pool thread may find a cycle holding Qt
+objects (a window of a previous session, a connection's lambda) and delete
+them off the GUI thread, leaving a timer registered with the GUI's event loop
+that later fires at freed memory (a segfault). So nothing is collected
+automatically while a pool thread works for the window; the last release
+collects the young generations on its own thread (the GUI thread: the
+worker's hand-over, the view's last slice). Every thread that works for the
+window (the recording worker, its import of the language's checks, the
+module layouts) holds a pause until the GUI thread has its result.
+
 A big load is then frozen (``gc.freeze``, as NOTE [gc freeze] does for
 torch's import-time objects): later full passes skip it, and when it is
 replaced reference counting frees it (it holds no reference cycles; a
@@ -84,7 +95,7 @@ class GcPause:
         with cls._lock:
             if not cls._holders:
                 cls._saved = gc.get_threshold()
-                gc.set_threshold(cls._saved[0], cls._saved[1], NEVER)
+                gc.set_threshold(0, cls._saved[1], NEVER)  # 0: no automatic collection at all
             cls._holders.add(key)
 
     @classmethod
@@ -100,8 +111,8 @@ class GcPause:
             cls._freeze = cls._freeze or freeze
             if cls._holders:
                 return
+            gc.collect(1)  # the young garbage, here (the GUI thread) rather than on a pool thread
             if cls._freeze:
-                gc.collect(1)  # the young garbage is not frozen with the rest (a few ms)
                 gc.freeze()
             cls._freeze = False
             gc.set_threshold(*cls._saved)
@@ -228,6 +239,7 @@ class RecordingWorker(QObject):
     failed = Signal(object)  # RecordingFailure of the newest request
     busy_changed = Signal(bool)
     _done = Signal(object)  # emitted from a pool thread; queued onto this object's thread
+    _checks_done = Signal()  # the language's checks are imported (from a pool thread)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -238,6 +250,7 @@ class RecordingWorker(QObject):
         self._pauses: set[Hashable] = set()  # GcPause keys of runs not yet handed over
         self._checks_imported = False
         self._done.connect(self._on_done)
+        self._checks_done.connect(self._on_checks_imported)
         self.destroyed.connect(partial(_release_all, self._pauses))
 
     @property
@@ -284,21 +297,34 @@ class RecordingWorker(QObject):
                 self.finished.emit(outcome)  # the view holds its own pause while it fills in
                 if not self._checks_imported:  # the editor's checks import torch: not on the GUI thread
                     self._checks_imported = True
-                    # No timer to wait with: a worker collected on another thread while its timer
-                    # ran would leave that timer registered, and its next tick would crash the GUI.
-                    self._pool.start(import_checks)
+                    self._hold_gc("checks")  # released by _on_checks_imported, on this thread
+                    self._pool.start(self._import_checks)
             else:
                 self.failed.emit(outcome)
         finally:
             big = isinstance(outcome, RecordingResult) and len(outcome.recording.graph) >= FREEZE_NODES
             self._release_gc(outcome.request, freeze=big)
 
-    def _hold_gc(self, number: int) -> None:
+    def _import_checks(self) -> None:
+        # Runs on a pool thread; no timer waits before it: a worker collected on another thread
+        # while its timer ran would leave that timer registered, and its tick would crash the GUI.
+        try:
+            import_checks()
+        finally:
+            try:
+                self._checks_done.emit()
+            except RuntimeError:  # the worker was deleted meanwhile
+                log.debug("the checks were imported after the worker was gone")
+
+    def _on_checks_imported(self) -> None:
+        self._release_gc("checks", freeze=False)
+
+    def _hold_gc(self, number: Hashable) -> None:
         key = (id(self), number)
         self._pauses.add(key)
         GcPause.hold(key)
 
-    def _release_gc(self, number: int, *, freeze: bool) -> None:
+    def _release_gc(self, number: Hashable, *, freeze: bool) -> None:
         key = (id(self), number)
         self._pauses.discard(key)
         GcPause.release(key, freeze=freeze)
