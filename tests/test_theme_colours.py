@@ -29,10 +29,12 @@ def _palette(base: str, text: str) -> QPalette:
     return palette
 
 
-def _views(qtbot, session) -> dict[str, list[QColor]]:
+def _views(qtbot, session, sheet: str = "") -> dict[str, list[QColor]]:
     bars, chart, panel = GradBars(), MemoryChart(session), CodePanel(session)
     for view in (bars, chart, panel):
         qtbot.addWidget(view)
+        if sheet:
+            view.setStyleSheet(sheet)  # the widget's own: the application's stays as the window set it
         view.ensurePolished()  # the stylesheet's qproperty- values are set at polish
     return {
         "bars": [bars.firstColor, bars.secondColor, bars.thirdColor],
@@ -63,18 +65,17 @@ def test_without_a_stylesheet_the_colours_come_from_the_palette(qtbot, session, 
     assert len({c.name() for c in views["bars"]}) == 3  # one hue per call
 
 
-def test_a_theme_stylesheet_sets_its_own_colours(qtbot, session, no_stylesheet):
-    no_stylesheet.setStyleSheet(stylesheet("dark"))
-    views = _views(qtbot, session)
+def test_a_theme_stylesheet_sets_its_own_colours(qtbot, session):
+    views = _views(qtbot, session, stylesheet("dark"))
     assert [c.name() for c in views["bars"]] == ["#5aa9e6", "#ffa94d", "#69db7c"]
     assert views["chart"][2].name() == "#3fe0aa" and views["code"][0].name() == "#5c4b12"
 
 
 @pytest.mark.parametrize("theme", ["light", "dark", "projector"])
-def test_line_numbers_stand_out_from_their_margin_in_every_theme(qtbot, no_stylesheet, theme):
-    no_stylesheet.setStyleSheet(stylesheet(theme))
+def test_line_numbers_stand_out_from_their_margin_in_every_theme(qtbot, theme):
     edit = CodeEdit()
     qtbot.addWidget(edit)
+    edit.setStyleSheet(stylesheet(theme))
     edit.setPlainText("a = 1\nb = 2\n")
     edit.resize(300, 200)
     edit.show()

@@ -522,3 +522,16 @@ def test_export_every_step_writes_one_file_per_step(qtbot, open_window, tmp_path
         window.export_slides(svg, "svg")
     assert len(blocker.args[0]) == len(two_losses.timeline)
     assert all(ET.parse(Path(f)).getroot().tag.endswith("svg") for f in blocker.args[0])
+
+
+def test_the_view_menu_holds_the_graphs_module_commands(open_window) -> None:
+    from app.render.modules import module_groups
+
+    window = open_window()
+    view_menu = window.menu_named("&View")
+    assert view_menu is not None and window.graph_view is not None
+    actions = view_menu.actions()
+    assert window.graph_view.collapse_all_action in actions and window.graph_view.expand_all_action in actions
+    has_modules = bool(module_groups(window.session.recording.graph))  # a scenario names no modules
+    assert window.graph_view.collapse_all_action.isEnabled() == has_modules
+    assert not window.graph_view.expand_all_action.isEnabled()

@@ -526,6 +526,17 @@ class MainWindow(QMainWindow):
         self.graph_view.set_font_scale(self.font_scale)
         self.appearance.watch_wheel(self.graph_view)
         self.navigation.attach(self.graph_view)  # NOTE [auto fit]
+        view_menu = self.menu_named("&View")
+        if view_menu is not None:  # the graph's module commands, beside its right-click menu
+            view_menu.addSeparator()
+            view_menu.addActions([self.graph_view.collapse_all_action, self.graph_view.expand_all_action])
+
+    def menu_named(self, title: str) -> QMenu | None:
+        """The menu bar's menu with this title (``"&View"``), or None."""
+        for action in self.menuBar().actions():
+            if action.text() == title and action.menu() is not None:
+                return action.menu()
+        return None
 
     def _make_editor(self) -> None:
         from app.ui.editor import ProgramEditor
