@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import plain_forgot_retain_error
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
@@ -39,6 +39,20 @@ def no_modal_dialogs(monkeypatch):
     monkeypatch.setattr(dialogs, "ask", ask)
     monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: asked.append(title))
     return asked
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_widgets_of_earlier_files(qapp):
+    """Windows and panels the earlier test files left behind (closed, never deleted) are deleted
+    here, so that this file's windows, which set the application's stylesheet and so repolish every
+    widget alive, start from an application holding only their own."""
+    import gc
+
+    for widget in QApplication.topLevelWidgets():
+        widget.close()
+        widget.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
+    gc.collect()
 
 
 @pytest.fixture
