@@ -236,7 +236,7 @@ def _run_script_then_show(args: argparse.Namespace) -> int:
     import subprocess
     from pathlib import Path
 
-    from app.child.client import child_env
+    from app.child.client import child_env, signal_name
 
     stem = re.sub(r"[^A-Za-z0-9_.-]", "-", Path(args.script).stem)[:100].lstrip("-_.") or "program"
     path = Path(_shown_lens_path(stem))
@@ -245,7 +245,7 @@ def _run_script_then_show(args: argparse.Namespace) -> int:
     command = [sys.executable, "-m", "app", "run", "--out", str(path), *device, args.script, *args.args]
     code = subprocess.run(command, check=False, env=child_env()).returncode
     if code < 0:
-        return _fail(f"the script's process was ended by {_signal_name(-code)}; nothing was recorded to show")
+        return _fail(f"the script's process was ended by {signal_name(-code)}; nothing was recorded to show")
     if not path.exists():
         return code or _fail("the script's process wrote no recording")
     print(f"autograd-lens: opening the window on {path}", file=sys.stderr)
@@ -253,15 +253,6 @@ def _run_script_then_show(args: argparse.Namespace) -> int:
 
     status = run_gui(str(path))
     return code or status
-
-
-def _signal_name(number: int) -> str:
-    import signal
-
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _shown_lens_path(name: str) -> str:

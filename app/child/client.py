@@ -195,7 +195,7 @@ class RecordingChild:
         if code is None:
             return "stopped answering"
         if code < 0:
-            return f"was ended by {_signal_name(-code)}"
+            return f"was ended by {signal_name(-code)}"
         return f"ended unexpectedly (exit status {code})"
 
     def _reap(self, timeout: float | None) -> None:
@@ -252,7 +252,8 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def _signal_name(number: int) -> str:
+def signal_name(number: int) -> str:
+    """``SIGSEGV`` for 11; the number itself when Python knows no such signal."""
     try:
         return signal.Signals(number).name
     except ValueError:
