@@ -41,3 +41,17 @@ def session(qtbot):
     yield made
     made.pause()
     made.worker.wait_idle()
+
+
+@pytest.fixture(autouse=True)
+def _collect_between_tests():
+    """Once a window's session has taken over garbage collection (NOTE [collect on the GUI
+    thread]), the tests' own thread collects what is due after each test, as the event loop
+    would between events: tests that never spin the loop would otherwise never collect."""
+    import sys
+
+    yield
+    collector_module = sys.modules.get("app.ui.collector")
+    collector = collector_module.GuiCollector.installed() if collector_module else None
+    if collector is not None:
+        collector.check()

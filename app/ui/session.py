@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.ui.collector import GuiCollector
 from app.ui.worker import RecordingFailure, RecordingResult, RecordingWorker
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ class Session(QObject):
 
     def __init__(self, worker: RecordingWorker | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        GuiCollector.install()  # NOTE [collect on the GUI thread]
         self.worker = worker or RecordingWorker(self)
         self._recording: Recording | None = None
         self._index = 0

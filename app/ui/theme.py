@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from app.core.resources import style_files
+from app.ui.collector import collection_paused
 from app.ui.settings import THEMES
 
 __all__ = [
@@ -63,7 +64,9 @@ def stylesheet(theme: str, scale: float = 1.0) -> str:
 
 
 def apply_theme(app: QApplication, theme: str, scale: float = 1.0) -> None:
-    app.setStyleSheet(stylesheet(theme, scale))
+    text = stylesheet(theme, scale)
+    with collection_paused():  # Qt repolishes a snapshot of every widget: NOTE [collect on the GUI thread]
+        app.setStyleSheet(text)
 
 
 # -- colours that follow the palette ------------------------------------------------------

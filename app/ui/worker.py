@@ -30,7 +30,9 @@ automatically while a pool thread works for the window; the last release
 collects the young generations on its own thread (the GUI thread: the
 worker's hand-over, the view's last slice). Every thread that works for the
 window (the recording worker, its import of the language's checks, the
-module layouts) holds a pause until the GUI thread has its result.
+module layouts) holds a pause until the GUI thread has its result. Outside
+pauses, the window's process collects only from a timer on the GUI thread
+(NOTE [collect on the GUI thread] in ``app/ui/collector.py``).
 
 A big load is then frozen (``gc.freeze``, as NOTE [gc freeze] does for
 torch's import-time objects): later full passes skip it, and when it is

@@ -1,0 +1,164 @@
+"""Garbage is collected on the GUI thread, between events: never on a pool thread, never inside a
+Qt call that walks a snapshot of widgets (NOTE [collect on the GUI thread])."""
+
+import gc
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+from PySide6.QtCore import QObject, QRunnable, QThreadPool
+
+from app.ui.collector import GuiCollector, collection_paused
+from app.ui.session import Session
+from app.ui.worker import GcPause
+
+TIMEOUT = 10_000
+
+
+@pytest.fixture
+def collector(qapp):
+    made = Session()  # a window's session takes over collection
+    installed = GuiCollector.installed()
+    assert installed is not None
+    yield installed
+    made.deleteLater()
+
+
+def test_a_session_turns_automatic_collection_off(collector):
+    assert not gc.isenabled()
+    assert GuiCollector.install() is collector  # once per process
+
+
+def test_collection_paused_restores_what_was_there():
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        with collection_paused():
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()
+        with collection_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def _cycle_holding_a_qobject(deaths: list[int]) -> None:
+    holder = QObject()
+    holder.destroyed.connect(lambda *_: deaths.append(threading.get_ident()))
+    holder.itself = holder  # only a collection frees it
+
+
+def test_a_pool_thread_allocating_never_collects_the_windows_garbage(qtbot, collector):
+    deaths: list[int] = []
+    saved = gc.get_threshold()
+    for _ in range(200):  # Qt objects of the GUI thread, left in cycles (a closed window's timer)
+        _cycle_holding_a_qobject(deaths)
+    gc.set_threshold(1, 1, 1)  # a collection would be due on every allocation
+
+    class Churn(QRunnable):
+        def run(self) -> None:
+            for _ in range(200):
+                [[object()] for _ in range(20)]
+
+    try:
+        QThreadPool.globalInstance().start(Churn())
+        QThreadPool.globalInstance().waitForDone()
+        assert deaths == []  # the pool thread allocated plenty and collected nothing
+        qtbot.waitUntil(lambda: len(deaths) == 200, timeout=TIMEOUT)  # the event loop's timer did
+    finally:
+        gc.set_threshold(*saved)
+    assert set(deaths) == {threading.get_ident()}
+    assert threading.current_thread() is threading.main_thread()
+
+
+def test_nothing_is_collected_while_a_pause_is_held(qtbot, collector):
+    deaths: list[int] = []
+    saved = gc.get_threshold()
+    GcPause.hold("test")
+    try:
+        gc.set_threshold(1, 1, 1)
+        for _ in range(50):
+            _cycle_holding_a_qobject(deaths)
+        qtbot.wait(3 * 200)
+        assert collector.due() is None and deaths == []
+    finally:
+        GcPause.release("test")  # the last release collects the young generations, here
+        gc.set_threshold(*saved)
+    assert len(deaths) == 50
+
+
+def test_a_due_generation_is_collected_as_cpython_would(collector):
+    saved = gc.get_threshold()
+    try:
+        gc.collect()
+        gc.set_threshold(10_000, 10, 10)
+        assert collector.due() is None
+        for _ in range(30):
+            _cycle_holding_a_qobject([])
+        gc.set_threshold(5, 10, 10)
+        assert collector.check() == 0
+        assert gc.get_count()[0] < 5
+    finally:
+        gc.set_threshold(*saved)
+
+
+# A theme change repolishes every widget; the views' colour setters are Python, and Python
+# allocating there once let a collection delete widgets Qt was still walking.
+THEME_CHANGE = textwrap.dedent(
+    """
+    import gc, sys
+    from PySide6.QtWidgets import QApplication, QLabel, QWidget
+    from app.ui.grad_panel import GradBars
+    from app.ui.session import Session
+    from app.ui.theme import apply_theme
+
+    app = QApplication(sys.argv[:1])
+    session = Session() if "--session" in sys.argv else None
+    views = [GradBars() for _ in range(30)]
+    for view in views:
+        view.show()
+    inside = [False]
+    deleted_inside = [0]
+
+    def died(*_):
+        deleted_inside[0] += inside[0]
+
+    def garbage():
+        for _ in range(200):
+            window = QWidget()
+            window.destroyed.connect(died)
+            labels = [QLabel("x", window) for _ in range(3)]
+            window.itself = window
+            window.show()
+
+    gc.set_threshold(1, 1, 1)
+    for theme in ["dark", "light"] * 5:
+        garbage()
+        inside[0] = True
+        apply_theme(app, theme)
+        inside[0] = False
+    first = views[0].property("firstColor").name()
+    print(deleted_inside[0], first, gc.isenabled())
+    """
+)
+
+
+@pytest.mark.parametrize("session", [False, True], ids=["theme alone", "with a session"])
+def test_no_widget_is_deleted_while_a_theme_change_walks_them(session):
+    args = [sys.executable, "-c", THEME_CHANGE] + (["--session"] if session else [])
+    done = subprocess.run(args, check=False, capture_output=True, text=True, timeout=120, env=_offscreen())
+    assert done.returncode == 0, done.stderr
+    deleted, first, enabled = done.stdout.split()
+    assert deleted == "0"
+    assert first != "#000000"  # the stylesheet did reach the views' colour setters
+    assert enabled == str(not session)
+
+
+def _offscreen() -> dict[str, str]:
+    import os
+
+    return {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
