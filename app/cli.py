@@ -194,6 +194,9 @@ def _export(args: argparse.Namespace) -> int:
 
 def _gui(args: argparse.Namespace) -> int:
     source = getattr(args, "scenario", None)
+    from app.child.client import prestart_for
+
+    prestart_for(source)  # before Qt and the window's modules load: torch imports beside them
     if source is not None and _is_lens(source):
         from app.core.lens import read_lens
 

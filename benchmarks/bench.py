@@ -781,12 +781,30 @@ def startup_once(source: str = "two-losses") -> float:
 
 
 def torch_import_once() -> float:
+    """Seconds from spawning ``python -c "import torch"`` to the import being done (read as a line,
+    as the start-up is: the interpreter's teardown after it counts for neither)."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, check=True)
-    return time.perf_counter() - start
+    with subprocess.Popen(
+        [sys.executable, "-c", "import torch; print('imported', flush=True)"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        elapsed = time.perf_counter() - start
+        proc.wait(timeout=60)
+    if line.strip() != "imported":
+        raise RuntimeError("python -c 'import torch' failed")
+    return elapsed
 
 
 def measure_startup(runs: int) -> tuple[list[float], list[float]]:
+    """Start-up and ``import torch`` times, alternating. The window's modules are compiled to
+    bytecode once, by a first start that is not counted, as on a user's machine after its first
+    start (with ``PYTHONDONTWRITEBYTECODE`` set, every start would compile them again)."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    startup_once()
     startup, imports = [], []
     for _ in range(runs):
         imports.append(torch_import_once())

@@ -16,6 +16,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+if __name__ == "__main__":  # as `python -m app` does before it imports Qt: the child starts first
+    from app.child.client import prestart_for
+
+    prestart_for(sys.argv[1] if len(sys.argv) > 1 else None)
+
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 

@@ -160,6 +160,28 @@ def test_a_bug_in_the_child_names_its_exception(faulty: ChildPool) -> None:
     assert faulty.started == 2
 
 
+def test_a_device_out_of_memory_is_the_programs_error_and_a_fresh_child_follows(
+    faulty: ChildPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CUDA's out-of-memory error inside the program's own operator: PyTorch's words at that line,
+    as a recording made here under the same fault shows them, never the child's memory limit; the
+    child is retired (a device error can leave its context unusable) and the next one records."""
+    from app.child.server import _fault
+
+    fault = {"kind": "device-oom", "op": "square"}
+    shown = record_in_child("two-losses", pool=faulty, limits=ChildLimits(memory_mb=2048), fault=fault)
+    monkeypatch.setenv(FAULTS_ENV, "1")
+    with _fault(fault):
+        here = record(load_program("two-losses"))
+    assert to_json(shown) == to_json(here)
+    assert "CUDA out of memory" in (shown.error or "") and "--memory-limit" not in (shown.error or "")
+    lines = load_program("two-losses").code.splitlines()
+    assert "square()" in lines[(shown.error_line or 0) - 1]
+    assert faulty.started == 1
+    assert to_json(record_in_child("two-losses", pool=faulty)) == to_json(record(load_program("two-losses")))
+    assert faulty.started == 2  # retired after the device error
+
+
 def test_the_child_runs_under_its_limits_with_only_its_pipes(pool: ChildPool, tmp_path: Path) -> None:
     secret = tmp_path / "parent-only.txt"
     with secret.open("w") as handle:
@@ -281,6 +303,58 @@ def test_a_crash_in_the_child_leaves_the_window_working(
     with qtbot.waitSignal(session.recording_applied, timeout=60_000) as applied:
         session.load("forgot-retain")
     assert to_json(applied.args[0]) == to_json(record(load_program("forgot-retain")))
+
+
+def test_the_command_starts_the_child_before_it_imports_qt() -> None:
+    """``python -m app`` starts the warm child first: its ``import torch`` runs while Qt and the
+    window's modules load."""
+    code = (
+        "import sys, types\n"
+        "import app.child.client as client\n"
+        "seen = []\n"
+        "qt = lambda: sorted(m for m in sys.modules if m.startswith('PySide6'))\n"
+        "client.ChildPool.prestart = lambda self: seen.append(qt())\n"
+        "stub = types.ModuleType('app.ui.main')\n"
+        "stub.run_gui = lambda source: print(seen, source) or 0\n"
+        "sys.modules['app.ui.main'] = stub\n"
+        "from app.cli import main\n"
+        "main(['gui', 'two-losses'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[[]]", "two-losses"]  # started once, before any of Qt
+
+
+def test_the_window_paints_its_first_graph_without_torch_and_imports_the_checks_after(tmp_path: Path) -> None:
+    """The first graph comes from the child; the editor's checks (and torch) are imported in the
+    window's process only after it, off the GUI thread."""
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"
+        "import first_paint\n"
+        "from PySide6.QtCore import QTimer\n"
+        "def finish():\n"
+        "    print('at-first-paint', 'torch' in sys.modules, flush=True)\n"
+        "    later = lambda: print('later', 'torch' in sys.modules, flush=True)\n"
+        "    QTimer.singleShot(15_000, lambda: (later(), first_paint.os._exit(0)))\n"
+        "first_paint._finish = finish\n"
+        "sys.argv[1:] = ['forgot-retain']\n"
+        "first_paint.main()\n"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "AUTOGRAD_LENS_SETTINGS": str(tmp_path / "s.ini")}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["at-first-paint", "False", "later", "True"]
 
 
 def test_a_large_program_crosses_the_pipe_whole(pool: ChildPool) -> None:

@@ -314,6 +314,16 @@ POOL = ChildPool()
 atexit.register(POOL.close)
 
 
+def prestart_for(source: str | None) -> None:
+    """Start the warm child at once when the window will record ``source`` (a ``.lens`` is only read).
+
+    Called first thing on the way to a window, before Qt and the window's modules are imported:
+    the child's ``import torch`` (the longest part of a start) then runs beside them.
+    """
+    if source is None or not source.lower().endswith(".lens"):
+        POOL.prestart()
+
+
 def set_default_limits(limits: ChildLimits) -> None:
     """The limits of every later recording that is given none of its own."""
     POOL.limits = limits

@@ -33,6 +33,9 @@ __all__ = ["FAULTS_ENV", "main"]
 FAULTS_ENV = "AUTOGRAD_LENS_CHILD_FAULTS"  # "1": requests may ask for an injected fault (tests only)
 MAX_OPEN_FILES = 256
 _ALLOCATION_FAILED = ("can't allocate memory", "MemoryError", "std::bad_alloc", "out of memory")
+# A device's own memory or state, not this process's address space: the program's error, as PyTorch
+# words it, and a fresh child next (a CUDA error can leave the process's device context unusable).
+_DEVICE_FAULTS = ("CUDA out of memory", "CUDA error", "MPS backend out of memory", "device-side assert")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -103,13 +106,21 @@ def _answer(request: dict[str, Any], memory_mb: int | None) -> tuple[dict[str, A
         return {"ok": False, "internal": f"{type(exc).__name__}: {exc}", "retire": True}, b""
     if _allocation_failed(recording.error or "", memory_mb):
         return {"ok": False, "limit": "memory", "memory_mb": memory_mb}, b""
-    retire = recording.device != "cpu" and recording.error is not None  # CUDA errors can poison a process
+    error = recording.error
+    retire = error is not None and (recording.device != "cpu" or _device_fault(error))
     return {"ok": True, "retire": retire}, lens_bytes(recording, compress=False)
 
 
 def _allocation_failed(text: str, memory_mb: int | None) -> bool:
     """An allocation failed while this child has a memory limit: the limit, not the program, ended it."""
+    if _device_fault(text):
+        return False
     return memory_mb is not None and any(words in text for words in _ALLOCATION_FAILED)
+
+
+def _device_fault(text: str) -> bool:
+    """Whether an error comes from a device (its memory ran out, a kernel failed) rather than from us."""
+    return any(words in text for words in _DEVICE_FAULTS)
 
 
 def _record(request: dict[str, Any]) -> Any:
@@ -157,12 +168,14 @@ def _fault(spec: Any) -> Iterator[None]:
 
     kind = str(spec.get("kind"))
     seconds = float(spec.get("seconds", 3600))
+    only = spec.get("op")  # the operator to fail in (``"square"``); any operator when not given
     if kind == "bug":
         raise RuntimeError("an injected bug")
 
     class Fault(TorchFunctionMode):
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            if getattr(func, "__name__", "") != "device":  # an operator, not naming the device
+            name = getattr(func, "__name__", "")
+            if name != "device" and only in (None, name):  # an operator, not naming the device
                 _inject(kind, seconds)
             return func(*args, **(kwargs or {}))
 
@@ -185,6 +198,13 @@ def _inject(kind: str, seconds: float) -> None:
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             pass
+    elif kind == "device-oom":  # what CUDA raises when the device's memory runs out
+        import torch
+
+        raise torch.OutOfMemoryError(
+            "CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of 8.00 GiB"
+            " (injected)"
+        )
     elif kind == "allocate":
         import torch
 

@@ -101,10 +101,9 @@ class _Screenshot(QObject):
 def run_gui(scenario: str | None = None) -> int:
     """Open the window on ``scenario`` (a built-in name, a .toml, .py or .lens path) until it closes."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    if scenario is None or not scenario.lower().endswith(".lens"):
-        from app.child.client import POOL
+    from app.child.client import prestart_for
 
-        POOL.prestart()  # it imports torch while Qt starts and the window is built
+    prestart_for(scenario)  # it imports torch while Qt starts and the window is built (once)
     app = _application()
     settings_path = os.environ.get("AUTOGRAD_LENS_SETTINGS")
     settings = AppSettings(settings_path or None)

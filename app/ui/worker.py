@@ -51,7 +51,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 if TYPE_CHECKING:
     from app.core.model.program import Program
@@ -74,6 +74,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 NEVER = 1_000_000_000  # a generation-2 threshold that is never reached
+CHECKS_AFTER_MS = 1000  # the checks (and torch) are imported this long after the first graph arrives
 FREEZE_NODES = 1000  # recordings at least this big are frozen once loaded (NOTE [no full GC while loading])
 
 
@@ -299,17 +300,23 @@ class RecordingWorker(QObject):
                 self.finished.emit(outcome)  # the view holds its own pause while it fills in
                 if not self._checks_imported:  # the editor's checks import torch: not on the GUI thread
                     self._checks_imported = True
-                    self._hold_gc("checks")  # released by _on_checks_imported, on this thread
-                    self._pool.start(self._import_checks)
+                    # Not at once: importing torch holds the interpreter for a second, and the
+                    # window is building and painting its first graph now.
+                    QTimer.singleShot(CHECKS_AFTER_MS, self, self._start_checks_import)
             else:
                 self.failed.emit(outcome)
         finally:
             big = isinstance(outcome, RecordingResult) and len(outcome.recording.graph) >= FREEZE_NODES
             self._release_gc(outcome.request, freeze=big)
 
+    def _start_checks_import(self) -> None:
+        self._hold_gc("checks")  # released by _on_checks_imported, on this thread
+        self._pool.start(self._import_checks)
+
     def _import_checks(self) -> None:
-        # Runs on a pool thread; no timer waits before it: a worker collected on another thread
-        # while its timer ran would leave that timer registered, and its tick would crash the GUI.
+        # Runs on a pool thread. The timer before it is safe: this worker is only ever collected
+        # on the GUI thread (NOTE [collect on the GUI thread]), and Qt drops a single shot whose
+        # context object is gone.
         try:
             import_checks()
         finally:
