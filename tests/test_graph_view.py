@@ -394,6 +394,20 @@ def deep():
     return rec, layout_graph(rec.graph)
 
 
+def test_a_proxy_sits_on_its_users_row_to_its_left_with_a_straight_arrow(deep):
+    """On a rank of its own a proxy cost Graphviz a pivot across the whole graph (NOTE [large graphs])."""
+    _, lay = deep
+    assert lay.proxies
+    for edge, proxy in lay.proxies.items():
+        user = lay.nodes[edge.src]
+        assert proxy.y == pytest.approx(user.y) and proxy.x + proxy.width / 2 <= user.left
+        path = lay.edges[edge]
+        assert path.points[0] == pytest.approx((proxy.x + proxy.width / 2, proxy.y))
+        assert path.arrow == pytest.approx((user.left, user.y))
+        others = [b for n, b in lay.nodes.items() if n != edge.src] + list(lay.slots.values())
+        assert not [b for b in others if b.contains((proxy.x, proxy.y), slack=-1.0)]  # never on a box
+
+
 def test_proxies_mirror_their_node_and_lead_to_it(qtbot, deep):
     rec, lay = deep
     assert lay.proxies, "a weight used at every depth should get proxy boxes"

@@ -36,6 +36,7 @@ INSTALL_HINT = (
     "Windows: winget install graphviz)"
 )
 POINTS_PER_INCH = 72.0
+ARROW_LENGTH = 10.0  # points: Graphviz's arrowhead at arrowsize 1
 Point = tuple[float, float]
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -208,6 +209,17 @@ def _rail(node: Box, slot: Box) -> EdgePath | None:
     return EdgePath((start, start, end, end))
 
 
+def _beside(proxy: Box, user: Box) -> EdgePath | None:
+    """A straight arrow from a proxy box to the node beside it on its row (Graphviz may arc it)."""
+    if abs(proxy.y - user.y) > 1.0:
+        return None
+    side = 1.0 if user.x >= proxy.x else -1.0
+    start = (proxy.x + side * proxy.width / 2, proxy.y)
+    tip = (user.x - side * user.width / 2, user.y)
+    end = (tip[0] - side * ARROW_LENGTH, tip[1])
+    return EdgePath((start, start, end, end), tip)
+
+
 def parse_layout(text: str | Iterable[bytes], graph: Graph) -> Layout:
     """Turn ``dot -Tjson0`` output for ``dot_source(graph)`` (text, or its UTF-8 bytes in pieces)
     into a :class:`Layout`."""
@@ -370,7 +382,7 @@ def _assemble(
             key = names.slots[head]
             slot_edges[key] = _rail(boxes[key[0]], boxes[head]) or path
         elif tail in names.proxies:
-            edges[names.proxies[tail]] = path
+            edges[names.proxies[tail]] = _beside(boxes[tail], boxes[head]) or path
         else:
             edges[Edge(head, tail)] = path  # drawn child -> parent; ours is parent -> child
     return Layout(
