@@ -10,7 +10,7 @@ import threading
 import pytest
 from PySide6.QtCore import QObject, QRunnable, QThreadPool
 
-from app.ui.collector import GuiCollector, collection_paused
+from app.ui.collector import CHECK_MS, YOUNG_WHILE_PAUSED, GuiCollector, collection_paused
 from app.ui.session import Session
 from app.ui.worker import GcPause
 
@@ -75,19 +75,37 @@ def test_a_pool_thread_allocating_never_collects_the_windows_garbage(qtbot, coll
     assert threading.current_thread() is threading.main_thread()
 
 
-def test_nothing_is_collected_while_a_pause_is_held(qtbot, collector):
+def test_while_a_pause_is_held_only_batches_of_young_objects_are_collected(qtbot, collector):
     deaths: list[int] = []
     saved = gc.get_threshold()
     GcPause.hold("test")
     try:
-        gc.set_threshold(1, 1, 1)
+        gc.collect(1)
+        gc.set_threshold(1, 1, 1)  # every generation would be due, the oldest too
         for _ in range(50):
             _cycle_holding_a_qobject(deaths)
-        qtbot.wait(3 * 200)
-        assert collector.due() is None and deaths == []
+        qtbot.wait(3 * CHECK_MS)
+        assert collector.due() is None and deaths == []  # too few to be worth a pass yet
+        full_passes = collector.collections[2]
+        kept = [[] for _ in range(YOUNG_WHILE_PAUSED)]  # a load's objects, alive
+        assert collector.due() == 1  # never 2 while paused
+        qtbot.waitUntil(lambda: len(deaths) == 50, timeout=TIMEOUT)
+        assert collector.collections[2] == full_passes and len(kept) == YOUNG_WHILE_PAUSED
+        assert gc.get_count()[0] < YOUNG_WHILE_PAUSED
     finally:
-        GcPause.release("test")  # the last release collects the young generations, here
+        GcPause.release("test")
         gc.set_threshold(*saved)
+
+
+def test_the_last_release_collects_the_rest(qtbot, collector):
+    deaths: list[int] = []
+    GcPause.hold("test")
+    try:
+        for _ in range(50):
+            _cycle_holding_a_qobject(deaths)
+        assert deaths == []
+    finally:
+        GcPause.release("test")  # on this thread: the GUI thread
     assert len(deaths) == 50
 
 

@@ -18,7 +18,7 @@ from handmade import long_recording, small_recording
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core import lens
+from app.core import builtin_names, lens, load_builtin, record
 from app.core.lens import LensError, lens_bytes, read_lens, recording_from_bytes, save_lens
 from app.core.model.errors import ScenarioError
 from app.core.model.recording import Recording
@@ -159,6 +159,40 @@ def test_damaged_bytes_get_one_clear_error(data: bytes, said: str) -> None:
     with pytest.raises(LensError, match="damaged or not a recording") as info:
         recording_from_bytes(data)
     assert said in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x00\x01garbage",
+        gzip.compress(b"{not json"),
+        lens_bytes(small_recording())[:-30],
+        lens_bytes(small_recording()) + b"extra",
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"format": "autograd-lens", "version": 1, "graph": {"nodes": [1, }',
+        b"",
+    ],
+)
+def test_decoding_in_pieces_fails_as_decoding_whole(data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big recording is decoded a field and an element at a time (the reading pool thread lets the
+    GUI thread run); a damaged one gets the very error a whole decode gives."""
+    with pytest.raises(LensError) as whole:
+        recording_from_bytes(data)
+    monkeypatch.setattr(lens, "DECODE_IN_PIECES_FROM", 0)
+    with pytest.raises(LensError) as pieces:
+        recording_from_bytes(data)
+    assert str(pieces.value) == str(whole.value)
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_a_recording_decoded_in_pieces_is_the_same_recording(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = lens_bytes(record(load_builtin(name)))
+    whole = recording_from_bytes(data)
+    monkeypatch.setattr(lens, "DECODE_IN_PIECES_FROM", 0)
+    assert to_json(recording_from_bytes(data)) == to_json(whole)
+    assert lens_bytes(recording_from_bytes(data)) == data
 
 
 def put(data: Any, place: tuple[Any, ...], value: Any) -> None:

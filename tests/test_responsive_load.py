@@ -18,8 +18,9 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
 from app.core import load_builtin, record
+from app.core.json_pieces import loads_in_pieces
 from app.render.dot_source import dot_source
-from app.render.layout import LayoutError, loads_in_pieces, parse_layout
+from app.render.layout import LayoutError, parse_layout
 from app.render.states import ShownStates
 from app.ui import worker as worker_module
 from app.ui.code_panel import FAILED, RUNNING, CodePanel

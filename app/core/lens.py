@@ -35,6 +35,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar, cast, get_args
 
+from app.core.json_pieces import loads_in_pieces
 from app.core.model.errors import ScenarioError
 from app.core.model.graph import (
     Edge,
@@ -68,6 +69,7 @@ MAX_JSON_BYTES = 200 * 1024 * 1024  # uncompressed; a file that inflates past th
 MAX_DIMS = 64
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
+DECODE_IN_PIECES_FROM = 256 * 1024  # characters of JSON from which a recording is decoded in pieces
 _INT_RANGE = (-(2**63), 2**64)  # data pointers are unsigned 64-bit
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
@@ -280,7 +282,7 @@ def recording_from_bytes(data: bytes) -> Recording:
     """The recording in a ``.lens`` file's bytes; raises :class:`LensError` for anything else."""
     text = _inflate(data) if data.startswith(_GZIP_MAGIC) else data
     try:
-        raw = json.loads(text.decode("utf-8"))
+        raw = _decoded(text.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise _damaged(f"its text is not UTF-8 ({exc.reason})") from None
     except RecursionError:
@@ -291,6 +293,19 @@ def recording_from_bytes(data: bytes) -> Recording:
         return _Reader(raw).recording()
     except RecursionError:  # pragma: no cover - the reader does not recurse into the data
         raise _damaged("it is nested too deeply") from None
+
+
+def _decoded(text: str) -> Any:
+    """``json.loads(text)``; a big text a field and an element at a time (``json_pieces``), so a
+    pool thread reading a recording back never holds the interpreter for the whole decode. A text
+    that is not the object that piecewise reading expects is decoded whole: same value, same error.
+    """
+    if len(text) >= DECODE_IN_PIECES_FROM:
+        try:
+            return loads_in_pieces(text, depth=2)
+        except (ValueError, RecursionError):
+            pass
+    return json.loads(text)
 
 
 def _inflate(data: bytes) -> bytes:

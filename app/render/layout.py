@@ -10,9 +10,6 @@ with the origin top-left and y growing downwards, as Qt draws.
 
 from __future__ import annotations
 
-import codecs
-import json
-import re
 import shutil
 import subprocess
 import tempfile
@@ -23,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from app.core.json_pieces import loads_in_pieces
 from app.core.model.graph import Edge, Graph
 from app.core.model.timeline import SlotKey
 from app.render.dot_source import dot_source, long_edges, proxy_dot_id, slot_dot_id
@@ -38,8 +36,6 @@ INSTALL_HINT = (
 POINTS_PER_INCH = 72.0
 ARROW_LENGTH = 10.0  # points: Graphviz's arrowhead at arrowsize 1
 Point = tuple[float, float]
-_DECODER = json.JSONDecoder()
-_SPACE = re.compile(r"[ \t\n\r]*")
 READ_PIECE = 1 << 20  # bytes of dot's output read (and decoded) per call
 
 
@@ -258,114 +254,6 @@ def _free_in_pieces(data: dict[str, Any], piece: int = 500) -> None:
         if isinstance(value, list):
             while value:
                 del value[-piece:]
-
-
-def loads_in_pieces(text: str | Iterable[bytes]) -> dict[str, Any]:
-    """``json.loads`` of one JSON object, decoded an array element at a time as its text arrives.
-
-    ``dot -Tjson0`` for 5,000 nodes is 18 MB: one ``json.loads`` is a single
-    C call of ~120 ms that holds the GIL, and the GUI thread stalls for as
-    long; so is decoding or joining the whole text at once (~40 ms). Here no
-    call handles more than one field, one array element (a node or an edge,
-    ~1 KB) or one piece of the input, so other threads run in between. Same
-    result. ``text``: the whole text, or its UTF-8 bytes in pieces of any size.
-
-    >>> loads_in_pieces('{"bb": "0,0,1,2", "objects": [{"a": 1}, {"b": [2, 3]}], "e": []}')
-    {'bb': '0,0,1,2', 'objects': [{'a': 1}, {'b': [2, 3]}], 'e': []}
-    >>> loads_in_pieces([b'{"n": 12', b'34, "s": "\\xc3', b'\\xa9"}'])
-    {'n': 1234, 's': 'é'}
-    """
-    stream = _JsonStream([text] if isinstance(text, str) else text)
-    out: dict[str, Any] = {}
-    stream.take("{")
-    while stream.peek() != "}":
-        key = stream.value()
-        stream.take(":")
-        out[key] = _list_in_pieces(stream) if stream.peek() == "[" else stream.value()
-        if stream.peek() != "}":
-            stream.take(",")
-    stream.take("}")
-    if stream.peek() != "":
-        raise ValueError("more text after the JSON object in Graphviz's output")
-    return out
-
-
-def _list_in_pieces(stream: _JsonStream) -> list[Any]:
-    """The array starting at the stream's ``[``, decoded element by element."""
-    items: list[Any] = []
-    stream.take("[")
-    while stream.peek() != "]":
-        items.append(stream.value())
-        if stream.peek() != "]":
-            stream.take(",")
-    stream.take("]")
-    return items
-
-
-class _JsonStream:
-    """JSON text arriving in pieces: a window of decoded text, read from ``pos`` on.
-
-    A value is only taken when something follows it in the window (``12`` may
-    be the start of ``1234``); else the next piece is added and it is decoded
-    again (values are small: one node or edge).
-    """
-
-    def __init__(self, pieces: Iterable[bytes | str]) -> None:
-        self._pieces = iter(pieces)
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._ended = False
-        self.text = ""
-        self.pos = 0
-
-    def _more(self) -> bool:
-        """Add the next piece to the window (dropping what was read); False at the end."""
-        if self._ended:
-            return False
-        piece = next(self._pieces, None)
-        if piece is None:
-            self._ended = True
-            tail = self._decoder.decode(b"", final=True)
-        else:
-            tail = piece if isinstance(piece, str) else self._decoder.decode(piece)
-        self.text = self.text[self.pos :] + tail
-        self.pos = 0
-        return True
-
-    def peek(self) -> str:
-        """The next character after any JSON whitespace ("" at the end of the text)."""
-        while True:
-            self.pos = _skip(self.text, self.pos)
-            if self.pos < len(self.text):
-                return self.text[self.pos]
-            if not self._more():
-                return ""
-
-    def take(self, char: str) -> None:
-        found = self.peek()
-        if found != char:
-            raise ValueError(f"expected {char!r} in Graphviz's JSON, found {found or 'the end'!r}")
-        self.pos += 1
-
-    def value(self) -> Any:
-        """The JSON value at the next character."""
-        self.peek()
-        while True:
-            try:
-                value, end = _DECODER.raw_decode(self.text, self.pos)
-            except json.JSONDecodeError:
-                if self._more():
-                    continue
-                raise
-            if self._ended or _skip(self.text, end) < len(self.text):
-                self.pos = end
-                return value
-            self._more()
-
-
-def _skip(text: str, pos: int) -> int:
-    """Past any JSON whitespace at ``pos``."""
-    space = _SPACE.match(text, pos)
-    return pos if space is None else space.end()
 
 
 def _assemble(
