@@ -59,3 +59,27 @@ def test_a_wider_stage_measures_the_caption_afresh(qtbot):
     stage.resize(1600, 600)
     _settle(qtbot)
     assert stage.caption_room.height() < narrow  # wrapped into fewer lines, and the room shrank
+
+
+def test_the_caption_bar_is_never_cut_off_below_its_share(qtbot, session):
+    """The window's own caption (word-wrapped, height for width): every caption that fits the
+    room's share is shown whole, none hidden below a scroll bar."""
+    from app.ui.caption_bar import CaptionBar
+
+    caption = CaptionBar(session)
+    notice, error, counter, graph = QWidget(), QWidget(), QLabel("Step 42 / 42"), QWidget()
+    notice.hide()
+    error.hide()
+    stage = Stage(notice, caption, counter, error, graph)
+    qtbot.addWidget(stage)
+    stage.resize(1000, 600)
+    stage.show()
+    qtbot.waitExposed(stage)
+    room = stage.caption_room
+    for words in (4, 12, 30, 50, 8, 70):
+        caption.setText(" ".join(["released"] * words))
+        _settle(qtbot)
+        need = caption.heightForWidth(room.viewport().width())
+        assert need <= round(stage.height() * CAPTION_SHARE)  # each one fits its share
+        assert caption.height() <= room.viewport().height(), words  # so nothing is cut off
+        assert room.verticalScrollBar().maximum() == 0

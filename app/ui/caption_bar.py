@@ -17,7 +17,12 @@ class CaptionBar(QLabel):
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        # Height for width, never the hint: with a Minimum vertical policy (or without word wrap's
+        # height-for-width flag) the caption's scrolling room sized it by its size hint, a wrap at
+        # a guessed width, and a three-line caption sat cut off in a two-line room.
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
         self.setText("Recording the scenario…")
         session.step_applied.connect(self._on_step_applied)
 

@@ -319,6 +319,8 @@ class RecordingWorker(QObject):
         # context object is gone.
         try:
             import_checks()
+        except Exception as exc:  # the window closing meanwhile; the editor imports them when it needs them
+            log.warning("the editor's checks were not imported ahead: %s", exc)
         finally:
             try:
                 self._checks_done.emit()
