@@ -9,6 +9,9 @@ from app.ui.stage import CAPTION_SHARE, Stage
 
 SHORT = "x.grad is now [2, 4]."
 LONG = " ".join(["PowBackward0 ran and released its saved self;"] * 12)
+# The stage's own text size: the application's style sheet is whatever an earlier test's window
+# left (a theme, a text scale), and a widget's own sheet wins over it.
+FIXED_FONT = "QLabel { font-size: 14pt; font-weight: normal; padding: 0px; margin: 0px; }"
 
 
 def _stage(qtbot):
@@ -19,6 +22,7 @@ def _stage(qtbot):
     notice.hide()
     error.hide()
     stage = Stage(notice, caption, counter, error, graph)
+    stage.setStyleSheet(FIXED_FONT)
     qtbot.addWidget(stage)
     stage.resize(800, 600)
     stage.show()
@@ -71,6 +75,7 @@ def test_the_caption_bar_is_never_cut_off_below_its_share(qtbot, session):
     notice.hide()
     error.hide()
     stage = Stage(notice, caption, counter, error, graph)
+    stage.setStyleSheet(FIXED_FONT)
     qtbot.addWidget(stage)
     stage.resize(1000, 600)
     stage.show()

@@ -44,8 +44,8 @@ def no_modal_dialogs(monkeypatch):
 @pytest.fixture(scope="module", autouse=True)
 def _no_widgets_of_earlier_files(qapp):
     """Windows and panels the earlier test files left behind (closed, never deleted) are deleted
-    here, so that this file's windows, which set the application's stylesheet and so repolish every
-    widget alive, start from an application holding only their own."""
+    here, so that this file's windows start from an application holding only their own (each window
+    styles only itself: NOTE [a theme per window] in app/ui/theme.py)."""
     import gc
 
     for widget in QApplication.topLevelWidgets():

@@ -209,6 +209,10 @@ class DrawnStates:
         graph = self.folded.graph
         self.kinds: dict[str, NodeKind] = node_kinds(graph) if self.folded.members else shown.kinds
         self.edges_of: dict[str, list[Edge]] = {box: [] for box in self.folded.members}
+        self.tensor_keys: dict[str, tuple[SlotKey, ...]] = {}
+        self.summary_slot: dict[str, str] = {}
+        if not self.folded.members:
+            return  # nothing collapsed: every node is drawn as itself (the GUI thread makes this)
         for edge in graph.edges:
             for end in (edge.src, edge.dst):
                 if end in self.edges_of:
@@ -218,7 +222,7 @@ class DrawnStates:
             for box, nodes in self.folded.members.items()
         }
         self.summary_slot = {
-            n.id: n.saved[0].name for n in graph.nodes if n.id in self.tensor_keys and n.saved
+            box: graph.node(box).saved[0].name for box in self.tensor_keys if graph.node(box).saved
         }
 
     def node_state(self, state: StepState, node_id: str) -> NodeState:

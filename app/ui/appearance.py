@@ -25,8 +25,11 @@ class Appearance(QObject):
     theme_changed = Signal(str)
     font_scale_changed = Signal(float)
 
-    def __init__(self, settings: AppSettings, parent: QObject | None = None) -> None:
+    def __init__(
+        self, settings: AppSettings, parent: QObject | None = None, *, root: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
+        self._root = root  # the window styled (NOTE [a theme per window]); None: the application
         self._settings = settings
         self._theme = settings.theme
         self._font_scale = settings.font_scale
@@ -64,7 +67,10 @@ class Appearance(QObject):
         self.set_font_scale(1.0)
 
     def apply(self) -> None:
-        """The stylesheet of the theme at the text scale, for the whole application."""
+        """The stylesheet of the theme at the text scale, on the window (or the application)."""
+        if self._root is not None:
+            apply_theme(self._root, self._theme, self._font_scale)
+            return
         app = QApplication.instance()
         if isinstance(app, QApplication):
             apply_theme(app, self._theme, self._font_scale)

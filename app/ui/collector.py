@@ -9,8 +9,8 @@ refers to); collecting it deletes them. Two places where that crashes:
 - on a pool thread: a QObject deleted off its own thread (a timer still
   registered with the GUI's event loop fires at freed memory later);
 - on the GUI thread *inside* a Qt call that walks a snapshot of widgets:
-  ``QApplication.setStyleSheet`` takes the list of every widget, then unpolishes
-  and repolishes each; repolishing calls Python (the ``qproperty-`` colour
+  ``setStyleSheet`` (of the application or a window) takes the list of widgets,
+  then unpolishes and repolishes each; repolishing calls Python (the ``qproperty-`` colour
   setters of the views), Python allocates, a collection comes due and deletes
   widgets further down Qt's snapshot, which Qt then touches. Measured with a
   theme change and garbage windows alive: dozens of widgets deleted during the

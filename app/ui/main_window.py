@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
         self.editor: ProgramEditor | None = None
         self._lens_path: Path | None = None  # the .lens file on screen, when one was opened
         self.files: FileController | None = None
-        self.appearance = Appearance(settings, self)
+        self.appearance = Appearance(settings, self, root=self)
         self.navigation = GraphNavigation(self)
         self.commands = WindowActions(self)
         self.exporter = SlideExporter(self, self.session, lambda: self.graph_view, lambda: self.theme)

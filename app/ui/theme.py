@@ -14,7 +14,7 @@ from pathlib import Path
 from string import Template
 
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from app.core.resources import style_files
 from app.ui.collector import collection_paused
@@ -63,10 +63,21 @@ def stylesheet(theme: str, scale: float = 1.0) -> str:
     return "\n".join(parts)
 
 
-def apply_theme(app: QApplication, theme: str, scale: float = 1.0) -> None:
+def apply_theme(target: QApplication | QWidget, theme: str, scale: float = 1.0) -> None:
+    """Style ``target``: a window (it and everything it parents: docks, menus, dialogs, tooltips),
+    or the whole application.
+
+    # NOTE [a theme per window]
+    The window styles itself, never the application. ``QApplication.setStyleSheet``
+    repolishes every widget alive, also the closed, not yet deleted widgets of
+    earlier windows, and in full test runs it crashed inside that walk (several
+    times, at a new window's first theme, after other test files had made and
+    closed windows; never with one window). A window's own style sheet repolishes
+    its own widgets only, and its dialogs, menus and tooltips follow it.
+    """
     text = stylesheet(theme, scale)
-    with collection_paused():  # Qt repolishes a snapshot of every widget: NOTE [collect on the GUI thread]
-        app.setStyleSheet(text)
+    with collection_paused():  # Qt repolishes a snapshot of widgets: NOTE [collect on the GUI thread]
+        target.setStyleSheet(text)
 
 
 # -- colours that follow the palette ------------------------------------------------------

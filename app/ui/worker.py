@@ -213,7 +213,18 @@ def prepare_shown(recording: Recording) -> Any:
     shown = ShownStates(recording)
     if len(recording.timeline):
         recording.timeline.state(0)  # replays the first step, O(graph), into the timeline's cache
+    _derive_series(recording)
     return shown
+
+
+def _derive_series(recording: Recording) -> None:
+    """The O(steps) series the panels read when a recording arrives, made here (``Timeline.derived``)."""
+    from app.ui.memory_chart import memory_series
+    from app.ui.session import call_starts, iteration_starts
+
+    call_starts(recording)
+    iteration_starts(recording)
+    memory_series(recording)
 
 
 def _layout_or_error(recording: Recording) -> tuple[Any | None, str | None]:

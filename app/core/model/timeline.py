@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from app.core.model.graph import LoopMark
 from app.core.model.values import Values
+
+_T = TypeVar("_T")
 
 __all__ = [
     "CHECKPOINTS_KEPT",
@@ -116,12 +118,29 @@ class Timeline:
     # jump replays from the nearest kept checkpoint (a few changes per step).
     _checkpoints: OrderedDict[int, _Full] = field(default_factory=OrderedDict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.steps)
 
     def __getitem__(self, index: int) -> Step:
         return self.steps[index]
+
+    def derived(self, name: str, make: Callable[[tuple[Step, ...]], _T]) -> _T:
+        """``make(steps)``, made once per timeline and kept under ``name``: the window's worker makes
+        the O(steps) series its panels read (call and iteration starts, memory), so that the GUI
+        thread, taking the recording, finds them made.
+
+        >>> t = Timeline(())
+        >>> t.derived("count", len), t.derived("count", lambda steps: -1)
+        (0, 0)
+        """
+        with self._lock:
+            if name in self._derived:
+                return self._derived[name]  # type: ignore[no-any-return]
+        made = make(self.steps)
+        with self._lock:
+            return self._derived.setdefault(name, made)  # type: ignore[no-any-return]
 
     def state(self, index: int) -> StepState:
         """The full state at step ``index`` (replayed, O(CHECKPOINT_EVERY))."""
