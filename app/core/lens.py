@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -69,6 +70,7 @@ MAX_JSON_BYTES = 200 * 1024 * 1024  # uncompressed; a file that inflates past th
 MAX_DIMS = 64
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
+_PLAIN_NUMBERS = frozenset({int, float, bool})  # as json gives them: no subclass passes by
 DECODE_IN_PIECES_FROM = 256 * 1024  # characters of JSON from which a recording is decoded in pieces
 _INT_RANGE = (-(2**63), 2**64)  # data pointers are unsigned 64-bit
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
@@ -296,11 +298,12 @@ def recording_from_bytes(data: bytes) -> Recording:
 
 
 def _decoded(text: str) -> Any:
-    """``json.loads(text)``; a big text a field and an element at a time (``json_pieces``), so a
-    pool thread reading a recording back never holds the interpreter for the whole decode. A text
+    """``json.loads(text)``; a big text read on a thread other than the main one (the window's
+    worker) a field and an element at a time (``json_pieces``, slower in all), so that the GUI
+    thread never waits for the interpreter through the whole decode. A text
     that is not the object that piecewise reading expects is decoded whole: same value, same error.
     """
-    if len(text) >= DECODE_IN_PIECES_FROM:
+    if len(text) >= DECODE_IN_PIECES_FROM and threading.current_thread() is not threading.main_thread():
         try:
             return loads_in_pieces(text, depth=2)
         except (ValueError, RecursionError):
@@ -588,7 +591,10 @@ class _Reader:
                 break
         if count != len(flat):
             raise self.fail(where, f"shape {list(shape)} does not hold {len(flat)} values")
-        numbers = tuple(self.number(x, f"{where}.flat[{i}]") for i, x in enumerate(flat))
+        if all(type(x) in _PLAIN_NUMBERS for x in flat):  # the usual case, checked in one pass
+            numbers = tuple(flat)
+        else:
+            numbers = tuple(self.number(x, f"{where}.flat[{i}]") for i, x in enumerate(flat))
         return Values(shape, numbers, self.str_(v.get("dtype", "float32"), f"{where}.dtype"))
 
     def number(self, value: Any, where: str) -> Number:
