@@ -26,7 +26,7 @@ from app.ui.caption_bar import CaptionBar
 from app.ui.code_panel import CodePanel
 from app.ui.device_selector import DeviceSelector
 from app.ui.error_panel import ErrorPanel
-from app.ui.grad_panel import GradPanel
+from app.ui.grad_panel import MAX_BARS, GradPanel
 from app.ui.memory_chart import MemoryChart
 from app.ui.node_details import NodeDetails
 from app.ui.session import Session
@@ -152,6 +152,44 @@ def test_grad_panel_totals_and_contributions_match_pytorch(qtbot, session, two_l
         [(0, 0.0, 2.0), (1, 2.0, 8.0)],
         [(0, 0.0, 4.0), (1, 4.0, 16.0)],
     ]
+
+
+def _stacked_calls(recording, index, leaf):
+    """The calls whose parts a bar stacks at ``index``: every finished call since ``.grad`` last
+    started from nothing (its part equals ``.grad`` after it: ``zero_grad`` ran before it)."""
+    calls = []
+    for info in recording.calls:
+        if info.last_step > index or info.error is not None:
+            continue
+        share = recording.timeline[info.last_step].contribution
+        after = recording.grads_at_end(info.index).get(leaf)
+        if share is not None and after is not None and share.get(leaf) == after:
+            calls = []
+        calls.append(info.index)
+    return calls
+
+
+@pytest.mark.parametrize("name", ["accumulate-zero-grad", "accumulate-no-zero", "gan-detach"])
+def test_grad_bars_stack_the_calls_since_zero_grad_in_any_order_of_steps(qtbot, session, name):
+    import random
+
+    from app.core import load_builtin, record
+
+    recording = record(load_builtin(name))
+    panel = _panel(qtbot, GradPanel, session)
+    session.apply(recording)
+    order = list(range(len(recording.timeline)))
+    random.Random(7).shuffle(order)  # each call's part is worked out once, whenever first needed
+    for index in [*order, *range(len(order))]:
+        session.go_to(index)
+        state = recording.timeline.state(index)
+        running = {state.step.call} if state.step.call is not None else set()
+        for leaf in panel.leaf_names():
+            grad = state.grads.get(leaf)
+            expected = [] if grad is None else [float(v) for v in grad.flat[:MAX_BARS]]
+            assert panel.bars(leaf).values() == pytest.approx(expected)
+            stacked = set(_stacked_calls(recording, index, leaf)) | running
+            assert {s.call for bar in panel.bars(leaf).segments() for s in bar} <= stacked
 
 
 # -- code, caption, counter, memory ------------------------------------------------------------

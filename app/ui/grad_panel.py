@@ -194,6 +194,8 @@ class GradPanel(QWidget):
         self._leaves: dict[str, _LeafView] = {}
         self._scales: dict[str, float] = {}
         self._ends: CallGrads = {}
+        self._tops: dict[tuple[int, str], tuple[bool, list[float]]] = {}
+        self._lines: dict[tuple[int, str], str] = {}
         title = QLabel("Gradients (.grad)")
         title.setProperty("role", "title")
         title.setWordWrap(True)
@@ -249,13 +251,16 @@ class GradPanel(QWidget):
         # Both read the whole timeline: worked out when first needed (no .grad at the forward step)
         self._scales = {}
         self._ends = {}  # .grad after each finished call, replayed once per recording
+        self._tops = {}  # (call, leaf) -> whether .grad started afresh there, and its bar values
+        self._lines = {}  # (call, leaf) -> its line in the history
         self._legend.setText("Bars: one colour per call, stacked as the calls add up; fixed scale.")
 
     def _on_step_applied(self, index: int) -> None:
         state, recording = self._session.state(), self._session.recording
         if state is None or recording is None:
             return
-        for call in _finished_calls(recording, state):
+        finished = _finished_calls(recording, state)
+        for call in finished:
             if call not in self._ends:
                 self._ends[call] = recording.grads_at_end(call)
         if not self._scales and (self._ends or any(state.grads.get(n) is not None for n in self._leaves)):
@@ -263,8 +268,10 @@ class GradPanel(QWidget):
         for name, view in self._leaves.items():
             grad = state.grads.get(name)
             view.value.setText(f"{name}.grad = {_format(grad)}")
-            view.history.setText("\n".join(_history(recording, state, name, self._ends)))
-            view.bars.set_bars(_bars(recording, state, name, self._ends), self._scales.get(name, 1.0))
+            history = _history(recording, state, name, self._ends, finished, lines_of=self._lines)
+            view.history.setText("\n".join(history))
+            bars = _bars(recording, state, name, self._ends, finished, tops_of=self._tops)
+            view.bars.set_bars(bars, self._scales.get(name, 1.0))
 
 
 def _finished_calls(recording: Recording, state: StepState) -> list[int]:
@@ -272,18 +279,22 @@ def _finished_calls(recording: Recording, state: StepState) -> list[int]:
     return [info.index for info in recording.calls if info.last_step <= index and info.error is None]
 
 
-def _history(recording: Recording, state: StepState, name: str, ends: CallGrads) -> list[str]:
+def _history(
+    recording: Recording,
+    state: StepState,
+    name: str,
+    ends: CallGrads,
+    finished: list[int],
+    *,
+    lines_of: dict[tuple[int, str], str],
+) -> list[str]:
     lines = []
-    finished = _finished_calls(recording, state)
     hidden = max(len(finished) - MAX_HISTORY, 0)  # only the lines shown are written: a long loop
     for call in finished[hidden:]:  # made hundreds of calls, and this runs at every step
-        end = recording.timeline[recording.calls[call].last_step]
-        after = ends[call].get(name)
-        if end.contribution is not None:
-            lines.append(f"call {call + 1}: +{_format(end.contribution.get(name))} → {_format(after)}")
-        else:
-            returned = ", ".join(f"{k} = {_format(v)}" for k, v in (end.result or {}).items())
-            lines.append(f"call {call + 1}: returned {returned}; {name}.grad stays {_format(after)}")
+        line = lines_of.get((call, name))
+        if line is None:  # a finished call's line never changes: written once
+            line = lines_of[(call, name)] = _call_line(recording, call, name, ends[call].get(name))
+        lines.append(line)
     step = state.step
     if step.call is not None and step.kind in ("node", "error"):
         status = "FAILED" if step.kind == "error" else "running"
@@ -294,17 +305,50 @@ def _history(recording: Recording, state: StepState, name: str, ends: CallGrads)
     return lines or ["no backward call has run yet"]
 
 
-def _bars(recording: Recording, state: StepState, name: str, ends: CallGrads) -> list[list[Segment]]:
-    """Per element, the segment each call added: stacked from the grad before it to after it."""
+def _call_line(recording: Recording, call: int, name: str, after: Values | None) -> str:
+    end = recording.timeline[recording.calls[call].last_step]
+    if end.contribution is not None:
+        return f"call {call + 1}: +{_format(end.contribution.get(name))} → {_format(after)}"
+    returned = ", ".join(f"{k} = {_format(v)}" for k, v in (end.result or {}).items())
+    return f"call {call + 1}: returned {returned}; {name}.grad stays {_format(after)}"
+
+
+def _bars(
+    recording: Recording,
+    state: StepState,
+    name: str,
+    ends: CallGrads,
+    finished: list[int],
+    *,
+    tops_of: dict[tuple[int, str], tuple[bool, list[float]]],
+) -> list[list[Segment]]:
+    """Per element, the segment each call added: stacked from the grad before it to after it.
+
+    Only the calls since ``.grad`` last started from nothing (``zero_grad``) are stacked; they are
+    found walking back from the last finished call, each call's part worked out once
+    (``tops_of``), so a step costs the same after 200 training iterations as after one.
+    """
     tops: list[tuple[int, list[float]]] = []
-    for call in _finished_calls(recording, state):
-        after = ends[call].get(name)
-        share = recording.timeline[recording.calls[call].last_step].contribution
-        if share is not None and after is not None and share.get(name) == after:
-            tops.clear()  # .grad started from nothing (zero_grad): the stack starts again here
-        tops.append((call, _values(after)))
+    for call in reversed(finished):
+        known = tops_of.get((call, name))
+        if known is None:
+            after = ends[call].get(name)
+            share = recording.timeline[recording.calls[call].last_step].contribution
+            fresh = share is not None and after is not None and share.get(name) == after
+            known = tops_of[(call, name)] = (fresh, _values(after))
+        tops.append((call, known[1]))
+        if known[0]:
+            break  # .grad started from nothing at this call (zero_grad): the stack starts here
+    tops.reverse()
+    now = _values(state.grads.get(name))
+    if not now:  # no .grad (yet, or zero_grad set it to None): no bars, whatever ran before
+        return []
     if state.step.call is not None and state.step.kind != "call_end":
-        tops.append((state.step.call, _values(state.grads.get(name))))
+        tops.append((state.step.call, now))
+    elif tops and tops[-1][1] != now:  # .grad changed outside a backward: zeroed since the call
+        if not any(now):
+            return [[] for _ in now]
+        tops = [(tops[-1][0], now)]
     size = max((len(v) for _, v in tops), default=0)
     bars: list[list[Segment]] = [[] for _ in range(size)]
     previous = [0.0] * size
