@@ -14,9 +14,11 @@ LONG = " ".join(["PowBackward0 ran and released its saved self;"] * 12)
 FIXED_FONT = "QLabel { font-size: 14pt; font-weight: normal; padding: 0px; margin: 0px; }"
 
 
-def _stage(qtbot):
-    caption = QLabel(SHORT)
-    caption.setWordWrap(True)
+def _stage(qtbot, caption: QLabel | None = None, width: int = 800):
+    """A stage of plain widgets around ``caption`` (a word-wrapped label when not given)."""
+    if caption is None:
+        caption = QLabel(SHORT)
+        caption.setWordWrap(True)
     counter, graph = QLabel("Step 1 / 9"), QWidget()
     notice, error = QWidget(), QWidget()
     notice.hide()
@@ -24,9 +26,10 @@ def _stage(qtbot):
     stage = Stage(notice, caption, counter, error, graph)
     stage.setStyleSheet(FIXED_FONT)
     qtbot.addWidget(stage)
-    stage.resize(800, 600)
+    stage.resize(width, 600)
     stage.show()
     qtbot.waitExposed(stage)
+    _settle(qtbot)  # the polish of its own style sheet done before the test's first caption
     return stage, caption, counter, graph
 
 
@@ -71,15 +74,7 @@ def test_the_caption_bar_is_never_cut_off_below_its_share(qtbot, session):
     from app.ui.caption_bar import CaptionBar
 
     caption = CaptionBar(session)
-    notice, error, counter, graph = QWidget(), QWidget(), QLabel("Step 42 / 42"), QWidget()
-    notice.hide()
-    error.hide()
-    stage = Stage(notice, caption, counter, error, graph)
-    stage.setStyleSheet(FIXED_FONT)
-    qtbot.addWidget(stage)
-    stage.resize(1000, 600)
-    stage.show()
-    qtbot.waitExposed(stage)
+    stage, *_ = _stage(qtbot, caption, width=1000)
     room = stage.caption_room
     for words in (4, 12, 30, 50, 8, 70):
         caption.setText(" ".join(["released"] * words))
