@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
 
 from app.core.lesson.fixes import Fix, changed_lines, fixes_for
+from app.ui.fixes_panel import FixesPanel, wrapped_label
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -36,73 +35,22 @@ def _freed_slots(recording: Recording, info: CallInfo) -> list[tuple[str, int]]:
     return [(key[1], recording.freed_by[key]) for key in keys if key in recording.freed_by]
 
 
-def _label(text: str = "", name: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setObjectName(name)
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
-
-
-class ErrorPanel(QFrame):
+class ErrorPanel(FixesPanel):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._session = session
-        self._recording: Recording | None = None
-        self._fixes: list[Fix] = []
-        self.title = _label(name="errorTitle")
-        self.message = _label(name="errorMessage")
-        self.explanation = _label(name="errorExplanation")
-        self.fix_buttons: list[QPushButton] = []
-        self.fix_codes: list[QLabel] = []  # per fix: the lines it removes (-) and adds (+)
-        self._fix_layout = QVBoxLayout()
-        body = QWidget()
-        body.setObjectName("errorBody")
-        layout = QVBoxLayout(body)
-        layout.setContentsMargins(10, 8, 10, 8)
-        layout.addWidget(self.title)
-        layout.addWidget(self.message)
-        layout.addWidget(self.explanation)
-        layout.addLayout(self._fix_layout)
-        self._scroll = QScrollArea()  # the window may cap the panel's height: it scrolls then
-        self._scroll.setWidgetResizable(True)
-        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self._scroll.setWidget(body)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self._scroll)
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)  # all of it, if room
-        self.hide()
-        session.recording_applied.connect(self._on_recording_applied)
-        session.step_applied.connect(self._on_step_applied)
-
-    # -- its height: the whole text at its width, unless the window caps it (then it scrolls) ----
-    def sizeHint(self) -> QSize:
-        hint = super().sizeHint()
-        body = self._scroll.widget()
-        if self.width() <= 0 or body.heightForWidth(self.width()) < 0:
-            return hint
-        return QSize(hint.width(), body.heightForWidth(self.width()) + 2 * self.frameWidth())
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        if event.size().width() != event.oldSize().width():
-            self.updateGeometry()  # the text wraps anew: another height
-
-    # -- what tests and people read ----------------------------------------------------
-    @property
-    def fixes(self) -> list[Fix]:
-        """The fixes offered for the recording on screen (shown at its error step)."""
-        return list(self._fixes)
-
-    def apply_fix(self, index: int) -> None:
-        """Replace the program with fix ``index``'s text and record it again."""
-        recording = self._recording
-        if recording is None or not 0 <= index < len(self._fixes):
-            return
-        self._session.change_program(recording.program.with_code(self._fixes[index].code))
+        labels = [
+            wrapped_label("errorTitle"),
+            wrapped_label("errorMessage"),
+            wrapped_label("errorExplanation"),
+        ]
+        super().__init__(
+            session,
+            labels,
+            ("errorBody", "fix", "fixCode"),
+            margins=(10, 8),
+            vertical=QSizePolicy.Policy.Minimum,  # all of it, if there is room
+            parent=parent,
+        )
+        self.title, self.message, self.explanation = labels
 
     # -- updates ---------------------------------------------------------------------------
     def _on_recording_applied(self, recording: Recording) -> None:
@@ -164,25 +112,7 @@ class ErrorPanel(QFrame):
             )
         return "PyTorch refused this call; its message above says why."
 
-    def _update_fixes(self) -> None:
-        """One button per fix (reused across recordings), each with the lines it changes below it."""
-        while len(self.fix_buttons) < len(self._fixes):
-            i = len(self.fix_buttons)
-            button = QPushButton()
-            button.setObjectName(f"fix{i + 1}")
-            button.clicked.connect(lambda checked=False, i=i: self.apply_fix(i))
-            code = _label(name=f"fixCode{i + 1}")
-            code.setProperty("role", "hint")
-            self._fix_layout.addWidget(button)
-            self._fix_layout.addWidget(code)
-            self.fix_buttons.append(button)
-            self.fix_codes.append(code)
-        old = self._recording.program.code if self._recording else ""
-        for i, (button, code) in enumerate(zip(self.fix_buttons, self.fix_codes, strict=True)):
-            fix = self._fixes[i] if i < len(self._fixes) else None
-            button.setVisible(fix is not None)
-            code.setVisible(fix is not None)
-            if fix is not None:
-                button.setText(f"Fix {i + 1}: {fix.title}")
-                button.setToolTip(fix.explanation)
-                code.setText("\n".join(changed_lines(old, fix.code)))
+    def _show_fix(self, i: int, fix: Fix, button: QPushButton, code: QLabel, old: str) -> None:
+        button.setText(f"Fix {i + 1}: {fix.title}")
+        button.setToolTip(fix.explanation)
+        code.setText("\n".join(changed_lines(old, fix.code)))
