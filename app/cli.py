@@ -114,18 +114,13 @@ def _child_limits(args: argparse.Namespace) -> None:
 
 
 SOURCE_HELP = "built-in name, .toml or .py program, or .lens recording"
-LENS_SUFFIX = ".lens"
-
-
-def _is_lens(source: str) -> bool:
-    return source.lower().endswith(LENS_SUFFIX)
 
 
 def _recording(source: str, device: str | None, *, in_process: bool = False) -> Recording:
     """Read ``source`` when it is a ``.lens`` file (no torch), otherwise record it in a child process."""
-    if _is_lens(source):
-        from app.core.lens import LensError, read_lens
+    from app.core.lens import LensError, is_lens, read_lens
 
+    if is_lens(source):
         recording = read_lens(source)
         if device is not None:
             raise LensError(
@@ -197,9 +192,9 @@ def _gui(args: argparse.Namespace) -> int:
     from app.child.client import prestart_for
 
     prestart_for(source)  # before Qt and the window's modules load: torch imports beside them
-    if source is not None and _is_lens(source):
-        from app.core.lens import read_lens
+    from app.core.lens import is_lens, read_lens
 
+    if is_lens(source):
         read_lens(source)  # a damaged file is one line on stderr here, before any window opens
     from app.ui.main import run_gui
 
@@ -265,7 +260,9 @@ def _shown_lens_path(name: str) -> str:
 
     folder = Path(tempfile.gettempdir()) / "autograd-lens"
     folder.mkdir(exist_ok=True)
-    return str(folder / f"{name}{LENS_SUFFIX}")
+    from app.core.lens import SUFFIX
+
+    return str(folder / f"{name}{SUFFIX}")
 
 
 def _run(args: argparse.Namespace) -> int:

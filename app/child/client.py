@@ -320,8 +320,12 @@ def prestart_for(source: str | None) -> None:
     Called first thing on the way to a window, before Qt and the window's modules are imported:
     the child's ``import torch`` (the longest part of a start) then runs beside them.
     """
-    if source is None or not source.lower().endswith(".lens"):
-        POOL.prestart()
+    if source is not None:
+        from app.core.lens import is_lens
+
+        if is_lens(source):
+            return
+    POOL.prestart()
 
 
 def set_default_limits(limits: ChildLimits) -> None:

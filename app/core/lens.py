@@ -34,7 +34,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar, cast, get_args
+from typing import Any, TypeGuard, TypeVar, cast, get_args
 
 from app.core.json_pieces import loads_in_pieces
 from app.core.model.errors import ScenarioError
@@ -56,8 +56,10 @@ from app.core.model.values import Number, Values
 __all__ = [
     "FORMAT",
     "MAX_JSON_BYTES",
+    "SUFFIX",
     "VERSION",
     "LensError",
+    "is_lens",
     "lens_bytes",
     "read_lens",
     "recording_from_bytes",
@@ -65,6 +67,7 @@ __all__ = [
 ]
 
 FORMAT = "autograd-lens"
+SUFFIX = ".lens"
 VERSION = 1
 MAX_JSON_BYTES = 200 * 1024 * 1024  # uncompressed; a file that inflates past this is refused
 MAX_DIMS = 64
@@ -269,6 +272,15 @@ def _step_json(s: Step) -> dict[str, Any]:
 
 
 # --- reading -----------------------------------------------------------------------------------
+
+
+def is_lens(source: object) -> TypeGuard[str | Path]:
+    """Whether ``source`` (a path, or its text) names a saved recording: read, never run.
+
+    >>> is_lens("runs/Step.LENS"), is_lens(Path("a.toml")), is_lens(None)
+    (True, False, False)
+    """
+    return isinstance(source, (str, Path)) and Path(source).suffix.lower() == SUFFIX
 
 
 def read_lens(path: str | Path) -> Recording:

@@ -191,27 +191,21 @@ def _spline(pos: str, top: float, left: float) -> EdgePath:
     return EdgePath(tuple(points), arrow)
 
 
-def _rail(node: Box, slot: Box) -> EdgePath | None:
-    """A straight dotted line from a node's side to a saved value on its row.
+def _straight(source: Box, target: Box, *, arrow: bool = False) -> EdgePath | None:
+    """A straight line from ``source``'s side to ``target``'s, when both sit on one row (else None).
 
-    Graphviz arcs such flat edges over the boxes in between; a straight line
-    drawn under the boxes reads as one rail from the node through its values.
+    Graphviz arcs such flat edges over the boxes in between: the dotted rail
+    from a node to its saved values, drawn straight under the boxes, reads as
+    one line through them; a proxy's arrow into the node beside it (``arrow``)
+    ends in an arrowhead at the node's side.
     """
-    if abs(node.y - slot.y) > 1.0:
+    if abs(source.y - target.y) > 1.0:
         return None
-    side = 1.0 if slot.x >= node.x else -1.0
-    start = (node.x + side * node.width / 2, node.y)
-    end = (slot.x - side * slot.width / 2, slot.y)
-    return EdgePath((start, start, end, end))
-
-
-def _beside(proxy: Box, user: Box) -> EdgePath | None:
-    """A straight arrow from a proxy box to the node beside it on its row (Graphviz may arc it)."""
-    if abs(proxy.y - user.y) > 1.0:
-        return None
-    side = 1.0 if user.x >= proxy.x else -1.0
-    start = (proxy.x + side * proxy.width / 2, proxy.y)
-    tip = (user.x - side * user.width / 2, user.y)
+    side = 1.0 if target.x >= source.x else -1.0
+    start = (source.x + side * source.width / 2, source.y)
+    tip = (target.x - side * target.width / 2, target.y)
+    if not arrow:
+        return EdgePath((start, start, tip, tip))
     end = (tip[0] - side * ARROW_LENGTH, tip[1])
     return EdgePath((start, start, end, end), tip)
 
@@ -268,9 +262,9 @@ def _assemble(
     for tail, head, path in paths:
         if head in names.slots:
             key = names.slots[head]
-            slot_edges[key] = _rail(boxes[key[0]], boxes[head]) or path
+            slot_edges[key] = _straight(boxes[key[0]], boxes[head]) or path
         elif tail in names.proxies:
-            edges[names.proxies[tail]] = _beside(boxes[tail], boxes[head]) or path
+            edges[names.proxies[tail]] = _straight(boxes[tail], boxes[head], arrow=True) or path
         else:
             edges[Edge(head, tail)] = path  # drawn child -> parent; ours is parent -> child
     return Layout(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QWheelEvent
-from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from app.ui.settings import THEMES, AppSettings, clamp_font_scale
 from app.ui.theme import apply_theme
@@ -20,16 +20,14 @@ FONT_STEP = 0.1
 
 
 class Appearance(QObject):
-    """Theme and text scale of the application, kept in ``settings``."""
+    """Theme and text scale of ``window`` (NOTE [a theme per window]), kept in ``settings``."""
 
     theme_changed = Signal(str)
     font_scale_changed = Signal(float)
 
-    def __init__(
-        self, settings: AppSettings, parent: QObject | None = None, *, root: QWidget | None = None
-    ) -> None:
-        super().__init__(parent)
-        self._root = root  # the window styled (NOTE [a theme per window]); None: the application
+    def __init__(self, settings: AppSettings, window: QWidget) -> None:
+        super().__init__(window)
+        self._window = window
         self._settings = settings
         self._theme = settings.theme
         self._font_scale = settings.font_scale
@@ -67,13 +65,8 @@ class Appearance(QObject):
         self.set_font_scale(1.0)
 
     def apply(self) -> None:
-        """The stylesheet of the theme at the text scale, on the window (or the application)."""
-        if self._root is not None:
-            apply_theme(self._root, self._theme, self._font_scale)
-            return
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            apply_theme(app, self._theme, self._font_scale)
+        """The stylesheet of the theme at the text scale, on the window."""
+        apply_theme(self._window, self._theme, self._font_scale)
 
     # -- Ctrl+wheel anywhere scales the text (scroll views would zoom or scroll themselves) --
     def watch_wheel(self, root: QWidget) -> None:

@@ -112,7 +112,9 @@ class FileController(QObject):
         return self._load(Path(path))
 
     def _load(self, path: Path) -> Program | Path | None:
-        if path.suffix.lower() == ".lens":
+        from app.core.lens import is_lens
+
+        if is_lens(path):
             if not path.is_file():
                 dialogs.inform(self._parent, "Cannot open recording", f"{path.name} is not a file.")
                 return None

@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
         self.editor: ProgramEditor | None = None
         self._lens_path: Path | None = None  # the .lens file on screen, when one was opened
         self.files: FileController | None = None
-        self.appearance = Appearance(settings, self, root=self)
+        self.appearance = Appearance(settings, self)
         self.navigation = GraphNavigation(self)
         self.commands = WindowActions(self)
         self.exporter = SlideExporter(self, self.session, lambda: self.graph_view, lambda: self.theme)
@@ -355,7 +355,7 @@ class MainWindow(QMainWindow):
 
     def load_program(self, source: Program | str | Path) -> None:
         """Record a program (or read a ``.lens`` recording) from scratch and show it from step 0."""
-        from app.ui.worker import is_lens
+        from app.core.lens import is_lens
 
         self._fresh_load = True
         self._lens_path = Path(source) if is_lens(source) else None

@@ -34,9 +34,8 @@ from app.ui.theme import hue_colour
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
-    from app.core.model.timeline import Step
 
-__all__ = ["MemoryChart", "memory_series"]
+__all__ = ["MemoryChart"]
 
 SAVED_HUE, DEVICE_HUE, ALIVE_HUE, MARKER_HUE = 0.58, 0.78, 0.45, 0.0  # without a stylesheet's colours
 ADVICE_SHARE = 0.6  # the advice's most of the chart's height; it scrolls inside, the plot keeps the rest
@@ -49,20 +48,6 @@ def _bytes(n: float) -> str:
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"  # pragma: no cover
-
-
-def memory_series(recording: Recording) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...] | None]:
-    """Saved bytes, nodes alive and device bytes (None off CUDA) at every step; made once per
-    recording (the window's worker makes them ahead, ``Timeline.derived``)."""
-    return recording.timeline.derived("memory", _memory_series)
-
-
-def _memory_series(
-    steps: tuple[Step, ...],
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...] | None]:
-    known = [s.device_bytes for s in steps]
-    device = tuple(b or 0 for b in known) if any(b is not None for b in known) else None
-    return tuple(s.saved_bytes for s in steps), tuple(s.alive_nodes for s in steps), device
 
 
 class MemoryChart(QWidget):
@@ -160,7 +145,7 @@ class MemoryChart(QWidget):
         return self._marker
 
     def _on_recording_applied(self, recording: Recording) -> None:
-        saved, alive, device = memory_series(recording)
+        saved, alive, device = recording.timeline.memory_series()
         self._saved, self._alive = list(saved), list(alive)
         self._device = None if device is None else list(device)
         self._stops = [info.last_step for info in recording.calls]

@@ -36,8 +36,8 @@ class ModuleLayouts(QObject):
         self._cache: dict[frozenset[str], Layout] = {}
         self._pending: set[frozenset[str]] = set()
         self._arrived.connect(self._on_arrived)
-        self._held: set[frozenset[str]] = set()  # GcPause keys of layouts still on their thread
-        self.destroyed.connect(partial(_release_all, id(self), self._held))
+        self._held: set[tuple[int, frozenset[str]]] = set()  # GcPause keys of layouts on their thread
+        self.destroyed.connect(partial(GcPause.release_all, self._held))
 
     def reset(self, recording: Recording, layout: Layout) -> None:
         """Start over for ``recording`` (unless it is the one held), keeping ``layout``."""
@@ -65,7 +65,7 @@ class ModuleLayouts(QObject):
         if key in self._pending:
             return
         self._pending.add(key)
-        self._held.add(key)
+        self._held.add((id(self), key))
         GcPause.hold((id(self), key))  # NOTE [no full GC while loading]: released on the GUI thread
         threading.Thread(target=self._lay_out, args=(recording, key), daemon=True).start()
 
@@ -77,7 +77,7 @@ class ModuleLayouts(QObject):
         self._arrived.emit(recording, key, result)  # queued to the GUI thread
 
     def _on_arrived(self, recording: Recording, key: frozenset[str], result: Layout | str) -> None:
-        self._held.discard(key)
+        self._held.discard((id(self), key))
         GcPause.release((id(self), key))
         if recording is not self._recording:
             return  # a layout of a recording no longer shown
@@ -87,10 +87,3 @@ class ModuleLayouts(QObject):
             return
         self._cache[key] = result
         self.ready.emit(result)
-
-
-def _release_all(owner: int, held: set[frozenset[str]], *_: object) -> None:
-    """A deleted ModuleLayouts gets no more answers: let go of their pauses."""
-    for key in list(held):
-        GcPause.release((owner, key))
-    held.clear()

@@ -20,7 +20,7 @@ from app.ui.worker import RecordingFailure, RecordingResult, RecordingWorker
 if TYPE_CHECKING:
     from app.core.model.program import Program
     from app.core.model.recording import Recording
-    from app.core.model.timeline import Step, StepState
+    from app.core.model.timeline import StepState
 
 __all__ = ["SPEEDS", "Session", "call_starts", "iteration_starts"]
 
@@ -30,13 +30,7 @@ Mode = Literal["start", "keep"]
 
 def call_starts(recording: Recording) -> list[int]:
     """The step where each call begins: its ``call`` differs from the step before's."""
-    return list(recording.timeline.derived("call_starts", _call_starts))
-
-
-def _call_starts(steps: tuple[Step, ...]) -> tuple[int, ...]:
-    return tuple(
-        s.index for s in steps if s.call is not None and (s.index == 0 or steps[s.index - 1].call != s.call)
-    )
+    return list(recording.timeline.call_starts())
 
 
 def iteration_starts(recording: Recording) -> list[int]:
@@ -47,16 +41,7 @@ def iteration_starts(recording: Recording) -> list[int]:
     >>> iteration_starts(record(load_builtin("logged-loss")))
     [0, 8, 17]
     """
-    return list(recording.timeline.derived("iteration_starts", _iteration_starts))
-
-
-def _iteration_starts(steps: tuple[Step, ...]) -> tuple[int, ...]:
-    starts = []
-    for step in steps:
-        before = steps[step.index - 1].loops if step.index else ()
-        if step.loops and before[: len(step.loops)] != step.loops:
-            starts.append(step.index)
-    return tuple(starts)
+    return list(recording.timeline.iteration_starts())
 
 
 class Session(QObject):

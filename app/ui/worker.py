@@ -26,9 +26,10 @@ when it comes due, and one on a pool thread may find a cycle holding Qt
 objects (a window of a previous session, a connection's lambda) and delete
 them off the GUI thread, leaving a timer registered with the GUI's event loop
 that later fires at freed memory (a segfault). So nothing is collected
-automatically while a pool thread works for the window; the last release
-collects the young generations on its own thread (the GUI thread: the
-worker's hand-over, the view's last slice). Every thread that works for the
+automatically while a pool thread works for the window: the GUI thread's
+collector takes the young objects in batches meanwhile, and the last release
+collects the rest on its own thread (the GUI thread: the worker's hand-over,
+the view's last slice). Every thread that works for the
 window (the recording worker, its import of the language's checks, the
 module layouts) holds a pause until the GUI thread has its result. Outside
 pauses, the window's process collects only from a timer on the GUI thread
@@ -64,7 +65,6 @@ __all__ = [
     "RecordingFailure",
     "RecordingResult",
     "RecordingWorker",
-    "is_lens",
     "layout_recording",
     "prepare_shown",
     "record_program",
@@ -121,6 +121,14 @@ class GcPause:
             gc.set_threshold(*cls._saved)
 
     @classmethod
+    def release_all(cls, keys: set[Hashable], *_: object) -> None:
+        """Let go of every pause in ``keys`` (and empty it): their holder was deleted, and its
+        answers will never be handed over (connected to its ``destroyed`` signal)."""
+        for key in list(keys):
+            cls.release(key)
+        keys.clear()
+
+    @classmethod
     def held(cls) -> bool:
         with cls._lock:
             return bool(cls._holders)
@@ -174,17 +182,12 @@ def import_checks() -> None:
         import app.core.loading  # noqa: F401
 
 
-def is_lens(source: object) -> bool:
-    """Whether ``source`` names a saved recording (``.lens``): read, never run."""
-    return isinstance(source, (str, Path)) and Path(source).suffix.lower() == ".lens"
-
-
 def recording_of(source: Program | str | Path, device: str) -> Recording:
     """A ``.lens`` file read back, or the program (object, built-in name, ``.toml``, ``.py``) recorded."""
-    if isinstance(source, (str, Path)) and is_lens(source):
-        from app.core.lens import read_lens
+    from app.core.lens import is_lens, read_lens
 
-        return read_lens(Path(source))
+    if is_lens(source):
+        return read_lens(source)
     return record_program(source, device)
 
 
@@ -213,18 +216,11 @@ def prepare_shown(recording: Recording) -> Any:
     shown = ShownStates(recording)
     if len(recording.timeline):
         recording.timeline.state(0)  # replays the first step, O(graph), into the timeline's cache
-    _derive_series(recording)
+    timeline = recording.timeline  # the O(steps) series the panels read when it arrives, made here
+    timeline.call_starts()
+    timeline.iteration_starts()
+    timeline.memory_series()
     return shown
-
-
-def _derive_series(recording: Recording) -> None:
-    """The O(steps) series the panels read when a recording arrives, made here (``Timeline.derived``)."""
-    from app.ui.memory_chart import memory_series
-    from app.ui.session import call_starts, iteration_starts
-
-    call_starts(recording)
-    iteration_starts(recording)
-    memory_series(recording)
 
 
 def _layout_or_error(recording: Recording) -> tuple[Any | None, str | None]:
@@ -265,7 +261,7 @@ class RecordingWorker(QObject):
         self._checks_imported = False
         self._done.connect(self._on_done)
         self._checks_done.connect(self._on_checks_imported)
-        self.destroyed.connect(partial(_release_all, self._pauses))
+        self.destroyed.connect(partial(GcPause.release_all, self._pauses))
 
     @property
     def busy(self) -> bool:
@@ -355,10 +351,3 @@ class RecordingWorker(QObject):
         if busy != self._busy:
             self._busy = busy
             self.busy_changed.emit(busy)
-
-
-def _release_all(keys: set[Hashable], *_: object) -> None:
-    """A deleted worker's runs will never be handed over: let go of their pauses."""
-    for key in list(keys):
-        GcPause.release(key)
-    keys.clear()

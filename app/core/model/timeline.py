@@ -126,13 +126,26 @@ class Timeline:
     def __getitem__(self, index: int) -> Step:
         return self.steps[index]
 
-    def derived(self, name: str, make: Callable[[tuple[Step, ...]], _T]) -> _T:
-        """``make(steps)``, made once per timeline and kept under ``name``: the window's worker makes
-        the O(steps) series its panels read (call and iteration starts, memory), so that the GUI
-        thread, taking the recording, finds them made.
+    # -- series over every step, made once (the window's worker makes them ahead of the GUI thread) --
+    def call_starts(self) -> tuple[int, ...]:
+        """The step where each call begins: its ``call`` differs from the step before's."""
+        return self._once("call_starts", _call_starts)
+
+    def iteration_starts(self) -> tuple[int, ...]:
+        """The first step of each loop iteration: inside a loop, with loop counters that are not those
+        of the step before or of a loop around it (leaving an inner loop goes on the same outer
+        iteration)."""
+        return self._once("iteration_starts", _iteration_starts)
+
+    def memory_series(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...] | None]:
+        """Saved bytes, nodes alive and device bytes (None when no step knows them) at every step."""
+        return self._once("memory", _memory_series)
+
+    def _once(self, name: str, make: Callable[[tuple[Step, ...]], _T]) -> _T:
+        """``make(steps)``, made once per timeline and kept under ``name``.
 
         >>> t = Timeline(())
-        >>> t.derived("count", len), t.derived("count", lambda steps: -1)
+        >>> t._once("count", len), t._once("count", lambda steps: -1)
         (0, 0)
         """
         with self._lock:
@@ -198,3 +211,26 @@ class Timeline:
         if not indices:
             raise IndexError(f"call {call} was not recorded")
         return indices[0], indices[-1]
+
+
+def _call_starts(steps: tuple[Step, ...]) -> tuple[int, ...]:
+    return tuple(
+        s.index for s in steps if s.call is not None and (s.index == 0 or steps[s.index - 1].call != s.call)
+    )
+
+
+def _iteration_starts(steps: tuple[Step, ...]) -> tuple[int, ...]:
+    starts = []
+    for step in steps:
+        before = steps[step.index - 1].loops if step.index else ()
+        if step.loops and before[: len(step.loops)] != step.loops:
+            starts.append(step.index)
+    return tuple(starts)
+
+
+def _memory_series(
+    steps: tuple[Step, ...],
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...] | None]:
+    known = [s.device_bytes for s in steps]
+    device = tuple(b or 0 for b in known) if any(b is not None for b in known) else None
+    return tuple(s.saved_bytes for s in steps), tuple(s.alive_nodes for s in steps), device
