@@ -169,9 +169,9 @@ def _trace(args: argparse.Namespace) -> int:
 
     rec = _recording(args.scenario, args.device, in_process=args.in_process)
     if args.save:
-        from app.core.lens import save_lens
+        from app.render.layout_store import save_with_layout
 
-        save_lens(rec, args.save)
+        save_with_layout(rec, args.save)
     print(json.dumps(to_json(rec)) if args.json else to_table(rec))
     if args.save and not args.json:
         print(f"\nsaved the recording to {args.save}")
@@ -192,10 +192,10 @@ def _gui(args: argparse.Namespace) -> int:
     from app.child.client import prestart_for
 
     prestart_for(source)  # before Qt and the window's modules load: torch imports beside them
-    from app.core.lens import is_lens, read_lens
+    from app.core.lens import is_lens, preread_lens
 
     if is_lens(source):
-        read_lens(source)  # a damaged file is one line on stderr here, before any window opens
+        preread_lens(source)  # a damaged file is one line on stderr here, before any window opens
     from app.ui.main import run_gui
 
     return run_gui(source)
@@ -213,10 +213,10 @@ def _run_script(args: argparse.Namespace) -> int:
     if run.exception is not None:
         sys.stderr.write(script_traceback(run.exception, args.script))
     recording = run.recording
-    from app.core.lens import save_lens
-
     if args.out:
-        save_lens(recording, args.out)
+        from app.render.layout_store import save_with_layout
+
+        save_with_layout(recording, args.out)
         print(f"autograd-lens: saved the recording to {args.out}", file=sys.stderr)
     if args.json:
         from app.core.report import to_json

@@ -67,9 +67,9 @@ class LensRecorder:
 
     def save(self, path: str | Path) -> None:
         """Write the recording to a ``.lens`` file (``python -m app gui FILE.lens`` opens it)."""
-        from app.core.lens import save_lens
+        from app.render.layout_store import save_with_layout
 
-        save_lens(self.recording, path)
+        save_with_layout(self.recording, path)
 
     def to_json(self) -> dict[str, Any]:
         """The recording as the JSON object ``python -m app trace --json`` prints (a dict)."""

@@ -1077,12 +1077,13 @@ def measure_real_model(rounds: int, steps: int = 3) -> RealModelResult:
 
 def measure_lens_open(runs: int, log: Callable[[str], None]) -> list[float]:
     """Seconds from spawning the window on a saved ``.lens`` of the 5,000-node chain to its first
-    painted graph (nothing recorded, torch never imported)."""
-    from app.core.lens import save_lens
+    painted graph (nothing recorded, torch never imported). The file is written as ``trace --save``
+    writes it, with its layout (layout_store's NOTE [stored layouts])."""
+    from app.render.layout_store import save_with_layout
 
     recording = record(chain_scenario(LENS_OPEN_NODES), limits=BIG_LIMITS)
     path = Path(tempfile.mkdtemp(prefix="lens-bench-")) / "chain-5000.lens"
-    save_lens(recording, path)
+    save_with_layout(recording, path)
     log(f"lens open: {len(recording.graph)} nodes, {path.stat().st_size / 1e6:.1f} MB on disk")
     return [startup_once(str(path)) for _ in range(runs)]
 

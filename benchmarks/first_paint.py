@@ -2,7 +2,7 @@
 
 Used by ``bench.py`` for the start-up number: the parent times from spawning this process to
 reading that line, next to spawning ``python -c "import torch"``. The window is started through
-:func:`app.ui.main.run_gui` itself (the same code path as ``autograd-lens``), with one
+the command line's ``gui`` command (the same code path as ``autograd-lens``), with one
 application-wide event filter that watches for the first paint of a ``GraphView`` viewport that
 shows a recording. Imports here stay as light as the app's own start: no torch.
 
@@ -65,9 +65,9 @@ def main() -> int:
     watcher = FirstGraphPaint()
     app.installEventFilter(watcher)
     QTimer.singleShot(GIVE_UP_MS, _give_up)
-    from app.ui.main import run_gui
+    from app.cli import main as autograd_lens
 
-    return run_gui(scenario)
+    return autograd_lens(["gui", scenario])  # as the command does: a .lens file is checked, then shown
 
 
 if __name__ == "__main__":

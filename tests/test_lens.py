@@ -23,6 +23,8 @@ from app.core.lens import LensError, lens_bytes, read_lens, recording_from_bytes
 from app.core.model.errors import ScenarioError
 from app.core.model.recording import Recording
 from app.core.report import to_json, to_table
+from app.render.layout import layout_graph
+from app.render.layout_store import layout_from_json
 
 ROOT = Path(__file__).resolve().parent.parent
 FIELDS = (
@@ -465,11 +467,16 @@ def test_trace_of_a_lens_file_prints_the_table(saved: Path) -> None:
     assert done.stdout == to_table(small_recording()) + "\n"
 
 
-def test_trace_save_of_a_lens_file_writes_the_same_recording(saved: Path, tmp_path: Path) -> None:
+def test_trace_save_of_a_lens_file_writes_the_same_recording_and_its_layout(
+    saved: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "copy.lens"
     done = run_app("trace", str(saved), "--json", "--save", str(out))
     assert (done.returncode, done.stderr) == (0, "")
-    assert out.read_bytes() == saved.read_bytes()
+    recording, layout = lens.open_lens(out)
+    assert recording == read_lens(saved) == small_recording()
+    assert lens.open_lens(saved)[1] is None  # written without one
+    assert layout_from_json(layout, recording.graph) == layout_graph(recording.graph)
 
 
 def one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
@@ -525,3 +532,28 @@ def test_a_leaf_no_graph_has_used_yet_survives_the_file(tmp_path: Path) -> None:
     path = tmp_path / "early.lens"
     save_lens(recording, path)
     assert read_lens(path).leaves == {"x": ""}
+
+
+def test_a_file_read_before_the_window_opens_is_handed_over_once(tmp_path: Path) -> None:
+    path = tmp_path / "run.lens"
+    save_lens(small_recording(), path)
+    lens.preread_lens(path)
+    handed = lens.open_lens(path)
+    assert handed[0] == small_recording()
+    again = lens.open_lens(path)  # read anew: the pre-read one was handed over
+    assert again == handed and again[0] is not handed[0]
+
+
+def test_a_file_changed_after_it_was_read_is_read_again(tmp_path: Path) -> None:
+    path = tmp_path / "run.lens"
+    save_lens(small_recording(), path)
+    lens.preread_lens(path)
+    save_lens(long_recording(), path)
+    assert lens.open_lens(path)[0] == long_recording()
+
+
+def test_a_damaged_file_fails_when_read_before_the_window(tmp_path: Path) -> None:
+    path = tmp_path / "bad.lens"
+    path.write_bytes(b"{}")
+    with pytest.raises(LensError):
+        lens.preread_lens(path)

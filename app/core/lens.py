@@ -3,7 +3,11 @@
 A ``.lens`` file is gzip-compressed JSON (plain JSON is read too)::
 
     {"format": "autograd-lens", "version": 1, "program": {...}, "device": ..., "graph": {...},
-     "steps": [...], "calls": [...], "leaves": {...}, "freed_by": [...], "needed_by": {...}}
+     "steps": [...], "calls": [...], "leaves": {...}, "freed_by": [...], "needed_by": {...},
+     "layout": {...}}
+
+``layout`` (optional) is where the window draws the graph, so a shared file opens without
+Graphviz (``app.render.layout_store``'s NOTE [stored layouts]).
 
 Steps are stored as their changes, as the :class:`~app.core.model.timeline.Timeline`
 holds them; fields at their default value are left out.
@@ -27,11 +31,13 @@ True
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import threading
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeGuard, TypeVar, cast, get_args
@@ -61,6 +67,8 @@ __all__ = [
     "LensError",
     "is_lens",
     "lens_bytes",
+    "open_lens",
+    "preread_lens",
     "read_lens",
     "recording_from_bytes",
     "save_lens",
@@ -79,6 +87,26 @@ _INT_RANGE = (-(2**63), 2**64)  # data pointers are unsigned 64-bit
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 T = TypeVar("T")
+Reader = Callable[[Any, str], Any]  # reads one field's JSON value, checked; the str names its place
+
+
+# Fields of steps, nodes and slots whose value is any text (None too, where the reader allows it).
+_TEXT_FIELDS = frozenset({"name", "dtype", "device", "value", "id", "label", "module", "caption", "error"})
+_STEP_READ_DEFAULTS: dict[str, Any] = {  # the fields of a Step that have no default of their own
+    "call": None,
+    "node": None,
+    "slot_changes": MappingProxyType({}),
+    "grad_changes": MappingProxyType({}),
+}
+
+
+def _is_slot_state(value: Any) -> bool:
+    return type(value) is str and value in _SLOT_STATES
+
+
+def _is_version(value: Any) -> bool:
+    """A version counter as the writer stores it (the reader's fast path; others are read in full)."""
+    return type(value) is int and 0 <= value < _INT_RANGE[1]
 
 
 class LensError(ScenarioError):
@@ -88,18 +116,25 @@ class LensError(ScenarioError):
 # --- writing -----------------------------------------------------------------------------------
 
 
-def save_lens(recording: Recording, path: str | Path) -> None:
-    """Write ``recording`` to ``path`` as a ``.lens`` file."""
-    Path(path).write_bytes(lens_bytes(recording))
+def save_lens(recording: Recording, path: str | Path, *, layout: Mapping[str, Any] | None = None) -> None:
+    """Write ``recording`` to ``path`` as a ``.lens`` file (with ``layout``, see :func:`lens_bytes`)."""
+    Path(path).write_bytes(lens_bytes(recording, layout=layout))
 
 
-def lens_bytes(recording: Recording, *, compress: bool = True) -> bytes:
+def lens_bytes(
+    recording: Recording, *, compress: bool = True, layout: Mapping[str, Any] | None = None
+) -> bytes:
     """The ``.lens`` file of ``recording``: gzip-compressed JSON, the same bytes for the same recording.
 
     ``compress=False``: the JSON alone (a pipe to the next process gains nothing from gzip);
-    :func:`recording_from_bytes` reads both.
+    :func:`recording_from_bytes` reads both. ``layout``: where the window draws the graph, as
+    ``app.render.layout_store`` writes it; kept as it is and handed back by :func:`open_lens`
+    (this module checks only that it is an object: the renderer checks the rest).
     """
-    text = json.dumps(_recording_json(recording), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    data = _recording_json(recording)
+    if layout is not None:
+        data["layout"] = dict(layout)
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     if not compress:
         return text.encode("utf-8")
     compressor = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip header, mtime 0
@@ -285,15 +320,74 @@ def is_lens(source: object) -> TypeGuard[str | Path]:
 
 def read_lens(path: str | Path) -> Recording:
     """Read a ``.lens`` file; raises :class:`LensError` for a damaged or newer file."""
+    return open_lens(path)[0]
+
+
+_PREREAD: dict[tuple[str, int, int] | None, tuple[Recording, dict[str, Any] | None]] = {}
+_PREREAD_LOCK = threading.Lock()
+
+
+def preread_lens(path: str | Path) -> None:
+    """Read and check a ``.lens`` file now (raising :class:`LensError` as :func:`open_lens`
+    does), and hand what was read to the next :func:`open_lens` of the same unchanged file:
+    the command line tells a damaged file before the window opens, and the window does not read
+    a big file twice."""
+    opened, key = open_lens(path), _file_key(path)
+    with _PREREAD_LOCK:
+        _PREREAD.clear()
+        if key is not None:
+            _PREREAD[key] = opened
+
+
+def _file_key(path: str | Path) -> tuple[str, int, int] | None:
+    try:
+        info = Path(path).stat()
+        return (str(Path(path).resolve()), info.st_mtime_ns, info.st_size)
+    except OSError:  # gone: open() says so
+        return None
+
+
+def open_lens(path: str | Path) -> tuple[Recording, dict[str, Any] | None]:
+    """A ``.lens`` file's recording and its stored layout (None when it has none), unchecked
+    beyond being a JSON object: ``app.render.layout_store`` checks it against the graph."""
+    if _PREREAD:
+        with _PREREAD_LOCK:
+            opened = _PREREAD.pop(_file_key(path), None)
+        if opened is not None:
+            return opened
     with open(path, "rb") as file:
         data = file.read(MAX_JSON_BYTES + 1)
     if len(data) > MAX_JSON_BYTES:
         raise LensError(f"this file is larger than {MAX_JSON_BYTES // 2**20} MB, too large for a recording")
-    return recording_from_bytes(data)
+    return _recording_and_layout(data)
 
 
 def recording_from_bytes(data: bytes) -> Recording:
     """The recording in a ``.lens`` file's bytes; raises :class:`LensError` for anything else."""
+    return _recording_and_layout(data)[0]
+
+
+def _recording_and_layout(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
+    with _no_automatic_collection():
+        return _read(data)
+
+
+@contextmanager
+def _no_automatic_collection() -> Iterator[None]:
+    """No automatic garbage collection while a file is read: decoding and checking it makes
+    millions of objects and no cycles, and the full collections that many allocations set off
+    walk them all again (a 5,000-node file read in 2.4 s instead of 0.9 s in a busy process).
+    Left as it was when the reader started (the window's collector keeps it off for itself)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
     text = _inflate(data) if data.startswith(_GZIP_MAGIC) else data
     try:
         raw = _decoded(text.decode("utf-8"))
@@ -304,9 +398,11 @@ def recording_from_bytes(data: bytes) -> Recording:
     except ValueError as exc:  # json.JSONDecodeError, or an integer with too many digits
         raise _damaged(f"it is not JSON ({exc})") from None
     try:
-        return _Reader(raw).recording()
+        recording = _Reader(raw).recording()
     except RecursionError:  # pragma: no cover - the reader does not recurse into the data
         raise _damaged("it is nested too deeply") from None
+    layout = raw.get("layout")
+    return recording, layout if isinstance(layout, dict) else None
 
 
 def _decoded(text: str) -> Any:
@@ -382,6 +478,56 @@ class _Reader:
         self.files: dict[str, str] = {}  # each source file name once, however many nodes name it
         self.step_count = 0
         self.call_count = 0
+        # NOTE: a reader per field, run only for the fields an object has (the writer leaves
+        # defaults out), so a 13,000-step file costs what its content costs, not its schema.
+        opt = self.optional_of
+        self.slot_fields: dict[str, Reader] = {
+            "name": self.str_,
+            "kind": lambda v, w: self.choice(v, w, _SLOT_KINDS),
+            "shape": opt(self.shape),
+            "dtype": opt(self.str_),
+            "device": opt(self.str_),
+            "nbytes": opt(self.int_),
+            "storages": lambda v, w: tuple(
+                self.storage(r, f"{w}[{i}]") for i, r in enumerate(self.seq(v, w))
+            ),
+            "value": opt(self.str_),
+            "saved_version": opt(self.int_),
+        }
+        self.node_fields: dict[str, Reader] = {
+            "id": self.str_,
+            "name": self.str_,
+            "label": opt(self.str_),
+            "saved": lambda v, w: tuple(self.slot(x, f"{w}[{i}]") for i, x in enumerate(self.seq(v, w))),
+            "added_at_call": opt(self.call_index),
+            "is_leaf": self.bool_,
+            "line": opt(self.int_),
+            "loops": self.loops,
+            "created_at_step": opt(self.step_index),
+            "gone_at_step": opt(self.step_index),
+            "module": opt(self.str_),
+            "source": opt(self.source),
+        }
+        self.step_fields: dict[str, Reader] = {
+            "kind": lambda v, w: self.choice(v, w, _STEP_KINDS),
+            "call": opt(self.call_index),
+            "node": opt(self.node_id),
+            "slot_changes": lambda v, w: self.by_slot(v, w, self.slot_state, _is_slot_state),
+            "grad_changes": self.named_values,
+            "saved_bytes": self.int_,
+            "device_bytes": opt(self.int_),
+            "error": opt(self.str_),
+            "caption": self.str_,
+            "contribution": opt(self.named_values),
+            "result": opt(self.named_present_values),
+            "added_nodes": self.node_ids,
+            "line": opt(self.int_),
+            "loops": self.loops,
+            "printed": self.strings,
+            "alive_nodes": lambda v, w: self.int_(v, w, 0),
+            "gone_nodes": self.node_ids,
+            "version_changes": lambda v, w: self.by_slot(v, w, self.int_, _is_version),
+        }
 
     # -- checked access --
 
@@ -425,6 +571,23 @@ class _Reader:
     def optional(self, value: Any, where: str, read: Callable[[Any, str], T]) -> T | None:
         return None if value is None else read(value, where)
 
+    def optional_of(self, read: Callable[[Any, str], T]) -> Callable[[Any, str], T | None]:
+        return lambda value, where: None if value is None else read(value, where)
+
+    def fields(
+        self, table: dict[str, Any], where: str, readers: dict[str, Reader], required: Sequence[str]
+    ) -> dict[str, Any]:
+        """The fields of ``table`` that ``readers`` know, each read and checked (others are ignored).
+        A text field holding text is taken as it is: most fields of a big file are."""
+        for key in required:
+            if key not in table:
+                raise self.fail(where, f"the key {key!r} is missing")
+        return {
+            key: item if type(item) is str and key in _TEXT_FIELDS else readers[key](item, f"{where}.{key}")
+            for key, item in table.items()
+            if key in readers
+        }
+
     def choice(self, value: Any, where: str, allowed: frozenset[str]) -> str:
         text = self.str_(value, where)
         if text not in allowed:
@@ -447,7 +610,10 @@ class _Reader:
         return tuple(self.str_(v, f"{where}[{i}]") for i, v in enumerate(self.seq(value, where)))
 
     def node_ids(self, value: Any, where: str) -> tuple[str, ...]:
-        return tuple(self.node_id(v, f"{where}[{i}]") for i, v in enumerate(self.seq(value, where)))
+        ids = self.seq(value, where)
+        if all(type(v) is str and v in self.node_slots for v in ids):  # the usual case, in one pass
+            return tuple(ids)
+        return tuple(self.node_id(v, f"{where}[{i}]") for i, v in enumerate(ids))
 
     # -- the recording --
 
@@ -518,31 +684,12 @@ class _Reader:
         return Graph(nodes, tuple(edges))
 
     def node(self, value: Any, where: str) -> GraphNode:
-        n = self.obj(value, where)
-        node_id = self.str_(self.get(n, "id", where), f"{where}.id")
+        fields = self.fields(self.obj(value, where), where, self.node_fields, ("id", "name", "label"))
+        node_id = fields["id"]
         if node_id in self.node_slots:
             raise self.fail(f"{where}.id", f"{node_id[:40]!r} appears twice")
-        saved = tuple(
-            self.slot(s, f"{where}.saved[{i}]")
-            for i, s in enumerate(self.seq(n.get("saved", []), f"{where}.saved"))
-        )
-        self.node_slots[node_id] = frozenset(s.name for s in saved)
-        return GraphNode(
-            id=node_id,
-            name=self.str_(self.get(n, "name", where), f"{where}.name"),
-            label=self.optional(self.get(n, "label", where), f"{where}.label", self.str_),
-            saved=saved,
-            added_at_call=self.optional(n.get("added_at_call"), f"{where}.added_at_call", self.call_index),
-            is_leaf=self.bool_(n.get("is_leaf", False), f"{where}.is_leaf"),
-            line=self.optional(n.get("line"), f"{where}.line", self.int_),
-            loops=self.loops(n.get("loops", []), f"{where}.loops"),
-            created_at_step=self.optional(
-                n.get("created_at_step"), f"{where}.created_at_step", self.step_index
-            ),
-            gone_at_step=self.optional(n.get("gone_at_step"), f"{where}.gone_at_step", self.step_index),
-            module=self.optional(n.get("module"), f"{where}.module", self.str_),
-            source=self.optional(n.get("source"), f"{where}.source", self.source),
-        )
+        self.node_slots[node_id] = frozenset(s.name for s in fields.get("saved", ()))
+        return GraphNode(**fields)
 
     def source(self, value: Any, where: str) -> SourceRef:
         item = self.seq(value, where)
@@ -553,22 +700,7 @@ class _Reader:
         return SourceRef(file, self.int_(item[1], where, 1))
 
     def slot(self, value: Any, where: str) -> SavedSlot:
-        s = self.obj(value, where)
-        shape = self.optional(s.get("shape"), f"{where}.shape", self.shape)
-        return SavedSlot(
-            name=self.str_(self.get(s, "name", where), f"{where}.name"),
-            kind=cast(SlotKind, self.choice(self.get(s, "kind", where), f"{where}.kind", _SLOT_KINDS)),
-            shape=shape,
-            dtype=self.optional(s.get("dtype"), f"{where}.dtype", self.str_),
-            device=self.optional(s.get("device"), f"{where}.device", self.str_),
-            nbytes=self.optional(s.get("nbytes"), f"{where}.nbytes", self.int_),
-            storages=tuple(
-                self.storage(r, f"{where}.storages[{i}]")
-                for i, r in enumerate(self.seq(s.get("storages", []), f"{where}.storages"))
-            ),
-            value=self.optional(s.get("value"), f"{where}.value", self.str_),
-            saved_version=self.optional(s.get("saved_version"), f"{where}.saved_version", self.int_),
-        )
+        return SavedSlot(**self.fields(self.obj(value, where), where, self.slot_fields, ("name", "kind")))
 
     def storage(self, value: Any, where: str) -> StorageRef:
         item = self.seq(value, where)
@@ -624,14 +756,19 @@ class _Reader:
         table = self.obj(value, where)
         return MappingProxyType({k: self.values(v, f"{where}.{k}") for k, v in table.items()})
 
-    def by_slot(self, value: Any, where: str, read: Callable[[Any, str], T]) -> Mapping[SlotKey, T]:
+    def by_slot(
+        self, value: Any, where: str, read: Callable[[Any, str], T], usual: Callable[[Any], bool]
+    ) -> Mapping[SlotKey, T]:
+        """``{node: {slot: item}}`` by slot key; an item ``usual`` accepts is taken as it is, any
+        other is ``read`` (which names the place of what is wrong)."""
         out: dict[SlotKey, T] = {}
         for node, slots in self.obj(value, where).items():
             self.node_id(node, where)
+            names = self.node_slots[node]
             for slot, item in self.obj(slots, f"{where}.{node}").items():
-                if slot not in self.node_slots[node]:
+                if slot not in names:
                     raise self.fail(f"{where}.{node}", f"{slot[:40]!r} is not a saved slot of that node")
-                out[(node, slot)] = read(item, f"{where}.{node}.{slot}")
+                out[(node, slot)] = item if usual(item) else read(item, f"{where}.{node}.{slot}")
         return MappingProxyType(out)
 
     def slot_state(self, value: Any, where: str) -> SlotState:
@@ -639,31 +776,8 @@ class _Reader:
 
     def step(self, value: Any, index: int) -> Step:
         where = f"steps[{index}]"
-        s = self.obj(value, where)
-        contribution, result = s.get("contribution"), s.get("result")
-        return Step(
-            index=index,
-            kind=cast(StepKind, self.choice(self.get(s, "kind", where), f"{where}.kind", _STEP_KINDS)),
-            call=self.optional(s.get("call"), f"{where}.call", self.call_index),
-            node=self.optional(s.get("node"), f"{where}.node", self.node_id),
-            slot_changes=self.by_slot(s.get("slot_changes", {}), f"{where}.slot_changes", self.slot_state),
-            grad_changes=self.named_values(s.get("grad_changes", {}), f"{where}.grad_changes"),
-            saved_bytes=self.int_(self.get(s, "saved_bytes", where), f"{where}.saved_bytes"),
-            device_bytes=self.optional(s.get("device_bytes"), f"{where}.device_bytes", self.int_),
-            error=self.optional(s.get("error"), f"{where}.error", self.str_),
-            caption=self.str_(s.get("caption", ""), f"{where}.caption"),
-            contribution=None
-            if contribution is None
-            else self.named_values(contribution, f"{where}.contribution"),
-            result=None if result is None else self.named_present_values(result, f"{where}.result"),
-            added_nodes=self.node_ids(s.get("added_nodes", []), f"{where}.added_nodes"),
-            line=self.optional(s.get("line"), f"{where}.line", self.int_),
-            loops=self.loops(s.get("loops", []), f"{where}.loops"),
-            printed=self.strings(s.get("printed", []), f"{where}.printed"),
-            alive_nodes=self.int_(s.get("alive_nodes", 0), f"{where}.alive_nodes", 0),
-            gone_nodes=self.node_ids(s.get("gone_nodes", []), f"{where}.gone_nodes"),
-            version_changes=self.by_slot(s.get("version_changes", {}), f"{where}.version_changes", self.int_),
-        )
+        fields = self.fields(self.obj(value, where), where, self.step_fields, ("kind", "saved_bytes"))
+        return Step(index=index, **(_STEP_READ_DEFAULTS | fields))
 
     def leaves(self, value: Any) -> Mapping[str, str]:
         """Leaf name -> its AccumulateGrad node, or "" for a leaf no graph has used yet."""

@@ -182,13 +182,14 @@ def import_checks() -> None:
         import app.core.loading  # noqa: F401
 
 
-def recording_of(source: Program | str | Path, device: str) -> Recording:
-    """A ``.lens`` file read back, or the program (object, built-in name, ``.toml``, ``.py``) recorded."""
-    from app.core.lens import is_lens, read_lens
+def recording_of(source: Program | str | Path, device: str) -> tuple[Recording, Any]:
+    """A ``.lens`` file read back with the layout it keeps (or None), or the program (object,
+    built-in name, ``.toml``, ``.py``) recorded, with no layout yet."""
+    from app.core.lens import is_lens, open_lens
 
     if is_lens(source):
-        return read_lens(source)
-    return record_program(source, device)
+        return open_lens(source)
+    return record_program(source, device), None
 
 
 def record_program(source: Program | str | Path, device: str) -> Recording:
@@ -223,7 +224,16 @@ def prepare_shown(recording: Recording) -> Any:
     return shown
 
 
-def _layout_or_error(recording: Recording) -> tuple[Any | None, str | None]:
+def _layout_or_error(recording: Recording, stored: Any = None) -> tuple[Any | None, str | None]:
+    """The layout a ``.lens`` file kept (``stored``) when it fits the graph, else Graphviz's."""
+    if stored is not None:
+        from app.render.layout import LayoutError
+        from app.render.layout_store import layout_from_json
+
+        try:
+            return layout_from_json(stored, recording.graph), None
+        except LayoutError as exc:  # a cache only: lay the graph out again
+            log.info("%s; laying it out again", exc)
     try:
         return layout_recording(recording), None
     except Exception as exc:  # LayoutError (dot missing, crashed, timed out) or a bug: draw nothing
@@ -284,8 +294,8 @@ class RecordingWorker(QObject):
         # Runs on a pool thread: must never raise, and touches no widget.
         try:
             import_core()
-            recording = recording_of(source, device)
-            layout, layout_error = _layout_or_error(recording)
+            recording, stored = recording_of(source, device)
+            layout, layout_error = _layout_or_error(recording, stored)
             shown = prepare_shown(recording) if layout is not None else None
             outcome: RecordingResult | RecordingFailure = RecordingResult(
                 number, recording, layout, layout_error, shown

@@ -1,0 +1,222 @@
+"""A layout kept in a ``.lens`` file, so a shared recording opens without running Graphviz.
+
+# NOTE [stored layouts]
+``dot`` is the slowest part of opening a big recording (about 3 s of the 5 s
+for a 5,000-node chain here), and its answer depends only on the graph: a
+``.lens`` file written with a layout (``trace --save``, ``run --out``,
+``lens.record().save``) carries the boxes and splines of the view it opens
+with, so whoever opens it shares the one Graphviz run of whoever made it.
+The stored layout is untrusted data like the rest of the file (``lens.py``'s
+NOTE [untrusted lens files]), and it is only a cache: one that does not fit
+the graph exactly (another box, a missing one, a number that is not finite,
+a layout from another :data:`STYLE`) is dropped with :class:`LayoutError`
+and the graph is laid out again, as a file without one would be.
+
+Each kind of thing is stored as columns: its keys, then all its numbers in one
+flat list, so reading 5,000 nodes' boxes and 20,000 splines checks a few long
+lists in C rather than tens of thousands of short ones. Numbers are Python
+floats written by ``json`` (shortest round-trip form), so a layout read back is
+equal to the one written.
+
+>>> from app.core.model.graph import Edge, Graph, GraphNode
+>>> g = Graph((GraphNode("n0", "SumBackward0", "y.sum()"), GraphNode("n1", "AccumulateGrad", "x",
+...           is_leaf=True)), (Edge("n0", "n1"),))
+>>> from app.render.layout import layout_graph
+>>> lay = layout_graph(g)
+>>> layout_from_json(layout_json(lay), g) == lay
+True
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from app.core.lens import save_lens
+from app.core.model.graph import Graph
+from app.core.model.recording import Recording
+from app.render.dot_source import long_edges
+from app.render.labels import drawn_slots
+from app.render.layout import Box, EdgePath, Layout, LayoutError, layout_graph
+from app.render.modules import fold, module_groups
+
+__all__ = ["STYLE", "layout_for_saving", "layout_from_json", "layout_json", "save_with_layout"]
+
+log = logging.getLogger(__name__)
+
+STYLE = 1  # raise it when a change to dot_source moves or resizes boxes: older layouts are then redone
+MAX_COORD = 1e8  # points; Graphviz's own canvas ends long before
+
+K = TypeVar("K")
+
+
+def layout_json(layout: Layout) -> dict[str, Any]:
+    """``layout`` as the JSON a ``.lens`` file keeps."""
+    return {
+        "style": STYLE,
+        "collapsed": sorted(layout.collapsed),
+        "size": [layout.width, layout.height],
+        "nodes": _boxes_json(list(layout.nodes), layout.nodes.values()),
+        "slots": _boxes_json([list(k) for k in layout.slots], layout.slots.values()),
+        "proxies": _boxes_json([[e.src, e.dst] for e in layout.proxies], layout.proxies.values()),
+        "clusters": _boxes_json(list(layout.clusters), layout.clusters.values()),
+        "edges": _paths_json([[e.src, e.dst] for e in layout.edges], layout.edges.values()),
+        "slot_edges": _paths_json([list(k) for k in layout.slot_edges], layout.slot_edges.values()),
+    }
+
+
+def _boxes_json(keys: list[Any], boxes: Iterable[Box]) -> dict[str, Any]:
+    return {"keys": keys, "xywh": [v for b in boxes for v in (b.x, b.y, b.width, b.height)]}
+
+
+def _paths_json(keys: list[Any], paths: Iterable[EdgePath]) -> dict[str, Any]:
+    paths = list(paths)
+    return {
+        "keys": keys,
+        "sizes": [len(p.points) for p in paths],
+        "points": [c for p in paths for point in p.points for c in point],
+        "arrows": [c for p in paths if p.arrow for c in p.arrow],
+        "with_arrow": [int(p.arrow is not None) for p in paths],
+    }
+
+
+def save_with_layout(recording: Recording, path: str | Path) -> None:
+    """Write ``recording`` to a ``.lens`` file with its default layout (when Graphviz can make it)."""
+    save_lens(recording, path, layout=layout_for_saving(recording.graph))
+
+
+def layout_for_saving(graph: Graph) -> dict[str, Any] | None:
+    """The default layout of ``graph`` as :func:`layout_json`, or None when Graphviz cannot make it
+    (the file is then written without one, and laid out by whoever opens it)."""
+    try:
+        return layout_json(layout_graph(graph))
+    except LayoutError as exc:
+        log.warning("the recording is saved without a layout: %s", exc)
+        return None
+
+
+def layout_from_json(raw: Any, graph: Graph) -> Layout:
+    """The stored layout ``raw`` of ``graph``, checked; :class:`LayoutError` when it does not fit."""
+    return _StoredLayout(graph).read(raw)
+
+
+class _StoredLayout:
+    """Reads one stored layout, checking every key against the graph it was made for."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def fail(self, what: str) -> LayoutError:
+        return LayoutError(f"the recording's stored layout does not fit its graph ({what})")
+
+    def read(self, raw: Any) -> Layout:
+        table = self.obj(raw, "the layout")
+        if table.get("style") != STYLE:
+            raise self.fail(f"made for layout style {str(table.get('style'))[:20]}, not {STYLE}")
+        collapsed = frozenset(self.names(table.get("collapsed", []), "collapsed"))
+        unknown = collapsed - {g.name for g in module_groups(self.graph)}
+        if unknown:
+            raise self.fail(f"no module group {sorted(unknown)[0][:40]!r}")
+        drawn = fold(self.graph, collapsed)
+        width, height = self.numbers(table.get("size"), "size", 2)
+        slots = {(n.id, s.name): (n.id, s.name) for n in drawn.graph.nodes for s in drawn_slots(n)}
+        proxies = {(e.src, e.dst): e for e in long_edges(drawn.graph)}
+        return Layout(
+            width=width,
+            height=height,
+            nodes=self.boxes(table.get("nodes"), {n.id: n.id for n in drawn.graph.nodes}, "nodes"),
+            slots=self.boxes(table.get("slots"), slots, "slots"),
+            edges=self.paths(table.get("edges"), {(e.src, e.dst): e for e in drawn.graph.edges}, "edges"),
+            slot_edges=self.paths(table.get("slot_edges"), slots, "slot_edges"),
+            proxies=self.boxes(table.get("proxies"), proxies, "proxies"),
+            clusters=self.clusters(table.get("clusters", {"keys": [], "xywh": []})),
+            collapsed=drawn.collapsed,
+        )
+
+    # -- checked pieces --
+
+    def obj(self, value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(f"{where} is not an object")
+        return value
+
+    def names(self, value: Any, where: str) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(f"{where} is not a list of names")
+        return value
+
+    def numbers(self, value: Any, where: str, count: int) -> list[float]:
+        """``count`` finite numbers of at most :data:`MAX_COORD` each, checked in a few passes in C."""
+        if not isinstance(value, list) or len(value) != count:
+            raise self.fail(f"{where} is not a list of {count} numbers")
+        try:
+            total = math.fsum(value)  # a string or list raises; a NaN or infinity makes it not finite
+        except TypeError:
+            raise self.fail(f"{where} holds something that is not a number") from None
+        if not math.isfinite(total) or (value and (max(value) > MAX_COORD or min(value) < -MAX_COORD)):
+            raise self.fail(f"{where} holds a number that is not finite or is too large")
+        return value
+
+    def keys(self, table: dict[str, Any], expected: Mapping[Any, K], where: str) -> list[K]:
+        """Our keys for ``table["keys"]``: each must name one of ``expected`` (a list as a tuple), once."""
+        names = table.get("keys")
+        if not isinstance(names, list):
+            raise self.fail(f"{where}.keys is not a list")
+        try:
+            keys = [expected[tuple(n) if isinstance(n, list) else n] for n in names]
+        except (KeyError, TypeError):  # not one of the graph's, or a list holding a list
+            raise self.fail(f"{where}.keys names something the graph has not") from None
+        if len(set(keys)) != len(keys):
+            raise self.fail(f"{where}.keys names one thing twice")
+        return keys
+
+    def boxes(self, value: Any, expected: Mapping[Any, K], where: str) -> Mapping[K, Box]:
+        """A box for every one of ``expected``, none else."""
+        table = self.obj(value, where)
+        keys = self.keys(table, expected, where)
+        if len(keys) != len(expected):
+            raise self.fail(f"{where}: {len(expected) - len(keys)} of the graph's have no place")
+        v = self.numbers(table.get("xywh"), f"{where}.xywh", 4 * len(keys))
+        return MappingProxyType({k: Box(*v[4 * i : 4 * i + 4]) for i, k in enumerate(keys)})
+
+    def paths(self, value: Any, expected: Mapping[Any, K], where: str) -> Mapping[K, EdgePath]:
+        """A spline for some of ``expected`` (Graphviz may route none for an edge)."""
+        table = self.obj(value, where)
+        keys = self.keys(table, expected, where)
+        sizes = self.counts(table.get("sizes"), f"{where}.sizes", len(keys))
+        if any(size < 4 or size % 3 != 1 for size in sizes):  # a start, then (control, control, end)
+            raise self.fail(f"{where}.sizes: a spline is a start and whole Bezier segments")
+        flags = self.counts(table.get("with_arrow"), f"{where}.with_arrow", len(keys))
+        if any(flag > 1 for flag in flags):
+            raise self.fail(f"{where}.with_arrow holds something other than 0 and 1")
+        points = self.numbers(table.get("points"), f"{where}.points", 2 * sum(sizes))
+        arrows = self.numbers(table.get("arrows"), f"{where}.arrows", 2 * sum(flags))
+        out: dict[K, EdgePath] = {}
+        at = tip = 0
+        for key, size, flag in zip(keys, sizes, flags, strict=True):
+            coords = points[at : at + 2 * size]
+            arrow = (arrows[tip], arrows[tip + 1]) if flag else None
+            out[key] = EdgePath(tuple(zip(coords[::2], coords[1::2], strict=True)), arrow)
+            at, tip = at + 2 * size, tip + 2 * flag
+        return MappingProxyType(out)
+
+    def counts(self, value: Any, where: str, count: int) -> list[int]:
+        if (
+            not isinstance(value, list)
+            or len(value) != count
+            or any(type(v) is not int or v < 0 for v in value)
+        ):
+            raise self.fail(f"{where} is not a list of {count} counts")
+        return value
+
+    def clusters(self, value: Any) -> Mapping[str, Box]:
+        table = self.obj(value, "clusters")
+        names = self.names(table.get("keys"), "clusters.keys")
+        if len(set(names)) != len(names) or not all(n.startswith("cluster_") for n in names):
+            raise self.fail("clusters.keys: a name that is not a cluster's, or twice")
+        v = self.numbers(table.get("xywh"), "clusters.xywh", 4 * len(names))
+        return MappingProxyType({n: Box(*v[4 * i : 4 * i + 4]) for i, n in enumerate(names)})
