@@ -90,8 +90,19 @@ T = TypeVar("T")
 Reader = Callable[[Any, str], Any]  # reads one field's JSON value, checked; the str names its place
 
 
-# Fields of steps, nodes and slots whose value is any text (None too, where the reader allows it).
+# Fields of steps, nodes and slots whose value is any text, or any whole number in _INT_RANGE
+# (None too, where their reader allows it): a value of that type is taken without its reader.
 _TEXT_FIELDS = frozenset({"name", "dtype", "device", "value", "id", "label", "module", "caption", "error"})
+_NUMBER_FIELDS = frozenset({"nbytes", "saved_version", "line", "saved_bytes", "device_bytes"})
+
+
+def _plain(key: str, value: Any) -> bool:
+    """Whether ``value`` is what field ``key`` holds, needing no reader (the reader's fast path)."""
+    if type(value) is str:
+        return key in _TEXT_FIELDS
+    return type(value) is int and key in _NUMBER_FIELDS and _INT_RANGE[0] <= value < _INT_RANGE[1]
+
+
 _STEP_READ_DEFAULTS: dict[str, Any] = {  # the fields of a Step that have no default of their own
     "call": None,
     "node": None,
@@ -102,6 +113,10 @@ _STEP_READ_DEFAULTS: dict[str, Any] = {  # the fields of a Step that have no def
 
 def _is_slot_state(value: Any) -> bool:
     return type(value) is str and value in _SLOT_STATES
+
+
+def _is_whole(value: Any) -> bool:
+    return type(value) is int and _INT_RANGE[0] <= value < _INT_RANGE[1]
 
 
 def _is_version(value: Any) -> bool:
@@ -578,12 +593,13 @@ class _Reader:
         self, table: dict[str, Any], where: str, readers: dict[str, Reader], required: Sequence[str]
     ) -> dict[str, Any]:
         """The fields of ``table`` that ``readers`` know, each read and checked (others are ignored).
-        A text field holding text is taken as it is: most fields of a big file are."""
+        A text or number field holding what it should is taken as it is (``_plain``): most fields
+        of a big file are."""
         for key in required:
             if key not in table:
                 raise self.fail(where, f"the key {key!r} is missing")
         return {
-            key: item if type(item) is str and key in _TEXT_FIELDS else readers[key](item, f"{where}.{key}")
+            key: item if _plain(key, item) else readers[key](item, f"{where}.{key}")
             for key, item in table.items()
             if key in readers
         }
@@ -703,6 +719,14 @@ class _Reader:
         return SavedSlot(**self.fields(self.obj(value, where), where, self.slot_fields, ("name", "kind")))
 
     def storage(self, value: Any, where: str) -> StorageRef:
+        if (
+            type(value) is list
+            and len(value) == 3
+            and type(value[0]) is str
+            and _is_whole(value[1])
+            and _is_whole(value[2])
+        ):  # the usual case, checked in one pass
+            return StorageRef(*value)
         item = self.seq(value, where)
         if len(item) != 3:
             raise self.fail(where, "expected [device, pointer, nbytes]")
@@ -712,6 +736,8 @@ class _Reader:
         dims = self.seq(value, where)
         if len(dims) > MAX_DIMS:
             raise self.fail(where, f"{len(dims)} dimensions, more than {MAX_DIMS}")
+        if all(type(d) is int and 0 <= d < _INT_RANGE[1] for d in dims):  # the usual case, in one pass
+            return tuple(dims)
         return tuple(self.int_(d, f"{where}[{i}]", 0) for i, d in enumerate(dims))
 
     def loops(self, value: Any, where: str) -> tuple[LoopMark, ...]:
