@@ -178,3 +178,19 @@ def test_captions_name_what_a_later_call_needs() -> None:
     kept_pow = node_named(kept, "PowBackward0")
     step = next(s for s in kept.timeline.steps if s.node == kept_pow and s.call == 0)
     assert "kept its saved self (retain_graph=True), so the second backward can reuse it" in step.caption
+
+
+def test_a_call_into_many_leaves_names_three_and_counts_the_rest() -> None:
+    from app import lens
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.Linear(3, 3) for _ in range(4)])
+    with lens.record(model) as rec:
+        model(torch.randn(2, 3)).sum().backward()
+        leaves = sum(p.grad is not None for p in model.parameters())
+        model.zero_grad()  # sets each of them to None
+    end = next(s for s in rec.recording.timeline.steps if s.kind == "call_end")
+    assert end.caption.count(".grad") == 4  # three named, then the count
+    assert f"adding to the .grad of {leaves - 3} more leaves" in end.caption
+    zeroed = rec.recording.timeline[-1]
+    assert zeroed.caption.count(".grad") == 3 and f"and {leaves - 3} more." in zeroed.caption

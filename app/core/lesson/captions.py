@@ -16,6 +16,7 @@ def node_title(node: GraphNode) -> str:
     return f"{node.name} ({node.label})" if node.label else node.name
 
 
+LISTED = 3  # names a caption lists (leaves, nodes, gradients) before "and N more": one line, not a page
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
 
@@ -112,9 +113,10 @@ class _Captioner:
                 f"changed a saved tensor in place: {node_title(self.graph.node(node_id))}'s {slot}{now}; "
                 "a backward through it will fail"
             )
-        grads = list(step.grad_changes)
+        grads = [f"{g}.grad" for g in step.grad_changes]
         if grads and not added:
-            parts.append(f"set {_listed([f'{g}.grad' for g in grads])}")
+            more = [f"{len(grads) - LISTED} more"] if len(grads) > LISTED else []
+            parts.append(f"set {_listed(grads[:LISTED] + more)}")
         if not parts:
             parts.append("ran" if not step.printed else "printed " + repr(step.printed[-1][:60]))
         elif step.printed:
@@ -123,7 +125,8 @@ class _Captioner:
 
     def _added(self, nodes: list[GraphNode]) -> str:
         tensors = sum(len(n.tensor_slots) for n in nodes)
-        names = _listed([n.name for n in nodes[:3]] + ([f"{len(nodes) - 3} more"] if len(nodes) > 3 else []))
+        more = [f"{len(nodes) - LISTED} more"] if len(nodes) > LISTED else []
+        names = _listed([n.name for n in nodes[:LISTED]] + more)
         if not tensors:
             return f"added {names}, saving no tensors for backward"
         return f"added {names}, saving {_plural(tensors, 'tensor')} for backward"
@@ -158,8 +161,15 @@ class _Captioner:
 
     def _call_end(self, step: Step, info: CallInfo) -> str:
         head = f"{self._name(info.index).capitalize()} finished"
-        parts = [f"adding {format_values(v)} to {k}.grad" for k, v in (step.contribution or {}).items()]
-        parts += [f"returning {k} = {format_values(v)}" for k, v in (step.result or {}).items()]
+        added = list((step.contribution or {}).items())
+        returned = list((step.result or {}).items())
+        parts = [f"adding {format_values(v)} to {k}.grad" for k, v in added[:LISTED]]
+        if len(added) > LISTED:
+            rest = len(added) - LISTED
+            parts.append(f"adding to the .grad of {rest} more {'leaf' if rest == 1 else 'leaves'}")
+        parts += [f"returning {k} = {format_values(v)}" for k, v in returned[:LISTED]]
+        if len(returned) > LISTED:
+            parts.append(f"returning {_plural(len(returned) - LISTED, 'more gradient')}")
         if not info.call.effective_retain:
             parts.append("freeing the saved tensors it used")
         elif info.index == self.total - 1:
