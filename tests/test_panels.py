@@ -4,6 +4,7 @@ Panels get a :class:`Session` filled through ``apply`` (no worker), so every
 check here is about what a panel shows, not about threads.
 """
 
+import itertools
 from dataclasses import replace
 from pathlib import Path
 
@@ -190,6 +191,44 @@ def test_grad_bars_stack_the_calls_since_zero_grad_in_any_order_of_steps(qtbot, 
             assert panel.bars(leaf).values() == pytest.approx(expected)
             stacked = set(_stacked_calls(recording, index, leaf)) | running
             assert {s.call for bar in panel.bars(leaf).segments() for s in bar} <= stacked
+
+
+def test_panels_that_follow_the_step_keep_their_height_within_a_recording(qtbot, session):
+    """NOTE [steady heights]: the texts change length at every step; the labels only grow, and the
+    text they show is still the step's own."""
+    from PySide6.QtWidgets import QSplitter
+
+    recording = record(load_builtin("accumulate-no-zero"))
+    grads, details = GradPanel(session), NodeDetails(session)
+    both = QSplitter()
+    both.addWidget(grads)
+    both.addWidget(details)
+    both.resize(700, 600)
+    qtbot.addWidget(both)
+    both.show()
+    session.apply(recording)
+    labels = [details.title, details.subtitle]
+    labels += [
+        label
+        for leaf in grads.leaf_names()
+        for label in (grads._leaves[leaf].value, grads._leaves[leaf].history)
+    ]
+    heights: list[list[int]] = []
+    texts = set()
+    for index in range(len(recording.timeline)):
+        session.go_to(index)
+        qtbot.wait(1)  # the layout settles as the event loop would
+        heights.append([label.height() for label in labels])
+        leaf = grads.leaf_names()[0]
+        texts.add(grads.history_text(leaf))
+        state = recording.timeline.state(index)
+        assert grads.grad_text(leaf) == f"{leaf}.grad = {format_values(state.grads.get(leaf))}"
+    assert len(texts) > 3  # the history did change length as the calls went on
+    for before, after in itertools.pairwise(heights):
+        assert all(b <= a for b, a in zip(before, after, strict=True)), (before, after)
+    session.apply(record(load_builtin("two-losses")))  # another recording: fitted afresh
+    qtbot.wait(1)
+    assert details.subtitle.minimumHeight() <= heights[-1][1]
 
 
 # -- code, caption, counter, memory ------------------------------------------------------------

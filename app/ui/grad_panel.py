@@ -16,6 +16,7 @@ from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from app.ui.session import Session
+from app.ui.steady_label import SteadyLabel
 from app.ui.theme import hue_colour
 
 if TYPE_CHECKING:
@@ -165,13 +166,11 @@ class _LeafView(QWidget):
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.name = name
-        self.value = QLabel(f"{name}.grad = None")
+        # long tensors wrap at their commas instead of widening the panel; NOTE [steady heights]
+        self.value = SteadyLabel(f"{name}.grad = None")
         self.value.setObjectName("gradValue")
-        self.history = QLabel("")
+        self.history = SteadyLabel("")
         self.history.setObjectName("gradHistory")
-        for label in (self.value, self.history):
-            label.setTextFormat(Qt.TextFormat.PlainText)
-            label.setWordWrap(True)  # long tensors wrap at their commas instead of widening the panel
         self.bars = GradBars()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 8)
@@ -182,9 +181,14 @@ class _LeafView(QWidget):
     def reset(self, name: str) -> None:
         """Show leaf ``name`` with no gradient yet (a view is reused for the next recording)."""
         self.name = name
-        self.value.setText(f"{name}.grad = None")
-        self.history.setText("")
+        for label in (self.value, self.history):
+            label.release()
+        self.show_text(f"{name}.grad = None", "")
         self.bars.set_bars([], 1.0)
+
+    def show_text(self, value: str, history: str) -> None:
+        self.value.show_text(value)
+        self.history.show_text(history)
 
 
 class GradPanel(QWidget):
@@ -266,10 +270,8 @@ class GradPanel(QWidget):
         if not self._scales and (self._ends or any(state.grads.get(n) is not None for n in self._leaves)):
             self._scales = _largest(recording, list(self._leaves))
         for name, view in self._leaves.items():
-            grad = state.grads.get(name)
-            view.value.setText(f"{name}.grad = {_format(grad)}")
             history = _history(recording, state, name, self._ends, finished, lines_of=self._lines)
-            view.history.setText("\n".join(history))
+            view.show_text(f"{name}.grad = {_format(state.grads.get(name))}", "\n".join(history))
             bars = _bars(recording, state, name, self._ends, finished, tops_of=self._tops)
             view.bars.set_bars(bars, self._scales.get(name, 1.0))
 

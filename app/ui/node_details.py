@@ -12,7 +12,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
-    QLabel,
     QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.session import Session
+from app.ui.steady_label import SteadyLabel
 
 if TYPE_CHECKING:
     from app.core.model.graph import GraphNode, SavedSlot
@@ -60,11 +60,11 @@ class NodeDetails(QWidget):
         self._program_name: str | None = None
         self._table_node: str | None = None  # the node whose rows the table holds
         self.node_id: str | None = None
-        self.title = QLabel("Click a node in the graph")
+        # NOTE [steady heights]: the node changes at every step of a call
+        self.title = SteadyLabel("Click a node in the graph")
         self.title.setObjectName("nodeTitle")
-        self.subtitle = QLabel("")
+        self.subtitle = SteadyLabel("")
         self.subtitle.setObjectName("nodeSubtitle")
-        self.subtitle.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
@@ -98,6 +98,8 @@ class NodeDetails(QWidget):
 
     def _on_recording_applied(self, recording: Recording) -> None:
         self._table_node = None  # a new recording: shapes and bytes may differ
+        self.title.release()
+        self.subtitle.release()
         same = recording.program.name == self._program_name
         self._program_name = recording.program.name
         if self._pinned is not None and (not same or self._pinned not in recording.graph):
@@ -113,14 +115,14 @@ class NodeDetails(QWidget):
         node_id = self._pinned or _latest_node(recording, state.step.index)
         self.node_id = node_id
         if node_id is None or node_id not in recording.graph:
-            self.title.setText("Click a node in the graph")
-            self.subtitle.setText("Its saved values and their state at this step appear here.")
+            self.title.show_text("Click a node in the graph")
+            self.subtitle.show_text("Its saved values and their state at this step appear here.")
             self.table.setRowCount(0)
             self._table_node = None
             return
         node = recording.graph.node(node_id)
-        self.title.setText(node.name)
-        self.subtitle.setText(self._subtitle(recording, state, node))
+        self.title.show_text(node.name)
+        self.subtitle.show_text(self._subtitle(recording, state, node))
         self._fill_table(node, state)
 
     def _subtitle(self, recording: Recording, state: StepState, node: GraphNode) -> str:
