@@ -96,6 +96,33 @@ def test_no_fail_mark_when_every_call_succeeds(qtbot, session):
     assert not [m for m in bar.marks.marks() if m.kind == "fail"]
 
 
+def _tick_columns(strip) -> set[int]:
+    """The x of every column of the strip where a call's tick is drawn (its top rows are inked)."""
+    image = strip.grab().toImage()
+    return {x for x in range(image.width()) if image.pixelColor(x, 1).alpha() > 128}
+
+
+def test_marks_are_drawn_once_and_copied_as_the_steps_go(qtbot, session):
+    rec = recorded("rnn-no-detach")
+    bar = _bar(qtbot, session, rec)
+    strip = bar.marks
+    picture = strip.grab().toImage()
+    drawn = strip.strips_drawn()
+    for index in range(0, session.last_index, 3):
+        session.go_to(index)
+        qtbot.wait(1)
+        assert strip.grab().toImage() == picture  # copied, the same pixels at every step
+    assert strip.strips_drawn() == drawn
+    calls = [round(strip.x_of(m.step)) for m in strip.marks() if m.kind == "call"]
+    assert all({x - 1, x, x + 1} & _tick_columns(strip) for x in calls)
+    bar.resize(700, 90)  # the slider is shorter: the strip is drawn again, the ticks follow it
+    qtbot.waitUntil(lambda: strip.width() < 650)
+    moved = [round(strip.x_of(m.step)) for m in strip.marks() if m.kind == "call"]
+    assert moved != calls
+    assert all({x - 1, x, x + 1} & _tick_columns(strip) for x in moved)
+    assert strip.strips_drawn() == drawn + 1
+
+
 # -- stepping by iteration -----------------------------------------------------------------
 @pytest.mark.parametrize("name", ["logged-loss", "rnn-detach"])
 def test_next_iteration_lands_on_the_first_step_of_each_iteration_in_turn(session, name):

@@ -13,8 +13,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from PySide6.QtCore import Property, QEvent, QPointF, QRectF, QSize
-from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtCore import Property, QEvent, QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QColor,
+    QHelpEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+    QPixmap,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from app.ui.session import Session, call_starts, iteration_starts
@@ -26,6 +36,7 @@ __all__ = ["Mark", "MarkKind", "TimelineMarks", "marks_of"]
 
 MarkKind = Literal["call", "iteration", "fail"]
 HIT_PX = 8  # a click this close to a mark lands on it
+_LOOK_CHANGES = frozenset({QEvent.Type.PaletteChange, QEvent.Type.FontChange, QEvent.Type.StyleChange})
 LABEL_GAP_PX = 6  # labels closer than this to the one before are left out (the tooltip still names it)
 
 
@@ -74,6 +85,9 @@ class TimelineMarks(QWidget):
         self._steps = 1
         self._fail_color = QColor("#d62728")
         self._x_of: Callable[[int], float] | None = None
+        self._strip: QPixmap | None = None  # NOTE [marks drawn once]
+        self._strip_key: tuple[QSize, float] | None = None
+        self._drawn = 0
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMouseTracking(True)
         self.setAccessibleName("Calls and loop iterations")
@@ -85,7 +99,7 @@ class TimelineMarks(QWidget):
 
     def _set_fail(self, color: QColor) -> None:
         self._fail_color = QColor(color)
-        self.update()
+        self._forget_strip()
 
     failColor = Property(QColor, _get_fail, _set_fail)
 
@@ -96,7 +110,7 @@ class TimelineMarks(QWidget):
     def set_placement(self, x_of: Callable[[int], float]) -> None:
         """Where step ``i`` sits, in this widget's x (the slider's handle centre at value ``i``)."""
         self._x_of = x_of
-        self.update()
+        self._forget_strip()
 
     def x_of(self, step: int) -> float:
         if self._x_of is not None:
@@ -108,7 +122,7 @@ class TimelineMarks(QWidget):
         self._steps = len(recording.timeline)
         names = sorted({m.kind for m in self._marks})
         self.setToolTip("Marks: " + ", ".join(names) if names else "")
-        self.update()
+        self._forget_strip()
 
     def sizeHint(self) -> QSize:
         return QSize(200, self.fontMetrics().height() + 12)
@@ -117,10 +131,46 @@ class TimelineMarks(QWidget):
         return QSize(40, self.fontMetrics().height() + 12)
 
     # -- drawing ---------------------------------------------------------------------
+    # NOTE [marks drawn once]: placing a mark asks the slider's style where its handle would be
+    # (twice per mark, through the style sheet), and labels are fitted between the ticks: a
+    # training loop's 150 marks took 5 ms to draw. The strip changes only with the recording,
+    # its size, the slider's placement or the theme, so it is drawn into a pixmap then, and a
+    # repaint (every step, as the slider's handle moves above it) only copies that pixmap.
     def paintEvent(self, event: QPaintEvent) -> None:
         if not self._marks:
             return
+        ratio = self.devicePixelRatioF()
+        if self._strip is None or self._strip_key != (self.size(), ratio):
+            self._strip = self._draw_strip(ratio)
+            self._strip_key = (self.size(), ratio)
         painter = QPainter(self)
+        painter.drawPixmap(0, 0, self._strip)
+        painter.end()
+
+    def strips_drawn(self) -> int:
+        """How many times the strip was drawn (a test's window onto NOTE [marks drawn once])."""
+        return self._drawn
+
+    def _forget_strip(self) -> None:
+        self._strip = None
+        self.update()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._forget_strip()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in _LOOK_CHANGES:
+            self._forget_strip()
+
+    def _draw_strip(self, ratio: float) -> QPixmap:
+        self._drawn += 1
+        strip = QPixmap(QSize(max(1, round(self.width() * ratio)), max(1, round(self.height() * ratio))))
+        strip.setDevicePixelRatio(ratio)
+        strip.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(strip)
+        painter.setFont(self.font())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         text = self.palette().color(QPalette.ColorRole.WindowText)
         faint = QColor(text)
@@ -136,6 +186,7 @@ class TimelineMarks(QWidget):
             painter.drawLine(QPointF(x, 0), QPointF(x, height * (0.9 if call else 0.45)))
         self._paint_labels(painter, xs, {"call": text, "iteration": faint})
         painter.end()
+        return strip
 
     def _paint_labels(self, painter: QPainter, xs: list[float], colours: dict[str, QColor]) -> None:
         """Each label right of its tick, where it crosses no other tick and no label before it;
