@@ -8,7 +8,7 @@ they work wherever the focus is.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -49,6 +49,8 @@ class TimelineBar(QWidget):
         self.slider.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.slider.setPageStep(1)
         self.slider.valueChanged.connect(self._on_slider_moved)
+        self._track: tuple[float, int, int, int, bool] | None = None  # see _slider_track
+        self._track_key: tuple[object, ...] | None = None
         self.marks = TimelineMarks(session)
         self.marks.set_placement(self._slider_x)
         self.speed = QComboBox()
@@ -135,16 +137,35 @@ class TimelineBar(QWidget):
 
     def _slider_x(self, value: int) -> float:
         """The x of the slider's handle centre at ``value`` (the marks share the slider's left edge)."""
-        option = QStyleOptionSlider()
-        self.slider.initStyleOption(option)
-        style, control = self.slider.style(), QStyle.ComplexControl.CC_Slider
-        groove = style.subControlRect(control, option, QStyle.SubControl.SC_SliderGroove, self.slider)
-        handle = style.subControlRect(control, option, QStyle.SubControl.SC_SliderHandle, self.slider)
-        span = max(groove.width() - handle.width(), 1)
-        offset = QStyle.sliderPositionFromValue(
-            option.minimum, option.maximum, value, span, option.upsideDown
-        )
-        return groove.x() + handle.width() / 2 + offset
+        left, span, low, high, upside_down = self._slider_track()
+        return left + QStyle.sliderPositionFromValue(low, high, value, span, upside_down)
+
+    def _slider_track(self) -> tuple[float, int, int, int, bool]:
+        """Where the handle's centre can go: its leftmost x, the span, the range, the direction.
+        Asked of the style once per size, range and look (a loop's marks ask it hundreds of times)."""
+        slider = self.slider
+        key = (slider.size(), slider.minimum(), slider.maximum(), slider.invertedAppearance())
+        if self._track_key != key or self._track is None:
+            option = QStyleOptionSlider()
+            slider.initStyleOption(option)
+            style, control = slider.style(), QStyle.ComplexControl.CC_Slider
+            groove = style.subControlRect(control, option, QStyle.SubControl.SC_SliderGroove, slider)
+            handle = style.subControlRect(control, option, QStyle.SubControl.SC_SliderHandle, slider)
+            span = max(groove.width() - handle.width(), 1)
+            self._track = (
+                groove.x() + handle.width() / 2,
+                span,
+                option.minimum,
+                option.maximum,
+                option.upsideDown,
+            )
+            self._track_key = key
+        return self._track
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
+            self._track = None  # another handle size: asked of the style again
 
     def _on_recording_applied(self, recording: object) -> None:
         self.setEnabled(True)

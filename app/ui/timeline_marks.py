@@ -9,6 +9,7 @@ from torch.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -73,6 +74,16 @@ def marks_of(recording: Recording) -> list[Mark]:
         marks.append(Mark(len(steps) - 1, "fail", "✖", "the program stops with an error here"))
     order: dict[MarkKind, int] = {"iteration": 0, "call": 1, "fail": 2}
     return sorted(marks, key=lambda m: (m.step, order[m.kind]))
+
+
+def _tick_between(ticks: list[float], low: float, high: float, own: float) -> bool:
+    """Whether a tick of the sorted ``ticks`` other than one at ``own`` lies strictly between
+    ``low`` and ``high`` (a bisection: a 200-iteration loop has 400 marks).
+
+    >>> _tick_between([1.0, 5.0, 9.0], 4.0, 8.0, 5.0), _tick_between([1.0, 5.0, 9.0], 4.0, 10.0, 5.0)
+    (False, True)
+    """
+    return any(tick != own for tick in ticks[bisect_right(ticks, low) : bisect_left(ticks, high)])
 
 
 class TimelineMarks(QWidget):
@@ -201,7 +212,7 @@ class TimelineMarks(QWidget):
             left = x + 3
             for label in (mark.label, mark.short):
                 right = left + metrics.horizontalAdvance(label)
-                crossed = any(left - 2 < t < right + LABEL_GAP_PX for t in ticks if t != x)
+                crossed = _tick_between(ticks, left - 2, right + LABEL_GAP_PX, x)
                 if label and not crossed and left >= ends[mark.kind] + LABEL_GAP_PX and right <= self.width():
                     top = self.height() - line - 1 if mark.kind == "call" else 0
                     painter.setPen(colours[mark.kind])
