@@ -29,6 +29,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from app.ui.session import Session, call_starts, iteration_starts
+from app.ui.theme import hue_colour
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
@@ -94,7 +95,7 @@ class TimelineMarks(QWidget):
         self._session = session
         self._marks: list[Mark] = []
         self._steps = 1
-        self._fail_color = QColor("#d62728")
+        self._fail_color: QColor | None = None  # None: a red that reads on the palette
         self._x_of: Callable[[int], float] | None = None
         self._strip: QPixmap | None = None  # NOTE [marks drawn once]
         self._strip_key: tuple[QSize, float] | None = None
@@ -106,7 +107,7 @@ class TimelineMarks(QWidget):
 
     # Colour of the failing call's mark, from the stylesheet: TimelineMarks { qproperty-failColor: ...; }
     def _get_fail(self) -> QColor:
-        return self._fail_color
+        return QColor(self._fail_color or hue_colour(self.palette(), 0.0))
 
     def _set_fail(self, color: QColor) -> None:
         self._fail_color = QColor(color)
@@ -224,7 +225,7 @@ class TimelineMarks(QWidget):
         """A small ✖ on the line of the call that will fail: a glyph, not colour alone."""
         metrics = self.fontMetrics()
         width = metrics.horizontalAdvance("✖")
-        painter.setPen(self._fail_color)
+        painter.setPen(self._get_fail())
         painter.drawText(QRectF(x - width - 2, 0, width + 1, metrics.height()), "✖")
 
     # -- clicks and hover --------------------------------------------------------------
