@@ -557,3 +557,22 @@ def test_a_damaged_file_fails_when_read_before_the_window(tmp_path: Path) -> Non
     path.write_bytes(b"{}")
     with pytest.raises(LensError):
         lens.preread_lens(path)
+
+
+def test_reading_a_file_leaves_nothing_for_the_collector(tmp_path: Path) -> None:
+    """The window turns automatic collection off; a reader kept alive by a cycle would keep the
+    whole decoded file until a full collection, and that collection would free it all at once."""
+    import gc
+
+    path = tmp_path / "run.lens"
+    save_lens(long_recording(), path)
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        recording = read_lens(path)
+        assert gc.collect() == 0
+    finally:
+        if was_enabled:
+            gc.enable()
+    assert recording == long_recording()

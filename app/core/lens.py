@@ -42,7 +42,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeGuard, TypeVar, cast, get_args
 
-from app.core.json_pieces import loads_in_pieces
+from app.core.json_pieces import free_in_pieces, loads_in_pieces
 from app.core.model.errors import ScenarioError
 from app.core.model.graph import (
     Edge,
@@ -412,11 +412,15 @@ def _read(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
         raise _damaged("its JSON is nested too deeply") from None
     except ValueError as exc:  # json.JSONDecodeError, or an integer with too many digits
         raise _damaged(f"it is not JSON ({exc})") from None
+    reader = _Reader(raw)
     try:
-        recording = _Reader(raw).recording()
+        recording = reader.recording()
     except RecursionError:  # pragma: no cover - the reader does not recurse into the data
         raise _damaged("it is nested too deeply") from None
-    layout = raw.get("layout")
+    finally:
+        reader.forget()
+    layout = raw.pop("layout", None)
+    free_in_pieces(raw)  # nothing of it is kept: the recording holds its own tuples and dicts
     return recording, layout if isinstance(layout, dict) else None
 
 
@@ -543,6 +547,12 @@ class _Reader:
             "gone_nodes": self.node_ids,
             "version_changes": lambda v, w: self.by_slot(v, w, self.int_, _is_version),
         }
+
+    def forget(self) -> None:
+        """Let go of the file and the field tables: their readers refer back to this reader, a
+        cycle that would keep the whole decoded file alive until a full collection."""
+        self.raw = None
+        self.slot_fields, self.node_fields, self.step_fields = {}, {}, {}
 
     # -- checked access --
 
