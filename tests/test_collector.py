@@ -10,7 +10,8 @@ import threading
 import pytest
 from PySide6.QtCore import QObject, QRunnable, QThreadPool
 
-from app.ui.collector import CHECK_MS, YOUNG_WHILE_PAUSED, GuiCollector, collection_paused
+from app.core.collection import collection_paused
+from app.ui.collector import CHECK_MS, YOUNG_WHILE_PAUSED, GuiCollector
 from app.ui.session import Session
 from app.ui.worker import GcPause
 

@@ -31,17 +31,16 @@ True
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import threading
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeGuard, TypeVar, cast, get_args
 
+from app.core.collection import collection_paused
 from app.core.json_pieces import free_in_pieces, loads_in_pieces
 from app.core.model.errors import ScenarioError
 from app.core.model.graph import (
@@ -383,23 +382,11 @@ def recording_from_bytes(data: bytes) -> Recording:
 
 
 def _recording_and_layout(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
-    with _no_automatic_collection():
+    # Decoding and checking a file makes millions of objects and no cycles; the full collections
+    # that many allocations set off walked them all again (the 5,000-node chain's file read in
+    # 2.4 s instead of 0.9 s in a process holding a recording already).
+    with collection_paused():
         return _read(data)
-
-
-@contextmanager
-def _no_automatic_collection() -> Iterator[None]:
-    """No automatic garbage collection while a file is read: decoding and checking it makes
-    millions of objects and no cycles, and the full collections that many allocations set off
-    walk them all again (a 5,000-node file read in 2.4 s instead of 0.9 s in a busy process).
-    Left as it was when the reader started (the window's collector keeps it off for itself)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _read(data: bytes) -> tuple[Recording, dict[str, Any] | None]:

@@ -36,31 +36,17 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import ClassVar
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
 
 from app.ui.worker import GcPause
 
-__all__ = ["CHECK_MS", "FULL_PASS_BUDGET", "YOUNG_WHILE_PAUSED", "GuiCollector", "collection_paused"]
+__all__ = ["CHECK_MS", "FULL_PASS_BUDGET", "YOUNG_WHILE_PAUSED", "GuiCollector"]
 
 CHECK_MS = 20  # how often the GUI thread looks at the generation counts
 YOUNG_WHILE_PAUSED = 10_000  # net new objects that make a young pass due while a load pauses full ones
 FULL_PASS_BUDGET = 20  # a full pass waits at least this many times its own duration after the last
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """No automatic collection inside the block (a Qt call that walks a snapshot of widgets)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class GuiCollector(QObject):

@@ -16,8 +16,8 @@ from string import Template
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.core.collection import collection_paused
 from app.core.resources import style_files
-from app.ui.collector import collection_paused
 from app.ui.settings import THEMES
 
 __all__ = [
