@@ -7,6 +7,7 @@ import copy
 import gzip
 import json
 import math
+import os
 import subprocess
 import sys
 import zlib
@@ -534,21 +535,62 @@ def test_a_leaf_no_graph_has_used_yet_survives_the_file(tmp_path: Path) -> None:
     assert read_lens(path).leaves == {"x": ""}
 
 
-def test_a_file_read_before_the_window_opens_is_handed_over_once(tmp_path: Path) -> None:
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    reads: list[int] = []
+    real = lens._read
+
+    def counted(data: bytes) -> Any:
+        reads.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(lens, "_read", counted)
+    return reads
+
+
+def test_a_file_read_before_the_window_opens_is_handed_over_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "run.lens"
     save_lens(small_recording(), path)
+    reads = _counting_reads(monkeypatch)
     lens.preread_lens(path)
+    assert len(reads) == 1
     handed = lens.open_lens(path)
+    assert len(reads) == 1  # not read again
     assert handed[0] == small_recording()
-    again = lens.open_lens(path)  # read anew: the pre-read one was handed over
-    assert again == handed and again[0] is not handed[0]
+    again = lens.open_lens(path)  # the pre-read one was handed over: read anew
+    assert len(reads) == 2 and again == handed
 
 
-def test_a_file_changed_after_it_was_read_is_read_again(tmp_path: Path) -> None:
+def test_a_file_changed_after_it_was_read_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "run.lens"
     save_lens(small_recording(), path)
     lens.preread_lens(path)
-    save_lens(long_recording(), path)
+    save_lens(long_recording(), path)  # another size
+    assert lens.open_lens(path)[0] == long_recording()
+    lens.preread_lens(path)
+    later = path.stat().st_mtime_ns + 10**9
+    os.utime(path, ns=(later, later))  # the same size, touched: it may have changed
+    reads = _counting_reads(monkeypatch)
+    assert lens.open_lens(path)[0] == long_recording() and len(reads) == 1
+
+
+def test_a_file_rewritten_while_it_is_read_is_not_handed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "run.lens"
+    save_lens(small_recording(), path)
+    real = lens._read
+
+    def rewritten_meanwhile(data: bytes) -> Any:
+        save_lens(long_recording(), path)
+        return real(data)
+
+    monkeypatch.setattr(lens, "_read", rewritten_meanwhile)
+    lens.preread_lens(path)
+    monkeypatch.setattr(lens, "_read", real)
     assert lens.open_lens(path)[0] == long_recording()
 
 

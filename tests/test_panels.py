@@ -226,9 +226,23 @@ def test_panels_that_follow_the_step_keep_their_height_within_a_recording(qtbot,
     assert len(texts) > 3  # the history did change length as the calls went on
     for before, after in itertools.pairwise(heights):
         assert all(b <= a for b, a in zip(before, after, strict=True)), (before, after)
-    session.apply(record(load_builtin("two-losses")))  # another recording: fitted afresh
+    subtitle = details.subtitle
+    both.resize(1400, 600)  # wider: the text wraps anew and the label fits it afresh
+    qtbot.waitUntil(lambda: subtitle.height() == subtitle.heightForWidth(subtitle.width()))
+    tallest = max(h[1] for h in heights)
+    session.go_to(0)  # the shortest text, after taller ones: still as tall as before at this width
     qtbot.wait(1)
-    assert details.subtitle.minimumHeight() <= heights[-1][1]
+    kept = subtitle.height()
+    assert kept >= subtitle.heightForWidth(subtitle.width())
+    assert kept <= tallest
+    both.resize(700, 600)
+    for index in range(len(recording.timeline)):  # the tallest text at this width again
+        session.go_to(index)
+        qtbot.wait(1)
+    tallest_here = subtitle.height()
+    session.apply(record(load_builtin("two-losses")))  # another recording: fitted afresh
+    qtbot.waitUntil(lambda: subtitle.height() == subtitle.heightForWidth(subtitle.width()))
+    assert subtitle.height() < tallest_here
 
 
 # -- code, caption, counter, memory ------------------------------------------------------------

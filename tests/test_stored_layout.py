@@ -105,8 +105,26 @@ BREAKAGES = {
     "an unknown module group": lambda d: d.update(collapsed=["cluster_m_nothing"]),
     "a cluster without its prefix": lambda d: d["clusters"]["keys"].__setitem__(0, "frame"),
     "no nodes": lambda d: d.pop("nodes"),
+    "a huge whole number": lambda d: d["nodes"]["xywh"].__setitem__(0, 10**400),
+    "two numbers whose sum overflows": lambda d: d.update(size=[1e308, 1e308]),
+    "infinity and minus infinity": lambda d: d.update(size=[math.inf, -math.inf]),
+    "true and false for numbers": lambda d: d.update(size=[True, True]),
+    "style true": lambda d: d.update(style=True),
+    "style 1.0": lambda d: d.update(style=float(STYLE)),
+    "a style nested deep": lambda d: d.update(style=_nested(2000)),
+    "a negative size": lambda d: d.update(size=[-1.0, 10.0]),
+    "a box of negative width": lambda d: d["nodes"]["xywh"].__setitem__(2, -5.0),
+    "the iteration frames dropped": lambda d: d.update(clusters={"keys": [], "xywh": []}),
+    "a frame the graph has not": lambda d: d["clusters"]["keys"].__setitem__(0, "cluster_bogus"),
     "a list for the layout": lambda d: d.clear(),
 }
+
+
+def _nested(depth):
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
 
 
 @pytest.mark.parametrize("what", sorted(BREAKAGES))
@@ -131,6 +149,7 @@ JUNK = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(2**70), 2**70),
+    st.sampled_from([10**400, -(10**400), 1e308, math.inf, -math.inf]),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=5),
     st.lists(st.integers(), max_size=3),

@@ -346,10 +346,11 @@ def preread_lens(path: str | Path) -> None:
     does), and hand what was read to the next :func:`open_lens` of the same unchanged file:
     the command line tells a damaged file before the window opens, and the window does not read
     a big file twice."""
-    opened, key = open_lens(path), _file_key(path)
+    key = _file_key(path)  # before reading: a file rewritten meanwhile is not handed over as new
+    opened = open_lens(path)
     with _PREREAD_LOCK:
         _PREREAD.clear()
-        if key is not None:
+        if key is not None and key == _file_key(path):
             _PREREAD[key] = opened
 
 

@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 from app.core.lens import save_lens
 from app.core.model.graph import Graph
 from app.core.model.recording import Recording
-from app.render.dot_source import long_edges
+from app.render.dot_source import iterations, long_edges
 from app.render.labels import drawn_slots
 from app.render.layout import Box, EdgePath, Layout, LayoutError, layout_graph
 from app.render.modules import fold, module_groups
@@ -115,14 +115,19 @@ class _StoredLayout:
 
     def read(self, raw: Any) -> Layout:
         table = self.obj(raw, "the layout")
-        if table.get("style") != STYLE:
-            raise self.fail(f"made for layout style {str(table.get('style'))[:20]}, not {STYLE}")
+        style = table.get("style")
+        if type(style) is not int or style != STYLE:
+            shown = style if type(style) is int else type(style).__name__
+            raise self.fail(f"made for layout style {shown}, not {STYLE}")
         collapsed = frozenset(self.names(table.get("collapsed", []), "collapsed"))
         unknown = collapsed - {g.name for g in module_groups(self.graph)}
         if unknown:
             raise self.fail(f"no module group {sorted(unknown)[0][:40]!r}")
         drawn = fold(self.graph, collapsed)
         width, height = self.numbers(table.get("size"), "size", 2)
+        if width < 0 or height < 0:
+            raise self.fail("a negative size")
+        frames = [g.name for g in iterations(drawn.graph)] + [g.name for g in module_groups(drawn.graph)]
         slots = {(n.id, s.name): (n.id, s.name) for n in drawn.graph.nodes for s in drawn_slots(n)}
         proxies = {(e.src, e.dst): e for e in long_edges(drawn.graph)}
         return Layout(
@@ -133,7 +138,7 @@ class _StoredLayout:
             edges=self.paths(table.get("edges"), {(e.src, e.dst): e for e in drawn.graph.edges}, "edges"),
             slot_edges=self.paths(table.get("slot_edges"), slots, "slot_edges"),
             proxies=self.boxes(table.get("proxies"), proxies, "proxies"),
-            clusters=self.clusters(table.get("clusters", {"keys": [], "xywh": []})),
+            clusters=self.boxes(table.get("clusters"), {name: name for name in frames}, "clusters"),
             collapsed=drawn.collapsed,
         )
 
@@ -153,10 +158,12 @@ class _StoredLayout:
         """``count`` finite numbers of at most :data:`MAX_COORD` each, checked in a few passes in C."""
         if not isinstance(value, list) or len(value) != count:
             raise self.fail(f"{where} is not a list of {count} numbers")
+        if not set(map(type, value)) <= {int, float}:  # not bool, which json reads as True/False
+            raise self.fail(f"{where} holds something that is not a number")
         try:
-            total = math.fsum(value)  # a string or list raises; a NaN or infinity makes it not finite
-        except TypeError:
-            raise self.fail(f"{where} holds something that is not a number") from None
+            total = math.fsum(value)  # a NaN or an infinity makes it not finite
+        except (OverflowError, ValueError):  # a huge integer or sum; inf + -inf
+            raise self.fail(f"{where} holds a number that is not finite or is too large") from None
         if not math.isfinite(total) or (value and (max(value) > MAX_COORD or min(value) < -MAX_COORD)):
             raise self.fail(f"{where} holds a number that is not finite or is too large")
         return value
@@ -181,6 +188,8 @@ class _StoredLayout:
         if len(keys) != len(expected):
             raise self.fail(f"{where}: {len(expected) - len(keys)} of the graph's have no place")
         v = self.numbers(table.get("xywh"), f"{where}.xywh", 4 * len(keys))
+        if v and min(*v[2::4], *v[3::4]) < 0:
+            raise self.fail(f"{where}.xywh: a box of negative size")
         return MappingProxyType({k: Box(*v[4 * i : 4 * i + 4]) for i, k in enumerate(keys)})
 
     def paths(self, value: Any, expected: Mapping[Any, K], where: str) -> Mapping[K, EdgePath]:
@@ -212,11 +221,3 @@ class _StoredLayout:
         ):
             raise self.fail(f"{where} is not a list of {count} counts")
         return value
-
-    def clusters(self, value: Any) -> Mapping[str, Box]:
-        table = self.obj(value, "clusters")
-        names = self.names(table.get("keys"), "clusters.keys")
-        if len(set(names)) != len(names) or not all(n.startswith("cluster_") for n in names):
-            raise self.fail("clusters.keys: a name that is not a cluster's, or twice")
-        v = self.numbers(table.get("xywh"), "clusters.xywh", 4 * len(names))
-        return MappingProxyType({n: Box(*v[4 * i : 4 * i + 4]) for i, n in enumerate(names)})

@@ -144,7 +144,13 @@ class TimelineBar(QWidget):
         """Where the handle's centre can go: its leftmost x, the span, the range, the direction.
         Asked of the style once per size, range and look (a loop's marks ask it hundreds of times)."""
         slider = self.slider
-        key = (slider.size(), slider.minimum(), slider.maximum(), slider.invertedAppearance())
+        key = (
+            slider.size(),
+            slider.minimum(),
+            slider.maximum(),
+            slider.invertedAppearance(),
+            slider.isRightToLeft(),
+        )
         if self._track_key != key or self._track is None:
             option = QStyleOptionSlider()
             slider.initStyleOption(option)
@@ -164,7 +170,11 @@ class TimelineBar(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
+        if event.type() in (
+            QEvent.Type.StyleChange,
+            QEvent.Type.FontChange,
+            QEvent.Type.LayoutDirectionChange,
+        ):
             self._track = None  # another handle size: asked of the style again
 
     def _on_recording_applied(self, recording: object) -> None:

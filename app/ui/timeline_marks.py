@@ -38,7 +38,16 @@ __all__ = ["Mark", "MarkKind", "TimelineMarks", "marks_of"]
 
 MarkKind = Literal["call", "iteration", "fail"]
 HIT_PX = 8  # a click this close to a mark lands on it
-_LOOK_CHANGES = frozenset({QEvent.Type.PaletteChange, QEvent.Type.FontChange, QEvent.Type.StyleChange})
+_LOOK_CHANGES = frozenset(  # what changes the strip's pixels besides its size and its marks
+    {
+        QEvent.Type.PaletteChange,
+        QEvent.Type.FontChange,
+        QEvent.Type.StyleChange,
+        QEvent.Type.LayoutDirectionChange,
+        QEvent.Type.EnabledChange,  # the palette's colour group
+        QEvent.Type.ActivationChange,
+    }
+)
 LABEL_GAP_PX = 6  # labels closer than this to the one before are left out (the tooltip still names it)
 
 
