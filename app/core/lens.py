@@ -99,7 +99,7 @@ def _plain(key: str, value: Any) -> bool:
     """Whether ``value`` is what field ``key`` holds, needing no reader (the reader's fast path)."""
     if type(value) is str:
         return key in _TEXT_FIELDS
-    return type(value) is int and key in _NUMBER_FIELDS and _INT_RANGE[0] <= value < _INT_RANGE[1]
+    return key in _NUMBER_FIELDS and _is_whole(value)
 
 
 _STEP_READ_DEFAULTS: dict[str, Any] = {  # the fields of a Step that have no default of their own
@@ -118,8 +118,9 @@ def _is_whole(value: Any) -> bool:
     return type(value) is int and _INT_RANGE[0] <= value < _INT_RANGE[1]
 
 
-def _is_version(value: Any) -> bool:
-    """A version counter as the writer stores it (the reader's fast path; others are read in full)."""
+def _is_count(value: Any) -> bool:
+    """A whole number from 0, as the writer stores a version or a size (the reader's fast path;
+    anything else is read in full)."""
     return type(value) is int and 0 <= value < _INT_RANGE[1]
 
 
@@ -533,7 +534,7 @@ class _Reader:
             "printed": self.strings,
             "alive_nodes": lambda v, w: self.int_(v, w, 0),
             "gone_nodes": self.node_ids,
-            "version_changes": lambda v, w: self.by_slot(v, w, self.int_, _is_version),
+            "version_changes": lambda v, w: self.by_slot(v, w, self.int_, _is_count),
         }
 
     def forget(self) -> None:
@@ -734,7 +735,7 @@ class _Reader:
         dims = self.seq(value, where)
         if len(dims) > MAX_DIMS:
             raise self.fail(where, f"{len(dims)} dimensions, more than {MAX_DIMS}")
-        if all(type(d) is int and 0 <= d < _INT_RANGE[1] for d in dims):  # the usual case, in one pass
+        if all(map(_is_count, dims)):  # the usual case, in one pass
             return tuple(dims)
         return tuple(self.int_(d, f"{where}[{i}]", 0) for i, d in enumerate(dims))
 

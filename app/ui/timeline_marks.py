@@ -24,7 +24,6 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QPixmap,
-    QResizeEvent,
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
@@ -155,8 +154,8 @@ class TimelineMarks(QWidget):
     # NOTE [marks drawn once]: placing a mark asks the slider's style where its handle would be
     # (twice per mark, through the style sheet), and labels are fitted between the ticks: a
     # training loop's 150 marks took 5 ms to draw. The strip changes only with the recording,
-    # its size, the slider's placement or the theme, so it is drawn into a pixmap then, and a
-    # repaint (every step, as the slider's handle moves above it) only copies that pixmap.
+    # its size (and pixel ratio), the slider's placement or the theme, so it is drawn into a
+    # pixmap then, and any other repaint (the window exposed, a neighbour resized) only copies it.
     def paintEvent(self, event: QPaintEvent) -> None:
         if not self._marks:
             return
@@ -175,10 +174,6 @@ class TimelineMarks(QWidget):
     def _forget_strip(self) -> None:
         self._strip = None
         self.update()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._forget_strip()
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
