@@ -83,3 +83,28 @@ def test_the_caption_bar_is_never_cut_off_below_its_share(qtbot, session):
         assert need <= round(stage.height() * CAPTION_SHARE)  # each one fits its share
         assert caption.height() <= room.viewport().height(), words  # so nothing is cut off
         assert room.verticalScrollBar().maximum() == 0
+
+
+def test_the_scroll_bar_stays_while_captions_alternate(qtbot):
+    """A caption that scrolls, then short ones: the bar keeps its place until the stage changes
+    width, so the caption is not wrapped anew at another width every other step."""
+    stage, caption, _, graph = _stage(qtbot)
+    room = stage.caption_room
+    caption.setText(LONG * 4)
+    _settle(qtbot)
+    assert room.verticalScrollBar().isVisible()
+    width, graph_height = room.viewport().width(), graph.height()
+    resizes: list[int] = []
+    caption.resizeEvent = lambda event: resizes.append(event.size().width())  # type: ignore[method-assign]
+    for text in (SHORT, LONG * 4, SHORT, LONG * 3):
+        caption.setText(text)
+        _settle(qtbot)
+        assert room.verticalScrollBar().isVisible(), text
+        assert room.viewport().width() == width
+        assert graph.height() == graph_height
+    assert set(resizes) <= {width}  # grown or shrunk in height only, never wrapped at another width
+    caption.setText(SHORT)
+    stage.resize(1600, 600)  # another width: measured afresh, and this caption fits
+    _settle(qtbot)
+    assert not room.verticalScrollBar().isVisible()
+    assert room.verticalScrollBar().maximum() == 0
