@@ -101,6 +101,38 @@ def test_opens_on_the_seed_scenario(qtbot, open_window, two_losses):
     assert "Device: CPU" in window.device_label.text()
 
 
+def test_the_graph_view_is_made_while_the_first_recording_is_under_way(
+    qtbot, settings_path, monkeypatch, two_losses
+):
+    """NOTE [fast start]: the graph's widgets are made in the wait for the child, not in the turn
+    the first recording arrives (they stood between it and its first paint)."""
+    import threading
+
+    release = threading.Event()
+    real = worker_module.record_program
+
+    def held(source, device):
+        release.wait(TIMEOUT / 1000)
+        return real(source, device)
+
+    monkeypatch.setattr(worker_module, "record_program", held)
+    window = MainWindow(AppSettings(settings_path), "two-losses")
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        window.start()
+        qtbot.waitUntil(lambda: window.graph_view is not None, timeout=TIMEOUT)
+        assert window.session.recording is None  # nothing has arrived yet
+        assert window.graph_stack.currentWidget() is not window.graph_page  # "Recording two-losses…"
+    finally:
+        release.set()
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
+        pass
+    assert window.graph_stack.currentWidget() is window.graph_page
+    assert len(window.graph_view.graph_scene.nodes) == len(two_losses.graph.nodes)
+    window.session.worker.wait_idle()
+
+
 def test_stepping_with_keys_shows_the_recorded_states_and_grads(qtbot, open_window, two_losses):
     window = open_window()
     pow_id = next(n.id for n in two_losses.graph.nodes if n.name == "PowBackward0")
