@@ -108,3 +108,22 @@ def test_the_scroll_bar_stays_while_captions_alternate(qtbot):
     _settle(qtbot)
     assert not room.verticalScrollBar().isVisible()
     assert room.verticalScrollBar().maximum() == 0
+
+
+def test_a_caption_is_measured_again_when_the_counter_beside_it_widens(qtbot):
+    """The step counter shares the caption's row: when its text grows (a failed call's
+    "… · FAILED"), the caption wraps into more lines and the room grows to show it whole."""
+    stage, caption, counter, _ = _stage(qtbot, width=800)
+    room = stage.caption_room
+    caption.setText(" ".join(["released"] * 14))
+    _settle(qtbot)
+    wide, lines_before = room.viewport().width(), caption.heightForWidth(room.viewport().width())
+    counter.setText("Step 28 / 28 · iteration 2 of 3 · call 2 of 2 · FAILED")
+    _settle(qtbot)
+    narrow = room.viewport().width()
+    assert narrow < wide
+    need = caption.heightForWidth(narrow)
+    assert need > lines_before  # the same caption, more lines
+    assert need <= round(stage.height() * CAPTION_SHARE)  # and it still fits its share
+    assert room.viewport().height() >= need  # so it is shown whole
+    assert room.verticalScrollBar().maximum() == 0

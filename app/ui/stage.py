@@ -23,7 +23,7 @@ was laid out and painted again (199 times in 100 such steps).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
@@ -76,6 +76,14 @@ class CaptionRoom(QScrollArea):
             self._tallest = 0  # another text size: measured afresh
         if kind in (QEvent.Type.LayoutRequest, QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self._update_height()
+        elif kind == QEvent.Type.Resize and watched is self.viewport():
+            assert isinstance(event, QResizeEvent)
+            if event.size().width() != event.oldSize().width():
+                # narrower within the same stage (the step counter beside it grew, or the bar
+                # came): the caption wraps into more lines, so it is measured again, once the
+                # scroll area has laid out its children (changing the room's height inside that
+                # pass left the viewport at the old height)
+                QCoreApplication.postEvent(self.viewport(), QEvent(QEvent.Type.LayoutRequest))
         return super().eventFilter(watched, event)
 
     def forget(self) -> None:
