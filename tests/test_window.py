@@ -133,6 +133,26 @@ def test_the_graph_view_is_made_while_the_first_recording_is_under_way(
     window.session.worker.wait_idle()
 
 
+def test_the_step_counter_and_details_relayout_only_for_new_room(qtbot, open_window):
+    """NOTE [layout fences]: once a recording's steps have been shown, stepping them again asks
+    the window for no new layout on behalf of the counter or the details, and shows them whole."""
+    window = open_window("accumulate-no-zero")
+    counter, details = window.step_counter, window.node_details
+    last = len(window.session.recording.timeline) - 1
+    for index in [*range(last + 1)] * 2:  # each fence grows to what this recording needs (the
+        window.session.go_to(index)  # details' labels keep their own tallest heights, so their
+        qtbot.wait(1)  # sum can first be reached on a second pass)
+    asked = [fence.relayouts for fence in window.fences]
+    for index in range(last + 1):
+        window.session.go_to(index)
+        qtbot.wait(1)
+        assert counter.number.width() >= counter.number.sizeHint().width(), index
+        assert counter.detail.height() >= counter.detail.heightForWidth(counter.detail.width()), index
+        for label in (details.title, details.subtitle):
+            assert label.height() >= label.heightForWidth(label.width()), (index, label.text())
+    assert [fence.relayouts for fence in window.fences] == asked
+
+
 def test_stepping_with_keys_shows_the_recorded_states_and_grads(qtbot, open_window, two_losses):
     window = open_window()
     pow_id = next(n.id for n in two_losses.graph.nodes if n.name == "PowBackward0")

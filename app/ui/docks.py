@@ -32,7 +32,7 @@ class Panel(NamedTuple):
 
 PANELS = (
     Panel("code", "Code", scrolls=False),  # the code view and the editor scroll themselves
-    Panel("details", "Details", scrolls=False),  # its table scrolls
+    Panel("details", "Details", scrolls=True),  # a short dock scrolls; a tall one gives its table the rest
     Panel("calls", "Calls", scrolls=True),
     Panel("gradients", "Gradients", scrolls=True),
     Panel("memory", "Memory", scrolls=False),  # a chart: it draws to whatever size it gets

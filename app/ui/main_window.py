@@ -52,6 +52,7 @@ from app.ui.docks import DockLayout
 from app.ui.error_panel import ErrorPanel
 from app.ui.grad_panel import GradPanel
 from app.ui.graph_navigation import GraphNavigation
+from app.ui.layout_fence import LayoutFence
 from app.ui.memory_chart import MemoryChart
 from app.ui.node_details import NodeDetails
 from app.ui.notice import NoticeBanner
@@ -244,11 +245,14 @@ class MainWindow(QMainWindow):
 
     def _lay_out(self) -> None:
         """The stage (caption, step counter, error, graph) in the centre; the panels in docks."""
-        stage = Stage(self.notice, self.caption_bar, self.step_counter, self.error_panel, self.graph_stack)
+        # NOTE [layout fences]: the two panels whose text changes at every step
+        self.fences = [LayoutFence(self.step_counter), LayoutFence(self.node_details)]
+        counter, details = self.fences
+        stage = Stage(self.notice, self.caption_bar, counter, self.error_panel, self.graph_stack)
         self.setCentralWidget(stage)
         panels: dict[str, QWidget] = {
             "code": self.code_column,
-            "details": self.node_details,
+            "details": details,
             "calls": self.call_toggles,
             "gradients": self.grad_panel,
             "memory": self.memory_chart,
@@ -398,6 +402,8 @@ class MainWindow(QMainWindow):
         self.commands.undo.setEnabled(self.session.can_undo)
         self._select_picker(recording)
         self._remember_program(program)
+        for fence in self.fences:
+            fence.release()
         self._ensure_late_widgets()
         self._editor_sync = partial(self._sync_editor, program, modified=not self._fresh_load)
         self._show_graph(recording)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -52,6 +52,19 @@ def _latest_node(recording: Recording, index: int) -> str | None:
     return None
 
 
+TABLE_MIN_HEIGHT = 60
+
+
+class _Table(QTableWidget):
+    """The slots' table asks for no more than its minimum and takes what the dock leaves: a
+    short dock scrolls the panel (labels whole, NOTE [layout fences]), a tall one grows the table.
+    (Qt's default hint, 192 px, made every fresh dock tall; an ignored hint left the table out
+    of the panel's height for its width, and the labels were cut.)"""
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumHeight())
+
+
 class NodeDetails(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -65,16 +78,15 @@ class NodeDetails(QWidget):
         self.title.setObjectName("nodeTitle")
         self.subtitle = SteadyLabel("")
         self.subtitle.setObjectName("nodeSubtitle")
-        self.table = QTableWidget(0, len(COLUMNS))
+        self.table = _Table(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setMinimumHeight(60)  # a header and a row; it scrolls when the column is short
-        # the table takes what the code panel above leaves, rather than asking for a default size
-        self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
+        self.table.setMinimumHeight(TABLE_MIN_HEIGHT)  # a header and a row; it scrolls when short
+        self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.title)
