@@ -1314,8 +1314,25 @@ def _target_lines(report: Report) -> Iterator[str]:
         )
     lens_open = ratio(median(report.lens_open_s), median(report.torch_import_s))
     yield _verdict(".lens open <= 0.5x import torch", lens_open, TARGETS["lens_open_vs_torch"], "<=")
+    program = report.program
+    if program is not None and program.window is not None and program.window.ms:
+        label = f"{program.iterations}-iteration program: step p95 < 16 ms"
+        yield _verdict(label, p95(program.window.ms), TARGETS["step_p95_ms"], "<")
+    if program is not None and program.heartbeat is not None:
+        label = f"{program.iterations}-iteration program: heartbeat gap while it loads < 50 ms"
+        yield _verdict(label, program.heartbeat.max_gap_ms, TARGETS["max_heartbeat_gap_ms"], "<")
     if report.stack:
         yield _verdict("20,000-node stack peak RSS < 2 GB", report.stack["peak_rss_mb"], 2048.0, "<")
+        for key, label, target in (
+            ("step_p95_ms", "20,000-node stack: step p95 < 16 ms", TARGETS["step_p95_ms"]),
+            (
+                "max_heartbeat_gap_ms",
+                "20,000-node stack: heartbeat gap < 50 ms",
+                TARGETS["max_heartbeat_gap_ms"],
+            ),
+        ):
+            if key in report.stack:
+                yield _verdict(label, report.stack[key], target, "<")
     if report.heartbeat is not None:
         yield _verdict("heartbeat gap < 50 ms", report.heartbeat.max_gap_ms, 50.0, "<")
 

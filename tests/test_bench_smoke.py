@@ -145,3 +145,35 @@ def test_quick_benchmark_prints_its_json_object() -> None:
         assert isinstance(real[key], kind), key
         assert math.isfinite(real[key]) and real[key] > 0, (key, real[key])
     assert real["nodes"] > 100  # a TransformerEncoderLayer and its head, three training steps
+
+
+def test_the_report_judges_the_program_and_the_stack_against_their_targets() -> None:
+    """The Targets lines name every judged number, met or missed by its own value."""
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        bench = importlib.import_module("benchmarks.bench")
+    finally:
+        sys.path.remove(str(ROOT))
+    program = SimpleNamespace(
+        iterations=200,
+        window=bench.StepTimes(ms=[10.0] * 99 + [30.0]),  # p95 10 ms
+        heartbeat=SimpleNamespace(max_gap_ms=60.0),
+    )
+    report = SimpleNamespace(
+        sizes=[],
+        startup_s=[1.0],
+        torch_import_s=[1.0],
+        real_model=None,
+        lens_open_s=[0.4],
+        program=program,
+        stack={"peak_rss_mb": 600.0, "step_p95_ms": 20.0, "max_heartbeat_gap_ms": 30.0},
+        heartbeat=None,
+    )
+    lines = [line.strip() for line in bench._target_lines(report)]
+    assert "[met ] 200-iteration program: step p95 < 16 ms: 10.00" in lines
+    assert "[MISS] 200-iteration program: heartbeat gap while it loads < 50 ms: 60.00" in lines
+    assert "[MISS] 20,000-node stack: step p95 < 16 ms: 20.00" in lines
+    assert "[met ] 20,000-node stack: heartbeat gap < 50 ms: 30.00" in lines
+    assert "[met ] .lens open <= 0.5x import torch: 0.40" in lines
