@@ -19,7 +19,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
@@ -118,25 +118,33 @@ SOURCE_HELP = "built-in name, .toml or .py program, or .lens recording"
 
 def _recording(source: str, device: str | None, *, in_process: bool = False) -> Recording:
     """Read ``source`` when it is a ``.lens`` file (no torch), otherwise record it in a child process."""
-    from app.core.lens import LensError, is_lens, read_lens
+    return _recording_and_layout(source, device, in_process=in_process)[0]
+
+
+def _recording_and_layout(
+    source: str, device: str | None, *, in_process: bool = False
+) -> tuple[Recording, Any]:
+    """The recording, and the layout a ``.lens`` source kept (None for anything recorded here)."""
+    from app.core.lens import LensError, is_lens, open_lens
 
     if is_lens(source):
-        recording = read_lens(source)
+        recording, stored = open_lens(source)
         if device is not None:
             raise LensError(
                 f"{source} is already recorded (on {recording.device}); --device applies only when recording"
             )
-        return recording
+        return recording, stored
     if in_process:
         from app.child.client import POOL
         from app.core.loading import load_program
         from app.core.recording.recorder import record
         from app.core.sizing.limits import Limits
 
-        return record(load_program(source), device=device or "cpu", limits=Limits(POOL.limits.time_limit_s))
+        made = record(load_program(source), device=device or "cpu", limits=Limits(POOL.limits.time_limit_s))
+        return made, None
     from app.child.client import record_in_child
 
-    return record_in_child(source, device or "cpu")
+    return record_in_child(source, device or "cpu"), None
 
 
 def _fail(message: str, status: int = EXIT_USAGE) -> int:
@@ -167,11 +175,11 @@ def _scenarios() -> int:
 def _trace(args: argparse.Namespace) -> int:
     from app.core.report import to_json, to_table
 
-    rec = _recording(args.scenario, args.device, in_process=args.in_process)
+    rec, stored = _recording_and_layout(args.scenario, args.device, in_process=args.in_process)
     if args.save:
         from app.render.layout_store import save_with_layout
 
-        save_with_layout(rec, args.save)
+        save_with_layout(rec, args.save, stored=stored)  # a .lens copied keeps its layout
     print(json.dumps(to_json(rec)) if args.json else to_table(rec))
     if args.save and not args.json:
         print(f"\nsaved the recording to {args.save}")

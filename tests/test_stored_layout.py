@@ -69,6 +69,35 @@ def test_a_saved_file_keeps_the_recording_and_the_default_layout(tmp_path, rnn):
     assert layout_from_json(raw, recording.graph) == layout_graph(rnn.graph)
 
 
+def test_a_copy_made_by_trace_keeps_the_layout_without_graphviz(tmp_path, rnn, monkeypatch, capsys):
+    from app.cli import main
+
+    source, copy_path = tmp_path / "rnn.lens", tmp_path / "copy.lens"
+    save_with_layout(rnn, source)
+    expected = layout_graph(rnn.graph)
+    monkeypatch.setattr(layout_module.shutil, "which", lambda name: None)  # no dot on this machine
+    assert main(["trace", str(source), "--save", str(copy_path)]) == 0
+    assert "saved the recording" in capsys.readouterr().out
+    recording, raw = open_lens(copy_path)
+    assert recording == rnn
+    assert raw is not None and layout_from_json(raw, recording.graph) == expected
+
+
+def test_a_copy_of_a_layout_that_does_not_fit_is_laid_out_again(tmp_path, rnn):
+    data = through_a_file(layout_json(layout_graph(rnn.graph)))
+    data["nodes"]["xywh"][0] = "left"  # not a number: the stored layout is refused
+    data["extra"] = "x" * 100  # and nothing of a file's layout but what was checked is written again
+    path = tmp_path / "copy.lens"
+    save_with_layout(rnn, path, stored=data)
+    _, raw = open_lens(path)
+    assert raw is not None and "extra" not in raw
+    assert layout_from_json(raw, rnn.graph) == layout_graph(rnn.graph)
+    fits = through_a_file(layout_json(layout_graph(rnn.graph))) | {"extra": "x"}
+    save_with_layout(rnn, path, stored=fits)
+    _, raw = open_lens(path)
+    assert raw is not None and "extra" not in raw and raw == layout_json(layout_graph(rnn.graph))
+
+
 def test_a_lens_file_without_a_layout_has_none(tmp_path, rnn):
     path = tmp_path / "plain.lens"
     save_lens(rnn, path)

@@ -85,9 +85,19 @@ def _paths_json(keys: list[Any], paths: Iterable[EdgePath]) -> dict[str, Any]:
     }
 
 
-def save_with_layout(recording: Recording, path: str | Path) -> None:
-    """Write ``recording`` to a ``.lens`` file with its default layout (when Graphviz can make it)."""
-    save_lens(recording, path, layout=layout_for_saving(recording.graph))
+def save_with_layout(recording: Recording, path: str | Path, *, stored: Any = None) -> None:
+    """Write ``recording`` to a ``.lens`` file with its default layout (when Graphviz can make it).
+
+    ``stored``: the layout the file it was read from kept; written again (checked against the
+    graph and written anew, nothing else of it) when it fits, so a copy needs no Graphviz.
+    """
+    layout = None
+    if stored is not None:
+        try:
+            layout = layout_json(layout_from_json(stored, recording.graph))
+        except LayoutError as exc:
+            log.info("%s; laying it out again", exc)
+    save_lens(recording, path, layout=layout if layout is not None else layout_for_saving(recording.graph))
 
 
 def layout_for_saving(graph: Graph) -> dict[str, Any] | None:
