@@ -1338,6 +1338,8 @@ def _target_lines(report: Report) -> Iterator[str]:
 
 
 def _verdict(label: str, value: float, target: float, op: str) -> str:
+    if math.isnan(value):
+        return f"  [ -- ] {label}: not measured"
     ok = {"<": value < target, "<=": value <= target, ">=": value >= target}[op]
     return f"  [{'met ' if ok else 'MISS'}] {label}: {value:.2f}"
 

@@ -100,7 +100,7 @@ def _assert_data_panels_follow(window: MainWindow, oracle: Recording) -> None:
     for index in range(len(oracle.timeline)):
         assert window.session.index == index
         state = oracle.timeline.state(index)
-        assert window.caption_bar.text() == state.step.caption
+        assert window.caption_bar.caption() == state.step.caption
         assert window.grad_panel.grad_text("x") == f"x.grad = {format_values(state.grads.get('x'))}"
         window.session.next_step()
 
@@ -248,7 +248,7 @@ def test_an_exception_in_a_slot_is_shown_in_the_window_and_it_keeps_running(
     assert blocker.args[0].startswith("Something went wrong: KeyError:")
     assert "no view for step 1" in window.notice.text() and not window.notice.isHidden()
     assert window.session.index == 1
-    assert window.caption_bar.text() == seed.timeline[1].caption  # the other views still updated
+    assert window.caption_bar.caption() == seed.timeline[1].caption  # the other views still updated
     qtbot.keyClick(window, Qt.Key.Key_Right)
     assert window.session.index == 2  # and the window goes on stepping
     window.session.step_applied.disconnect(broken_slot)

@@ -61,7 +61,7 @@ def test_node_details_show_every_slot_state_as_recorded(qtbot, session, two_loss
     pow_id = _node_id(two_losses, "PowBackward0")
     details.show_node(pow_id)
     node = two_losses.graph.node(pow_id)
-    assert details.title.text() == "PowBackward0"
+    assert details.shown_name() == "PowBackward0"
     assert node.label in details.subtitle.text()
     for index in [*range(len(two_losses.timeline)), 2, 0]:
         session.go_to(index)
@@ -84,7 +84,7 @@ def test_node_details_follow_the_running_node_until_one_is_clicked(qtbot, sessio
     assert details.node_id == two_losses.timeline[running].node is not None
     details.show_node(_node_id(two_losses, "AccumulateGrad"))
     session.go_to(1)
-    assert details.title.text() == "AccumulateGrad"
+    assert details.shown_name() == "AccumulateGrad"
 
 
 def test_node_details_name_the_line_and_the_version_of_a_slot_changed_in_place(qtbot, session):
@@ -290,7 +290,7 @@ def test_caption_and_counter_follow_the_step(qtbot, session, two_losses):
     last = len(two_losses.timeline) - 1
     for index in range(last + 1):
         session.go_to(index)
-        assert caption.text() == two_losses.timeline[index].caption
+        assert caption.caption() == two_losses.timeline[index].caption
         assert counter.number.text() == f"Step {index} / {last}"
     assert counter.detail.text() == f"line {two_losses.timeline[last].line}"  # the statement after call 2
     session.go_to(two_losses.calls[1].last_step)
@@ -666,3 +666,22 @@ def test_memory_chart_columns_keep_every_peak() -> None:
     covered = [c * len(values) // 613 for c in range(614)]
     for c, value in enumerate(columns):
         assert value == max(values[covered[c] : covered[c + 1]])
+
+
+def test_a_long_node_name_wraps_at_its_words(qtbot):
+    """At a large text size a name like BinaryCrossEntropyBackward0 is wider than a narrow dock:
+    shown breakable, it wraps at its inner words and reads the same; short names stay whole."""
+    from PySide6.QtWidgets import QLabel
+
+    from app.ui.breakable import BREAK, breakable, unbroken
+
+    name = "BinaryCrossEntropyBackward0"
+    assert breakable(f"{name} ran").split(BREAK) == ["Binary", "Cross", "Entropy", "Backward0 ran"]
+    assert breakable("AccumulateGrad ran and PowBackward0") == "AccumulateGrad ran and PowBackward0"
+    assert unbroken(breakable(name)) == name
+    plain, wrapping = QLabel(name), QLabel(breakable(name))
+    for label in (plain, wrapping):
+        label.setWordWrap(True)
+        label.setStyleSheet("QLabel { font-size: 28pt; font-weight: bold; }")
+        qtbot.addWidget(label)
+    assert wrapping.minimumSizeHint().width() < plain.minimumSizeHint().width() / 2

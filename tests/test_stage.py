@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtWidgets import QLabel, QWidget
 
 from app.ui.stage import CAPTION_SHARE, Stage
@@ -127,3 +128,20 @@ def test_a_caption_is_measured_again_when_the_counter_beside_it_widens(qtbot):
     assert need <= round(stage.height() * CAPTION_SHARE)  # and it still fits its share
     assert room.viewport().height() >= need  # so it is shown whole
     assert room.verticalScrollBar().maximum() == 0
+
+
+@pytest.mark.parametrize("words", [8, 20, 33, 47, 60])
+def test_a_new_width_measures_the_caption_without_the_old_scroll_bar(qtbot, words):
+    """The bar was on (an earlier caption scrolled); at a new width the room fits the caption
+    shown now, measured at the width it is shown at, with no blank line left over."""
+    stage, caption, _, _ = _stage(qtbot)
+    room = stage.caption_room
+    caption.setText(LONG * 4)
+    _settle(qtbot)
+    assert room.verticalScrollBar().isVisible()
+    caption.setText(" ".join(["released"] * words))
+    _settle(qtbot)
+    stage.resize(801, 600)
+    qtbot.wait(60)
+    need = caption.heightForWidth(room.viewport().width())
+    assert room.height() == min(need, round(stage.height() * CAPTION_SHARE))

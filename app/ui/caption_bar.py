@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
+from app.ui.breakable import breakable, unbroken
 from app.ui.session import Session
 
 __all__ = ["CaptionBar"]
@@ -28,4 +29,8 @@ class CaptionBar(QLabel):
 
     def _on_step_applied(self, index: int) -> None:
         state = self._session.state()
-        self.setText(state.step.caption if state else "")
+        self.setText(breakable(state.step.caption) if state else "")  # long names wrap
+
+    def caption(self) -> str:
+        """The caption shown, as the recording words it."""
+        return unbroken(self.text())

@@ -11,17 +11,19 @@ maximum sizes are equal), but the panels must still follow the window's size.
 
 A fence holds one panel and has no layout of its own. A change inside the panel reaches the
 fence as a posted ``LayoutRequest``; the fence asks its parent for a new layout only when the
-panel now needs more room than the fence already reports. The fence's size hint only grows
-(like NOTE [steady heights]), so a panel never shrinks and jumps back from step to step;
-``release`` (a new recording) and a new font measure it afresh, and a new width measures its
-height afresh (a wrapped text needs another height at another width). A panel whose height
-follows its width (wrapped text) asks for that height as its minimum: in a short dock it
-scrolls (the dock's scroll area) rather than cutting its text off.
+panel now needs more room than the fence already reports. The fence's size hint and its minimum
+height only grow (like NOTE [steady heights]), so a panel never shrinks and jumps back from step
+to step; ``release`` (a new recording's first step) and a new font measure it afresh, and a new
+width measures its height afresh (a wrapped text needs another height at another width). A
+minimum width kept from an earlier step is never more than the room the fence is given: an
+unbreakable word kept for a whole recording scrolled every later text sideways in a narrow dock.
+A panel whose height follows its width (wrapped text) asks for that height as its minimum: in a
+short dock it scrolls (the dock's scroll area) rather than cutting its text off.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize
+from PySide6.QtCore import QEvent, QObject, QSize
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QWidget
 
@@ -29,17 +31,23 @@ __all__ = ["LayoutFence"]
 
 
 class LayoutFence(QWidget):
-    """Holds ``inner``, filling the fence; reports a size hint that only grows until :meth:`release`."""
+    """Holds ``inner``, filling the fence; reports a size hint that only grows until :meth:`release`.
+
+    The fence takes ``inner``'s size policy when made, is shown and hidden with it, and holds
+    nothing once ``inner`` is deleted.
+    """
 
     def __init__(self, inner: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.inner = inner
-        inner.setParent(self)
-        self.setSizePolicy(inner.sizePolicy())
         self._hint = QSize(0, 0)
         self._minimum = QSize(0, 0)
         self._width = -1  # the width the hint's height was measured at
         self.relayouts = 0  # how often a change inside asked the window for a new layout
+        self.inner: QWidget | None = inner
+        inner.setParent(self)
+        self.setSizePolicy(inner.sizePolicy())
+        inner.installEventFilter(self)  # shown and hidden with it from now on
+        inner.destroyed.connect(self._forget_inner)
         self._refit()
 
     def sizeHint(self) -> QSize:
@@ -53,6 +61,17 @@ class LayoutFence(QWidget):
         self._hint, self._minimum = QSize(0, 0), QSize(0, 0)
         self._refit(force=True)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if watched is self.inner and kind in (QEvent.Type.ShowToParent, QEvent.Type.HideToParent):
+            self.setVisible(kind == QEvent.Type.ShowToParent)
+        return super().eventFilter(watched, event)
+
+    def _forget_inner(self) -> None:
+        self.inner = None
+        self._hint, self._minimum = QSize(0, 0), QSize(0, 0)
+        self.updateGeometry()
+
     def event(self, event: QEvent) -> bool:
         kind = event.type()
         if kind == QEvent.Type.LayoutRequest:  # the panel's own layout changed inside it
@@ -65,6 +84,8 @@ class LayoutFence(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        if self.inner is None:
+            return
         self.inner.setGeometry(self.rect())
         if event.size().width() != self._width:
             self._width = event.size().width()
@@ -74,12 +95,20 @@ class LayoutFence(QWidget):
 
     def _refit(self, *, force: bool = False) -> None:
         inner = self.inner
+        if inner is None:
+            return
         need = inner.sizeHint()
         minimum = inner.minimumSizeHint().expandedTo(inner.minimumSize())
         if inner.hasHeightForWidth() and self.width() > 0:
             need.setHeight(inner.heightForWidth(self.width()))
             minimum.setHeight(max(minimum.height(), need.height()))  # wrapped text is never cut off
-        hint, least = need.expandedTo(self._hint).expandedTo(minimum), minimum.expandedTo(self._minimum)
+        hint = need.expandedTo(self._hint).expandedTo(minimum)
+        least = minimum.expandedTo(self._minimum)
+        parent = self.parentWidget()
+        if parent is not None and parent.width() > 0:
+            # a minimum width kept from an earlier step never exceeds the room the fence has:
+            # one unbreakable word kept for a whole recording scrolled every later text sideways
+            least.setWidth(max(minimum.width(), min(self._minimum.width(), parent.width())))
         if force or hint != self._hint or least != self._minimum:
             self._hint, self._minimum = hint, least
             self.relayouts += 1

@@ -115,6 +115,6 @@ def run_gui(scenario: str | None = None) -> int:
     if screenshot:
         _Screenshot(window, Path(screenshot), os.environ.get("AUTOGRAD_LENS_STEP", ""))
     install_exception_handler(window.show_notice)  # a failing slot shows a notice; the program runs on
-    window.start()  # a pool thread imports torch and records while the window is shown and painted
+    window.start()  # the child records while the window is shown and painted (NOTE [fast start])
     window.show()
     return int(app.exec())

@@ -7,12 +7,14 @@ in ``graph_navigation.py``, pictures in ``slides.py``. It computes no autograd
 fact: each view reads the session's recording.
 
 # NOTE [fast start]
-The window never imports torch: recordings are made in a child process, which
-starts importing it before Qt is loaded. The window paints at once; its graph
-view and legend (their modules, ~60-75 ms) are made in the idle time while the
-child is still starting, shortly after the first frame, rather than in the turn
-the first recording arrives, when they stood between it and its first paint.
-The editor is made after the first graph is painted.
+The GUI thread never imports torch: recordings are made in a child process,
+which starts importing it before Qt is loaded (the window's process imports it
+later, on a pool thread, for the editor's checks). The window paints at once;
+its graph view and legend (their modules and widgets, ~60-90 ms) are made right
+after the window's first frame, in the idle time while the child is still
+starting, rather than in the turn the first recording arrives, where they stood
+between it and its first paint. The editor is made after the first graph is
+painted.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from app.core.resources import resource_path, scenario_files
 from app.ui.actions import WindowActions, build_menus
+from app.ui.after_paint import after_first_paint
 from app.ui.appearance import FONT_STEP, Appearance
 from app.ui.busy_label import BusyLabel
 from app.ui.call_toggles import CallToggles
@@ -66,7 +69,7 @@ from app.ui.stage import Stage
 from app.ui.step_counter import StepCounter
 from app.ui.timeline_bar import TimelineBar
 
-if TYPE_CHECKING:  # imported for real when their widgets are made (see NOTE [fast start])
+if TYPE_CHECKING:  # imported for real later (see NOTE [fast start])
     from app.core.model.program import Program
     from app.core.model.recording import Recording
     from app.ui.editor import ProgramEditor
@@ -78,7 +81,6 @@ __all__ = ["MainWindow"]
 
 
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
-VIEWS_AHEAD_MS = 30  # the graph view is made this long after start: the window's first frame comes first
 
 
 def _builtin_names() -> list[str]:
@@ -106,8 +108,9 @@ class MainWindow(QMainWindow):
         self._fresh_load = True
         self._fresh_docks = False  # arranged by the plan, not restored: sized when first shown
         self._editor_sync: Callable[[], None] | None = None  # the editor's copy, once the graph is built
-        self.graph_view: GraphView | None = None  # these three are made with the first recording
+        self.graph_view: GraphView | None = None  # made after the first frame (NOTE [fast start])
         self.legend: Legend | None = None
+        self._fences_stale = False  # a new recording: measure the fences at its first step
         self.editor: ProgramEditor | None = None
         self._lens_path: Path | None = None  # the .lens file on screen, when one was opened
         self.files: FileController | None = None
@@ -359,7 +362,7 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         """Record the first program (the command line's, else the last one, else the seed)."""
         self.load_program(self._first_scenario)
-        QTimer.singleShot(VIEWS_AHEAD_MS, self._make_graph_view_ahead)  # NOTE [fast start]
+        after_first_paint(self, self._make_graph_view_ahead)  # NOTE [fast start]
 
     def _make_graph_view_ahead(self) -> None:
         if self.graph_view is None:
@@ -402,8 +405,7 @@ class MainWindow(QMainWindow):
         self.commands.undo.setEnabled(self.session.can_undo)
         self._select_picker(recording)
         self._remember_program(program)
-        for fence in self.fences:
-            fence.release()
+        self._fences_stale = True  # the panels still show the last recording's step
         self._ensure_late_widgets()
         self._editor_sync = partial(self._sync_editor, program, modified=not self._fresh_load)
         self._show_graph(recording)
@@ -424,6 +426,10 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(1, sync)
 
     def _on_step_applied(self, index: int) -> None:
+        if self._fences_stale:  # after the panels' own handlers: they show the new recording now
+            self._fences_stale = False
+            for fence in self.fences:
+                fence.release()
         state = self.session.state()
         if (
             self.graph_view is not None

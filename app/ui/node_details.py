@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.ui.breakable import breakable, unbroken
 from app.ui.session import Session
 from app.ui.steady_label import SteadyLabel
 
@@ -100,6 +101,10 @@ class NodeDetails(QWidget):
         self._pinned = node_id
         self._update_node()
 
+    def shown_name(self) -> str:
+        """The node name the title shows (without its wrapping points)."""
+        return unbroken(self.title.text())
+
     def slot_states(self) -> dict[str, str]:
         """Slot name -> the state text shown in the table."""
         return {self._cell(row, 0): self._cell(row, STATE_COLUMN) for row in range(self.table.rowCount())}
@@ -133,7 +138,7 @@ class NodeDetails(QWidget):
             self._table_node = None
             return
         node = recording.graph.node(node_id)
-        self.title.show_text(node.name)
+        self.title.show_text(breakable(node.name))
         self.subtitle.show_text(self._subtitle(recording, state, node))
         self._fill_table(node, state)
 

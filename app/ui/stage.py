@@ -89,6 +89,9 @@ class CaptionRoom(QScrollArea):
     def forget(self) -> None:
         """Measure afresh (the stage changed width: every caption wraps anew)."""
         self._tallest = 0
+        # measured without the bar: measured with it, the caption wrapped narrower than it will be
+        # shown once the bar goes, and the room kept a blank line
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._update_height()
 
     def _update_height(self) -> None:
