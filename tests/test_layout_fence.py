@@ -95,35 +95,6 @@ def test_a_new_text_size_measures_the_fence_afresh(qtbot):
     assert fence.sizeHint() == small  # smaller again: not kept from the larger text
 
 
-def test_a_wide_word_is_not_kept_wider_than_the_room(qtbot):
-    """One unbreakable word makes the panel wide at its step (a narrow dock scrolls sideways);
-    later steps get their own width back, never more than the room (else every later text
-    scrolls sideways for the rest of the recording)."""
-    from PySide6.QtWidgets import QScrollArea
-
-    panel = QWidget()
-    label = QLabel("Step 1 / 100")
-    label.setWordWrap(True)
-    QVBoxLayout(panel).addWidget(label)
-    fence = LayoutFence(panel)
-    area = QScrollArea()
-    area.setStyleSheet(STYLE)
-    area.setWidgetResizable(True)
-    area.setWidget(fence)
-    qtbot.addWidget(area)
-    area.resize(200, 300)
-    area.show()
-    qtbot.waitExposed(area)
-    _show(qtbot, label, "AVeryLongNodeNameThatCannotWrapAnywhere")
-    qtbot.wait(20)
-    assert fence.width() > area.viewport().width()  # this step needs it: it scrolls sideways
-    _show(qtbot, label, "Step 2 / 100 and a few words that wrap")
-    qtbot.wait(20)
-    assert fence.width() <= area.viewport().width()
-    assert area.horizontalScrollBar().maximum() == 0
-    assert label.height() >= label.heightForWidth(label.width())  # and shown whole
-
-
 def test_a_fence_follows_its_panel_hidden_shown_and_deleted(qtbot):
     top, fence, _label = _window(qtbot, fenced=True)
     assert fence is not None and fence.inner is not None

@@ -139,7 +139,7 @@ class NodeDetails(QWidget):
             return
         node = recording.graph.node(node_id)
         self.title.show_text(breakable(node.name))
-        self.subtitle.show_text(self._subtitle(recording, state, node))
+        self.subtitle.show_text(breakable(self._subtitle(recording, state, node)))
         self._fill_table(node, state)
 
     def _subtitle(self, recording: Recording, state: StepState, node: GraphNode) -> str:
