@@ -80,8 +80,7 @@ class LayoutFence(QWidget):
             self._refit()
             return True
         if kind in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
-            self._hint, self._minimum = QSize(0, 0), QSize(0, 0)  # another text size
-            self._refit(force=True)
+            self.release()  # another text size
         return super().event(event)
 
     def resizeEvent(self, event: QResizeEvent) -> None:

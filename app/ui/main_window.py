@@ -362,11 +362,7 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         """Record the first program (the command line's, else the last one, else the seed)."""
         self.load_program(self._first_scenario)
-        after_first_paint(self, self._make_graph_view_ahead)  # NOTE [fast start]
-
-    def _make_graph_view_ahead(self) -> None:
-        if self.graph_view is None:
-            self._make_graph_view()
+        after_first_paint(self, self._ensure_graph_view)  # NOTE [fast start]
 
     def load_program(self, source: Program | str | Path) -> None:
         """Record a program (or read a ``.lens`` recording) from scratch and show it from step 0."""
@@ -527,10 +523,13 @@ class MainWindow(QMainWindow):
 
     # -- widgets made late (NOTE [fast start]) --------------------------------------------
     def _ensure_late_widgets(self) -> None:
-        if self.graph_view is None:
-            self._make_graph_view()
+        self._ensure_graph_view()
         if self.editor is None:
             QTimer.singleShot(0, self._make_editor)  # after the first graph is painted
+
+    def _ensure_graph_view(self) -> None:
+        if self.graph_view is None:
+            self._make_graph_view()
 
     def _make_graph_view(self) -> None:
         from app.ui.graph_view import GraphView
