@@ -23,12 +23,23 @@ its count passes its threshold), except that a full pass waits until the time
 since the last one is at least ``FULL_PASS_BUDGET`` times what that one took,
 standing in for CPython's own limit on full passes (a big heap is collected
 rarely). While :class:`~app.ui.worker.GcPause` is held (NOTE [no full GC
-while loading]) there are no full passes, but the young generations are still
-collected here once ``YOUNG_WHILE_PAUSED`` objects have piled up: a big load
-allocates hundreds of thousands of objects, and left to the pause's last
-release they made one 360 ms pass over all of them (the 5,000-node chain);
-in batches each pass is a few milliseconds, and the survivors go to the old
-generation, which no pass walks until the pause ends (or ever, once frozen).
+while loading]) there are no full passes, and the young objects are not
+walked at all: see NOTE [young objects of a load].
+
+# NOTE [young objects of a load]
+A big load allocates hundreds of thousands of objects on the loading thread:
+the recording's read-back, the shown states, the layout. Left to the pause's
+last release they made one 360 ms pass over all of them (the 5,000-node
+chain); collected here in batches of ``YOUNG_WHILE_PAUSED`` each gen-1 pass
+still took 10-30 ms of the GUI thread (6-12 ms of CPU: the batch's dicts and
+lists are traversed edge by edge), the largest gaps of the window's heartbeat,
+and every such pass collected nothing: a load's objects are its data, alive,
+and what it drops is freed by reference counting. So while a pause is held a
+due batch is frozen (``gc.freeze``: a list splice, whatever the batch's size)
+instead of walked, as the last release freezes a big load anyway (NOTE [gc
+freeze] in app/ui/worker.py). The price: a reference cycle that becomes
+garbage while a pause is held is never collected. ``tests/test_collector.py``
+re-records big recordings and checks that nothing frozen is garbage.
 """
 
 from __future__ import annotations
@@ -45,7 +56,7 @@ from app.ui.worker import GcPause
 __all__ = ["CHECK_MS", "FULL_PASS_BUDGET", "YOUNG_WHILE_PAUSED", "GuiCollector"]
 
 CHECK_MS = 20  # how often the GUI thread looks at the generation counts
-YOUNG_WHILE_PAUSED = 10_000  # net new objects that make a young pass due while a load pauses full ones
+YOUNG_WHILE_PAUSED = 10_000  # net new objects that make a freeze due while a load pauses full passes
 FULL_PASS_BUDGET = 20  # a full pass waits at least this many times its own duration after the last
 
 
@@ -110,12 +121,16 @@ class GuiCollector(QObject):
         return None
 
     def check(self) -> int | None:
-        """Collect the generation that is due, here; returns it (``None``: nothing was due)."""
+        """Collect the generation that is due, here (freeze it while a load holds a pause); returns it
+        (``None``: nothing was due)."""
         generation = self.due()
         if generation is None:
             return None
         start = time.monotonic()
-        gc.collect(generation)
+        if GcPause.held():
+            gc.freeze()  # NOTE [young objects of a load]
+        else:
+            gc.collect(generation)
         if generation == 2:
             self._last_full = time.monotonic()
             self._full_cost = self._last_full - start
