@@ -89,7 +89,7 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
         "--memory-limit",
         type=_positive(int),
         metavar="MB",
-        help="the recording process's address space on the CPU (4096)",
+        help="address space a recording may use beyond what its process's imports mapped, on the CPU (4096)",
     )
 
 

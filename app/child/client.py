@@ -6,7 +6,8 @@ but a single native operator can outlive any time limit, crash, or take all
 memory, and inside the window's process that would freeze or kill the window
 in front of a room. So programs are recorded in a child process
 (``python -m app.child``) started with hard limits: address space
-(``RLIMIT_AS``, not set for CUDA, whose driver reserves a huge address space),
+(``RLIMIT_AS`` beyond what its imports mapped, NOTE [memory limit]; not set for
+CUDA, whose driver reserves a huge address space),
 CPU time per request (``RLIMIT_CPU``), open files, no core files, no
 descriptors but its two pipes (``close_fds``), its own session (a Ctrl+C in
 the terminal reaches the parent, which decides), and a wall-clock limit

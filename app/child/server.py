@@ -44,18 +44,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("fd_out", type=int)
     parser.add_argument("--memory-mb", type=int, default=None)
     args = parser.parse_args(argv)
-    _set_limits(args.memory_mb)
+    _set_limits()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a recording stops
     with open(args.fd_in, "rb", buffering=0) as inbox, open(args.fd_out, "wb") as outbox:
         return _serve(inbox, outbox, args.memory_mb)
 
 
-def _set_limits(memory_mb: int | None) -> None:
-    """Address space (when asked), open files, and no core files from a crash."""
+def _set_limits() -> None:
+    """Open files, and no core files from a crash (the address space: :func:`_limit_memory`)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     _lower(resource.RLIMIT_NOFILE, MAX_OPEN_FILES)
+
+
+def _limit_memory(memory_mb: int | None) -> None:
+    """The address space a recording may add to what the imports mapped (NOTE [memory limit]).
+
+    # NOTE [memory limit]
+    ``RLIMIT_AS`` counts every mapping, and a CUDA build of torch maps its
+    libraries (cuBLAS, cuDNN, ...) at import: measured on a CUDA machine, a
+    limit of 4,096 MB set before ``import torch`` left so little that a
+    36 MB tensor failed, and programs the checks refuse with their own words
+    (an operator too big) died on the memory limit instead. So the limit is
+    set after the imports, at what they mapped plus ``memory_mb``: the same
+    room for a program on a CPU-only build and on a CUDA build.
+    """
     if memory_mb is not None:
-        _lower(resource.RLIMIT_AS, memory_mb * 2**20)
+        _lower(resource.RLIMIT_AS, _mapped_bytes() + memory_mb * 2**20)
+
+
+def _mapped_bytes() -> int:
+    """This process's address space now (Linux: ``/proc/self/statm``; elsewhere 0)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _lower(which: int, value: int) -> None:
@@ -74,6 +97,7 @@ def _serve(inbox: BinaryIO, outbox: BinaryIO, memory_mb: int | None) -> int:
     from app.core.devices import list_devices
 
     devices = [[d.name, d.description, d.available, d.reason] for d in list_devices()]
+    _limit_memory(memory_mb)
     gc.freeze()  # torch's import-time objects: out of every later collection's reach
     write_frame(
         outbox, {"ready": True, "pid": os.getpid(), "torch": str(torch.__version__), "devices": devices}
