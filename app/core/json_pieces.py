@@ -21,7 +21,9 @@ _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
-def loads_in_pieces(text: str | Iterable[bytes], *, depth: int = 1) -> dict[str, Any]:
+def loads_in_pieces(
+    text: str | Iterable[bytes], *, depth: int = 1, errors: str = "replace"
+) -> dict[str, Any]:
     """``json.loads`` of one JSON object, decoded an array element at a time as its text arrives.
 
     ``dot -Tjson0`` for 5,000 nodes is 18 MB: one ``json.loads`` is a single
@@ -31,7 +33,8 @@ def loads_in_pieces(text: str | Iterable[bytes], *, depth: int = 1) -> dict[str,
     ~1 KB) or one piece of the input, so other threads run in between. Same
     result. ``text``: the whole text, or its UTF-8 bytes in pieces of any size.
     ``depth``: objects nested this deep (1: only the top one) are taken apart
-    too, so the arrays inside them come in pieces as well.
+    too, so the arrays inside them come in pieces as well. ``errors``: what bytes
+    that are not UTF-8 become (``"strict"``: a :class:`UnicodeDecodeError`).
 
     >>> loads_in_pieces('{"bb": "0,0,1,2", "objects": [{"a": 1}, {"b": [2, 3]}], "e": []}')
     {'bb': '0,0,1,2', 'objects': [{'a': 1}, {'b': [2, 3]}], 'e': []}
@@ -40,7 +43,7 @@ def loads_in_pieces(text: str | Iterable[bytes], *, depth: int = 1) -> dict[str,
     >>> loads_in_pieces('{"graph": {"nodes": [1, 2]}, "steps": [{"i": 0}]}', depth=2)
     {'graph': {'nodes': [1, 2]}, 'steps': [{'i': 0}]}
     """
-    stream = _JsonStream([text] if isinstance(text, str) else text)
+    stream = _JsonStream([text] if isinstance(text, str) else text, errors)
     out = _object_in_pieces(stream, depth)
     if stream.peek() != "":
         raise ValueError("more text after the JSON object")
@@ -112,9 +115,9 @@ class _JsonStream:
     again (values are small: one node or edge).
     """
 
-    def __init__(self, pieces: Iterable[bytes | str]) -> None:
+    def __init__(self, pieces: Iterable[bytes | str], errors: str = "replace") -> None:
         self._pieces = iter(pieces)
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
         self._ended = False
         self.text = ""
         self.pos = 0

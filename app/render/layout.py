@@ -117,7 +117,9 @@ def layout_graph(
     # is read a megabyte per call and parsed as it comes (``loads_in_pieces``).
     with tempfile.TemporaryDirectory(prefix="lens-dot-") as folder:
         source_path, out_path = Path(folder, "graph.dot"), Path(folder, "layout.json")
-        source_path.write_text(source, encoding="utf-8")
+        with source_path.open("wb") as file:  # encoded a megabyte at a time: no long hold of the GIL
+            for start in range(0, len(source), 1 << 20):
+                file.write(source[start : start + (1 << 20)].encode("utf-8"))
         done = _run_dot([exe, "-Tjson0", "-o", str(out_path), str(source_path)], len(graph), timeout_s)
         if done.returncode != 0:
             why = " ".join(done.stderr.decode("utf-8", "replace").split())[:300] or "no message"
