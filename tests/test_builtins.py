@@ -180,7 +180,7 @@ def test_captions_name_what_a_later_call_needs() -> None:
     assert "kept its saved self (retain_graph=True), so the second backward can reuse it" in step.caption
 
 
-def test_a_call_into_many_leaves_names_three_and_counts_the_rest() -> None:
+def test_a_call_into_many_leaves_counts_them_and_names_three_by_shape() -> None:
     from app import lens
 
     torch.manual_seed(0)
@@ -190,7 +190,9 @@ def test_a_call_into_many_leaves_names_three_and_counts_the_rest() -> None:
         leaves = sum(p.grad is not None for p in model.parameters())
         model.zero_grad()  # sets each of them to None
     end = next(s for s in rec.recording.timeline.steps if s.kind == "call_end")
-    assert end.caption.count(".grad") == 4  # three named, then the count
-    assert f"adding to the .grad of {leaves - 3} more leaves" in end.caption
+    added = list(end.contribution or {})
+    assert len(added) == leaves
+    assert f"adding to the .grad of {leaves} leaves ({added[0]}: 3×3, {added[1]}: [" in end.caption
+    assert f"{added[2]}: " in end.caption and f"{added[3]}: " not in end.caption and ", …)" in end.caption
     zeroed = rec.recording.timeline[-1]
     assert zeroed.caption.count(".grad") == 3 and f"and {leaves - 3} more." in zeroed.caption

@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 
 from app.core.model.graph import Graph, GraphNode
 from app.core.model.program import Call, CallInfo
-from app.core.model.text import format_bytes, format_values
+from app.core.model.text import VALUES_SHOWN, format_bytes, format_values
 from app.core.model.timeline import SlotKey, SlotState, Step
+from app.core.model.values import Values
 
 __all__ = ["call_name", "format_bytes", "format_values", "node_title", "write_captions"]
 
@@ -163,10 +164,13 @@ class _Captioner:
         head = f"{self._name(info.index).capitalize()} finished"
         added = list((step.contribution or {}).items())
         returned = list((step.result or {}).items())
-        parts = [f"adding {format_values(v)} to {k}.grad" for k, v in added[:LISTED]]
-        if len(added) > LISTED:
-            rest = len(added) - LISTED
-            parts.append(f"adding to the .grad of {rest} more {'leaf' if rest == 1 else 'leaves'}")
+        if _a_models(added):
+            parts = [_added_to_many(added)]
+        else:
+            parts = [f"adding {format_values(v)} to {k}.grad" for k, v in added[:LISTED]]
+            if len(added) > LISTED:
+                rest = len(added) - LISTED
+                parts.append(f"adding to the .grad of {rest} more {'leaf' if rest == 1 else 'leaves'}")
         parts += [f"returning {k} = {format_values(v)}" for k, v in returned[:LISTED]]
         if len(returned) > LISTED:
             parts.append(f"returning {_plural(len(returned) - LISTED, 'more gradient')}")
@@ -222,3 +226,27 @@ def write_captions(
     for step in steps:
         object.__setattr__(step, "caption", captioner.caption(step))
     return list(steps)
+
+
+def _a_models(added: Sequence[tuple[str, Values | None]]) -> bool:
+    """Several leaves, one of them too long to show whole: a model's weights."""
+    return len(added) > 1 and any(v is not None and len(v.flat) > VALUES_SHOWN for _, v in added)
+
+
+def _added_to_many(added: Sequence[tuple[str, Values | None]]) -> str:
+    """A model's step adds to many weights: their shapes (values when short), the first few, so
+    that the caption stays a sentence.
+
+    >>> _added_to_many([("fc.weight", Values((3, 4), tuple(float(i) for i in range(12)))),
+    ...                 ("fc.bias", Values((3,), (1.0, 2.0, 3.0)))])
+    'adding to the .grad of 2 leaves (fc.weight: 3×4, fc.bias: [1, 2, 3])'
+    """
+    shown = [f"{leaf}: {_short(values)}" for leaf, values in added[:LISTED]]
+    more = ", …" if len(added) > LISTED else ""
+    return f"adding to the .grad of {len(added)} leaves ({', '.join(shown)}{more})"
+
+
+def _short(values: Values | None) -> str:
+    if values is not None and len(values.flat) > VALUES_SHOWN:
+        return "×".join(str(n) for n in values.shape)
+    return format_values(values)

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from app.core.model.values import Values
 
-__all__ = ["format_bytes", "format_values"]
+__all__ = ["VALUES_SHOWN", "format_bytes", "format_values"]
 
 
-def format_values(values: Values | None, limit: int = 6) -> str:
+VALUES_SHOWN = 6  # elements a value shows before the count of the rest
+
+
+def format_values(values: Values | None, limit: int = VALUES_SHOWN) -> str:
     """``[2, 4]`` for a small value, its first ``limit`` elements and the count for a long one.
 
     >>> format_values(Values((8,), tuple(float(i) for i in range(8))))
