@@ -120,29 +120,38 @@ def _frozen_garbage() -> int:
 
 
 @pytest.mark.slow
-def test_what_the_pauses_of_big_re_records_froze_is_never_garbage(qtbot, session, monkeypatch):
-    """NOTE [young objects of a load]'s price, measured: re-record big recordings in a window's
-    session and graph view, with batches frozen far more often than they would be; nothing that
-    was frozen becomes a garbage cycle, so no batch froze one."""
+def test_what_the_pauses_of_big_re_records_froze_is_never_garbage(qtbot, tmp_path, monkeypatch):
+    """NOTE [young objects of a load]'s price, measured: the whole window re-records big
+    recordings and steps through them, with batches frozen far more often than they would be;
+    nothing that was frozen becomes a garbage cycle, so no batch froze one."""
     from test_timeline import tanh_chain_program
 
     from app.ui import collector as collector_module
-    from app.ui.graph_view import GraphView
+    from app.ui import dialogs
+    from app.ui.main_window import MainWindow
+    from app.ui.settings import AppSettings
 
+    monkeypatch.setattr(collector_module, "YOUNG_WHILE_PAUSED", 500)
+    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
+    window = MainWindow(AppSettings(str(tmp_path / "settings.ini")))
+    qtbot.addWidget(window)
+    window.show()
+    session = window.session
     installed = GuiCollector.installed()
     assert installed is not None
-    monkeypatch.setattr(collector_module, "YOUNG_WHILE_PAUSED", 500)
-    view = GraphView()
-    qtbot.addWidget(view)
-    session.recording_applied.connect(lambda recording: view.set_model(recording, session.layout))
     _frozen_garbage()  # what earlier tests left frozen is not counted below
     freezes = installed.collections[1]
     for length in (300, 400, 300):
         with qtbot.waitSignal(session.recording_applied, timeout=60_000):
             session.load(tanh_chain_program(length))
         qtbot.waitUntil(lambda: not GcPause.held(), timeout=60_000)
+        for _ in range(5):
+            session.next_step()
+            qtbot.wait(1)
     assert installed.collections[1] > freezes  # the loads' batches were frozen
     assert _frozen_garbage() == 0
+    session.pause()
+    session.worker.wait_idle()
 
 
 def test_the_last_release_collects_the_rest(qtbot, collector):
