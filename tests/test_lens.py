@@ -373,6 +373,25 @@ def test_fuzz_mutated_json_text(data: bytes) -> None:
     read_or_refuse(data)
 
 
+def outcome_of(data: bytes) -> str:
+    try:
+        return json.dumps(to_json(recording_from_bytes(data)), sort_keys=True)
+    except LensError as exc:
+        return f"refused: {exc}"
+
+
+@FUZZ
+@given(st.one_of(mutated(VALID_GZ), mutated(VALID_JSON)))
+def test_fuzz_a_read_in_pieces_off_the_main_thread_ends_as_a_whole_read(data: bytes) -> None:
+    """The window's worker reads from byte pieces as they are inflated (cut inside characters and
+    numbers here): the same recording, or word for word the same refusal, as a whole read."""
+    whole = outcome_of(data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lens, "DECODE_IN_PIECES_FROM", 0)
+        patch.setattr(lens, "_CHUNK", 61)
+        assert off_the_main_thread(outcome_of, data) == whole
+
+
 def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every place in a JSON value, the value itself included."""
     out = [prefix]
