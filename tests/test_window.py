@@ -451,6 +451,30 @@ def test_device_selector_lists_cpu_and_disables_cuda(qtbot, open_window):
     assert cuda.toolTip()  # the reason, as PyTorch's build reports it
 
 
+def test_a_file_recorded_on_a_device_not_listed_here_shows_that_device(qtbot, open_window, tmp_path):
+    """A teacher's recording from a GPU, opened on a machine that lists no such device: the box and
+    the status bar say where it was made, and choosing the CPU records the program again here."""
+    import dataclasses
+
+    from app.core import record
+    from app.core.lens import save_lens
+
+    made = dataclasses.replace(record(load_builtin("two-losses")), device="cuda:7")
+    path = tmp_path / "from-the-gpu.lens"
+    save_lens(made, path)
+    window = open_window(str(path))
+    selector = window.device_selector
+    assert window.session.recording.device == "cuda:7"
+    assert selector.current_device() == "cuda:7" and "cuda:7" in selector.currentText()
+    shown = selector.item_for("cuda:7")
+    assert shown is not None and not shown.isEnabled() and "cuda:7" in shown.toolTip()
+    assert "Device: cuda:7 · PyTorch" in window.device_label.text()
+    again = _rerecorded(qtbot, window, lambda: selector.choose("cpu"))
+    assert again.device == "cpu" and again.program == made.program
+    assert selector.current_device() == "cpu" and selector.item_for("cuda:7") is None
+    assert "cuda:7" not in selector.device_names()
+
+
 def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open_window, monkeypatch):
     monkeypatch.setattr(
         "app.ui.device_selector._devices",

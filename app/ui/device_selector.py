@@ -3,6 +3,9 @@
 Devices torch cannot use are listed but disabled, with the reason as their
 tooltip. A choice records the scenario again on that device; if that fails
 (say CUDA runs out of memory), the box goes back to the device on screen.
+A recording opened from a file may come from a device this machine does not
+list (a teacher's GPU): the box then shows that device, disabled, as where
+the recording on screen was made, until a choice records it again here.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["DeviceSelector"]
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
+ELSEWHERE_ROLE = Qt.ItemDataRole.UserRole + 1  # a device the recording came from, not listed here
 
 
 def _devices() -> Sequence[Device] | None:
@@ -89,9 +93,32 @@ class DeviceSelector(QComboBox):
         self._on_activated(item.row())
 
     def _select(self, name: str) -> None:
+        self._forget_elsewhere()
         item = self.item_for(name)
+        if item is None and name:
+            item = self._elsewhere(name)
+            self._model.appendRow(item)
         if item is not None:
             self.setCurrentIndex(item.row())
+
+    @staticmethod
+    def _elsewhere(name: str) -> QStandardItem:
+        """The device a recording on screen was made on, which this machine does not list."""
+        item = QStandardItem(name)  # the tooltip and the status bar say more
+        item.setData(name, NAME_ROLE)
+        item.setData(True, ELSEWHERE_ROLE)
+        item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled & ~Qt.ItemFlag.ItemIsSelectable)
+        item.setData(
+            f"The recording on screen was made on {name}, which this machine's PyTorch does not list;"
+            " choose a device to record the program again here.",
+            Qt.ItemDataRole.ToolTipRole,
+        )
+        return item
+
+    def _forget_elsewhere(self) -> None:
+        for row in reversed(range(self._model.rowCount())):
+            if self._model.item(row).data(ELSEWHERE_ROLE):
+                self._model.removeRow(row)
 
     def _on_activated(self, row: int) -> None:
         name = self._model.item(row).data(NAME_ROLE)

@@ -490,7 +490,7 @@ class MainWindow(QMainWindow):
 
     def _device_text(self, name: str) -> str:
         item = self.device_selector.item_for(name)
-        return item.text() if item is not None else name
+        return item.text() if item is not None and item.isEnabled() else name
 
     def _select_picker(self, recording: Recording | None) -> None:
         """Show the program on screen in the picker; a file gets one entry after the built-ins."""
