@@ -23,23 +23,22 @@ its count passes its threshold), except that a full pass waits until the time
 since the last one is at least ``FULL_PASS_BUDGET`` times what that one took,
 standing in for CPython's own limit on full passes (a big heap is collected
 rarely). While :class:`~app.ui.worker.GcPause` is held (NOTE [no full GC
-while loading]) there are no full passes, and the young objects are not
-walked at all: see NOTE [young objects of a load].
+while loading]) there are no full passes, but the young generations are still
+collected here once ``YOUNG_WHILE_PAUSED`` objects have piled up, looking
+every ``PAUSED_CHECK_MS``: see NOTE [young objects of a load].
 
 # NOTE [young objects of a load]
-A big load allocates hundreds of thousands of objects on the loading thread:
-the recording's read-back, the shown states, the layout. Left to the pause's
+A big load allocates hundreds of thousands of objects on the loading thread
+(the recording read back, the shown states, the layout). Left to the pause's
 last release they made one 360 ms pass over all of them (the 5,000-node
-chain); collected here in batches of ``YOUNG_WHILE_PAUSED`` each gen-1 pass
-still took 10-30 ms of the GUI thread (6-12 ms of CPU: the batch's dicts and
-lists are traversed edge by edge), the largest gaps of the window's heartbeat,
-and every such pass collected nothing: a load's objects are its data, alive,
-and what it drops is freed by reference counting. So while a pause is held a
-due batch is frozen (``gc.freeze``: a list splice, whatever the batch's size)
-instead of walked, as the last release freezes a big load anyway (NOTE [gc
-freeze] in app/ui/worker.py). The price: a reference cycle that becomes
-garbage while a pause is held is never collected. ``tests/test_collector.py``
-re-records big recordings and checks that nothing frozen is garbage.
+chain). In batches of 10,000, looked at every ``CHECK_MS``, each gen-1 pass
+still took 10-30 ms of the GUI thread (6-12 ms of CPU: a batch's dicts and
+lists are traversed edge by edge), the largest gaps of the window's
+heartbeat; in batches of 2,500, looked at every 5 ms, the passes take 2-5 ms.
+Freezing each batch instead (``gc.freeze``, no traversal at all) was tried and
+taken out: it freezes every generation, so cycles that were garbage already,
+or that became garbage later (a closed window's widgets), were never
+collected.
 """
 
 from __future__ import annotations
@@ -53,10 +52,11 @@ from PySide6.QtCore import QCoreApplication, QObject, QTimer
 
 from app.ui.worker import GcPause
 
-__all__ = ["CHECK_MS", "FULL_PASS_BUDGET", "YOUNG_WHILE_PAUSED", "GuiCollector"]
+__all__ = ["CHECK_MS", "FULL_PASS_BUDGET", "PAUSED_CHECK_MS", "YOUNG_WHILE_PAUSED", "GuiCollector"]
 
 CHECK_MS = 20  # how often the GUI thread looks at the generation counts
-YOUNG_WHILE_PAUSED = 10_000  # net new objects that make a freeze due while a load pauses full passes
+PAUSED_CHECK_MS = 5  # ... while a load holds a pause: its young objects come fast
+YOUNG_WHILE_PAUSED = 2_500  # net new objects that make a young pass due while a load pauses full ones
 FULL_PASS_BUDGET = 20  # a full pass waits at least this many times its own duration after the last
 
 
@@ -121,16 +121,13 @@ class GuiCollector(QObject):
         return None
 
     def check(self) -> int | None:
-        """Collect the generation that is due, here (freeze it while a load holds a pause); returns it
-        (``None``: nothing was due)."""
+        """Collect the generation that is due, here; returns it (``None``: nothing was due)."""
+        self._timer.setInterval(PAUSED_CHECK_MS if GcPause.held() else CHECK_MS)
         generation = self.due()
         if generation is None:
             return None
         start = time.monotonic()
-        if GcPause.held():
-            gc.freeze()  # NOTE [young objects of a load]
-        else:
-            gc.collect(generation)
+        gc.collect(generation)
         if generation == 2:
             self._last_full = time.monotonic()
             self._full_cost = self._last_full - start

@@ -27,9 +27,9 @@ objects (a window of a previous session, a connection's lambda) and delete
 them off the GUI thread, leaving a timer registered with the GUI's event loop
 that later fires at freed memory (a segfault). So nothing is collected
 automatically while a pool thread works for the window: the GUI thread's
-collector freezes the young objects in batches meanwhile (NOTE [young objects
-of a load] in ``app/ui/collector.py``), and the last release collects the rest
-on its own thread (the GUI thread: the worker's hand-over,
+collector takes the young objects in small batches meanwhile (NOTE [young
+objects of a load] in ``app/ui/collector.py``), and the last release collects
+the rest on its own thread (the GUI thread: the worker's hand-over,
 the view's last slice). Every thread that works for the
 window (the recording worker, its import of the language's checks, the
 module layouts) holds a pause until the GUI thread has its result. Outside
