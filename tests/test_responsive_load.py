@@ -227,3 +227,30 @@ def test_a_frozen_recording_is_still_freed_once_replaced(qtbot, session, thresho
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)  # the old scene's deleteLater
     assert first() is None
     assert first_scene() is None
+
+
+@pytest.mark.parametrize("damaged", [True, False])
+def test_a_value_that_needs_all_the_pieces_copies_the_text_a_few_times(damaged, monkeypatch):
+    """A syntax error near the start of a big text in small pieces (or one long string): the
+    window grows by doubling, so the characters copied stay a few times the text, not once per
+    piece (that was quadratic: 1.3 s for an 80 MB file whose error was near its start)."""
+    from app.core import json_pieces
+
+    text = '{"a": {"b": [1, 2}' + " " * 400_000 if damaged else '{"a": "' + "x" * 400_000 + '"}'
+    pieces = [text[i : i + 100].encode() for i in range(0, len(text), 100)]
+    copied = []
+    real = json_pieces._JsonStream._more
+
+    def more(stream, *args):
+        grew = real(stream, *args)
+        copied.append(len(stream.text))
+        return grew
+
+    monkeypatch.setattr(json_pieces._JsonStream, "_more", more)
+    if damaged:
+        with pytest.raises(ValueError):
+            loads_in_pieces(pieces)
+    else:
+        assert loads_in_pieces(pieces) == json.loads(text)
+    assert len(pieces) > 4000
+    assert sum(copied) < 4 * len(text)  # a piece at a time: ~2,000 times the text

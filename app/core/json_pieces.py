@@ -122,17 +122,23 @@ class _JsonStream:
         self.text = ""
         self.pos = 0
 
-    def _more(self) -> bool:
-        """Add the next piece to the window (dropping what was read); False at the end."""
+    def _more(self, at_least: int = 1) -> bool:
+        """Add the next pieces, ``at_least`` characters of them, to the window (dropping what was
+        read), copying the window once; False at the end."""
         if self._ended:
             return False
-        piece = next(self._pieces, None)
-        if piece is None:
-            self._ended = True
-            tail = self._decoder.decode(b"", final=True)
-        else:
+        tails: list[str] = []
+        got = 0
+        while got < at_least:
+            piece = next(self._pieces, None)
+            if piece is None:
+                self._ended = True
+                tails.append(self._decoder.decode(b"", final=True))
+                break
             tail = piece if isinstance(piece, str) else self._decoder.decode(piece)
-        self.text = self.text[self.pos :] + tail
+            tails.append(tail)
+            got += len(tail)
+        self.text = self.text[self.pos :] + "".join(tails)
         self.pos = 0
         return True
 
@@ -158,7 +164,10 @@ class _JsonStream:
             try:
                 value, end = _DECODER.raw_decode(self.text, self.pos)
             except json.JSONDecodeError:
-                if self._more():
+                # More text may complete the value (a long string cut by a piece) or not (a syntax
+                # error): the window at least doubles, so a value or an error that needs all of a
+                # big input copies it a few times, not once per piece.
+                if self._more(max(1, len(self.text) - self.pos)):
                     continue
                 raise
             if self._ended or _skip(self.text, end) < len(self.text):
