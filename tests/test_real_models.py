@@ -337,6 +337,10 @@ def test_the_classic_failures_say_what_pytorch_says(recorded):
     assert step is not None and "modified by an inplace operation" in str(step.error)
 
 
+def _shape_text(shape: torch.Size) -> str:
+    return f"{shape[0]} values" if len(shape) == 1 else "×".join(str(n) for n in shape)
+
+
 def test_a_models_call_end_names_the_shapes_of_its_gradients(recorded):
     """A step of a model adds to many weights: the caption names their shapes (PyTorch's, from a
     plain run) rather than six numbers of each, and stays one sentence."""
@@ -346,7 +350,7 @@ def test_a_models_call_end_names_the_shapes_of_its_gradients(recorded):
     assert end.kind == "call_end"
     caption = end.caption or ""
     added = list(end.contribution or {})
-    shapes = ", ".join(f"{leaf}: {'×'.join(str(n) for n in params[leaf].shape)}" for leaf in added[:3])
+    shapes = ", ".join(f"{leaf}: {_shape_text(params[leaf].shape)}" for leaf in added[:3])
     assert f"adding to the .grad of {len(added)} leaves ({shapes}, …)" in caption, caption
     assert len(added) == len(params) and len(caption) < 300
 

@@ -232,20 +232,19 @@ class RecordingChild:
         of a recording's 10 MB afterwards held the GIL for 14 ms, a gap in the window's heartbeat;
         ``readv`` fills the buffer with the GIL let go)."""
         buffer = bytearray(size)
-        view = memoryview(buffer)
         done = 0
-        while done < size:
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                raise TimeoutError
-            ready, _, _ = select.select([self._from], [], [], min(wait, 0.5))
-            if not ready:
-                continue
-            got = os.readv(self._from, [view[done : min(size, done + (1 << 22))]])
-            if not got:
-                raise _ChildEnded
-            done += got
-        view.release()
+        with memoryview(buffer) as view:
+            while done < size:
+                wait = deadline - time.monotonic()
+                if wait <= 0:
+                    raise TimeoutError
+                ready, _, _ = select.select([self._from], [], [], min(wait, 0.5))
+                if not ready:
+                    continue
+                got = os.readv(self._from, [view[done : min(size, done + (1 << 22))]])
+                if not got:
+                    raise _ChildEnded
+                done += got
         return buffer  # type: ignore[return-value]  # bytes' reading methods, without a copy
 
 

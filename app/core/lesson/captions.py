@@ -247,6 +247,14 @@ def _added_to_many(added: Sequence[tuple[str, Values | None]]) -> str:
 
 
 def _short(values: Values | None) -> str:
-    if values is not None and len(values.flat) > VALUES_SHOWN:
-        return "×".join(str(n) for n in values.shape)
-    return format_values(values)
+    """Short values whole, else the shape: ``3×4``, or ``64 values`` for a vector (a bare ``64``
+    would read as a value).
+
+    >>> _short(Values((64,), tuple(0.0 for _ in range(64))))
+    '64 values'
+    """
+    if values is None or len(values.flat) <= VALUES_SHOWN:
+        return format_values(values)
+    if len(values.shape) == 1:
+        return f"{values.shape[0]} values"
+    return "×".join(str(n) for n in values.shape)
