@@ -150,8 +150,8 @@ def test_a_file_of_another_format_is_not_a_recording() -> None:
     [
         (b"\x00\x01garbage", "not JSON"),
         (b"\x1f\x8bnot really gzip", "compressed data is broken"),
-        (gzip.compress(b"{not json"), "not JSON"),
-        (gzip.compress(b'{"a": "\xff"}'), "not UTF-8"),
+        (gzip.compress(b"{not json", mtime=0), "not JSON"),
+        (gzip.compress(b'{"a": "\xff"}', mtime=0), "not UTF-8"),
         (lens_bytes(small_recording())[:-30], "truncated"),
         (lens_bytes(small_recording()) + b"extra", "bytes after"),
         (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
@@ -168,13 +168,13 @@ def test_damaged_bytes_get_one_clear_error(data: bytes, said: str) -> None:
     "data",
     [
         b"\x00\x01garbage",
-        gzip.compress(b"{not json"),
+        gzip.compress(b"{not json", mtime=0),
         lens_bytes(small_recording())[:-30],
         lens_bytes(small_recording()) + b"extra",
         b"[" * 100_000 + b"]" * 100_000,
         b'{"format": "autograd-lens", "version": 1, "graph": {"nodes": [1, }',
         b"",
-        gzip.compress(b'{"format": "autograd-lens", "version": 1, "title": "\xff"}'),
+        gzip.compress(b'{"format": "autograd-lens", "version": 1, "title": "\xff"}', mtime=0),
         b'{"format": "autograd-lens", "version": 1, "title": "\xc3"}',
     ],
 )
@@ -522,7 +522,7 @@ def one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
             "this .lens file is damaged or not a recording: it ends before",
         ),
         (
-            gzip.compress(json.dumps(edit("version", 2)).encode()),
+            gzip.compress(json.dumps(edit("version", 2)).encode(), mtime=0),
             "made by a newer Autograd Lens (format version 2)",
         ),
         (json.dumps(edit("steps.2.node", "n99")).encode(), "steps[2].node: 'n99' is not a node of the graph"),
