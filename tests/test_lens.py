@@ -217,14 +217,6 @@ def off_the_main_thread(function: Any, *args: Any) -> Any:
         return pool.submit(function, *args).result()
 
 
-def spy(function: Any, calls: list[str]) -> Any:
-    def called(*args: Any, **kwargs: Any) -> Any:
-        calls.append(function.__name__)
-        return function(*args, **kwargs)
-
-    return called
-
-
 def put(data: Any, place: tuple[Any, ...], value: Any) -> None:
     """Set the value at ``place`` in ``data`` (``...`` deletes it)."""
     for key in place[:-1]:

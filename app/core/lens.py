@@ -81,7 +81,7 @@ MAX_DIMS = 64
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
 _PLAIN_NUMBERS = frozenset({int, float, bool})  # as json gives them: no subclass passes by
-DECODE_IN_PIECES_FROM = 256 * 1024  # characters of JSON from which a recording is decoded in pieces
+DECODE_IN_PIECES_FROM = 256 * 1024  # bytes of JSON from which a recording is decoded in pieces
 _INT_RANGE = (-(2**63), 2**64)  # data pointers are unsigned 64-bit
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
@@ -396,7 +396,7 @@ def _read(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
     if raw is None:
         text = _inflate(data) if data.startswith(_GZIP_MAGIC) else data
         try:
-            raw = _decoded(text.decode("utf-8"))
+            raw = json.loads(text.decode("utf-8"))
         except UnicodeDecodeError as exc:
             raise _damaged(f"its text is not UTF-8 ({exc.reason})") from None
         except RecursionError:
@@ -415,20 +415,6 @@ def _read(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
     return recording, layout if isinstance(layout, dict) else None
 
 
-def _decoded(text: str) -> Any:
-    """``json.loads(text)``; a big text read on a thread other than the main one (the window's
-    worker) a field and an element at a time (``json_pieces``, slower in all), so that the GUI
-    thread never waits for the interpreter through the whole decode. A text
-    that is not the object that piecewise reading expects is decoded whole: same value, same error.
-    """
-    if len(text) >= DECODE_IN_PIECES_FROM and threading.current_thread() is not threading.main_thread():
-        try:
-            return loads_in_pieces(text, depth=2)
-        except (ValueError, RecursionError):
-            pass
-    return json.loads(text)
-
-
 def _decoded_in_pieces(data: bytes) -> Any | None:
     """The JSON value of a big recording's bytes (gzip or not), read on a thread other than the
     main one (the window's worker) from 1 MB pieces of its bytes as they are inflated.
@@ -436,8 +422,8 @@ def _decoded_in_pieces(data: bytes) -> Any | None:
     Decoding a 10 MB text to one ``str`` (32 ms), or joining the inflated or piped pieces to one
     ``bytes`` (14 ms), is a single C call that holds the GIL while the GUI thread waits: the
     largest of its heartbeat's gaps while the 5,000-node chain was read back. ``None`` when the
-    bytes are small, on the main thread, or not what piecewise reading expects (the whole-text
-    path then gives the same value or the same error).
+    bytes are small, on the main thread, or not what piecewise reading expects (the whole decode,
+    ``json.loads``, then gives the same value or the same error).
     """
     gz = data.startswith(_GZIP_MAGIC)
     size = int.from_bytes(data[-4:], "little") if gz and len(data) >= 4 else len(data)
