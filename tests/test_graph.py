@@ -164,3 +164,21 @@ def test_module_parameters_are_leaves_named_by_their_path() -> None:
     for name, leaf in rec.leaves.items():
         assert rec.graph.node(leaf).is_leaf and rec.graph.node(leaf).label == name
     assert rec.grads_at_end(0)["lin.bias"].tolist() == [3.0]  # type: ignore[union-attr]
+
+
+def test_equal_values_in_slots_keep_their_own_text() -> None:
+    # Value slots alike are shared; 1, 1.0 and True are equal keys in Python but print apart.
+    x = torch.ones(2, requires_grad=True)
+    powers = (1, 1.0, True)
+    graphs = [trace(x.pow(p)) for p in powers]
+    exponents = [next(s.value for s in g.node("n0").saved if s.name == "exponent") for g in graphs]
+    assert exponents == [repr(x.pow(p).grad_fn._saved_exponent) for p in powers]
+    assert len(set(exponents)) == 3
+
+
+def test_alike_sizes_are_one_shared_slot_read_from_each_node() -> None:
+    a, b = torch.ones(2, 3, requires_grad=True), torch.ones(2, 3, requires_grad=True)
+    graph = trace(a.view(6), b.view(6))
+    sizes = [next(s for s in n.saved if s.name == "self_sym_sizes") for n in graph.nodes if n.saved]
+    assert [s.value for s in sizes] == [repr(a.view(6).grad_fn._saved_self_sym_sizes)] * 2
+    assert sizes[0] is sizes[1]

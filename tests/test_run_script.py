@@ -406,3 +406,41 @@ def test_the_scripts_print_is_part_of_its_steps(tmp_path):
     rec = record_script(_script(tmp_path, code), stdout=sys.stderr).recording
     printed = [(s.line, text) for s in rec.timeline.steps for text in s.printed]
     assert printed == [(3, "before"), (5, "after [2.0, 2.0]")]
+
+
+def test_the_recorders_own_work_runs_untraced(tmp_path, monkeypatch):
+    # NOTE [untraced recorder]: only the wrappers that turn tracing off start while the script is
+    # traced (and the patches' context manager, as it ends); everything they run is untraced.
+    from app.core.recording import script as script_module
+
+    traced: set[str] = set()
+    real = script_module._ScriptRecorder.global_trace
+
+    def watching(self, frame, event, arg):
+        if Path(frame.f_code.co_filename).parts[-3:-1] == ("core", "recording"):
+            traced.add(frame.f_code.co_name)
+        return real(self, frame, event, arg)
+
+    monkeypatch.setattr(script_module._ScriptRecorder, "global_trace", watching)
+    run = record_script(_script(tmp_path, MLP))
+    assert traced == {"untraced", "tracing"}
+    check_against_plain(run.recording, run_plainly(MLP))
+
+
+def test_lines_that_let_nothing_go_take_no_walk(tmp_path, monkeypatch):
+    # NOTE [walks not repeated]: the same held nodes and nothing captured since: no walk.
+    from app.core.recording.capture import GraphCapture
+
+    walks: list[int] = []
+    real = GraphCapture.reachable_from_all
+    monkeypatch.setattr(
+        GraphCapture, "reachable_from_all", lambda self, roots: walks.append(1) or real(self, roots)
+    )
+    code = "import torch\nx = torch.ones(3, requires_grad=True)\ny = (x * 2).sum()\n"
+    code += "".join(f"a{k} = {k}\n" for k in range(20)) + "del y\nz = x.exp().sum()\nz.backward()\n"
+    rec = record_script(_script(tmp_path, code)).recording
+    assert len(walks) <= 6  # one per line that captured or let go, not one per line (25)
+    made_by_y = {n.id for n in rec.graph.nodes if n.line == 3}
+    let_go = {n.id for s in rec.timeline.steps if s.line == 24 for n in map(rec.graph.node, s.gone_nodes)}
+    assert made_by_y and let_go == made_by_y  # y's graph, let go at `del y`
+    assert rec.grads_at_end(0)["x"].tolist() == torch.ones(3).exp().tolist()

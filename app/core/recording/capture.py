@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 import torch
@@ -55,10 +54,50 @@ _SLOT_NAMES: dict[type, tuple[str, ...]] = {}
 def describe_slot(name: str, value: Any) -> SavedSlot:
     if value is None:
         return SavedSlot(name, "none")
+    if isinstance(value, torch.Tensor):  # most slots: one tensor, described in one go
+        storage = value.untyped_storage()
+        ref = StorageRef(_device_text(value.device), storage.data_ptr(), storage.nbytes())
+        dtype = _dtype_text(value.dtype)
+        return SavedSlot(
+            name, "tensor", tuple(value.shape), dtype, ref.device, ref.nbytes, (ref,), None, value._version
+        )
     tensors = _as_tensors(value)
     if tensors is None:
-        return SavedSlot(name, "value", value=_short_text(value))
-    return _tensor_slot(name, tensors, value if isinstance(value, torch.Tensor) else None)
+        return _value_slot(name, value)
+    return _tensor_slot(name, tensors, None)
+
+
+def _value_slot(name: str, value: Any) -> SavedSlot:
+    """A non-tensor slot; the many alike (``self_sym_sizes=(32, 64)``) share one immutable slot."""
+    text = _short_text(value)
+    slot = _VALUE_SLOTS.get((name, text))
+    if slot is None:
+        if len(_VALUE_SLOTS) >= _VALUE_SLOTS_KEPT:
+            _VALUE_SLOTS.clear()
+        slot = _VALUE_SLOTS[(name, text)] = SavedSlot(name, "value", value=text)
+    return slot
+
+
+_VALUE_SLOTS: dict[tuple[str, str], SavedSlot] = {}
+_VALUE_SLOTS_KEPT = 4096
+
+
+def _device_text(device: torch.device) -> str:
+    text = _DEVICE_TEXT.get(device)
+    if text is None:
+        text = _DEVICE_TEXT[device] = str(device)
+    return text
+
+
+def _dtype_text(dtype: torch.dtype) -> str:
+    text = _DTYPE_TEXT.get(dtype)
+    if text is None:
+        text = _DTYPE_TEXT[dtype] = str(dtype).removeprefix("torch.")
+    return text
+
+
+_DEVICE_TEXT: dict[torch.device, str] = {}
+_DTYPE_TEXT: dict[torch.dtype, str] = {}
 
 
 def _tensor_slot(
@@ -70,8 +109,8 @@ def _tensor_slot(
         name,
         "tensor",
         shape=None if single is None else tuple(single.shape),
-        dtype=str(first.dtype).removeprefix("torch."),
-        device=str(first.device),
+        dtype=_dtype_text(first.dtype),
+        device=_device_text(first.device),
         nbytes=sum(r.nbytes for r in refs),
         storages=refs,
         saved_version=first._version if version is None and single is not None else version,
@@ -80,22 +119,18 @@ def _tensor_slot(
 
 def _storage_ref(tensor: torch.Tensor) -> StorageRef:
     storage = tensor.untyped_storage()
-    return StorageRef(str(tensor.device), storage.data_ptr(), storage.nbytes())
+    return StorageRef(_device_text(tensor.device), storage.data_ptr(), storage.nbytes())
 
 
-def _read_slot(fn: Any, name: str, unreadable: set[str]) -> SavedSlot:
-    try:
-        return describe_slot(name, getattr(fn, SAVED_PREFIX + name))
-    except RuntimeError as exc:
-        unreadable.add(name)
-        expected = _EXPECTED_VERSION.search(str(exc))
-        # Freed (details gone) or modified in place (PyTorch refuses to unpack it,
-        # but the raw saved tensor still holds its storage: read that, unchecked).
-        tensors = raw_saved_tensors(fn, name)
-        single = tensors[0] if len(tensors) == 1 else None
-        if not tensors:
-            return SavedSlot(name, "tensor")
-        return _tensor_slot(name, tensors, single, None if expected is None else int(expected[1]))
+def _unreadable_slot(fn: Any, name: str, exc: RuntimeError) -> SavedSlot:
+    """A slot whose read raised: freed (details gone) or modified in place (PyTorch refuses to
+    unpack it, but the raw saved tensor still holds its storage: read that, unchecked)."""
+    expected = _EXPECTED_VERSION.search(str(exc))
+    tensors = raw_saved_tensors(fn, name)
+    single = tensors[0] if len(tensors) == 1 else None
+    if not tensors:
+        return SavedSlot(name, "tensor")
+    return _tensor_slot(name, tensors, single, None if expected is None else int(expected[1]))
 
 
 _EXPECTED_VERSION = re.compile(r"expected version (\d+)")
@@ -147,10 +182,13 @@ class GraphCapture:
     def __init__(self) -> None:
         self.fns: dict[str, Any] = {}  # our id -> grad_fn (insertion = discovery order)
         self._ids: dict[int, str] = {}  # id(grad_fn) -> our id; safe: we hold every fn
-        self._nodes: dict[str, GraphNode] = {}
+        # What each node is, kept as parts: a GraphNode is made once, by freeze()
+        self._parts: dict[str, tuple[str, tuple[SavedSlot, ...], int | None, bool]] = {}
+        self._tensor_slots: dict[str, tuple[SavedSlot, ...]] = {}
         self._edges: list[Edge] = []
         self.labels: dict[str, str] = {}
         self.unreadable: set[tuple[str, str]] = set()  # slots whose read raised when captured
+        self.changes = 0  # nodes registered or forgotten so far: a walk's results stand until it moves
 
     def id_of(self, fn: Any) -> str | None:
         return self._ids.get(id(fn))
@@ -173,21 +211,22 @@ class GraphCapture:
         return new
 
     def _register(self, fn: Any, call: int | None) -> str:
-        node_id = f"n{len(self._nodes)}"  # never reused, even after forget()
+        node_id = f"n{len(self._parts)}"  # never reused, even after forget()
+        self.changes += 1
         self.fns[node_id] = fn
         self._ids[id(fn)] = node_id
-        unreadable: set[str] = set()
-        saved = tuple(_read_slot(fn, name, unreadable) for name in saved_slot_names(fn))
-        self.unreadable.update((node_id, name) for name in unreadable)
-        self._nodes[node_id] = GraphNode(
-            id=node_id,
-            name=type(fn).__name__,
-            label=None,
-            saved=saved,
-            added_at_call=call,
-            is_leaf=hasattr(fn, "variable"),
-        )
+        saved = tuple(self._read_slots(fn, node_id))
+        self._parts[node_id] = (type(fn).__name__, saved, call, hasattr(fn, "variable"))
+        self._tensor_slots[node_id] = tuple(s for s in saved if s.kind == "tensor")
         return node_id
+
+    def _read_slots(self, fn: Any, node_id: str) -> Iterator[SavedSlot]:
+        for name in saved_slot_names(fn):
+            try:
+                yield describe_slot(name, getattr(fn, SAVED_PREFIX + name))
+            except RuntimeError as exc:
+                self.unreadable.add((node_id, name))
+                yield _unreadable_slot(fn, name, exc)
 
     def _id_or_pending(self, fn: Any) -> str:
         return self._ids.get(id(fn)) or f"?{id(fn)}"
@@ -200,7 +239,12 @@ class GraphCapture:
                 self._edges[i] = Edge(edge.src, self._ids[int(edge.dst[1:])])
 
     def node(self, node_id: str) -> GraphNode:
-        return self._nodes[node_id]
+        name, saved, call, is_leaf = self._parts[node_id]
+        return GraphNode(node_id, name, None, saved, call, is_leaf)
+
+    def tensor_slots(self, node_id: str) -> tuple[SavedSlot, ...]:
+        """The node's tensor slots (``node(node_id).tensor_slots``, without making the node)."""
+        return self._tensor_slots[node_id]
 
     def reachable_from_all(self, roots: Iterable[Any]) -> list[str]:
         """Ids of the known nodes reachable from any of ``roots``.
@@ -238,12 +282,14 @@ class GraphCapture:
         fn = self.fns.pop(node_id, None)
         if fn is not None:
             self._ids.pop(id(fn), None)
+            self.changes += 1
 
     def freeze(self, fields: Mapping[str, Mapping[str, Any]] | None = None) -> Graph:
         """The graph as data; ``fields`` sets more of each node's fields (its line, loops, steps)."""
         more = fields or {}
         nodes = tuple(
-            replace(n, label=self.labels.get(n.id), **more.get(n.id, {})) for n in self._nodes.values()
+            GraphNode(node_id, name, self.labels.get(node_id), saved, call, is_leaf, **more.get(node_id, {}))
+            for node_id, (name, saved, call, is_leaf) in self._parts.items()
         )
         return Graph(nodes, tuple(dict.fromkeys(self._edges)))
 

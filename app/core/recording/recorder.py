@@ -37,6 +37,14 @@ that could have let go of a graph (a name re-bound or deleted, an assignment
 into a list or an attribute, an autograd call); a captured node it does not
 reach is gone: the capture drops its ``grad_fn``, so Python frees it and its
 buffers, and its held slots become ``freed``.
+
+# NOTE [walks not repeated]
+A script's every line may have let go of a graph, so the walk from what the
+program holds ran after every line. It is skipped when the roots are the same
+captured nodes as at the last walk and nothing was captured or let go since:
+a captured node is held by the capture (its ``id`` is its own), and a node's
+``next_functions`` never change, so the walk would find what it found then,
+which is every node still captured.
 """
 
 from __future__ import annotations
@@ -156,6 +164,7 @@ class _Recorder:
         self.gone_at: dict[str, int] = {}
         self.fresh: list[Any] = []  # grad_fns of the tensors the current statement made
         self.dirty = False  # the current statement may have let go of a graph
+        self._last_walk: tuple[int, frozenset[int]] | None = None  # NOTE [walks not repeated]
         self.bound: dict[str, Any] = {}  # name -> the graph-holding value bound to it
         self.dropped: list[torch.Tensor] = []  # values a statement re-bound a name away from
         self.made: list[Any] = []  # grad_fns of the nodes the current statement added
@@ -442,9 +451,14 @@ class _Recorder:
 
     def _let_go_of_unreachable(self) -> None:
         self.dirty = False
-        alive = set(self.capture.reachable_from_all(self._held_roots()))
+        roots = list(self._held_roots())
+        walk = (self.capture.changes, frozenset(map(id, roots)))
+        if walk == self._last_walk and all(self.capture.id_of(fn) is not None for fn in roots):
+            return  # NOTE [walks not repeated]
+        self._last_walk = walk
+        alive = set(self.capture.reachable_from_all(roots))
         for node_id in [n for n in self.capture.fns if n not in alive]:
-            for slot in self.capture.node(node_id).tensor_slots:
+            for slot in self.capture.tensor_slots(node_id):
                 key = (node_id, slot.name)
                 if self.states.get(key) in _HOLDING:
                     self._set_state(key, "freed", slot)
@@ -484,7 +498,7 @@ class _Recorder:
             variable = self.capture.leaf_variable(node_id)
             if variable is not None:
                 self._name_leaf(node_id, variable)
-            for slot in self.capture.node(node_id).tensor_slots:
+            for slot in self.capture.tensor_slots(node_id):
                 key = (node_id, slot.name)
                 # Read a moment ago by the capture: what a probe would say unless the read raised.
                 readable = key not in self.capture.unreadable and node_id not in self.has_run
@@ -537,8 +551,7 @@ class _Recorder:
 
     # -- probing and bookkeeping -------------------------------------
     def _slot(self, key: SlotKey) -> SavedSlot:
-        node = self.capture.node(key[0])
-        return next(s for s in node.saved if s.name == key[1])
+        return next(s for s in self.capture.tensor_slots(key[0]) if s.name == key[1])
 
     def _probe(self, node_id: str, slot: str) -> SlotState:
         return probe_slot(self.capture.fns[node_id], slot, node_id in self.has_run)
@@ -572,7 +585,7 @@ class _Recorder:
     def _probe_node(self, node_id: str, call: int | None) -> None:
         if node_id not in self.capture.fns:
             return
-        for slot in self.capture.node(node_id).tensor_slots:
+        for slot in self.capture.tensor_slots(node_id):
             key = (node_id, slot.name)
             state = self._probe(node_id, slot.name)
             if state == "freed" and self.states.get(key) != "freed" and call is not None:
@@ -624,12 +637,13 @@ class _Recorder:
         **extra: Any,
     ) -> Step:
         changes = self._grad_changes(kind, node) if grads is None else grads
+        slots, versions = self.pending, self.pending_versions
         step = Step(
             index=len(self.steps),
             kind=kind,
             call=call,
             node=node,
-            slot_changes=MappingProxyType(dict(self.pending)) if self.pending else _NOTHING,
+            slot_changes=MappingProxyType(slots) if slots else _NOTHING,  # handed over, not copied
             grad_changes=MappingProxyType(changes) if changes else _NOTHING,
             saved_bytes=self.held_bytes,
             device_bytes=None if self.device.type != "cuda" else _device_bytes(self.device),
@@ -639,16 +653,19 @@ class _Recorder:
             printed=tuple(self.pending_printed),
             alive_nodes=len(self.capture.fns),
             gone_nodes=tuple(self.pending_gone),
-            version_changes=MappingProxyType(dict(self.pending_versions))
-            if self.pending_versions
-            else _NOTHING,
+            version_changes=MappingProxyType(versions) if versions else _NOTHING,
             **extra,
         )
-        self.pending.clear()
-        self.pending_versions.clear()
-        self.pending_nodes.clear()
-        self.pending_gone.clear()
-        self.pending_printed.clear()
+        if slots:
+            self.pending = {}
+        if versions:
+            self.pending_versions = {}
+        if self.pending_nodes:
+            self.pending_nodes.clear()
+        if self.pending_gone:
+            self.pending_gone.clear()
+        if self.pending_printed:
+            self.pending_printed.clear()
         self.steps.append(step)
         return step
 

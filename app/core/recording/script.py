@@ -63,6 +63,16 @@ probing every slot after every line, each held slot's tensors are kept with
 their version counters (only while the slot holds them, so no buffer lives
 longer than PyTorch keeps it); a node is probed when one of its counters moved.
 
+# NOTE [untraced recorder]
+``sys.settrace`` calls the trace function for every Python frame that starts on
+the thread, and the recorder's own work is hundreds of small Python calls per
+module and per node: each paid a call of ``global_trace`` first, which doubled
+what recording a model costs. What runs inside the trace function itself is
+never traced (CPython's rule), so a line's step needs nothing; the module hooks
+and each autograd call (with the engine hooks it runs) turn tracing off for
+their own time and restore what was there. Lines of the script that run inside
+an autograd call (a custom ``Function``, a hook) take no step anyway.
+
 Everything is undone in a ``finally``: patches, the trace function, the
 standard output, ``sys.argv`` and ``sys.path[0]``.
 """
@@ -86,7 +96,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import torch
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
@@ -109,6 +119,24 @@ _OWN_FILES = frozenset({__file__, sys.modules[_Recorder.__module__].__file__})
 _ROOT_ARGUMENTS = ("self", "tensors", "outputs", "gradient", "grad_tensors", "grad_outputs")
 _CALL_NAMES = ("backward", "grad")
 _NOTHING = object()
+T = TypeVar("T")
+
+
+def _untraced(method: Callable[..., T]) -> Callable[..., T]:
+    """``method`` run with no trace function (NOTE [untraced recorder]), the thread's one put back."""
+
+    @functools.wraps(method)
+    def untraced(*args: Any, **kwargs: Any) -> T:
+        trace = sys.gettrace()
+        if trace is None:
+            return method(*args, **kwargs)
+        sys.settrace(None)
+        try:
+            return method(*args, **kwargs)
+        finally:
+            sys.settrace(trace)
+
+    return untraced
 
 
 @dataclass(frozen=True)
@@ -144,6 +172,7 @@ class _ScriptRecorder(_Recorder):
         self.names: list[tuple[str, Any]] = []  # outermost first
         self.top_names: list[tuple[str, Any]] = []  # the script's globals and outermost frame
         self.tensors: list[torch.Tensor] = []
+        self.unlooked: FrameType | None = None  # a frame whose names are looked at when needed
         self.source_file = str(program.path or filename)
         self.modules = _ModuleNames()
         self.module_stack: list[tuple[int, str | None]] = []  # (id(module), its name), innermost last
@@ -166,6 +195,7 @@ class _ScriptRecorder(_Recorder):
             )
 
     def _name_of(self, tensor: torch.Tensor) -> str | None:
+        self._look_if_unlooked()
         for name, value in self.names:
             if value is tensor and name not in self.leaf_tensors:
                 return name
@@ -175,6 +205,10 @@ class _ScriptRecorder(_Recorder):
                 if path is not None and f"{name}.{path}" not in self.leaf_tensors:
                     return f"{name}.{path}"
         return None
+
+    def _unused_leaf_name(self, base: str = "leaf") -> str:
+        self._look_if_unlooked()
+        return super()._unused_leaf_name(base)
 
     def _take_named_leaves(self) -> None:
         known = {id(t) for t in self.leaf_tensors.values()}
@@ -274,6 +308,7 @@ class _ScriptRecorder(_Recorder):
                 self._labels.append((fn, text, (line, line), True))
 
     # -- modules (NOTE [modules and sources]) ---------------------------
+    @_untraced
     def module_entered(self, module: torch.nn.Module, args: Any) -> None:
         if threading.get_ident() != self.thread:
             return
@@ -283,6 +318,7 @@ class _ScriptRecorder(_Recorder):
         name = None if frame is None else self._module_name(module, frame)
         self.module_stack.append((id(module), name))
 
+    @_untraced
     def module_left(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         if threading.get_ident() != self.thread or not self.module_stack:
             return
@@ -311,9 +347,9 @@ class _ScriptRecorder(_Recorder):
         """Capture the nodes behind ``values`` not seen yet, as made by the running module at the
         innermost script line."""
         roots = list(_graph_fns(_tensors_in([values], set())))
-        if not roots:
-            return
-        self._look_at_names(frame)  # to name the leaves they reach
+        if all(self.capture.id_of(fn) is not None for fn in roots):
+            return  # nothing new: the walk would stop at each of them (the module's input, mostly)
+        self.unlooked = frame  # its names are looked at only to name a leaf not known yet
         try:
             self.origin = (self._module_now(), SourceRef(self.source_file, frame.f_lineno))
             self.fresh.extend(roots)
@@ -322,7 +358,13 @@ class _ScriptRecorder(_Recorder):
             self.hook_nodes.update(self.pending_nodes[before:])
         finally:
             self.origin = (None, None)
+            self.unlooked = None
             self._let_go_of_frames()
+
+    def _look_if_unlooked(self) -> None:
+        frame, self.unlooked = self.unlooked, None
+        if frame is not None:
+            self._look_at_names(frame)
 
     # -- slots written in place (NOTE [written slots]) ------------------
     def _set_state(self, key: SlotKey, state: SlotState, slot: SavedSlot | None = None) -> None:
@@ -344,6 +386,7 @@ class _ScriptRecorder(_Recorder):
         signature = inspect.signature(real)
 
         @functools.wraps(real)
+        @_untraced  # NOTE [untraced recorder]: the engine's hooks run untraced too
         def call(*args: Any, **kwargs: Any) -> Any:
             frame = None
             if not (self.in_call or self.stopped) and threading.get_ident() == self.thread:
@@ -601,7 +644,7 @@ def _tensors_in(values: Iterable[Any], user_modules: set[str]) -> Iterator[torch
     seen: set[int] = set()
     while stack:
         value = stack.pop()
-        if id(value) in seen:
+        if type(value) in _ATOMS or id(value) in seen:
             continue
         seen.add(id(value))
         if isinstance(value, torch.Tensor):
@@ -610,10 +653,28 @@ def _tensors_in(values: Iterable[Any], user_modules: set[str]) -> Iterator[torch
             stack.extend(value)
         elif isinstance(value, dict):
             stack.extend(value.values())
-        elif isinstance(value, (torch.nn.Module, torch.optim.Optimizer)) or (
-            type(value).__module__ in user_modules and not isinstance(value, type)
-        ):
+        elif isinstance(value, (torch.nn.Module, torch.optim.Optimizer)):
+            stack.extend(v for k, v in vars(value).items() if k not in _BOOKKEEPING)
+        elif type(value).__module__ in user_modules and not isinstance(value, type):
             stack.extend(getattr(value, "__dict__", {}).values())
+
+
+_ATOMS = frozenset((int, float, complex, bool, str, bytes, type(None)))
+
+
+def _bookkeeping() -> frozenset[str]:
+    """The attributes torch gives every module and optimizer for its hooks and flags (a dozen
+    dicts per module, walked at every line for no tensor): a tensor is never kept there."""
+    module = set(vars(torch.nn.Module())) - {"_parameters", "_buffers", "_modules"}
+    optimizer = set(vars(torch.optim.SGD([torch.zeros(1, requires_grad=True)]))) - {
+        "state",
+        "param_groups",
+        "defaults",
+    }
+    return frozenset(module | optimizer)
+
+
+_BOOKKEEPING = _bookkeeping()
 
 
 def _flat_tensors(value: Any) -> list[torch.Tensor]:
@@ -734,6 +795,7 @@ class _Printed:
         self._on_line = on_line
         self._pending = ""
 
+    @_untraced
     def write(self, text: str) -> int:
         written = self._stream.write(text)
         self._pending += text
