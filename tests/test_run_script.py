@@ -444,3 +444,16 @@ def test_lines_that_let_nothing_go_take_no_walk(tmp_path, monkeypatch):
     let_go = {n.id for s in rec.timeline.steps if s.line == 24 for n in map(rec.graph.node, s.gone_nodes)}
     assert made_by_y and let_go == made_by_y  # y's graph, let go at `del y`
     assert rec.grads_at_end(0)["x"].tolist() == torch.ones(3).exp().tolist()
+
+
+@pytest.mark.parametrize("differentiable", [False, True])
+def test_an_optimizers_state_is_walked_only_when_it_can_hold_a_graph(differentiable):
+    # A step made with grad off (the default) leaves state that holds no graph and no leaf.
+    from app.core.recording.script import _tensors_in
+
+    w = torch.ones(2, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, differentiable=differentiable)
+    opt.state[w]["momentum_buffer"] = buffer = torch.zeros(2)
+    found = list(_tensors_in([opt], set()))
+    assert any(t is w for t in found)
+    assert any(t is buffer for t in found) == differentiable

@@ -196,18 +196,20 @@ class GraphCapture:
     def add_roots(self, roots: Iterable[Any], *, call: int | None = None) -> list[str]:
         """Walk from ``roots``; return the ids of nodes seen for the first time."""
         new: list[str] = []
-        first_edge = len(self._edges)
+        made: list[tuple[str, list[Any]]] = []  # each new node and its children, in walk order
+        ids = self._ids
         stack = [r for r in roots if r is not None]
         while stack:
             fn = stack.pop()
-            if id(fn) in self._ids:
+            if id(fn) in ids:
                 continue
             node_id = self._register(fn, call)
             new.append(node_id)
-            children = list(_next_functions(fn))
-            self._edges.extend(Edge(node_id, self._id_or_pending(c)) for c in children)
+            children = [child for child, _ in fn.next_functions if child is not None]
+            made.append((node_id, children))
             stack.extend(reversed(children))
-        self._resolve_pending(first_edge)
+        # Every child is registered by now (walked, or known before): each edge names both ends.
+        self._edges.extend(Edge(node_id, ids[id(child)]) for node_id, children in made for child in children)
         return new
 
     def _register(self, fn: Any, call: int | None) -> str:
@@ -227,16 +229,6 @@ class GraphCapture:
             except RuntimeError as exc:
                 self.unreadable.add((node_id, name))
                 yield _unreadable_slot(fn, name, exc)
-
-    def _id_or_pending(self, fn: Any) -> str:
-        return self._ids.get(id(fn)) or f"?{id(fn)}"
-
-    def _resolve_pending(self, first: int) -> None:
-        """Name the targets of the edges added since ``first`` (each child was registered by now)."""
-        for i in range(first, len(self._edges)):
-            edge = self._edges[i]
-            if edge.dst.startswith("?"):
-                self._edges[i] = Edge(edge.src, self._ids[int(edge.dst[1:])])
 
     def node(self, node_id: str) -> GraphNode:
         name, saved, call, is_leaf = self._parts[node_id]

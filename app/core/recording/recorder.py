@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import ast
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from types import MappingProxyType
@@ -109,8 +108,9 @@ def _released(fn: Any, name: str) -> bool:
         raw = getattr(fn, RAW_PREFIX + name)
     except (AttributeError, RuntimeError):
         return False
-    raws = raw if isinstance(raw, (list, tuple)) else [raw]
-    return bool(raws) and all(r is None or r.data is None for r in raws)
+    if not isinstance(raw, (list, tuple)):
+        return raw is None or raw.data is None
+    return bool(raw) and all(r is None or r.data is None for r in raw)
 
 
 def values_of(tensor: torch.Tensor) -> Values:
@@ -139,7 +139,7 @@ class _Recorder:
         self.steps: list[Step] = []
         self.states: dict[SlotKey, SlotState] = {}
         self.versions: dict[SlotKey, int] = {}
-        self.held: Counter[tuple[str, int]] = Counter()  # (device, pointer) -> slots holding it
+        self.held: dict[tuple[str, int], int] = {}  # (device, pointer) -> slots holding it
         self.bytes_of: dict[tuple[str, int], int] = {}
         self.held_bytes = 0  # sum of bytes_of over the storages held now
         self.has_run: set[str] = set()
@@ -503,8 +503,8 @@ class _Recorder:
                 # Read a moment ago by the capture: what a probe would say unless the read raised.
                 readable = key not in self.capture.unreadable and node_id not in self.has_run
                 self._set_state(key, "alive" if readable else self._probe(*key), slot)
-                if slot.saved_version is not None:
-                    now = self._version_now(key)
+                if slot.saved_version is not None:  # the version read with it, unless the read raised
+                    now = None if readable else self._version_now(key)
                     self._set_version(key, slot.saved_version if now is None else now)
         self.pending_nodes.extend(new)
 
@@ -574,7 +574,7 @@ class _Recorder:
         change = (state in _HOLDING) - (old in _HOLDING)
         for ref in slot.storages:  # a storage is held while any slot holding it is
             storage = ref.device, ref.pointer
-            before, old_bytes = self.held[storage], self.bytes_of.get(storage, 0)
+            before, old_bytes = self.held.get(storage, 0), self.bytes_of.get(storage, 0)
             self.held[storage] = after = before + change
             self.bytes_of[storage] = ref.nbytes
             # A running total: summing every storage on every step was O(steps x storages).
@@ -583,12 +583,14 @@ class _Recorder:
         self.pending[key] = state
 
     def _probe_node(self, node_id: str, call: int | None) -> None:
-        if node_id not in self.capture.fns:
+        fn = self.capture.fns.get(node_id)
+        if fn is None:
             return
+        has_run = node_id in self.has_run
         for slot in self.capture.tensor_slots(node_id):
             key = (node_id, slot.name)
-            state = self._probe(node_id, slot.name)
-            if state == "freed" and self.states.get(key) != "freed" and call is not None:
+            state = probe_slot(fn, slot.name, has_run)
+            if state == "freed" and call is not None and self.states.get(key) != "freed":
                 self.freed_by[key] = call
             self._set_state(key, state, slot)
             if state in _HOLDING:

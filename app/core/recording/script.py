@@ -653,10 +653,19 @@ def _tensors_in(values: Iterable[Any], user_modules: set[str]) -> Iterator[torch
             stack.extend(value)
         elif isinstance(value, dict):
             stack.extend(value.values())
-        elif isinstance(value, (torch.nn.Module, torch.optim.Optimizer)):
-            stack.extend(v for k, v in vars(value).items() if k not in _BOOKKEEPING)
+        elif isinstance(value, torch.nn.Module):
+            stack.extend([v for k, v in vars(value).items() if k not in _BOOKKEEPING])
+        elif isinstance(value, torch.optim.Optimizer):
+            # Its state (exp_avg, momentum_buffer: a few tensors per parameter) is made with grad
+            # off unless the optimizer is differentiable, so then it holds no graph and no leaf.
+            skip = _BOOKKEEPING if _differentiable(value) else _BOOKKEEPING | {"state"}
+            stack.extend([v for k, v in vars(value).items() if k not in skip])
         elif type(value).__module__ in user_modules and not isinstance(value, type):
             stack.extend(getattr(value, "__dict__", {}).values())
+
+
+def _differentiable(optimizer: torch.optim.Optimizer) -> bool:
+    return any(group.get("differentiable", False) for group in optimizer.param_groups)
 
 
 _ATOMS = frozenset((int, float, complex, bool, str, bytes, type(None)))
