@@ -636,3 +636,10 @@ def test_reading_a_file_leaves_nothing_for_the_collector(tmp_path: Path) -> None
         if was_enabled:
             gc.enable()
     assert recording == long_recording()
+
+
+def test_numbers_too_large_for_a_float_are_written_as_they_are() -> None:
+    from app.core.lens import _numbers_json
+
+    assert _numbers_json([10**400, 1.5, True]) == [10**400, 1.5, True]
+    assert _numbers_json([1.0, math.inf, -math.inf]) == [1.0, "inf", "-inf"]

@@ -268,8 +268,17 @@ def _call_info_json(info: CallInfo) -> dict[str, Any]:
 def _values_json(v: Values | None) -> dict[str, Any] | None:
     if v is None:
         return None
-    flat = [_number_json(x) for x in v.flat]
-    return {"shape": list(v.shape), "flat": flat, "dtype": v.dtype}
+    return {"shape": list(v.shape), "flat": _numbers_json(v.flat), "dtype": v.dtype}
+
+
+def _numbers_json(flat: Sequence[Number]) -> list[Number | str]:
+    """Numbers as JSON holds them; one pass in C when all are finite (a model's grads)."""
+    try:
+        if all(map(math.isfinite, flat)):
+            return list(flat)
+    except OverflowError:  # an int too large for a float: finite, and said number by number
+        pass
+    return [_number_json(x) for x in flat]
 
 
 def _number_json(x: Number) -> Number | str:

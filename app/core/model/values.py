@@ -11,16 +11,86 @@ importing torch, and stepping back must not touch torch state. A
 [[0.0, 1.0], [2.0, 3.0]]
 >>> Values((), (3.0,)).tolist()
 3.0
+
+# NOTE [packed values]
+A model's gradients are tens of thousands of numbers per leaf and per call.
+Made into a tuple of Python floats while the user's script runs, they were
+the largest part of what recording a training step costs (each float an
+object to allocate, and every young collection walked the tuples). The
+recorder copies a gradient out as its raw bytes instead (one memcpy) into a
+:class:`PackedNumbers`, which is a read-only sequence like the tuple: the
+numbers are made the first time something reads them (a panel, a caption's
+first few, the ``.lens`` writer), and a part is read without the rest.
 """
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
-__all__ = ["Number", "Values"]
+__all__ = ["Number", "PackedNumbers", "Values"]
 
 Number = float | int | bool
+
+
+class PackedNumbers(Sequence[float]):
+    """Floats kept as their machine bytes, read as a tuple when asked (NOTE [packed values]).
+
+    >>> packed = PackedNumbers(struct.pack("3f", 1.0, 2.5, -4.0), "f")
+    >>> len(packed), packed[1], packed[:2], packed == (1.0, 2.5, -4.0)
+    (3, 2.5, (1.0, 2.5), True)
+    """
+
+    __slots__ = ("_code", "_count", "_numbers", "_raw")
+
+    def __init__(self, raw: bytes, code: str) -> None:
+        size = struct.calcsize(code)
+        if code not in ("f", "d") or len(raw) % size:
+            raise ValueError(f"{len(raw)} bytes are not whole {code!r} numbers")
+        self._raw = raw
+        self._code = code
+        self._count = len(raw) // size
+        self._numbers: tuple[float, ...] | None = None
+
+    def numbers(self) -> tuple[float, ...]:
+        """All of them, as a tuple (made once; two threads may both make it, alike)."""
+        numbers = self._numbers
+        if numbers is None:
+            numbers = self._numbers = struct.unpack(f"{self._count}{self._code}", self._raw)
+        return numbers
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[float, ...]: ...
+    def __getitem__(self, index: int | slice) -> float | tuple[float, ...]:
+        if self._numbers is not None or not isinstance(index, slice) or index.step not in (None, 1):
+            return self.numbers()[index]
+        start, stop, _ = index.indices(self._count)  # a head or a window: only its bytes are read
+        size = struct.calcsize(self._code)
+        return struct.unpack_from(f"{max(0, stop - start)}{self._code}", self._raw, start * size)
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self.numbers())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PackedNumbers):
+            other = other.numbers()
+        return isinstance(other, tuple) and self.numbers() == other
+
+    def __hash__(self) -> int:
+        return hash(self.numbers())
+
+    def __repr__(self) -> str:
+        return repr(self.numbers())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (self.numbers(),))
 
 
 @dataclass(frozen=True)
@@ -28,7 +98,7 @@ class Values:
     """The elements of a tensor, flattened, with its shape and dtype name."""
 
     shape: tuple[int, ...]
-    flat: tuple[Number, ...]
+    flat: tuple[Number, ...] | PackedNumbers  # NOTE [packed values]
     dtype: str = "float32"
 
     def __post_init__(self) -> None:

@@ -50,6 +50,7 @@ which is every node still captured.
 from __future__ import annotations
 
 import ast
+import ctypes
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -69,7 +70,7 @@ from app.core.model.graph import Graph, LoopMark, SavedSlot, SourceRef
 from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
-from app.core.model.values import Values
+from app.core.model.values import PackedNumbers, Values
 from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors
 from app.core.sizing.limits import Budget, Limits, timeout_message
 
@@ -114,11 +115,21 @@ def _released(fn: Any, name: str) -> bool:
 
 
 def values_of(tensor: torch.Tensor) -> Values:
-    """A detached CPU copy of ``tensor`` as plain :class:`Values`."""
+    """A detached CPU copy of ``tensor`` as plain :class:`Values` (floats packed: NOTE [packed values])."""
     data = tensor.detach().to("cpu")
     if data.is_complex():
         data = data.abs()
-    return Values(tuple(data.shape), tuple(data.reshape(-1).tolist()), str(data.dtype).removeprefix("torch."))
+    dtype = str(data.dtype).removeprefix("torch.")
+    if not data.is_floating_point() or data.numel() == 0:
+        return Values(tuple(data.shape), tuple(data.reshape(-1).tolist()), dtype)
+    if data.dtype not in _PACKED:  # float16, bfloat16: every one of their values is a float32
+        data = data.float()
+    data = data.contiguous()
+    raw = ctypes.string_at(data.data_ptr(), data.numel() * data.element_size())  # `data` holds it
+    return Values(tuple(data.shape), PackedNumbers(raw, _PACKED[data.dtype]), dtype)
+
+
+_PACKED = {torch.float32: "f", torch.float64: "d"}  # struct's codes for them, in the machine's order
 
 
 class _ProgramStopped(BaseException):
