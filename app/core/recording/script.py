@@ -173,6 +173,7 @@ class _ScriptRecorder(_Recorder):
         self.top_names: list[tuple[str, Any]] = []  # the script's globals and outermost frame
         self.tensors: list[torch.Tensor] = []
         self.unlooked: FrameType | None = None  # a frame whose names are looked at when needed
+        self.scanned_modules: dict[str, weakref.ref[torch.nn.Module]] = {}  # name -> module named
         self.source_file = str(program.path or filename)
         self.modules = _ModuleNames()
         self.module_stack: list[tuple[int, str | None]] = []  # (id(module), its name), innermost last
@@ -216,6 +217,13 @@ class _ScriptRecorder(_Recorder):
             if isinstance(value, torch.Tensor):
                 named = [(name, value)]
             elif isinstance(value, torch.nn.Module):
+                # Its parameters are named the first line it is held by this name; one added to it
+                # later is named when a graph first reaches it (a walk of every module every line
+                # was a twentieth of recording a model).
+                scanned = self.scanned_modules.get(name)
+                if scanned is not None and scanned() is value:
+                    continue
+                self.scanned_modules[name] = weakref.ref(value)
                 named = [(f"{name}.{path}", p) for path, p in value.named_parameters()]
             else:
                 continue
