@@ -5,8 +5,13 @@ PyTorch is the oracle: every packed value reads back as ``tensor.tolist()`` does
 
 from __future__ import annotations
 
+import base64
 import copy
+import gzip
+import json
+import math
 import pickle
+import re
 import struct
 import textwrap
 from pathlib import Path
@@ -14,7 +19,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from app.core.lens import lens_bytes, recording_from_bytes
+from app.core.lens import LensError, lens_bytes, recording_from_bytes
+from app.core.model.recording import Recording
 from app.core.model.values import PackedNumbers, Values
 from app.core.recording.recorder import values_of
 from app.core.recording.script import record_script
@@ -107,3 +113,91 @@ def test_a_recorded_model_keeps_its_grads_packed_until_read(tmp_path: Path):
     plain = {f"model.{name}": p.grad.reshape(-1).tolist() for name, p in model.named_parameters()}
     assert {name: list(v.flat) for name, v in grads.items()} == plain
     assert recording_from_bytes(lens_bytes(recording)).grads_at_end(0) == grads
+
+
+# --- in .lens files (NOTE [packed values in files]) ---
+
+
+def _recorded(tmp_path: Path) -> Recording:
+    script = tmp_path / "odd.py"
+    script.write_text(
+        textwrap.dedent(
+            """\
+            import torch
+            w = torch.tensor([1.0, -0.0, 3.0], requires_grad=True)
+            d = torch.tensor([2.0, 5.0], dtype=torch.float64, requires_grad=True)
+            (w * torch.tensor([float("nan"), float("inf"), -1e-45])).sum().backward()
+            (d ** 2).sum().backward()
+            """
+        ),
+        encoding="utf-8",
+    )
+    return record_script(script).recording
+
+
+def _bits(values: Values) -> bytes:
+    return struct.pack(f"{values.numel()}d", *values.flat)
+
+
+def test_packed_values_are_written_as_their_bytes_and_read_back_exactly(tmp_path: Path):
+    recording = _recorded(tmp_path)
+    data = json.loads(gzip.decompress(lens_bytes(recording)))
+    stored = [v for step in data["steps"] for v in (step.get("grad_changes") or {}).values() if v]
+    assert stored and all("packed" in v and "flat" not in v for v in stored)
+    assert {v["packed"] for v in stored} == {"f", "d"}
+    back = recording_from_bytes(lens_bytes(recording))
+    for call in (0, 1):
+        for name, values in recording.grads_at_end(call).items():
+            read = back.grads_at_end(call)[name]
+            assert isinstance(read.flat, PackedNumbers) and read.dtype == values.dtype
+            assert _bits(read) == _bits(values)  # NaN, inf, -0.0 and a float32 subnormal, bit for bit
+    assert math.isnan(back.grads_at_end(0)["w"].flat[0])
+
+
+def test_a_version_1_file_with_number_lists_is_read_as_before(tmp_path: Path):
+    recording = _recorded(tmp_path)
+    data = json.loads(gzip.decompress(lens_bytes(recording)))
+    data["version"] = 1
+    for step in data["steps"]:
+        for table in (step.get("grad_changes"), step.get("contribution")):
+            for name, v in (table or {}).items():
+                if v and "packed" in v:
+                    numbers = Values(tuple(v["shape"]), _unpacked(v))
+                    table[name] = {
+                        "shape": v["shape"],
+                        "flat": [_text(x) for x in numbers.flat],
+                        "dtype": v["dtype"],
+                    }
+    back = recording_from_bytes(json.dumps(data).encode())
+    for name, values in recording.grads_at_end(1).items():
+        assert _bits(back.grads_at_end(1)[name]) == _bits(values)
+        assert not isinstance(back.grads_at_end(1)[name].flat, PackedNumbers)
+
+
+def _unpacked(v: dict) -> tuple[float, ...]:
+    raw = base64.b64decode(v["data"])
+    return struct.unpack(f"<{len(raw) // (4 if v['packed'] == 'f' else 8)}{v['packed']}", raw)
+
+
+def _text(x: float) -> float | str:
+    return x if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"data": "not base64!"}, "data: it is not base64"),
+        ({"data": "é"}, "data: it is not base64"),
+        ({"data": base64.b64encode(b"\0" * 5).decode()}, "does not hold"),
+        ({"packed": "q"}, "packed: 'q' is not one of d, f"),
+        ({"packed": None}, "packed: expected a string"),
+        ({"data": 12}, "data: expected a string"),
+    ],
+)
+def test_damaged_packed_values_are_one_clear_error(tmp_path: Path, change: dict, said: str):
+    data = json.loads(gzip.decompress(lens_bytes(_recorded(tmp_path))))
+    step = next(s for s in data["steps"] if s.get("grad_changes"))
+    name = next(iter(step["grad_changes"]))
+    step["grad_changes"][name] |= change
+    with pytest.raises(LensError, match=re.escape(said)):
+        recording_from_bytes(json.dumps(data).encode())

@@ -25,7 +25,9 @@ first few, the ``.lens`` writer), and a part is read without the rest.
 
 from __future__ import annotations
 
+import array
 import struct
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -53,6 +55,19 @@ class PackedNumbers(Sequence[float]):
         self._code = code
         self._count = len(raw) // size
         self._numbers: tuple[float, ...] | None = None
+
+    @property
+    def code(self) -> str:
+        """``"f"`` (float32) or ``"d"`` (float64): how each number is stored."""
+        return self._code
+
+    def little_endian(self) -> bytes:
+        """The numbers' bytes, least significant first (how a ``.lens`` file stores them)."""
+        return self._raw if sys.byteorder == "little" else _swapped(self._raw, self._code)
+
+    @classmethod
+    def from_little_endian(cls, raw: bytes, code: str) -> PackedNumbers:
+        return cls(raw if sys.byteorder == "little" else _swapped(raw, code), code)
 
     def numbers(self) -> tuple[float, ...]:
         """All of them, as a tuple (made once; two threads may both make it, alike)."""
@@ -91,6 +106,12 @@ class PackedNumbers(Sequence[float]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (tuple, (self.numbers(),))
+
+
+def _swapped(raw: bytes, code: str) -> bytes:
+    numbers = array.array(code, raw)
+    numbers.byteswap()
+    return numbers.tobytes()
 
 
 @dataclass(frozen=True)
