@@ -76,6 +76,7 @@ class _Captioner:
         self.freed_by = freed_by
         self.needed_by = needed_by
         self.slots: dict[SlotKey, SlotState] = {}
+        self.names: dict[int, str] = {}  # each call's name, made once
 
     def caption(self, step: Step) -> str:
         self.slots.update(step.slot_changes)
@@ -158,7 +159,10 @@ class _Captioner:
         return text + ", though no later call needs " + pronoun + "."
 
     def _name(self, index: int) -> str:
-        return call_name(index, self.infos[index].call, self.total)
+        name = self.names.get(index)
+        if name is None:
+            name = self.names[index] = call_name(index, self.infos[index].call, self.total)
+        return name
 
     def _call_end(self, step: Step, info: CallInfo) -> str:
         head = f"{self._name(info.index).capitalize()} finished"

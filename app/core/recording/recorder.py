@@ -51,9 +51,11 @@ from __future__ import annotations
 
 import ast
 import ctypes
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -697,34 +699,38 @@ class _CallObserver:
         self.loops = loops
         self.started: list[str] = []
         self.finished: set[str] = set()
+        self.timed = math.isfinite(recorder.deadline)  # a trusted script has no time limit
 
     @contextmanager
     def hooks(self) -> Iterator[None]:
         handles = []
+        pre, post = self._on_pre, self._on_post
         try:
             for node_id, fn in self.recorder.capture.fns.items():
-                handles.append(fn.register_prehook(self._pre(node_id)))
-                handles.append(fn.register_hook(self._post(node_id)))
+                handles.append(fn.register_prehook(partial(pre, node_id)))
+                handles.append(fn.register_hook(partial(post, node_id)))
             yield
         finally:
             for handle in handles:
                 handle.remove()
 
-    def _pre(self, node_id: str) -> Callable[..., None]:
-        def hook(grad_outputs: Any) -> None:
-            self.recorder.check_deadline()
+    def _on_pre(self, node_id: str, grad_outputs: Any) -> None:
+        recorder = self.recorder
+        if self.timed:
+            recorder.check_deadline()
+        started = self.started
+        if started and started[-1] in self.finished:
             self._close_previous()
-            self.started.append(node_id)
-            self.recorder.reached.setdefault(node_id, set()).add(self.call)
+        started.append(node_id)
+        calls = recorder.reached.get(node_id)
+        if calls is None:
+            recorder.reached[node_id] = {self.call}
+        else:
+            calls.add(self.call)
 
-        return hook
-
-    def _post(self, node_id: str) -> Callable[..., None]:
-        def hook(grad_inputs: Any, grad_outputs: Any) -> None:
-            self.finished.add(node_id)
-            self.recorder.has_run.add(node_id)
-
-        return hook
+    def _on_post(self, node_id: str, grad_inputs: Any, grad_outputs: Any) -> None:
+        self.finished.add(node_id)
+        self.recorder.has_run.add(node_id)
 
     def _close_previous(self) -> None:
         """Take the step of the node that ran last, now that it released its buffers."""
