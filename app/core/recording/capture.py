@@ -55,8 +55,7 @@ def describe_slot(name: str, value: Any) -> SavedSlot:
     if value is None:
         return SavedSlot(name, "none")
     if isinstance(value, torch.Tensor):  # most slots: one tensor, described in one go
-        storage = value.untyped_storage()
-        ref = StorageRef(_device_text(value.device), storage.data_ptr(), storage.nbytes())
+        ref = _storage_ref(value)
         dtype = _dtype_text(value.dtype)
         return SavedSlot(
             name, "tensor", tuple(value.shape), dtype, ref.device, ref.nbytes, (ref,), None, value._version

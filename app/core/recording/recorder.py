@@ -718,10 +718,8 @@ class _CallObserver:
         recorder = self.recorder
         if self.timed:
             recorder.check_deadline()
-        started = self.started
-        if started and started[-1] in self.finished:
-            self._close_previous()
-        started.append(node_id)
+        self._close_previous()
+        self.started.append(node_id)
         calls = recorder.reached.get(node_id)
         if calls is None:
             recorder.reached[node_id] = {self.call}
