@@ -83,6 +83,9 @@ def test_packed_numbers_are_the_tuple_they_hold():
         assert copied == numbers and type(copied) is tuple
     with pytest.raises(ValueError):
         PackedNumbers(b"12345", "f")
+    for code in ("i", "e", "z", ""):  # only the codes a .lens file may name, and nothing struct refuses
+        with pytest.raises(ValueError):
+            PackedNumbers(b"12345678", code)
 
 
 def test_a_recorded_model_keeps_its_grads_packed_until_read(tmp_path: Path):

@@ -68,7 +68,7 @@ from app.core.model.graph import (
 from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
-from app.core.model.values import Number, PackedNumbers, Values
+from app.core.model.values import PACKED_SIZES, Number, PackedNumbers, Values
 
 __all__ = [
     "FORMAT",
@@ -502,7 +502,7 @@ def _kinds(literal: Any) -> frozenset[str]:
 
 
 _STEP_KINDS = _kinds(StepKind)
-_PACKED_CODES = frozenset({"f", "d"})
+_PACKED_CODES = frozenset(PACKED_SIZES)
 _SLOT_STATES = _kinds(SlotState)
 _SLOT_KINDS = _kinds(SlotKind)
 _CALL_KINDS = _kinds(CallKind)
@@ -816,7 +816,7 @@ class _Reader:
             raw = base64.b64decode(text, validate=True)
         except ValueError:  # binascii.Error, or a character that is not ASCII
             raise self.fail(f"{where}.data", "it is not base64") from None
-        size = 4 if code == "f" else 8
+        size = PACKED_SIZES[code]
         count = math.prod(shape)
         if len(raw) != count * size:
             raise self.fail(where, f"shape {list(shape)} does not hold {len(raw) // size} values")

@@ -30,11 +30,15 @@ import struct
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, overload
 
-__all__ = ["Number", "PackedNumbers", "Values"]
+__all__ = ["PACKED_SIZES", "Number", "PackedNumbers", "Values"]
 
 Number = float | int | bool
+# How a PackedNumbers may store its numbers (a struct code) -> bytes a number; the .lens
+# reader accepts these codes and no others.
+PACKED_SIZES = MappingProxyType({"f": 4, "d": 8})
 
 
 class PackedNumbers(Sequence[float]):
@@ -48,8 +52,8 @@ class PackedNumbers(Sequence[float]):
     __slots__ = ("_code", "_count", "_numbers", "_raw")
 
     def __init__(self, raw: bytes, code: str) -> None:
-        size = struct.calcsize(code)
-        if code not in ("f", "d") or len(raw) % size:
+        size = PACKED_SIZES.get(code)
+        if size is None or len(raw) % size:
             raise ValueError(f"{len(raw)} bytes are not whole {code!r} numbers")
         self._raw = raw
         self._code = code
@@ -87,7 +91,7 @@ class PackedNumbers(Sequence[float]):
         if self._numbers is not None or not isinstance(index, slice) or index.step not in (None, 1):
             return self.numbers()[index]
         start, stop, _ = index.indices(self._count)  # a head or a window: only its bytes are read
-        size = struct.calcsize(self._code)
+        size = PACKED_SIZES[self._code]
         return struct.unpack_from(f"{max(0, stop - start)}{self._code}", self._raw, start * size)
 
     def __iter__(self) -> Iterator[float]:
