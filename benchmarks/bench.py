@@ -1075,6 +1075,18 @@ def measure_real_model(rounds: int, steps: int = 3) -> RealModelResult:
     return result
 
 
+def real_model_child(rounds: int) -> None:
+    """(child process) :func:`measure_real_model` in a fresh process, as ``run SCRIPT.py`` records:
+    the parent's heap (the window benchmarks before it) is not this measurement's."""
+    result = measure_real_model(rounds)
+    print(json.dumps({"nodes": result.nodes, "record_s": result.record_s, "plain_s": result.plain_s}))
+
+
+def real_model_in_child(rounds: int) -> RealModelResult:
+    row = _child_json("--child-real-model", rounds)
+    return RealModelResult(int(row["nodes"]), list(row["record_s"]), list(row["plain_s"]))
+
+
 def measure_lens_open(runs: int, log: Callable[[str], None]) -> list[float]:
     """Seconds from spawning the window on a saved ``.lens`` of the 5,000-node chain to its first
     painted graph (nothing recorded, torch never imported). The file is written as ``trace --save``
@@ -1170,8 +1182,8 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     if program is not None:
         opts.log("program: every step in the window")
         program = attempt(lambda: measure_program_in_window(program, opts), program, opts.log)
-    opts.log("real model: a TransformerEncoderLayer step, `run` vs the plain script")
-    real = attempt(lambda: measure_real_model(3 if opts.quick else 9), None, opts.log)
+    opts.log("real model: a TransformerEncoderLayer step, `run` vs the plain script, in a child process")
+    real = attempt(lambda: real_model_in_child(3 if opts.quick else 15), None, opts.log)
     opts.log(f"lens open: the window on a {LENS_OPEN_NODES}-node .lens file, fresh processes")
     lens_open = attempt(lambda: measure_lens_open(1 if opts.quick else 5, opts.log), [], opts.log)
     stack = None
@@ -1357,6 +1369,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--child-heartbeat", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child-heartbeat-program", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child-stack", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-real-model", type=int, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -1370,6 +1383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.child_stack:
         stack_child(args.child_stack)
+        return 0
+    if args.child_real_model:
+        real_model_child(args.child_real_model)
         return 0
     if args.child_heartbeat_program:
         heartbeat_child(args.child_heartbeat_program, program=True)

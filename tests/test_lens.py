@@ -423,6 +423,99 @@ def test_fuzz_random_json_values_at_every_key(edits: list[tuple[tuple[Any, ...],
     read_or_refuse(json.dumps(data).encode())
 
 
+# --- usual entries (NOTE [usual entries] in app/core/lens.py) ---
+
+
+@contextlib.contextmanager
+def field_by_field() -> Any:
+    """Read every slot, node and step through the full field-by-field check (no usual-entry path)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lens, "_usual_slot", lambda value, shared: None)
+        patch.setattr(lens._Reader, "usual_node", lambda self, value: None)
+        patch.setattr(lens._Reader, "usual_step", lambda self, value, index: None)
+        yield
+
+
+def outcome(data: bytes) -> Recording | str:
+    try:
+        return recording_from_bytes(data)
+    except LensError as exc:
+        return str(exc)
+
+
+def test_usual_entries_read_as_the_full_check_reads_them() -> None:
+    """Recorded scenarios (errors, modified and value slots, loops, create_graph) and the hand-made
+    recordings read the same through the usual-entry path as field by field, and that path is the
+    one most entries take."""
+    recordings = [small_recording(), long_recording(steps=300)]
+    recordings += [record(load_builtin(name)) for name in builtin_names()[:12]]
+    taken = {"node": 0, "step": 0}
+    for rec in recordings:
+        data = lens_bytes(rec)
+        with field_by_field():
+            full = recording_from_bytes(data)
+        assert_same(full, rec)
+        with pytest.MonkeyPatch.context() as patch:
+            for kind, method in (("node", "usual_node"), ("step", "usual_step")):
+                real = getattr(lens._Reader, method)
+
+                def counted(self: Any, *args: Any, _real: Any = real, _kind: str = kind) -> Any:
+                    made = _real(self, *args)
+                    taken[_kind] += made is not None
+                    return made
+
+                patch.setattr(lens._Reader, method, counted)
+            assert_same(recording_from_bytes(data), full)
+    nodes = sum(len(r.graph.nodes) for r in recordings)
+    steps = sum(len(r.timeline) for r in recordings)
+    assert taken["node"] > 0.9 * nodes and taken["step"] > steps / 2, (taken, nodes, steps)
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(PLACES), json_values | st.just(...)), min_size=1, max_size=3))
+def test_fuzz_usual_entries_accept_and_refuse_as_the_full_check(
+    edits: list[tuple[tuple[Any, ...], Any]],
+) -> None:
+    data = copy.deepcopy(SMALL)
+    for place, value in edits:
+        with contextlib.suppress(KeyError, IndexError, TypeError):
+            put(data, place, value)
+    text = json.dumps(data).encode()
+    with field_by_field():
+        full = outcome(text)
+    assert outcome(text) == full
+
+
+def test_usual_entries_refuse_what_the_full_check_refuses_at_every_place() -> None:
+    """Each of a set of awkward values at each single place: both ways give the same recording
+    or the same error."""
+    awkward = (
+        None,
+        True,
+        False,
+        0,
+        1,
+        -1,
+        2**64,
+        1.5,
+        "",
+        "n1",
+        "self",
+        "alive",
+        "node",
+        [],
+        [1, 2, None],
+        {},
+        ...,
+    )
+    for place in PLACES:
+        for value in awkward:
+            text = json.dumps(replaced(place, value)).encode()
+            with field_by_field():
+                full = outcome(text)
+            assert outcome(text) == full, (place, value)
+
+
 def test_every_place_accepts_only_what_fits() -> None:
     """A wrong type at any single place is either refused or harmless (spot-checked, all places)."""
     for place in PLACES:

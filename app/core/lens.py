@@ -122,6 +122,15 @@ _STEP_READ_DEFAULTS: dict[str, Any] = {  # the fields of a Step that have no def
 }
 
 
+# The fields of a step that usual_step reads; a step with any other is read field by field.
+_USUAL_STEP_KEYS = frozenset({
+    "kind", "call", "node", "slot_changes", "saved_bytes", "caption", "added_nodes", "line", "loops",
+    "alive_nodes", "gone_nodes", "version_changes",
+})  # fmt: skip
+_NO_CHANGES: Mapping[Any, Any] = MappingProxyType({})
+_NO_VALUES: Mapping[str, Values | None] = MappingProxyType({})
+
+
 def _is_slot_state(value: Any) -> bool:
     return type(value) is str and value in _SLOT_STATES
 
@@ -508,6 +517,103 @@ _SLOT_KINDS = _kinds(SlotKind)
 _CALL_KINDS = _kinds(CallKind)
 
 
+# NOTE [usual entries]
+# A big recording is thousands of slots, nodes and steps of a few shapes,
+# each written by this module's own writer. ``_usual_slot``, ``usual_node``
+# and ``usual_step`` take such an entry in one pass of type checks and make
+# its object straight away; anything else they leave (None) to the
+# field-by-field reader, which says what is wrong and where. So they accept
+# only what that reader accepts and make what it makes: tests/test_lens.py
+# reads recordings, and each place of a file set to awkward values, both
+# ways. The 5,000-node chain's nodes read in 67 ms instead of 122, its steps
+# in 83 instead of 125.
+# Slots without a tensor (``none``, ``value``) are immutable and alike by the
+# thousand (``normalized_shape=(8,)``): one object each, as the recorder
+# shares them.
+
+_TENSOR_SLOT_KEYS = frozenset(
+    {"name", "kind", "shape", "dtype", "device", "nbytes", "storages", "saved_version"}
+)
+
+
+def _is_text_or_none(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _usual_slot(value: Any, shared: dict[tuple[str, str, str | None], SavedSlot]) -> SavedSlot | None:
+    """``value`` as a slot when it is what the writer writes (NOTE [usual entries]), else None."""
+    if type(value) is not dict:
+        return None
+    name, kind = value.get("name"), value.get("kind")
+    if type(name) is not str:
+        return None
+    if kind == "tensor":
+        if not value.keys() <= _TENSOR_SLOT_KEYS:
+            return None
+        shape, nbytes, version = value.get("shape"), value.get("nbytes"), value.get("saved_version")
+        dtype, device, storages = value.get("dtype"), value.get("device"), value.get("storages", ())
+        if not (
+            (shape is None or (type(shape) is list and len(shape) <= MAX_DIMS and all(map(_is_count, shape))))
+            and _is_text_or_none(dtype)
+            and _is_text_or_none(device)
+            and (nbytes is None or _is_whole(nbytes))
+            and (version is None or _is_whole(version))
+            and (storages == () or (type(storages) is list and all(map(_is_usual_storage, storages))))
+        ):
+            return None
+        return SavedSlot(
+            name,
+            "tensor",
+            None if shape is None else tuple(shape),
+            dtype,
+            device,
+            nbytes,
+            tuple(StorageRef(*r) for r in storages),
+            None,
+            version,
+        )
+    if kind in ("none", "value") and len(value) == (2 if kind == "none" else 3):
+        text = value.get("value")
+        if kind == "value" and type(text) is not str:
+            return None
+        key = (name, kind, text)
+        slot = shared.get(key)
+        if slot is None:
+            slot = shared[key] = SavedSlot(name, kind, value=text)
+        return slot
+    return None
+
+
+def _is_usual_storage(value: Any) -> bool:
+    return (
+        type(value) is list
+        and len(value) == 3
+        and type(value[0]) is str
+        and _is_whole(value[1])
+        and _is_whole(value[2])
+    )
+
+
+def _is_usual_loop(value: Any) -> bool:
+    return (
+        type(value) is list
+        and len(value) == 3
+        and _is_whole(value[0])
+        and _is_whole(value[1])
+        and (value[2] is None or _is_whole(value[2]))
+    )
+
+
+def _is_usual_source(value: Any) -> bool:
+    return (
+        type(value) is list
+        and len(value) == 2
+        and type(value[0]) is str
+        and _is_whole(value[1])
+        and value[1] >= 1
+    )
+
+
 def _type_name(value: Any) -> str:
     names = {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null"}
     return names.get(type(value), "a number")
@@ -524,6 +630,7 @@ class _Reader:
         self.raw = raw
         self.node_slots: dict[str, frozenset[str]] = {}
         self.files: dict[str, str] = {}  # each source file name once, however many nodes name it
+        self.value_slots: dict[tuple[str, str, str | None], SavedSlot] = {}  # NOTE [usual entries]
         self.step_count = 0
         self.call_count = 0
         # NOTE: a reader per field, run only for the fields an object has (the writer leaves
@@ -739,12 +846,60 @@ class _Reader:
         return Graph(nodes, tuple(edges))
 
     def node(self, value: Any, where: str) -> GraphNode:
-        fields = self.fields(self.obj(value, where), where, self.node_fields, ("id", "name", "label"))
-        node_id = fields["id"]
-        if node_id in self.node_slots:
-            raise self.fail(f"{where}.id", f"{node_id[:40]!r} appears twice")
-        self.node_slots[node_id] = frozenset(s.name for s in fields.get("saved", ()))
-        return GraphNode(**fields)
+        node = self.usual_node(value)
+        if node is None:
+            node = GraphNode(
+                **self.fields(self.obj(value, where), where, self.node_fields, ("id", "name", "label"))
+            )
+        if node.id in self.node_slots:
+            raise self.fail(f"{where}.id", f"{node.id[:40]!r} appears twice")
+        self.node_slots[node.id] = frozenset(s.name for s in node.saved)
+        return node
+
+    def usual_node(self, value: Any) -> GraphNode | None:
+        """``value`` as a node when it is what the writer writes (NOTE [usual entries]), else None."""
+        if type(value) is not dict or not value.keys() <= self.node_fields.keys():
+            return None
+        node_id, name, label = value.get("id"), value.get("name"), value.get("label", ...)
+        if type(node_id) is not str or type(name) is not str or not _is_text_or_none(label):
+            return None
+        slots = value.get("saved", [])
+        if type(slots) is not list:
+            return None
+        saved: list[SavedSlot] = []
+        for item in slots:
+            slot = _usual_slot(item, self.value_slots)
+            if slot is None:
+                return None
+            saved.append(slot)
+        call, leaf, line = value.get("added_at_call"), value.get("is_leaf", False), value.get("line")
+        created, gone, module = value.get("created_at_step"), value.get("gone_at_step"), value.get("module")
+        loops = self.usual_loops(value.get("loops", ()))
+        source = value.get("source")
+        if not (
+            (call is None or (type(call) is int and 0 <= call < self.call_count))
+            and type(leaf) is bool
+            and (line is None or _is_whole(line))
+            and loops is not None
+            and (created is None or (type(created) is int and 0 <= created < self.step_count))
+            and (gone is None or (type(gone) is int and 0 <= gone < self.step_count))
+            and _is_text_or_none(module)
+            and (source is None or _is_usual_source(source))
+        ):
+            return None
+        if source is not None:
+            source = SourceRef(self.files.setdefault(source[0], source[0]), source[1])
+        return GraphNode(
+            node_id, name, label, tuple(saved), call, leaf, line, loops, created, gone, module, source
+        )
+
+    def usual_loops(self, value: Any) -> tuple[LoopMark, ...] | None:
+        """Loop marks as the writer writes them (``[line, index, count]``), else None."""
+        if value == ():
+            return ()
+        if type(value) is not list or not all(map(_is_usual_loop, value)):
+            return None
+        return tuple(LoopMark(*mark) for mark in value)
 
     def source(self, value: Any, where: str) -> SourceRef:
         item = self.seq(value, where)
@@ -755,16 +910,13 @@ class _Reader:
         return SourceRef(file, self.int_(item[1], where, 1))
 
     def slot(self, value: Any, where: str) -> SavedSlot:
+        usual = _usual_slot(value, self.value_slots)
+        if usual is not None:
+            return usual
         return SavedSlot(**self.fields(self.obj(value, where), where, self.slot_fields, ("name", "kind")))
 
     def storage(self, value: Any, where: str) -> StorageRef:
-        if (
-            type(value) is list
-            and len(value) == 3
-            and type(value[0]) is str
-            and _is_whole(value[1])
-            and _is_whole(value[2])
-        ):  # the usual case, checked in one pass
+        if _is_usual_storage(value):  # the usual case, checked in one pass
             return StorageRef(*value)
         item = self.seq(value, where)
         if len(item) != 3:
@@ -857,9 +1009,74 @@ class _Reader:
         return cast(SlotState, self.choice(value, where, _SLOT_STATES))
 
     def step(self, value: Any, index: int) -> Step:
+        step = self.usual_step(value, index)
+        if step is not None:
+            return step
         where = f"steps[{index}]"
         fields = self.fields(self.obj(value, where), where, self.step_fields, ("kind", "saved_bytes"))
         return Step(index=index, **(_STEP_READ_DEFAULTS | fields))
+
+    def usual_step(self, value: Any, index: int) -> Step | None:
+        """``value`` as a step when it is what the writer writes and holds no values (NOTE [usual
+        entries]: gradients and results are read field by field), else None."""
+        if type(value) is not dict or not value.keys() <= _USUAL_STEP_KEYS:
+            return None
+        kind, call, node, line = value.get("kind"), value.get("call"), value.get("node"), value.get("line")
+        saved, alive, caption = (
+            value.get("saved_bytes"),
+            value.get("alive_nodes", 0),
+            value.get("caption", ""),
+        )
+        slots = self.usual_by_slot(value.get("slot_changes", ...), _is_slot_state)
+        versions = self.usual_by_slot(value.get("version_changes", ...), _is_count)
+        added, gone = value.get("added_nodes", ()), value.get("gone_nodes", ())
+        loops = self.usual_loops(value.get("loops", ()))
+        if not (
+            type(kind) is str
+            and kind in _STEP_KINDS
+            and (call is None or (type(call) is int and 0 <= call < self.call_count))
+            and (node is None or (type(node) is str and node in self.node_slots))
+            and _is_whole(saved)
+            and _is_whole(alive)
+            and alive >= 0
+            and type(caption) is str
+            and (line is None or _is_whole(line))
+            and slots is not None
+            and versions is not None
+            and loops is not None
+            and self.usual_node_ids(added)
+            and self.usual_node_ids(gone)
+        ):
+            return None
+        return Step(
+            index, cast(StepKind, kind), call, node, slots, _NO_VALUES, cast(int, saved), caption=caption,
+            added_nodes=tuple(added), line=line, loops=loops, alive_nodes=alive, gone_nodes=tuple(gone),
+            version_changes=versions,
+        )  # fmt: skip
+
+    def usual_by_slot(self, value: Any, usual: Callable[[Any], bool]) -> Mapping[SlotKey, Any] | None:
+        """``{node: {slot: item}}`` by slot key when every node, slot and item is as it should be;
+        None when something is not (``...``, the field left out: no changes)."""
+        if value is ...:
+            return _NO_CHANGES
+        if type(value) is not dict:
+            return None
+        out: dict[SlotKey, Any] = {}
+        node_slots = self.node_slots
+        for node, slots in value.items():
+            names = node_slots.get(node)
+            if names is None or type(slots) is not dict:
+                return None
+            for slot, item in slots.items():
+                if slot not in names or not usual(item):
+                    return None
+                out[(node, slot)] = item
+        return MappingProxyType(out)
+
+    def usual_node_ids(self, value: Any) -> bool:
+        return value == () or (
+            type(value) is list and all(type(v) is str and v in self.node_slots for v in value)
+        )
 
     def leaves(self, value: Any) -> Mapping[str, str]:
         """Leaf name -> its AccumulateGrad node, or "" for a leaf no graph has used yet."""
