@@ -355,3 +355,19 @@ def test_a_program_error_outside_a_call_gets_no_fix() -> None:
     recording = record(Program("import torch\n\nx = torch.ones(2)\ny = x @ torch.ones(3)\n"))
     assert recording.failed is None and recording.error is not None
     assert fixes_for(recording) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "carried"),
+    [
+        ("for t in range(2):\n    h = cell(t, h)\nloss = f(h)", ["h"]),  # an inner loop's variable is its own
+        ("ys = [h * i for i in range(2)]\nh = g(ys)\ni = 0", ["h"]),  # so is a comprehension's
+        ("h = h + t\nt = 1", ["h", "t"]),  # read, then bound: carried over
+    ],
+)
+def test_values_carried_into_the_next_iteration(body, carried):
+    from app.core.lesson.fixes import _carried_names
+
+    loop = ast.parse("for c in range(3):\n" + "".join(f"    {line}\n" for line in body.splitlines())).body[0]
+    assert isinstance(loop, ast.For)
+    assert _carried_names(loop.body) == carried

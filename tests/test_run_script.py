@@ -10,6 +10,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -262,6 +263,116 @@ def test_graphs_let_go_of_are_gone(tmp_path):
     first_loss = next(n for n in rec.graph.nodes if n.name == "MeanBackward0")
     assert first_loss.gone_at_step is not None  # the loop bound `loss` to the next one
     assert max(step.alive_nodes for step in rec.timeline.steps) < len(rec.graph.nodes)
+
+
+LOOPS = """\
+# Loops of every kind, and a function of the script with its own
+import torch
+
+w = torch.ones(2, requires_grad=True)
+seen = []
+
+
+def inner_loss(scale):
+    total = w.sum() * 0
+    for k in range(2):
+        total = total + (w * (scale + k)).sum()
+    return total
+
+
+for epoch in range(2):
+    batch = 0
+    while batch < 4:
+        batch += 1
+        if batch == 2:
+            continue
+        if epoch == 1 and batch == 4:
+            break
+        seen.append((epoch, batch))
+        inner_loss(batch).backward()
+    else:
+        seen.append("while ended")
+    for item in []:
+        seen.append(item)
+after = (w * 5).sum()
+"""
+
+
+def _iterations_by_call(code: str) -> list[tuple[int, ...]]:
+    """Each backward's (epoch, pass of the while) as the script itself counts them, run plainly."""
+    names: dict[str, Any] = {}
+    exec(compile(code, "<loops>", "exec"), names)
+    seen = [item for item in names["seen"] if item != "while ended"]
+    return [(epoch, batch - 1) for epoch, batch in seen]  # the while's pass: batch counts up first
+
+
+def test_a_scripts_loops_mark_its_calls_and_nodes_by_iteration(tmp_path):
+    rec = record_script(_script(tmp_path, LOOPS)).recording
+    lines = LOOPS.splitlines()
+    epoch_line = lines.index("for epoch in range(2):") + 1
+    while_line = lines.index("    while batch < 4:") + 1
+    k_line = lines.index("    for k in range(2):") + 1
+    expected = _iterations_by_call(LOOPS)
+    assert len(rec.calls) == len(expected) == 5
+    for info, (epoch, passed) in zip(rec.calls, expected, strict=True):
+        assert [(m.line, m.index) for m in info.call.loops] == [(epoch_line, epoch), (while_line, passed)]
+        assert all(m.count is None for m in info.call.loops)  # not known before a script's loop runs
+    # a node made inside the script's own function: its caller's iterations, then its own loop's
+    add_lines = lines.index("        total = total + (w * (scale + k)).sum()") + 1
+    marks = sorted(
+        tuple((m.line, m.index) for m in node.loops)
+        for node in rec.graph.nodes
+        if node.line == add_lines and node.name == "AddBackward0"
+    )
+    assert marks == sorted(
+        ((epoch_line, epoch), (while_line, passed), (k_line, k))
+        for epoch, passed in expected
+        for k in range(2)
+    )
+    # the line after the loops carries none
+    last = rec.timeline[-1]
+    assert last.line == len(lines) and last.added_nodes and last.loops == ()
+
+
+def test_a_script_carrying_its_hidden_state_is_offered_detach(tmp_path):
+    """The truncated-BPTT script fails in its second chunk; the fix detaches h, and PyTorch runs the
+    fixed script without an error."""
+    from app.core.lesson.fixes import fixes_for
+
+    rec = record_script(_script(tmp_path, BPTT)).recording
+    failed = rec.failed
+    assert failed is not None and [m.index for m in failed.call.loops] == [1]
+    made = rec.graph.node(failed.failed_node or "")
+    assert [m.index for m in made.loops][:1] == [0]  # made in the chunk before
+    fix = next(f for f in fixes_for(rec) if "h.detach()" in f.title)
+    fixed = record_script(_script(tmp_path, fix.code, "fixed.py"))
+    assert fixed.recording.failed is None and len(fixed.recording.calls) == 3
+    plain = run_plainly(fix.code)
+    assert all(call.error is None for call in plain.calls)
+
+
+def test_a_script_summing_its_loss_tensor_is_advised(tmp_path):
+    from app.core.lesson.advice import advice_for, kept_graphs
+
+    code = MLP.replace("for step in range(3):", "total = 0\nfor step in range(3):") + "    total += loss\n"
+    rec = record_script(_script(tmp_path, code)).recording
+    kept = kept_graphs(rec)
+    assert kept is not None and len(set(kept.alive_at_ends)) == len(kept.alive_at_ends)  # rising
+    advice = advice_for(rec)
+    assert advice is not None
+    edited = next(f for f in advice.fixes if "loss.item()" in f.title)
+    assert kept_graphs(record_script(_script(tmp_path, edited.code, "edited.py")).recording) is None
+
+
+def test_lens_record_marks_only_loops_it_saw_begin():
+    x = torch.ones(2, requires_grad=True)
+    for outer in range(2):
+        with lens.record() as rec:
+            for i in range(2):
+                (x * (i + outer)).sum().backward()
+    calls = rec.recording.calls
+    assert [[m.index for m in c.call.loops] for c in calls] == [[0], [1]]  # the inner loop only
+    assert all(len(c.call.loops) == 1 for c in calls)
 
 
 # -- the command ----------------------------------------------------------------------------------

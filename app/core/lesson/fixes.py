@@ -345,11 +345,17 @@ def _carried_names(body: Sequence[ast.stmt]) -> list[str]:
     carried: list[str] = []
     bound_anywhere = set().union(*(_names_bound(s) for s in body)) if body else set()
     for stmt in body:
-        for name in sorted(_names_read(stmt)):
+        for name in sorted(_names_read(stmt) - _loop_variables(stmt)):
             if name in bound_anywhere and name not in bound_here and name not in carried:
                 carried.append(name)
         bound_here |= _names_bound(stmt)
     return carried
+
+
+def _loop_variables(stmt: ast.stmt) -> set[str]:
+    """Names ``stmt``'s own loops and comprehensions bind before anything in them reads them."""
+    targets = [n.target for n in ast.walk(stmt) if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension))]
+    return set().union(*(_names_bound(t) for t in targets)) if targets else set()
 
 
 def _simple(node: ast.expr) -> bool:

@@ -24,8 +24,8 @@ does both from the outside:
 
 * ``sys.settrace`` line events, only in frames whose code is the script's
   file: when a line starts, the line this frame ran before it has finished,
-  and a ``forward`` step is taken for it (loops left empty); a frame's
-  ``return`` finishes its last line (the returned value counted as held). No
+  and a ``forward`` step is taken for it (its loops: NOTE [script loops]); a
+  frame's ``return`` finishes its last line (the returned value counted as held). No
   step is taken while an autograd call runs (a custom ``Function`` or a hook
   of the script may run lines during it).
 * ``Tensor.backward``, ``torch.autograd.backward`` and ``torch.autograd.grad``
@@ -44,6 +44,23 @@ it). Leaves are named by the outermost names first: ``model.fc1.weight``
 rather than ``self.fc1.weight``. Nodes made while a caller's line is still
 running (``bce(D(real)) + bce(D(fake))``) are held by that line's half-computed
 expression, where no frame's names show them: they stay until the line ends.
+
+# NOTE [script loops]
+A scenario's evaluator knows each loop's iteration; a script's loops are read
+from its line events. The parsed script gives every multi-line ``for`` /
+``while`` by its header line, with the lines of its body, and for each line
+the loops of its own function whose body holds it. CPython reports the header
+line each time the loop asks for its next item (on entry, after each pass, and
+once more when it ends), so the line event *after* a header says what that was:
+a line of the body starts an iteration (0 on entry, the next one after a pass),
+anything else means the loop ended (or never ran). A frame's marks are its
+enclosing loops that it entered while recorded, outermost first, after the
+marks of the script frame that called it (a ``forward`` of the script's own
+runs inside its caller's iteration). A loop entered before the recording began
+(a ``lens.record()`` block inside a loop) is not marked: its iteration is not
+known. Generator frames carry only their caller's marks: each ``yield``
+returns from the frame. The number of iterations is not known beforehand
+(``count`` is None).
 
 # NOTE [modules and sources]
 Global module forward hooks (pre and post, removed with the rest) keep a stack
@@ -104,7 +121,7 @@ from torch.utils.hooks import RemovableHandle
 
 from app.core.devices import resolve_device
 from app.core.loading import python_title, stem_name
-from app.core.model.graph import SourceRef
+from app.core.model.graph import LoopMark, SourceRef
 from app.core.model.program import CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, SlotState
@@ -160,7 +177,10 @@ class _ScriptRecorder(_Recorder):
         super().__init__(program, device, _UNLIMITED)
         self.filename = filename
         self.user_modules: set[str] = set()  # __name__ of the script's globals: its classes are walked
-        self.call_nodes = _call_nodes(program.code)
+        tree = _parsed(program.code)
+        self.call_nodes = [] if tree is None else [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        self.loop_lines = _LoopLines(tree)
+        self.frame_loops: dict[int, _FrameLoops] = {}  # id(frame) -> its loops (NOTE [script loops])
         self.thread = threading.get_ident()
         self.line_of: dict[int, int] = {}  # id(frame) -> the line it is running
         self.line_start: dict[int, int] = {}  # id(frame) -> nodes captured before its line began
@@ -275,14 +295,35 @@ class _ScriptRecorder(_Recorder):
 
     def local_trace(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any]:
         if event == "line":
+            line = frame.f_lineno
+            finished, started = self._loops_of(frame).advance(
+                self.line_of.get(id(frame)), line, self.loop_lines
+            )
+            self._loops = finished
             self.line_done(frame)
-            self.line_of[id(frame)] = frame.f_lineno
+            self._loops = started
+            self.line_of[id(frame)] = line
             self.line_start[id(frame)] = len(self.node_line)
         elif event == "return":
             self.line_done(frame, arg)
             self.line_of.pop(id(frame), None)
             self.line_start.pop(id(frame), None)
+            loops = self.frame_loops.pop(id(frame), None)
+            if loops is not None:
+                self._loops = loops.outer  # the caller's line goes on in its own iteration
         return self.local_trace
+
+    def _loops_of(self, frame: FrameType) -> _FrameLoops:
+        """``frame``'s loop marks, made on its first line event after the script frame that called it."""
+        loops = self.frame_loops.get(id(frame))
+        if loops is None:
+            caller = frame.f_back
+            while caller is not None and id(caller) not in self.frame_loops:
+                caller = caller.f_back
+            outer = () if caller is None else self.frame_loops[id(caller)].marks
+            resumable = frame.f_code.co_flags & _RESUMABLE != 0
+            loops = self.frame_loops[id(frame)] = _FrameLoops(outer, track=not resumable)
+        return loops
 
     def line_done(self, frame: FrameType, returned: Any = _NOTHING) -> None:
         """The line ``frame`` was running has finished: take its ``forward`` step."""
@@ -296,7 +337,7 @@ class _ScriptRecorder(_Recorder):
             self._label_new(frame, line)
             self.dirty = True  # NOTE [trusted scripts]: what a line let go of is not known
             self._probe_written()  # nor whether it wrote in place (NOTE [written slots])
-            self._after_statement(line, ())
+            self._after_statement(line, self._loops)
             self._apply_labels()
         finally:
             self.origin = (None, None)
@@ -425,7 +466,7 @@ class _ScriptRecorder(_Recorder):
             self.fresh.extend(self._unseen(_graph_fns(roots)))
             node = _find_call(self.call_nodes, frame, self.program.lines)
             keywords = {k: v for k, v in given.items() if k not in ("self", "tensors", "outputs")}
-            return self.autograd_call(kind, self._keeping_error(run), node, keywords, ())
+            return self.autograd_call(kind, self._keeping_error(run), node, keywords, self._loops)
         except _ProgramStopped:
             self.stopped = True
             raise
@@ -702,12 +743,95 @@ def _flat_tensors(value: Any) -> list[torch.Tensor]:
     return []
 
 
-def _call_nodes(code: str) -> list[ast.Call]:
+def _parsed(code: str) -> ast.Module | None:
     try:
-        tree = ast.parse(code)
+        return ast.parse(code)
     except (SyntaxError, ValueError):
-        return []
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        return None
+
+
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+class _LoopLines:
+    """The script's multi-line loops by header line, and the loops around each line of its own
+    frame (NOTE [script loops]).
+
+    >>> lines = _LoopLines(ast.parse("for a in x:\\n    while b:\\n        b -= 1\\n    c = 2\\nd = 3\\n"))
+    >>> lines.body, lines.around[3], lines.around[4], lines.around[5]
+    ({1: (2, 4), 2: (3, 3)}, (1, 2), (1,), ())
+    """
+
+    def __init__(self, tree: ast.Module | None) -> None:
+        self.body: dict[int, tuple[int, int]] = {}  # header line -> (first, last) line of its body
+        # line -> the headers of the loops around it, outermost first
+        self.around: dict[int, tuple[int, ...]] = {}
+        if tree is not None:
+            self._statements(tree.body, ())
+
+    def _statements(self, statements: list[ast.stmt], loops: tuple[int, ...]) -> None:
+        for stmt in statements:
+            for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
+                self.around[line] = loops  # its nested statements' lines are marked again below
+            if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)) and stmt.body[0].lineno > stmt.lineno:
+                last = stmt.body[-1]
+                self.body[stmt.lineno] = (stmt.body[0].lineno, last.end_lineno or last.lineno)
+                self._statements(stmt.body, (*loops, stmt.lineno))
+                self._statements(stmt.orelse, loops)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self._statements(stmt.body, ())  # runs in a frame of its own
+            else:
+                for field in ("body", "orelse", "finalbody"):
+                    nested = getattr(stmt, field, [])
+                    if isinstance(nested, list):
+                        self._statements(nested, loops)
+                for part in [*getattr(stmt, "handlers", []), *getattr(stmt, "cases", [])]:
+                    self._statements(part.body, loops)
+
+
+class _FrameLoops:
+    """One script frame's loop marks, line by line (NOTE [script loops])."""
+
+    __slots__ = ("at_header", "index", "marks", "outer", "track")
+
+    def __init__(self, outer: tuple[LoopMark, ...], *, track: bool) -> None:
+        self.outer = outer  # the marks of the caller's line
+        self.track = track
+        self.index: dict[int, int] = {}  # header -> the iteration running, of loops entered while recorded
+        self.at_header: tuple[int, bool] | None = None  # the header line running, and whether it is an entry
+        self.marks = outer  # the marks of the line running
+
+    def advance(
+        self, previous: int | None, line: int, lines: _LoopLines
+    ) -> tuple[tuple[LoopMark, ...], tuple[LoopMark, ...]]:
+        """The marks of ``previous``, the line that has just finished, and of ``line``, which starts."""
+        if not self.track:
+            return self.outer, self.outer
+        finished = self.marks
+        if self.at_header is not None:  # the header asked for the next item: did an iteration start?
+            header, entry = self.at_header
+            self.at_header = None
+            first, last = lines.body[header]
+            if not first <= line <= last:
+                self.index.pop(header, None)  # it ended, or never ran
+            elif entry:
+                self.index[header] = 0
+            elif header in self.index:  # else entered before the recording began: not known
+                self.index[header] += 1
+            finished = self._marks((*lines.around.get(header, ()), header))
+        around = lines.around.get(line, ())
+        body = lines.body.get(line)
+        if body is not None:
+            back = previous is not None and body[0] <= previous <= body[1]
+            self.at_header = (line, not back)
+        for header in [h for h in self.index if h not in around and h != line]:
+            del self.index[header]  # left: a break, a return, an exception
+        self.marks = self._marks(around)
+        return finished, self.marks
+
+    def _marks(self, headers: Iterable[int]) -> tuple[LoopMark, ...]:
+        index = self.index
+        return self.outer + tuple(LoopMark(h, index[h], None) for h in headers if h in index)
 
 
 def _callee(node: ast.Call) -> str:
