@@ -213,6 +213,10 @@ def _run_script(args: argparse.Namespace) -> int:
     """Record the user's own script; without --out or --json, open the window on it."""
     if not (args.out or args.json):
         return _run_script_then_show(args)
+    from pathlib import Path
+
+    if args.out and not Path(args.out).resolve().parent.is_dir():  # before a long run, not after it
+        return _fail(f"cannot write {args.out}: its folder does not exist")
     from app.core.recording.script import record_script, script_traceback
 
     run = record_script(
@@ -221,6 +225,15 @@ def _run_script(args: argparse.Namespace) -> int:
     if run.exception is not None:
         sys.stderr.write(script_traceback(run.exception, args.script))
     recording = run.recording
+    failed = recording.failed
+    if failed is not None:  # the script ends there, as it would have raised it: say so
+        sentence = (failed.error or "").strip().split(". ")[0].rstrip(".")
+        shown = sentence if len(sentence) <= 200 else sentence[:199] + "…"
+        _fail(
+            f"the script stopped at line {failed.call.line}: call {failed.index + 1} "
+            f"({failed.call.text[:80]}) raised PyTorch's error, recorded as the last step: {shown}.",
+            0,
+        )
     if args.out:
         from app.render.layout_store import save_with_layout
 

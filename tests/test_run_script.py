@@ -401,9 +401,27 @@ def test_run_json_keeps_the_script_output_off_stdout(tmp_path, capsys):
 def test_an_autograd_error_ends_the_script_with_exit_0(tmp_path, capsys):
     out = tmp_path / "gan.lens"
     assert main(["run", "--out", str(out), str(_script(tmp_path, GAN + "print('never')\n"))]) == 0
-    assert "never" not in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "never" not in captured.out
     rec = read_lens(out)
     assert rec.failed is not None and rec.timeline[-1].kind == "error"
+    # ... and says so: the script did not run to its end
+    plain = run_plainly(GAN)
+    error = plain.calls[1].error or ""
+    line = GAN.splitlines().index("g_loss.backward()") + 1
+    said = [text for text in captured.err.splitlines() if "stopped" in text]
+    assert said == [
+        f"autograd-lens: the script stopped at line {line}: call 2 (g_loss.backward()) raised PyTorch's "
+        f"error, recorded as the last step: {error.split('. ')[0]}."
+    ]
+
+
+def test_run_out_into_a_missing_folder_fails_before_the_script_runs(tmp_path, capsys):
+    marker = tmp_path / "ran"
+    script = _script(tmp_path, f"open({str(marker)!r}, 'w').close()\n")
+    assert main(["run", "--out", str(tmp_path / "missing" / "x.lens"), str(script)]) == 2
+    assert not marker.exists()
+    assert "its folder does not exist" in capsys.readouterr().err
 
 
 def test_the_scripts_own_exception_exits_1_with_its_traceback_and_the_recording_so_far(tmp_path, capsys):
