@@ -69,11 +69,23 @@ def test_node_details_show_every_slot_state_as_recorded(qtbot, session, two_loss
         shown = details.slot_states()
         for slot in node.tensor_slots:
             assert shown[slot.name] == oracle[(pow_id, slot.name)], index
-    self_row = [s.name for s in node.saved].index("self")
-    saved = node.saved[self_row]
+    self_row = [details.table.item(row, 0).text() for row in range(details.table.rowCount())].index("self")
+    saved = next(s for s in node.saved if s.name == "self")
     assert details.table.item(self_row, 1).text() == f"({saved.shape[0]})"
     assert details.table.item(self_row, 2).text() == saved.dtype
     assert details.table.item(self_row, 3).text() == f"{saved.nbytes} B"
+
+
+def test_node_details_list_the_saved_tensors_first(qtbot, session):
+    recording = record(load_builtin("gan-no-detach"))
+    details = _panel(qtbot, NodeDetails, session)
+    session.apply(recording)  # at the error step: the node whose saved tensor was freed
+    node = recording.graph.node(recording.failed.failed_node)
+    assert node.saved[0].kind != "tensor"  # addmm saves alpha and beta first
+    names = [details.table.item(row, 0).text() for row in range(details.table.rowCount())]
+    tensors = [s.name for s in node.saved if s.kind == "tensor"]
+    assert names == tensors + [s.name for s in node.saved if s.kind != "tensor"]
+    assert details.slot_states()[names[0]] == "freed"
 
 
 def test_node_details_follow_the_running_node_until_one_is_clicked(qtbot, session, two_losses):

@@ -165,13 +165,14 @@ class NodeDetails(QWidget):
         return " · ".join(parts)
 
     def _fill_table(self, node: GraphNode, state: StepState) -> None:
+        rows = _rows(node)
         if self._table_node == node.id:  # same node, next step: only the states can change
-            for row, slot in enumerate(node.saved):
+            for row, slot in enumerate(rows):
                 self._set_cell(row, STATE_COLUMN, _state_text(node, slot, state))
             return
         self._table_node = node.id
-        self.table.setRowCount(len(node.saved))
-        for row, slot in enumerate(node.saved):
+        self.table.setRowCount(len(rows))
+        for row, slot in enumerate(rows):
             if slot.kind == "tensor":
                 cells = [slot.name, _shape(slot), slot.dtype or "—", _nbytes(slot)]
             else:
@@ -186,6 +187,12 @@ class NodeDetails(QWidget):
             self.table.setItem(row, column, QTableWidgetItem(text))
         elif item.text() != text:  # setText repaints and re-measures the table even when equal
             item.setText(text)
+
+
+def _rows(node: GraphNode) -> list[SavedSlot]:
+    """The node's slots, its saved tensors first: they are what is freed or modified (``addmm``
+    saves ``alpha`` and ``beta`` too, and a short panel shows only its first row or two)."""
+    return sorted(node.saved, key=lambda slot: slot.kind != "tensor")
 
 
 def _state_text(node: GraphNode, slot: SavedSlot, state: StepState) -> str:
