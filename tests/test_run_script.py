@@ -517,6 +517,20 @@ def test_lens_record_raises_the_autograd_error_as_pytorch_did(tmp_path):
     assert read_lens(tmp_path / "block.lens").calls == rec.recording.calls
 
 
+def test_lens_record_gives_no_line_to_nodes_made_before_the_block():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = torch.tanh(x)
+    with lens.record() as rec:
+        h.sum().backward()
+    recording = rec.recording
+    tanh = next(n for n in recording.graph.nodes if n.name == "TanhBackward0")
+    assert tanh.line is None and tanh.source is None  # not the backward's line: made before
+    assert tanh.created_at_step == 0 and recording.timeline[0].line is None
+    total = next(n for n in recording.graph.nodes if n.name == "SumBackward0")
+    assert total.line == recording.calls[0].call.line  # made by the call's own line
+    assert torch.equal(torch.tensor(recording.grads_at_end(0)["x"].flat), x.grad)
+
+
 def test_the_recording_is_not_ready_inside_the_block():
     with lens.record() as rec, pytest.raises(RuntimeError, match="ready once"):
         _ = rec.recording

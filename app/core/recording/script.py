@@ -325,6 +325,19 @@ class _ScriptRecorder(_Recorder):
             loops = self.frame_loops[id(frame)] = _FrameLoops(outer, track=not resumable)
         return loops
 
+    def made_before(self, frame: FrameType) -> None:
+        """The graph the frames hold when a block's recording begins: made by lines not recorded,
+        so its nodes have no line (the block's first backward would otherwise claim them)."""
+        self._look_from(frame)
+        try:
+            self.fresh.extend(_graph_fns(self.tensors))
+            self._take_fresh(call=None, line=None)
+            self._take_named_leaves()
+            if self.pending_nodes:
+                self._snapshot("forward", None, None, line=None)
+        finally:
+            self._let_go_of_frames()
+
     def line_done(self, frame: FrameType, returned: Any = _NOTHING) -> None:
         """The line ``frame`` was running has finished: take its ``forward`` step."""
         line = self.line_of.get(id(frame))
@@ -638,6 +651,7 @@ class BlockRecorder:
         if self.model is not None:
             recorder.name_module(self.model, _name_in(frame, self.model) or "model")
         self._tracing.__enter__()
+        recorder.made_before(frame)
         self._frame_trace = frame.f_trace
         frame.f_trace = recorder.local_trace  # the caller's frame is running already
 
