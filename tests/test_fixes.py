@@ -340,6 +340,23 @@ def test_the_optimizer_step_moves_after_both_backwards() -> None:
     assert grad is not None and grad.tolist() == w.grad.tolist()  # type: ignore[union-attr]
 
 
+def test_an_optimizer_step_already_after_both_backwards_is_not_taken_twice() -> None:
+    code = STEP_BETWEEN + "opt.step()\n"
+    recording = record(Program(code))
+    fix = titled(fixes_for(recording), "opt.step() after both backwards")
+    assert changed_lines(code, fix.code) == ["- opt.step()"]  # the early one goes, none is added
+    fixed = record_fix(recording, fix)
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    y = (w * w).sum()
+    y.backward(retain_graph=True)
+    (y * 2).backward()
+    opt.step()
+    assert fixed.failed is None and fix.code.count("opt.step()") == 1
+    grad = grads_at_end(fixed)["w"]
+    assert grad is not None and grad.tolist() == w.grad.tolist()  # type: ignore[union-attr]
+
+
 def test_summing_is_not_offered_when_code_between_reads_the_gradient() -> None:
     code = (
         "import torch\n\nx = torch.tensor([1., 2.], requires_grad=True)\ny = x.square()\n"

@@ -717,13 +717,23 @@ def _step_after_fix(failure: _Failure) -> Fix | None:
         if not any(_calls_backward(s) for s in earlier):
             continue
         text = source.segment(step)
-        code = _insert_after(source, second, text, source.indent(second.lineno))
+        later = block[block.index(second) + 1 :]
+        taken_after = any(_is_step(s) and source.segment(s) == text for s in later)
+        # the same step after the second backward already: only the early one goes
+        code = (
+            source.code if taken_after else _insert_after(source, second, text, source.indent(second.lineno))
+        )
         start, end = _lines_of(source, step)  # before the insertion: its offsets hold
         code = _edit(code, start, end, "")
         return Fix(
             f"{text} after both backwards",
             f"{text} changed a weight in place that the graph saved for the second backward. "
-            "Taking the step after every backward has run updates the weights once, with all gradients in.",
+            "Taking the step after every backward has run updates the weights once, with all gradients in."
+            + (
+                f" The program takes {text} after the second backward already: the early one goes."
+                if taken_after
+                else ""
+            ),
             code,
         )
     return None
