@@ -531,6 +531,18 @@ def test_lens_record_gives_no_line_to_nodes_made_before_the_block():
     assert torch.equal(torch.tensor(recording.grads_at_end(0)["x"].flat), x.grad)
 
 
+def test_lens_record_leaves_out_leaves_its_block_never_uses():
+    unrelated = torch.ones(3, requires_grad=True)
+    other = torch.nn.Linear(2, 2)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with lens.record() as rec:
+        fresh = torch.zeros(2, requires_grad=True)  # bound in the block: the block's own leaf
+        (x * 3).sum().backward()
+    assert set(rec.recording.leaves) == {"x", "fresh"}
+    assert torch.equal(torch.tensor(rec.recording.grads_at_end(0)["x"].flat), x.grad)
+    assert unrelated.grad is None and other.weight.grad is None and fresh.grad is None
+
+
 def test_the_recording_is_not_ready_inside_the_block():
     with lens.record() as rec, pytest.raises(RuntimeError, match="ready once"):
         _ = rec.recording

@@ -200,6 +200,8 @@ class _ScriptRecorder(_Recorder):
         self.hook_nodes: set[str] = set()  # nodes module hooks captured during the running line
         # NOTE [written slots]: each held slot's tensors and their versions when last looked at.
         self.watched: dict[SlotKey, tuple[tuple[torch.Tensor, int], ...]] = {}
+        # lens.record(): the tensors and modules the caller's names held when the block began
+        self.held_before: dict[int, weakref.ref[Any]] = {}
 
     # -- what the program holds (overrides) ---------------------------
     def _held_tensors(self) -> Iterator[torch.Tensor]:
@@ -233,7 +235,10 @@ class _ScriptRecorder(_Recorder):
 
     def _take_named_leaves(self) -> None:
         known = {id(t) for t in self.leaf_tensors.values()}
+        before = self.held_before
         for name, value in self.top_names:
+            if before and (ref := before.get(id(value))) is not None and ref() is value:
+                continue  # held before the block began: named only once a graph reaches it
             if isinstance(value, torch.Tensor):
                 named = [(name, value)]
             elif isinstance(value, torch.nn.Module):
@@ -327,12 +332,18 @@ class _ScriptRecorder(_Recorder):
 
     def made_before(self, frame: FrameType) -> None:
         """The graph the frames hold when a block's recording begins: made by lines not recorded,
-        so its nodes have no line (the block's first backward would otherwise claim them)."""
+        so its nodes have no line (the block's first backward would otherwise claim them). The
+        tensors and modules held then get no ``.grad`` row of their own until a graph reaches them:
+        a notebook's other leaves are not the block's."""
         self._look_from(frame)
         try:
+            self.held_before = {
+                id(v): weakref.ref(v)
+                for _, v in self.top_names
+                if isinstance(v, torch.Tensor | torch.nn.Module)
+            }
             self.fresh.extend(_graph_fns(self.tensors))
             self._take_fresh(call=None, line=None)
-            self._take_named_leaves()
             if self.pending_nodes:
                 self._snapshot("forward", None, None, line=None)
         finally:
