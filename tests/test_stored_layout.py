@@ -143,6 +143,8 @@ BREAKAGES = {
     "a style nested deep": lambda d: d.update(style=_nested(2000)),
     "a negative size": lambda d: d.update(size=[-1.0, 10.0]),
     "a box of negative width": lambda d: d["nodes"]["xywh"].__setitem__(2, -5.0),
+    "a slot box as large as the canvas": lambda d: d["slots"]["xywh"].__setitem__(2, 1e8),
+    "a node box too tall": lambda d: d["nodes"]["xywh"].__setitem__(3, 5_001.0),
     "the iteration frames dropped": lambda d: d.update(clusters={"keys": [], "xywh": []}),
     "a frame the graph has not": lambda d: d["clusters"]["keys"].__setitem__(0, "cluster_bogus"),
     "a list for the layout": lambda d: d.clear(),
@@ -237,3 +239,14 @@ def test_a_stored_layout_that_does_not_fit_is_laid_out_again(qtbot, session, tmp
     recording = _load(qtbot, session, path)
     assert recording == rnn and runs == [recording]
     assert session.layout == layout_graph(rnn.graph)
+
+
+def test_a_box_is_hatched_with_a_bounded_number_of_lines():
+    """A freed slot's hatch is drawn at every paint; a huge box gets a coarser one, not millions."""
+    from PySide6.QtCore import QRectF
+
+    from app.render.items import HATCH_STEP, MAX_HATCH_LINES, _hatch_lines
+
+    assert len(_hatch_lines(QRectF(0, 0, 1e8, 1e8))) <= MAX_HATCH_LINES
+    small = QRectF(0, 0, 140, 30)
+    assert len(_hatch_lines(small)) == math.ceil((140 + 30) / HATCH_STEP) - 1  # the usual box: as before

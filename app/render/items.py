@@ -56,6 +56,7 @@ __all__ = [
 PAD_X = 10.0
 PAD_Y = 5.0
 HATCH_STEP = 7.0
+MAX_HATCH_LINES = 1000  # per box: a box's every paint makes them
 SELECT_MARGIN = 6.0
 MIN_SLOT_LOD = 0.12  # below this zoom, saved-value boxes (and their lines) are not drawn at all
 CLUSTER_LABEL_PX = 16.0  # on screen: an iteration's label is never drawn smaller while it fits
@@ -182,12 +183,13 @@ def _hatch_lines(rect: QRectF) -> list[QLineF]:
     """Diagonal '/' lines filling ``rect`` without clipping (SVG export has no clip)."""
     w, h = rect.width(), rect.height()
     lines = []
-    c = HATCH_STEP
+    step = max(HATCH_STEP, (w + h) / MAX_HATCH_LINES)  # a huge box gets a coarser hatch, not millions
+    c = step
     while c < w + h:
         top = QPointF(rect.left() + min(c, w), rect.top() + c - min(c, w))
         bottom = QPointF(rect.left() + c - min(c, h), rect.top() + min(c, h))
         lines.append(QLineF(top, bottom))
-        c += HATCH_STEP
+        c += step
     return lines
 
 

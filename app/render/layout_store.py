@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 
 STYLE = 1  # raise it when a change to dot_source moves or resizes boxes: older layouts are then redone
 MAX_COORD = 1e8  # points; Graphviz's own canvas ends long before
+# A node's, a slot's or a stand-in's box: a few lines of label (a frame holds many boxes and may be
+# as large as the canvas). A box is drawn whole, hatched and all, at every paint.
+MAX_BOX = 5_000.0
 
 K = TypeVar("K")
 
@@ -149,7 +152,9 @@ class _StoredLayout:
             edges=self.paths(table.get("edges"), {(e.src, e.dst): e for e in drawn.graph.edges}, "edges"),
             slot_edges=self.paths(table.get("slot_edges"), slots, "slot_edges"),
             proxies=self.boxes(table.get("proxies"), proxies, "proxies"),
-            clusters=self.boxes(table.get("clusters"), {name: name for name in frames}, "clusters"),
+            clusters=self.boxes(
+                table.get("clusters"), {name: name for name in frames}, "clusters", MAX_COORD
+            ),
             collapsed=drawn.collapsed,
         )
 
@@ -192,8 +197,10 @@ class _StoredLayout:
             raise self.fail(f"{where}.keys names one thing twice")
         return keys
 
-    def boxes(self, value: Any, expected: Mapping[Any, K], where: str) -> Mapping[K, Box]:
-        """A box for every one of ``expected``, none else."""
+    def boxes(
+        self, value: Any, expected: Mapping[Any, K], where: str, largest: float = MAX_BOX
+    ) -> Mapping[K, Box]:
+        """A box for every one of ``expected``, none else, none wider or taller than ``largest``."""
         table = self.obj(value, where)
         keys = self.keys(table, expected, where)
         if len(keys) != len(expected):
@@ -201,6 +208,8 @@ class _StoredLayout:
         v = self.numbers(table.get("xywh"), f"{where}.xywh", 4 * len(keys))
         if v and min(*v[2::4], *v[3::4]) < 0:
             raise self.fail(f"{where}.xywh: a box of negative size")
+        if v and max(*v[2::4], *v[3::4]) > largest:
+            raise self.fail(f"{where}.xywh: a box larger than {largest:,.0f} points")
         return MappingProxyType({k: Box(*v[4 * i : 4 * i + 4]) for i, k in enumerate(keys)})
 
     def paths(self, value: Any, expected: Mapping[Any, K], where: str) -> Mapping[K, EdgePath]:
