@@ -270,6 +270,11 @@ def edit(path: str, value: Any) -> dict[str, Any]:
         ("graph.nodes.1.source", {"file": "f.py"}, "graph.nodes[1].source: expected a list"),
         ("graph.nodes.1.module", 3, "graph.nodes[1].module: expected a string"),
         ("program.code", None, "program.code: expected a string, found null"),
+        ("program.code", "x = 1\n# " + "y" * 10_000, "program.code: a line of 10,002 characters"),
+        ("program.code", "x = 1\n" * 200_000, "program.code: more than 1,000,000 characters"),
+        ("steps", [], "steps: a recording has at least one step"),
+        ("steps.3.grad_changes.x.flat.0", 10**400, "a whole number out of the 64-bit range"),
+        ("steps.3.grad_changes.x.flat", ["nan", -(2**64) - 1], "flat[1]: a whole number out of the 64-bit"),
         ("program", [], "program: expected an object"),
         ("version", "1", "format version"),
         ("version", 0, "format version"),
@@ -279,6 +284,36 @@ def test_damaged_fields_get_one_clear_error(path: str, value: Any, said: str) ->
     message = damaged(edit(path, value))
     assert message.startswith("this .lens file is damaged or not a recording: ")
     assert said in message
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize(
+    ("shape", "fits"), [([2**40, 0], False), ([0, 2**40], True), ([3, 0], True), ([2**21, 0], False)]
+)
+def test_a_shape_holding_no_values_makes_few_lists(shape: list[int], fits: bool, packed: bool) -> None:
+    """``[2**40, 0]`` holds no values, yet reading it back as lists would make 2**40 of them."""
+    data = small_json()
+    value = {"shape": shape, "dtype": "float32"}
+    value |= {"packed": "f", "data": ""} if packed else {"flat": []}
+    data["steps"][3]["grad_changes"]["x"] = value
+    if not fits:
+        assert f"shape {shape} does not hold 0 values" in damaged(data)
+        return
+    import torch
+
+    read = from_json(data).timeline[3].grad_changes["x"]
+    assert read is not None
+    assert read.tolist() == torch.zeros(shape).tolist()  # PyTorch's own lists for that shape
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_a_file_of_tiny_containers_is_refused_before_they_are_made(gz: bool) -> None:
+    """A few hundred KB of gzip can inflate to millions of empty arrays: each is ~60 bytes of
+    memory once decoded, so their count is bounded before any JSON is decoded."""
+    text = b'{"format": "autograd-lens", "version": 2, "junk": [' + b"[]," * lens.MAX_CONTAINERS + b"[]]}"
+    data = gzip.compress(text, 1) if gz else text
+    with pytest.raises(LensError, match="more than 5,000,000 arrays and objects"):
+        recording_from_bytes(data)
 
 
 def bomb(size: int) -> bytes:
@@ -291,12 +326,12 @@ def bomb(size: int) -> bytes:
 def test_long_runs_inflate_whole_at_any_size(size: int) -> None:
     """One long run inflates in many pieces, the last of them perhaps from no new input."""
     data = small_json()
-    data["program"]["code"] = ""
+    data["program"]["notes"] = ""
     padding = size - len(json.dumps(data, separators=(",", ":")).encode())
-    data["program"]["code"] = "a" * padding
+    data["program"]["notes"] = "a" * padding
     text = json.dumps(data, separators=(",", ":")).encode()
     assert len(text) == size
-    assert recording_from_bytes(gzip.compress(text, 9)).program.code == "a" * padding
+    assert recording_from_bytes(gzip.compress(text, 9)).program.notes == "a" * padding
 
 
 def test_a_zip_bomb_stops_at_the_cap() -> None:

@@ -72,10 +72,14 @@ from app.core.model.values import PACKED_SIZES, Number, PackedNumbers, Values
 
 __all__ = [
     "FORMAT",
+    "MAX_CODE_CHARS",
+    "MAX_CODE_LINE",
+    "MAX_CONTAINERS",
     "MAX_JSON_BYTES",
     "SUFFIX",
     "VERSION",
     "LensError",
+    "code_refusal",
     "is_lens",
     "lens_bytes",
     "open_lens",
@@ -89,6 +93,12 @@ FORMAT = "autograd-lens"
 SUFFIX = ".lens"
 VERSION = 2  # 2: values may be packed (NOTE [packed values in files]); 1 is read as ever
 MAX_JSON_BYTES = 200 * 1024 * 1024  # uncompressed; a file that inflates past this is refused
+# Arrays and objects in one file. A recording has one per ~50 bytes of its JSON (the 5,000-node
+# chain: 178,224 in 9.8 MB), so a file of MAX_JSON_BYTES has about 4 million; text of nothing but
+# "[]," has one per 3 bytes, and a 190 KB file inflating to 200 MB of it took 5 GB to decode.
+MAX_CONTAINERS = 5_000_000
+MAX_CODE_CHARS = 1_000_000  # a program's text; a longer one is not shown without a long freeze
+MAX_CODE_LINE = 10_000  # characters in one of its lines: an editor lays out a long line slowly
 MAX_DIMS = 64
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
@@ -133,6 +143,21 @@ _NO_VALUES: Mapping[str, Values | None] = MappingProxyType({})
 
 def _is_slot_state(value: Any) -> bool:
     return type(value) is str and value in _SLOT_STATES
+
+
+_NESTED_LISTS = 2**20  # lists a shape with a zero in it may make when its values are read back
+
+
+def _holds(shape: tuple[int, ...], count: int) -> bool:
+    """Whether ``shape`` holds exactly ``count`` values, with no more nested lists than values (or
+    than :data:`_NESTED_LISTS`): ``[2**40, 0]`` holds none, yet its ``tolist()`` is 2**40 lists."""
+    bound = max(count, _NESTED_LISTS)
+    total = 1
+    for size in shape:
+        total *= size
+        if total > bound:
+            return False
+    return total == count
 
 
 def _is_whole(value: Any) -> bool:
@@ -413,6 +438,17 @@ def open_lens(path: str | Path) -> tuple[Recording, dict[str, Any] | None]:
     return _recording_and_layout(data)
 
 
+def code_refusal(code: str) -> str | None:
+    """Why a program's text is too long for a recording (None when it is not): the window's
+    editor would freeze laying it out."""
+    if len(code) > MAX_CODE_CHARS:
+        return f"more than {MAX_CODE_CHARS:,} characters"
+    longest = max(map(len, code.splitlines()), default=0)
+    if longest > MAX_CODE_LINE:
+        return f"a line of {longest:,} characters, longer than {MAX_CODE_LINE:,}"
+    return None
+
+
 def recording_from_bytes(data: bytes) -> Recording:
     """The recording in a ``.lens`` file's bytes; raises :class:`LensError` for anything else."""
     return _recording_and_layout(data)[0]
@@ -427,6 +463,8 @@ def _recording_and_layout(data: bytes) -> tuple[Recording, dict[str, Any] | None
 
 
 def _read(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
+    if not data.startswith(_GZIP_MAGIC):
+        _count_containers(data)  # inflated text is counted as it inflates
     raw = _decoded_in_pieces(data)
     if raw is None:
         text = _inflate(data) if data.startswith(_GZIP_MAGIC) else data
@@ -480,7 +518,7 @@ def _inflate(data: bytes) -> bytes:
 def _inflated(data: bytes) -> Iterator[bytes]:
     """:func:`_inflate`'s output, a piece of at most :data:`_CHUNK` bytes at a time."""
     inflater = zlib.decompressobj(31)
-    size = 0
+    size = containers = 0
     pending = data
     try:
         while not inflater.eof:
@@ -493,6 +531,7 @@ def _inflated(data: bytes) -> Iterator[bytes]:
                 raise LensError(
                     f"this recording inflates to more than {MAX_JSON_BYTES // 2**20} MB, too large to read"
                 )
+            containers = _count_containers(part, containers)
             yield part
     except zlib.error as exc:
         raise _damaged(f"its compressed data is broken ({exc})") from None
@@ -500,6 +539,17 @@ def _inflated(data: bytes) -> Iterator[bytes]:
         raise _damaged("it ends before its compressed data does (truncated?)")
     if inflater.unused_data:
         raise _damaged("it has bytes after its compressed data")
+
+
+def _count_containers(text: bytes, before: int = 0) -> int:
+    """``before`` plus the arrays and objects ``text`` opens (a bracket inside a string counts too:
+    a bound, not a parse); :class:`LensError` past :data:`MAX_CONTAINERS`."""
+    count = before + text.count(b"[") + text.count(b"{")
+    if count > MAX_CONTAINERS:
+        raise LensError(
+            f"this recording holds more than {MAX_CONTAINERS:,} arrays and objects, too many to read"
+        )
+    return count
 
 
 def _damaged(what: str) -> LensError:
@@ -782,6 +832,8 @@ class _Reader:
     def recording(self) -> Recording:
         top = self.check_header(self.raw)
         steps_raw = self.seq(self.get(top, "steps", "the file"), "steps")
+        if not steps_raw:
+            raise self.fail("steps", "a recording has at least one step")
         calls_raw = self.seq(self.get(top, "calls", "the file"), "calls")
         self.step_count, self.call_count = len(steps_raw), len(calls_raw)
         graph = self.graph(self.obj(self.get(top, "graph", "the file"), "graph"))
@@ -818,8 +870,13 @@ class _Reader:
         def text(key: str, default: str | None = "") -> str:
             return self.str_(self.get(p, key, "program", default), f"program.{key}")
 
+        code = text("code", None)
+        refusal = code_refusal(code)
+        if refusal is not None:
+            raise self.fail("program.code", refusal)
+
         return Program(
-            text("code", None),
+            code,
             text("name", "program"),
             text("title"),
             text("summary"),
@@ -947,15 +1004,14 @@ class _Reader:
         if "packed" in v:
             return self.packed_values(v, shape, where)
         flat = self.seq(self.get(v, "flat", where), f"{where}.flat")
-        count = 1
-        for size in shape:
-            count *= size
-            if count > len(flat):
-                break
-        if count != len(flat):
+        if not _holds(shape, len(flat)):
             raise self.fail(where, f"shape {list(shape)} does not hold {len(flat)} values")
         if all(type(x) in _PLAIN_NUMBERS for x in flat):  # the usual case, checked in one pass
             numbers = tuple(flat)
+            if any(type(x) is int for x in numbers):
+                whole = [x for x in numbers if type(x) is int]
+                if min(whole) < _INT_RANGE[0] or max(whole) >= _INT_RANGE[1]:
+                    raise self.fail(f"{where}.flat", "a whole number out of the 64-bit range")
         else:
             numbers = tuple(self.number(x, f"{where}.flat[{i}]") for i, x in enumerate(flat))
         return Values(shape, numbers, self.str_(v.get("dtype", "float32"), f"{where}.dtype"))
@@ -969,15 +1025,16 @@ class _Reader:
         except ValueError:  # binascii.Error, or a character that is not ASCII
             raise self.fail(f"{where}.data", "it is not base64") from None
         size = PACKED_SIZES[code]
-        count = math.prod(shape)
-        if len(raw) != count * size:
+        if len(raw) % size or not _holds(shape, len(raw) // size):
             raise self.fail(where, f"shape {list(shape)} does not hold {len(raw) // size} values")
         numbers = PackedNumbers.from_little_endian(raw, code)
         return Values(shape, numbers, self.str_(v.get("dtype", "float32"), f"{where}.dtype"))
 
     def number(self, value: Any, where: str) -> Number:
-        if isinstance(value, int | float):  # bool is an int
-            return value
+        if isinstance(value, float) or (isinstance(value, int) and _INT_RANGE[0] <= value < _INT_RANGE[1]):
+            return value  # bool is an int
+        if isinstance(value, int):
+            raise self.fail(where, "a whole number out of the 64-bit range")
         if isinstance(value, str) and value in _NON_FINITE:
             return _NON_FINITE[value]
         raise self.fail(where, f"expected a number, found {_type_name(value)}")

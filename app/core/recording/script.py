@@ -120,7 +120,9 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.utils.hooks import RemovableHandle
 
 from app.core.devices import resolve_device
+from app.core.lens import code_refusal
 from app.core.loading import python_title, stem_name
+from app.core.model.errors import ScenarioError
 from app.core.model.graph import LoopMark, SourceRef
 from app.core.model.program import CallKind, Program
 from app.core.model.recording import Recording
@@ -581,6 +583,9 @@ def record_script(
     filename = os.path.abspath(shown)
     with tokenize.open(filename) as f:
         text = f.read()
+    refusal = code_refusal(text)
+    if refusal is not None:  # before it runs: its recording could not be opened
+        raise ScenarioError(f"{shown} is too long to record: {refusal}")
     name = stem_name(Path(filename))
     program = Program(text, name=name, title=python_title(text, name), path=Path(shown))
     target = resolve_device(device)
