@@ -526,3 +526,24 @@ def test_a_nodes_values_share_one_box_and_its_tip_lists_them_all():
         tip = slot_tip(shown, state, (node.id, box.name))
         assert all(f"\n{v.name} = {v.value}" in tip for v in values)
     assert any(len([s for s in n.saved if s.kind == "value"]) > 3 for n in rec.graph.nodes)  # a real test
+
+
+@pytest.mark.parametrize("where", ["name", "module", "id"])
+def test_a_name_too_long_for_graphviz_says_so_without_an_install_hint(where):
+    """A recording read from a file may name a node with any text; Graphviz refuses a string past
+    16,384 characters, and that is the file's doing, not a missing Graphviz."""
+    from app.core.model.graph import Edge, Graph, GraphNode
+    from app.render.layout import INSTALL_HINT, LayoutError, layout_graph
+
+    long = "A" * 20_000
+    node = GraphNode(long if where == "id" else "n0", long if where == "name" else "SumBackward0", "y.sum()")
+    if where == "module":
+        node = GraphNode("n0", "SumBackward0", "y.sum()", module=long)
+    leaf = GraphNode("n1", "AccumulateGrad", "x", is_leaf=True)
+    graph = Graph((node, leaf), (Edge(node.id, "n1"),))
+    with pytest.raises(LayoutError) as info:
+        layout_graph(graph)
+    said = str(info.value)
+    assert "characters is longer than Graphviz draws" in said and INSTALL_HINT not in said
+    short = Graph((GraphNode("n0", "SumBackward0", "y.sum()"), leaf), (Edge("n0", "n1"),))
+    assert set(layout_graph(short).nodes) == {"n0", "n1"}  # the same graph with short names is drawn

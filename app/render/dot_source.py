@@ -65,7 +65,9 @@ from app.render.modules import module_groups
 from app.render.style import NODE_TAGS, NodeKind, slot_tags
 
 __all__ = [
+    "MAX_DOT_STRING",
     "MAX_SPAN",
+    "DotStringTooLong",
     "Iteration",
     "depths",
     "dot_source",
@@ -74,6 +76,13 @@ __all__ = [
     "proxy_dot_id",
     "slot_dot_id",
 ]
+
+MAX_DOT_STRING = 16_000  # characters: Graphviz refuses a quoted string past 16,384 (its own limit)
+
+
+class DotStringTooLong(ValueError):
+    """A name, label or id longer than Graphviz takes (a recording from a file can hold any)."""
+
 
 MAX_SPAN = 8  # an edge spanning more ranks than this is drawn from a proxy box
 EDGE_WEIGHT = 4  # graph edges pull straighter than the dotted lines to saved values and proxies
@@ -157,6 +166,8 @@ def long_edges(graph: Graph, max_span: int = MAX_SPAN) -> frozenset[Edge]:
 
 def _quote(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ").replace("\r", " ")
+    if len(escaped) > MAX_DOT_STRING:
+        raise DotStringTooLong(f"a name or label of {len(text):,} characters is longer than Graphviz draws")
     return f'"{escaped}"'
 
 

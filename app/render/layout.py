@@ -23,7 +23,7 @@ from typing import Any
 from app.core.json_pieces import free_in_pieces, loads_in_pieces
 from app.core.model.graph import Edge, Graph
 from app.core.model.timeline import SlotKey
-from app.render.dot_source import dot_source, long_edges, proxy_dot_id, slot_dot_id
+from app.render.dot_source import DotStringTooLong, dot_source, long_edges, proxy_dot_id, slot_dot_id
 from app.render.labels import drawn_slots
 from app.render.modules import default_collapsed, fold
 
@@ -111,7 +111,10 @@ def layout_graph(
         raise LayoutError(f"Graphviz 'dot' was not found on PATH; {INSTALL_HINT}")
     folded = fold(graph, default_collapsed(graph) if collapsed is None else collapsed)
     graph = folded.graph
-    source = dot_source(graph, reserve_tags=True)
+    try:
+        source = dot_source(graph, reserve_tags=True)
+    except DotStringTooLong as exc:  # not Graphviz's fault: no install hint
+        raise LayoutError(f"this graph cannot be drawn: {exc}") from None
     # Files, not pipes: the 18 MB of JSON for 5,000 nodes would otherwise be read 32 KB at a time
     # in a Python loop and joined in one 18 MB copy, both holding the GIL while the GUI thread waits; a file
     # is read a megabyte per call and parsed as it comes (``loads_in_pieces``).
