@@ -334,6 +334,45 @@ def test_a_scripts_loops_mark_its_calls_and_nodes_by_iteration(tmp_path):
     assert last.line == len(lines) and last.added_nodes and last.loops == ()
 
 
+AWKWARD_LOOPS = """\
+import torch
+
+w = torch.ones(2, requires_grad=True)
+seen = []
+
+
+def same(f):
+    return f
+
+
+e = 0
+while (e <
+       2):
+    for i, (a,
+            b) in enumerate([(1, 2), (3, 4)]):
+        @same
+        def scaled():
+            return w * (a + b)
+
+        seen.append((e, i))
+        scaled().sum().backward()
+    e += 1
+"""
+
+
+def test_loops_over_several_lines_and_decorated_bodies_count_their_iterations(tmp_path):
+    """A header over several lines reports more than its first line; a decorator runs before its
+    ``def``: neither may end the loop or count a pass twice."""
+    rec = record_script(_script(tmp_path, AWKWARD_LOOPS)).recording
+    lines = AWKWARD_LOOPS.splitlines()
+    outer, inner = lines.index("while (e <") + 1, lines.index("    for i, (a,") + 1
+    names: dict[str, Any] = {}
+    exec(compile(AWKWARD_LOOPS, "<awkward>", "exec"), names)
+    assert [[(m.line, m.index) for m in c.call.loops] for c in rec.calls] == [
+        [(outer, e), (inner, i)] for e, i in names["seen"]
+    ]
+
+
 def test_a_script_carrying_its_hidden_state_is_offered_detach(tmp_path):
     """The truncated-BPTT script fails in its second chunk; the fix detaches h, and PyTorch runs the
     fixed script without an error."""
