@@ -457,10 +457,22 @@ def test_an_autograd_error_ends_the_script_with_exit_0(tmp_path, capsys):
 
 def test_a_script_too_long_to_show_is_refused_before_it_runs(tmp_path, capsys):
     marker = tmp_path / "ran"
-    script = _script(tmp_path, f"open({str(marker)!r}, 'w').close()\nx = 1  # {'y' * 10_000}\n")
+    script = _script(tmp_path, f"open({str(marker)!r}, 'w').close()\nx = 1  # {'y' * 100_000}\n")
     assert main(["run", "--out", str(tmp_path / "x.lens"), str(script)]) == 2
     assert not marker.exists() and not (tmp_path / "x.lens").exists()
-    assert "too long to record: a line of 10,009 characters" in capsys.readouterr().err
+    assert "too long to record: a line of 100,009 characters" in capsys.readouterr().err
+
+
+def test_lens_record_in_a_file_too_long_to_show_refuses_before_its_block(tmp_path):
+    import runpy
+
+    from app.core.model.errors import ScenarioError
+
+    before = sys.gettrace()
+    code = f"from app import lens\nran = []\nwith lens.record():\n    ran.append(1)\n# {'y' * 100_000}\n"
+    with pytest.raises(ScenarioError, match="too long to record: a line of 100,002 characters"):
+        runpy.run_path(str(_script(tmp_path, code, "notebook.py")))
+    assert _restored() and sys.gettrace() is before
 
 
 def test_run_out_into_a_missing_folder_fails_before_the_script_runs(tmp_path, capsys):

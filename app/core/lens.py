@@ -69,6 +69,7 @@ from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
 from app.core.model.values import PACKED_SIZES, Number, PackedNumbers, Values
+from app.core.sizing.limits import MAX_SOURCE_CHARS
 
 __all__ = [
     "FORMAT",
@@ -93,12 +94,18 @@ FORMAT = "autograd-lens"
 SUFFIX = ".lens"
 VERSION = 2  # 2: values may be packed (NOTE [packed values in files]); 1 is read as ever
 MAX_JSON_BYTES = 200 * 1024 * 1024  # uncompressed; a file that inflates past this is refused
-# Arrays and objects in one file. A recording has one per ~50 bytes of its JSON (the 5,000-node
-# chain: 178,224 in 9.8 MB), so a file of MAX_JSON_BYTES has about 4 million; text of nothing but
-# "[]," has one per 3 bytes, and a 190 KB file inflating to 200 MB of it took 5 GB to decode.
-MAX_CONTAINERS = 5_000_000
-MAX_CODE_CHARS = 1_000_000  # a program's text; a longer one is not shown without a long freeze
-MAX_CODE_LINE = 10_000  # characters in one of its lines: an editor lays out a long line slowly
+# Arrays and objects in one file: each is ~60-100 bytes of memory once decoded, whatever its few
+# bytes of text. A recording has one per 30-55 bytes of JSON (the 5,000-node chain: 178,224 in 9.8
+# MB; a script in five nested loops, with a loop mark on every step: one per 29 bytes), so a file
+# at MAX_JSON_BYTES holds up to about 7 million; text of nothing but "[]," has one per 3 bytes, and
+# a 190 KB file inflating to 200 MB of it took 5 GB to decode. Past this count (about 1 GB decoded)
+# a file is refused as too large, as it is past MAX_JSON_BYTES.
+MAX_CONTAINERS = 10_000_000
+# A program's text, and one line of it: the editor lays a long line out slowly (one of 100,000
+# characters opened in 4.6 s, one of 200,000 froze it for 23 s). A scenario's program is at most
+# MAX_SOURCE_CHARS, so every program the checked language takes fits.
+MAX_CODE_CHARS = 1_000_000
+MAX_CODE_LINE = MAX_SOURCE_CHARS
 MAX_DIMS = 64
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
@@ -547,7 +554,7 @@ def _count_containers(text: bytes, before: int = 0) -> int:
     count = before + text.count(b"[") + text.count(b"{")
     if count > MAX_CONTAINERS:
         raise LensError(
-            f"this recording holds more than {MAX_CONTAINERS:,} arrays and objects, too many to read"
+            f"this recording holds more than {MAX_CONTAINERS:,} arrays and objects, too large to read"
         )
     return count
 
@@ -872,8 +879,8 @@ class _Reader:
 
         code = text("code", None)
         refusal = code_refusal(code)
-        if refusal is not None:
-            raise self.fail("program.code", refusal)
+        if refusal is not None:  # not damaged: more than the window shows
+            raise LensError(f"this recording's program is too long to show: {refusal}")
 
         return Program(
             code,

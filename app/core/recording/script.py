@@ -656,6 +656,9 @@ class BlockRecorder:
         self.frame = frame
         filename = frame.f_code.co_filename
         text = "".join(linecache.getlines(filename, frame.f_globals))
+        refusal = code_refusal(text)
+        if refusal is not None:  # its recording could not be opened
+            raise ScenarioError(f"{filename} is too long to record: {refusal}")
         name = stem_name(Path(filename))
         program = Program(text, name=name, title=python_title(text, name), path=Path(filename))
         self.recorder = _ScriptRecorder(program, filename, resolve_device(device))
