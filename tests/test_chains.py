@@ -150,7 +150,7 @@ def test_generator_makes_failing_and_passing_calls() -> None:
     """The strategy reaches both outcomes (otherwise the test above proves little)."""
     outcomes: set[bool] = set()
 
-    @settings(max_examples=60, deadline=None, database=None)
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True)  # the same draws each run
     @given(scenarios())
     def collect(text: str) -> None:
         rec = record(parse_scenario(text))

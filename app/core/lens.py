@@ -28,14 +28,17 @@ A ``.lens`` file may come from anyone, so reading one imports no torch and
 runs no code, and everything in it is checked before a :class:`Recording` is
 built: types, every node id against the graph, every step and call index
 against the counts, shapes against element counts. Decompression stops at
-:data:`MAX_JSON_BYTES`, so a small file that inflates without end is refused
-before it fills memory. Whatever is wrong, the reader raises one
-:class:`LensError` saying what and where.
+:data:`MAX_JSON_BYTES`, and at :data:`MAX_CONTAINERS` arrays and objects, so a
+small file that inflates without end, or into millions of tiny containers, is
+refused before it fills memory. Whatever is wrong, the reader raises one
+:class:`LensError` saying what and where. A recording has at least one step (the
+recorder always takes one).
 
 >>> from app.core.model.graph import Graph
 >>> from app.core.model.program import Program
->>> from app.core.model.timeline import Timeline
->>> rec = Recording(Program("x = 1\\n"), "cpu", "2.13.0", Graph((), ()), Timeline(()), {}, ())
+>>> from app.core.model.timeline import Step, Timeline
+>>> first = Step(0, "forward", None, None, {}, {}, 0)
+>>> rec = Recording(Program("x = 1\\n"), "cpu", "2.13.0", Graph((), ()), Timeline((first,)), {}, ())
 >>> recording_from_bytes(lens_bytes(rec)) == rec
 True
 """
