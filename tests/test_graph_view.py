@@ -7,10 +7,10 @@ from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 from app.core import load_builtin, parse_scenario, record
-from app.render.labels import drawn_slots
+from app.render.labels import NODE_FONT_PX, drawn_slots
 from app.render.layout import layout_graph
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, SLOT_TAGS
-from app.ui.graph_view import ZOOM_STEP, GraphView
+from app.ui.graph_view import READABLE_NODE_PX, ZOOM_STEP, GraphView
 from app.ui.legend import Legend
 from app.ui.worker import NEVER
 
@@ -524,6 +524,42 @@ def test_progressive_build_stays_fitted_unless_the_user_zoomed(qtbot, deep):
         view.zoom_in()  # the learner zooms while it builds: the view must not jump back to fit
         zoom = view.zoom
     assert view.zoom == pytest.approx(zoom)
+
+
+def _visible(view: GraphView):
+    return view.mapToScene(view.viewport().rect()).boundingRect()
+
+
+def test_show_readable_zooms_in_on_a_node_only_where_the_fitted_graph_is_too_small(qtbot, models):
+    rec, lay = models["forgot-retain"]
+    failing = rec.failed.failed_node
+    big = _shown_view(qtbot, 1200, 900)
+    big.set_model(rec, lay)
+    assert not big.show_readable(failing)  # readable fitted: the whole graph stays
+    assert big.reading is None and _visible(big).adjusted(-2, -2, 2, 2).contains(big.graph_scene.sceneRect())
+    small = _shown_view(qtbot, 220, 130)
+    small.set_model(rec, lay)
+    small.fit()
+    assert small.zoom * NODE_FONT_PX < READABLE_NODE_PX  # fitted, its names are too small to read
+    assert small.show_readable(failing) and small.reading == failing
+    assert small.zoom * NODE_FONT_PX >= READABLE_NODE_PX
+    assert _visible(small).contains(small.node_item(failing).sceneBoundingRect())
+    small.zoom_in()  # the learner's zoom ends it
+    assert small.reading is None
+
+
+def test_show_readable_asked_while_a_big_graph_builds_holds_once_it_is_shown(qtbot, deep):
+    rec, lay = deep
+    node = rec.graph.nodes[0].id
+    view = _shown_view(qtbot, 300, 200)
+    view.set_palette("projector")  # bigger text: the first slice spreads the layout out
+    view.set_model(rec, lay, progressive=True)
+    assert not view.show_readable(node)  # not on screen yet: done when it is
+    qtbot.waitUntil(lambda: view.scene() is view.graph_scene, timeout=5000)
+    assert view.reading == node
+    qtbot.waitUntil(lambda: not view.building, timeout=20000)
+    assert view.graph_scene.spread > 1.0 and view.reading == node
+    assert _visible(view).contains(view.node_item(node).sceneBoundingRect())
 
 
 def _zoom_to_overview(view) -> None:

@@ -17,10 +17,12 @@ from app.core.devices import DeviceInfo
 from app.core.lesson.captions import format_values
 from app.core.loading import builtin_names
 from app.core.toml_writer import to_toml
+from app.render.labels import NODE_FONT_PX
 from app.ui import dialogs
 from app.ui import slides as slides_module
 from app.ui import worker as worker_module
 from app.ui.excepthook import install_exception_handler
+from app.ui.graph_view import READABLE_NODE_PX
 from app.ui.main_window import MainWindow
 from app.ui.settings import AppSettings
 
@@ -428,6 +430,52 @@ def test_each_fix_removes_the_error_and_ctrl_z_brings_it_back(qtbot, open_window
     assert undone.failed is not None and window.session.index == undone.failed.last_step
     assert not window.error_panel.isHidden()
     assert not window.commands.undo.isEnabled()
+
+
+def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, open_window):
+    """NOTE [auto fit]: a real model's graph fitted to a 1280x720 window draws names too small to
+    read; its error step shows the node PyTorch failed at instead, until the learner zooms."""
+    window = open_window("gan-no-detach")
+    window.resize(1280, 720)
+    view, session = window.graph_view, window.session
+    failing = session.recording.failed.failed_node
+    assert (
+        session.recording.graph.node(failing).name == "AddmmBackward0"
+    )  # fake = G(z), freed by D's backward
+
+    def whole_graph_shown() -> bool:
+        shown = view.mapToScene(view.viewport().rect()).boundingRect()
+        return view.reading is None and shown.adjusted(-2, -2, 2, 2).contains(view.graph_scene.sceneRect())
+
+    def failing_node_readable() -> bool:
+        shown = view.mapToScene(view.viewport().rect()).boundingRect()
+        item = view.node_item(failing)
+        return (
+            view.reading == failing
+            and view.zoom * NODE_FONT_PX >= READABLE_NODE_PX
+            and shown.contains(item.sceneBoundingRect())
+        )
+
+    session.home()
+    qtbot.waitUntil(whole_graph_shown, timeout=TIMEOUT)
+    assert view.zoom * NODE_FONT_PX < READABLE_NODE_PX  # fitted, this graph's names cannot be read
+    session.end()
+    assert session.state().step.kind == "error"
+    qtbot.waitUntil(failing_node_readable, timeout=TIMEOUT)
+    session.prev_step()
+    assert whole_graph_shown()
+    session.end()
+    assert failing_node_readable()
+    window.navigation.fit()  # "Fit": the whole graph, at the error step too
+    assert whole_graph_shown()
+    session.prev_step()
+    session.end()
+    assert failing_node_readable()
+    _key(qtbot, window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)  # the learner zooms
+    zoom = view.zoom
+    session.prev_step()
+    session.end()
+    assert view.reading is None and view.zoom == pytest.approx(zoom)
 
 
 def test_ticking_retain_again_removes_the_failure(qtbot, open_window):

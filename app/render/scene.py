@@ -708,6 +708,28 @@ class GraphScene(QGraphicsScene):
                 return self.nodes.get(box)
         return None
 
+    def focus_rects(self, node_id: str) -> tuple[QRectF, QRectF] | None:
+        """Where ``node_id`` is drawn (its module's box when that is collapsed), alone and with the
+        boxes of its saved values, in scene units; None when the layout does not place it. Boxes
+        not built yet (a big graph builds in slices) are placed from the layout."""
+        shown = self.folded.shown_as(node_id)
+        box = self.layout.nodes.get(shown)
+        if box is None:
+            return None
+        s = self._spread
+
+        def rect(item: QGraphicsItem | None, b: Box) -> QRectF:
+            if item is not None:
+                return item.sceneBoundingRect()
+            return QRectF(b.x * s - b.width / 2, b.y * s - b.height / 2, b.width, b.height)
+
+        alone = rect(self.nodes.get(shown), box)
+        together = QRectF(alone)
+        for key, slot in self.layout.slots.items():
+            if key[0] == shown:
+                together |= rect(self.slots.get(key), slot)
+        return alone, together
+
     def group_of(self, item: QGraphicsItem | None) -> str | None:
         """The module group an item draws: a collapsed module's box, or an expanded one's frame."""
         if isinstance(item, NodeItem) and item.node_id in self.folded.groups:

@@ -5,6 +5,12 @@ Until the learner zooms (keys, a plain wheel over the graph, finding a node),
 the graph stays fitted to its view: when the window, a dock or the presentation
 layout changes the view's size, it is fitted again. "Fit graph" (Ctrl+0) turns
 this back on.
+
+While the graph is fitted so, an error step shows its failing node readable
+(``follow``): a graph fitted to a projector's view draws a real model's node
+names a few pixels tall, and the node the error names is what the step is
+about. Leaving the error step fits the whole graph again; "Fit graph" shows
+the whole graph at the error step too, until the next step.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ class GraphNavigation(QObject):
         super().__init__(parent)
         self._view: GraphView | None = None
         self.auto_fit = True
+        self._followed: str | None = None  # the failing node shown readable, while fitted
 
     def attach(self, view: GraphView) -> None:
         self._view = view
@@ -39,26 +46,56 @@ class GraphNavigation(QObject):
     def zoom_in(self) -> None:
         if self._view is not None:
             self.auto_fit = False
+            self._followed = None
             self._view.zoom_in()
 
     def zoom_out(self) -> None:
         if self._view is not None:
             self.auto_fit = False
+            self._followed = None
             self._view.zoom_out()
 
     def fit(self) -> None:
+        self._followed = None
         if self._view is not None:
             self.auto_fit = True  # and keep it fitted as the window changes size
             self._view.fit()
 
+    def follow(self, node_id: str | None) -> None:
+        """The node the shown step is about (an error step's failing node), or None: while the
+        learner has not zoomed, show it readable (``GraphView.show_readable``), else the whole
+        graph."""
+        if node_id == self._followed or self._view is None or not self.auto_fit:
+            return
+        self._followed = node_id
+        if node_id is None:
+            self._view.fit()
+        else:
+            self._view.show_readable(node_id)
+
+    def _refit(self) -> None:
+        if self._view is None or not self.auto_fit:
+            return
+        if self._followed is not None:
+            self._view.show_readable(self._followed)
+        else:
+            self._view.fit()
+
     def fit_soon(self, delay_ms: int = 0) -> None:
-        QTimer.singleShot(delay_ms, self.fit)
+        """Fit again after the view changed size (full screen, presentation): as :meth:`fit`, but
+        an error step's failing node stays shown readable."""
+        QTimer.singleShot(delay_ms, self._fit_again)
+
+    def _fit_again(self) -> None:
+        self.auto_fit = True
+        self._refit()
 
     def find(self, text: str) -> None:
         text = text.strip()
         if not text or self._view is None:
             return
         self.auto_fit = False  # finding zooms in on the node
+        self._followed = None
         node_id = self._view.find_node(text)
         if node_id is None:
             self.not_found.emit(text)
@@ -68,7 +105,8 @@ class GraphNavigation(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._view and event.type() == QEvent.Type.Resize:
             if self.auto_fit:
-                QTimer.singleShot(0, self.fit)
+                QTimer.singleShot(0, self._refit)
         elif isinstance(event, QWheelEvent) and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             self.auto_fit = False
+            self._followed = None
         return False

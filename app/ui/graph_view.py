@@ -46,7 +46,7 @@ from app.core.model.recording import Recording
 from app.core.model.timeline import StepState
 from app.render.hover import module_tip, node_tip, slot_tip
 from app.render.items import MIN_SLOT_LOD, BoxItem, EdgeItem, NodeItem, ProxyItem, SlotItem
-from app.render.labels import SLOT_FONT_PX
+from app.render.labels import NODE_FONT_PX, SLOT_FONT_PX
 from app.render.layout import Layout
 from app.render.modules import ModuleGroup
 from app.render.picture import write_png, write_svg
@@ -63,6 +63,9 @@ MIN_ZOOM = 0.02
 MAX_ZOOM = 12.0
 MAX_FIT_ZOOM = 3.0  # a 4-node graph fitted to a big window should not get absurdly large
 READ_ZOOM = 1.0  # find_node zooms in at least this far so the found node can be read
+# a node's name drawn smaller than this on screen cannot be read from the back of a classroom
+READABLE_NODE_PX = 8.0
+FOCUS_MARGIN = 16  # pixels kept between a node shown readable and the view's edge
 HOVER_SLOP = 2  # pixels beyond an overview dot that still name its node
 CLICK_SLOP = 5  # pixels a press may move and still count as a click, not a pan
 PROGRESSIVE_ITEMS = 3000  # graphs with more items than this are built in slices
@@ -88,6 +91,8 @@ class GraphView(QGraphicsView):
         self._fit_when_shown = False  # no zoom asked for since set_model: fit it when it is shown
         self._key = id(self)
         self._fitted: tuple[QRectF, float] | None = None  # scene rect and zoom of the last fit()
+        self._reading: str | None = None  # the node show_readable() zoomed in on, until a zoom
+        self._read_when_shown: str | None = None  # show_readable() asked before the scene was shown
         self.destroyed.connect(partial(GcPause.release, self._key))
         self._build_timer = QTimer(self)
         self._build_timer.setInterval(0)
@@ -133,6 +138,7 @@ class GraphView(QGraphicsView):
         self._stop_building()
         self._layouts.reset(recording, layout)
         self._wanted = None
+        self._reading = self._read_when_shown = None
         items = len(layout.nodes) + 2 * len(layout.slots) + len(layout.edges) + len(layout.proxies)
         slices = items > PROGRESSIVE_ITEMS if progressive is None else progressive
         if slices:
@@ -193,7 +199,10 @@ class GraphView(QGraphicsView):
         if graph is None:
             return
         self._swap_scene(graph)
-        if self._fit_when_shown:
+        read, self._read_when_shown = self._read_when_shown, None
+        if self._fit_when_shown and read is not None:
+            self.show_readable(read)
+        elif self._fit_when_shown:
             self.fit()
         else:
             self._fitted = None
@@ -242,6 +251,7 @@ class GraphView(QGraphicsView):
         """Show the whole graph (Ctrl+0)."""
         if self._graph is None:
             return
+        self._read_when_shown = None
         if self._unshown is not None:
             self._fit_when_shown = True
             return
@@ -251,6 +261,40 @@ class GraphView(QGraphicsView):
         self.centerOn(self._graph.sceneRect().center())
         self._update_details()
         self._fitted = (self._graph.sceneRect(), self.zoom)
+        self._reading = None
+
+    def show_readable(self, node_id: str) -> bool:
+        """Fit the graph; if that draws node names too small to read, zoom in to
+        :data:`READ_ZOOM` around ``node_id`` and its saved values instead (the failing node of an
+        error step on a projector). Returns whether it zoomed in. A zoom by the learner ends it;
+        a resize or a wider scene while the graph builds shows the node again."""
+        if self._graph is None:
+            return False
+        self.fit()
+        if self._unshown is not None:
+            self._read_when_shown = node_id
+            return False
+        rects = self._graph.focus_rects(node_id)
+        if rects is None or self.zoom * self._node_px() >= READABLE_NODE_PX:
+            return False
+        alone, together = rects
+        room = self.viewport().rect()
+        fits = min(room.width() / max(together.width(), 1.0), room.height() / max(together.height(), 1.0))
+        readable = READABLE_NODE_PX / self._node_px()
+        self._set_zoom(max(readable, min(READ_ZOOM, fits)))  # with its saved values where they fit
+        self.centerOn(together.center())
+        self.ensureVisible(alone, FOCUS_MARGIN, FOCUS_MARGIN)  # the node itself, when all is too wide
+        self._fitted = (self._graph.sceneRect(), self.zoom)
+        self._reading = node_id
+        return True
+
+    @property
+    def reading(self) -> str | None:
+        """The node :meth:`show_readable` zoomed in on, while the view still shows it so."""
+        return self._reading
+
+    def _node_px(self) -> float:
+        return NODE_FONT_PX * self._font_scale * PALETTES[self._palette].text_scale
 
     def _refit_if_untouched(self) -> None:
         """The first slice of a build may widen the scene (text spread): keep it fitted unless zoomed."""
@@ -258,7 +302,10 @@ class GraphView(QGraphicsView):
             return
         rect, zoom = self._fitted
         if self._graph.sceneRect() != rect and self.zoom == zoom:
-            self.fit()
+            if self._reading is not None:
+                self.show_readable(self._reading)
+            else:
+                self.fit()
 
     def _zoom_about_centre(self, factor: float) -> None:
         anchor = self.transformationAnchor()
@@ -269,6 +316,7 @@ class GraphView(QGraphicsView):
     def _set_zoom(self, zoom: float) -> None:
         zoom = min(MAX_ZOOM, max(MIN_ZOOM, zoom))
         self._fit_when_shown = False  # the learner's zoom wins over a pending fit
+        self._reading = self._read_when_shown = None
         current = self.zoom
         if current > 0 and zoom != current:
             self.scale(zoom / current, zoom / current)

@@ -72,6 +72,7 @@ from app.ui.timeline_bar import TimelineBar
 if TYPE_CHECKING:  # imported for real later (see NOTE [fast start])
     from app.core.model.program import Program
     from app.core.model.recording import Recording
+    from app.core.model.timeline import StepState
     from app.ui.editor import ProgramEditor
     from app.ui.file_actions import FileController
     from app.ui.graph_view import GraphView
@@ -85,6 +86,12 @@ GRAPH_PAGE, MESSAGE_PAGE = 1, 0
 
 def _builtin_names() -> list[str]:
     return [path.stem for path in scenario_files()]
+
+
+def _failing_node(state: StepState) -> str | None:
+    """The node an error step failed at (None for every other step, and for an error that no
+    node raised)."""
+    return state.step.node if state.step.kind == "error" else None
 
 
 class MainWindow(QMainWindow):
@@ -433,6 +440,7 @@ class MainWindow(QMainWindow):
             and self.graph_stack.currentIndex() == GRAPH_PAGE
         ):
             self.graph_view.show_state(state)
+            self.navigation.follow(_failing_node(state))
 
     def _show_graph(self, recording: Recording) -> None:
         layout, error = self.session.layout, self.session.layout_error
@@ -454,8 +462,11 @@ class MainWindow(QMainWindow):
         failed = recording.failed
         scene = self.graph_view.graph_scene
         if scene is not None and failed is not None and failed.failed_node is not None:
-            scene.select(failed.failed_node)  # outlined as well as drawn as failed; no zoom
+            scene.select(failed.failed_node)  # outlined as well as drawn as failed
         self.navigation.fit()
+        state = self.session.state()
+        if state is not None:
+            self.navigation.follow(_failing_node(state))  # opened at the error step: show it readable
 
     def _on_busy_changed(self, busy: bool) -> None:
         self.busy_label.set_busy(busy or self.session.busy or self.exporter.busy)
