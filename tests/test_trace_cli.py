@@ -14,7 +14,9 @@ import torch
 from oracle import run_plainly
 
 from app.core import Recording, builtin_names, list_devices, load_builtin, record
-from app.core.report import to_json, to_table
+from app.core.model.text import format_values
+from app.core.recording.recorder import values_of
+from app.core.report import EVERY_GRAD_UP_TO, to_json, to_table
 
 ROOT = Path(__file__).resolve().parent.parent
 STATES = {"alive", "retained", "freed", "modified"}
@@ -121,6 +123,29 @@ def test_table_is_readable() -> None:
     rec = record(load_builtin("forgot-retain"))
     assert done.stdout.rstrip("\n") == to_table(rec)
     assert_table_shows(rec, to_table(rec))
+
+
+def test_a_table_of_many_leaves_lists_the_grads_each_step_changed() -> None:
+    """A model's parameters on every row made rows a thousand characters wide: past
+    EVERY_GRAD_UP_TO leaves a row names only the .grad its step changed, and the last rows show
+    the value plain PyTorch left there."""
+    program = load_builtin("gan-no-detach")
+    rec = record(program)
+    assert len(rec.leaves) > EVERY_GRAD_UP_TO
+    lines = to_table(rec).splitlines()
+    assert f"the {len(rec.leaves)} leaves" in lines[3]
+    rows = [line for line in lines if line[:4].strip().isdigit()]
+    for step, row in zip(rec.timeline.steps, rows, strict=True):
+        named = [word.split(".grad=")[0] for word in row.split() if ".grad=" in word]
+        assert named == list(step.grad_changes), step.index
+    shown: dict[str, str] = {}  # each leaf's .grad as the rows up to the first call's end left it
+    for row in rows[: rec.calls[0].last_step + 1]:
+        shown.update(word.split(".grad=", 1) for word in row.split("  ") if ".grad=" in word)
+    plain = run_plainly(program.code).calls[0].grads
+    assert {leaf for leaf, grad in plain.items() if grad is not None} == set(shown)
+    for leaf, text in shown.items():
+        assert text == format_values(values_of(plain[leaf]))
+    assert len(max(rows, key=len)) < 200
 
 
 def assert_table_shows(rec: Recording, table: str) -> None:

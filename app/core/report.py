@@ -176,9 +176,19 @@ def _first_line(text: str) -> str:
     return next(iter(text.splitlines()), "")
 
 
+# A program with more leaves than this (a model's parameters) lists, per row, only the gradients
+# that step changed: fourteen parameters' .grad on every row made rows of a thousand characters.
+EVERY_GRAD_UP_TO = 3
+
+
+def _grads_column(rec: Recording, step: Step, state: _Replay) -> str:
+    shown = rec.leaves if len(rec.leaves) <= EVERY_GRAD_UP_TO else step.grad_changes
+    return "  ".join(f"{k}.grad={format_values(state.grads.get(k))}" for k in shown)
+
+
 def _step_lines(rec: Recording, step: Step, state: _Replay, before: Mapping[SlotKey, str]) -> list[str]:
     node = f"{step.node} {rec.graph.node(step.node).name}" if step.node else ""
-    grads = "  ".join(f"{k}.grad={format_values(state.grads.get(k))}" for k in rec.leaves)
+    grads = _grads_column(rec, step, state)
     call = "" if step.call is None else str(step.call + 1)
     line = "" if step.line is None else f"L{step.line}"
     lines = [
@@ -198,7 +208,8 @@ def _step_lines(rec: Recording, step: Step, state: _Replay, before: Mapping[Slot
 
 def to_table(rec: Recording) -> str:
     """One line per step (step, program line, iteration, call, kind, node, saved bytes, grads),
-    then what changed, what the program printed, and why.
+    then what changed, what the program printed, and why. The grads column holds every leaf's
+    ``.grad`` for up to :data:`EVERY_GRAD_UP_TO` leaves, else the ones the step changed.
 
     Slot lines list only the slots whose state changed at that step, as
     ``n1 PowBackward0.self: alive -> retained``; node ids tell apart nodes of the same name.
@@ -208,6 +219,8 @@ def to_table(rec: Recording) -> str:
     lines += [rec.program.title, ""] if rec.program.title else [""]
     header = f"{'step':>4}  {'line':>5}  {'iter':<7}  {'call':>4}  {'kind':<8}  {'node':<30}  "
     header += f"{'saved bytes':>11}  grads"
+    if len(rec.leaves) > EVERY_GRAD_UP_TO:
+        lines.append(f"grads: the .grad of each of the {len(rec.leaves)} leaves that a step changed")
     lines += [header, "-" * len(header)]
     for step, state, before in _replayed(rec):
         lines += _step_lines(rec, step, state, before)
