@@ -478,6 +478,78 @@ def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, op
     assert view.reading is None and view.zoom == pytest.approx(zoom)
 
 
+DEEP_FAILING_SCRIPT = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+layers = []
+for _ in range(12):
+    layers += [nn.Linear(8, 8), nn.Tanh()]
+model = nn.Sequential(*layers, nn.Linear(8, 1))
+out = model(torch.randn(4, 8)).sum()
+out.backward()
+out.backward()
+"""
+
+
+def test_the_failing_node_stays_readable_through_modules_resizes_and_presentation(
+    qtbot, open_window, tmp_path
+):
+    """A recorded model's error step: collapsing a module, resizing the window and the
+    presentation layout keep its failing node readable; a zoom by the learner (a click on a
+    stand-in box included) is never undone by stepping."""
+    from app.core.lens import save_lens
+    from app.core.recording.script import record_script
+
+    script = tmp_path / "deep.py"
+    script.write_text(DEEP_FAILING_SCRIPT, encoding="utf-8")
+    save_lens(record_script(script).recording, tmp_path / "deep.lens")
+    window = open_window("two-losses")
+    window.resize(1280, 720)
+    _rerecorded(qtbot, window, lambda: window.load_program(tmp_path / "deep.lens"))
+    view, session = window.graph_view, window.session
+    failing = session.recording.failed.failed_node
+    assert "Trying to backward through the graph a second time" in session.recording.failed.error
+
+    def failing_node_readable() -> bool:
+        shown = view.mapToScene(view.viewport().rect()).boundingRect()
+        drawn = view.graph_scene.folded.shown_as(failing)
+        return (
+            view.reading == failing
+            and view.zoom * NODE_FONT_PX >= READABLE_NODE_PX
+            and shown.contains(view.graph_scene.nodes[drawn].sceneBoundingRect())
+        )
+
+    session.end()
+    qtbot.waitUntil(failing_node_readable, timeout=TIMEOUT)
+    own = session.recording.graph.node(failing).module
+    other = next(g.name for g in view.module_groups if g.module != own)
+    qtbot.wait(300)  # resizes still queued from opening the window would show the node again
+    with qtbot.waitSignal(view.modules_changed, timeout=TIMEOUT):
+        view.collapse(other)
+    qtbot.waitUntil(failing_node_readable, timeout=2000)
+    size = view.viewport().size()
+    window.resize(1100, 650)
+    qtbot.waitUntil(lambda: view.viewport().size() != size, timeout=TIMEOUT)
+    qtbot.waitUntil(failing_node_readable, timeout=TIMEOUT)
+    _key(qtbot, window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)  # the learner zooms out
+    assert view.reading is None
+    _key(qtbot, window, Qt.Key.Key_F5)  # presentation: fitted again, so the failing node again
+    qtbot.waitUntil(failing_node_readable, timeout=TIMEOUT)
+    _key(qtbot, window, Qt.Key.Key_F5)
+    qtbot.waitUntil(failing_node_readable, timeout=TIMEOUT)
+    session.home()
+    qtbot.waitUntil(lambda: view.reading is None, timeout=TIMEOUT)
+    scene = view.graph_scene
+    drawn = next(n for n in scene.nodes if n != failing and not scene.folded.is_box(n))
+    view.select_node(drawn)  # as a click on a stand-in box does
+    zoom, centre = view.zoom, view.mapToScene(view.viewport().rect().center())
+    session.end()
+    assert view.reading is None and view.zoom == pytest.approx(zoom)
+    assert view.mapToScene(view.viewport().rect().center()) == centre
+
+
 def test_ticking_retain_again_removes_the_failure(qtbot, open_window):
     window = open_window("forgot-retain")
     box = window.call_toggles.retain_boxes[0]

@@ -37,11 +37,18 @@ class GraphNavigation(QObject):
         self._view: GraphView | None = None
         self.auto_fit = True
         self._followed: str | None = None  # the failing node shown readable, while fitted
+        self._step_node: str | None = None  # the shown step's failing node, zoomed or not
 
     def attach(self, view: GraphView) -> None:
         self._view = view
         view.installEventFilter(self)  # resizes
         view.viewport().installEventFilter(self)  # a plain wheel zooms the view itself
+        view.modules_changed.connect(self._refit)  # a new drawing is fitted: show the node again
+        view.learner_zoomed.connect(self._on_learner_zoom)
+
+    def _on_learner_zoom(self) -> None:
+        self.auto_fit = False
+        self._followed = None
 
     def zoom_in(self) -> None:
         if self._view is not None:
@@ -65,6 +72,7 @@ class GraphNavigation(QObject):
         """The node the shown step is about (an error step's failing node), or None: while the
         learner has not zoomed, show it readable (``GraphView.show_readable``), else the whole
         graph."""
+        self._step_node = node_id
         if node_id == self._followed or self._view is None or not self.auto_fit:
             return
         self._followed = node_id
@@ -87,6 +95,8 @@ class GraphNavigation(QObject):
         QTimer.singleShot(delay_ms, self._fit_again)
 
     def _fit_again(self) -> None:
+        if not self.auto_fit:  # the learner's zoom is dropped: back to what the step shows
+            self._followed = self._step_node
         self.auto_fit = True
         self._refit()
 

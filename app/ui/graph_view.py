@@ -78,6 +78,7 @@ class GraphView(QGraphicsView):
 
     node_clicked = Signal(str)
     model_ready = Signal()  # every item of the model set last is built
+    learner_zoomed = Signal()  # a zoom not made through GraphNavigation (a proxy box clicked)
     modules_changed = Signal()  # the graph is drawn anew with other modules collapsed
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -552,6 +553,7 @@ class GraphView(QGraphicsView):
         if self.zoom < READ_ZOOM:
             self._set_zoom(READ_ZOOM)
         self.centerOn(self._graph.nodes[node_id])
+        self.learner_zoomed.emit()
 
     @property
     def selected_node(self) -> str | None:
