@@ -357,6 +357,59 @@ def test_an_optimizer_step_already_after_both_backwards_is_not_taken_twice() -> 
     assert grad is not None and grad.tolist() == w.grad.tolist()  # type: ignore[union-attr]
 
 
+STEP_BETWEEN_FREED = """import torch
+import torch.optim as optim
+
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+opt = optim.SGD([w], lr=0.1)
+y = (w * w).sum()
+y.backward()
+opt.step()
+(y * 2).backward()
+"""
+
+
+def test_a_freed_graph_with_a_step_between_gets_retain_and_the_step_moved_together() -> None:
+    """NOTE [freed leaves written]: the first backward freed MulBackward0's w, then opt.step()
+    wrote w in place. retain_graph=True alone would trade PyTorch's freed error for its version
+    error, so it is offered with the step moved after both backwards, and the step's line says so."""
+    recording = record(Program(STEP_BETWEEN_FREED))
+    assert recording.failed is not None and "second time" in (recording.failed.error or "")
+    step_line = next(s for s in recording.timeline.steps if s.line == 8)
+    assert step_line.version_changes and "even with retain_graph=True" in step_line.caption
+    retain_only = set_call_keyword(STEP_BETWEEN_FREED, recording.calls[0].call, "retain_graph", "True")
+    alone = record(recording.program.with_code(retain_only))
+    assert alone.failed is not None and "modified by an inplace operation" in (alone.failed.error or "")
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):  # PyTorch agrees
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        opt = torch.optim.SGD([w], lr=0.1)
+        y = (w * w).sum()
+        y.backward(retain_graph=True)
+        opt.step()
+        (y * 2).backward()
+    fixes = fixes_for(recording)
+    assert [f.title for f in fixes if f.title.startswith("retain_graph")] == [
+        "retain_graph=True on line 7, opt.step() after both backwards"
+    ]
+    assert not [f for f in fixes if f.title == "opt.step() after both backwards"]  # alone it still fails
+    fix = fixes[
+        [f.title for f in fixes].index("retain_graph=True on line 7, opt.step() after both backwards")
+    ]
+    shown = changed_lines(STEP_BETWEEN_FREED, fix.code)
+    assert {"- y.backward()", "+ y.backward(retain_graph=True)"} <= set(shown) and len(shown) == 4
+    assert [line.endswith("# moves") for line in shown].count(True) == 1  # a move reads as one
+    assert [line.endswith("# to here") for line in shown].count(True) == 1
+    fixed = record_fix(recording, fix)
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    y = (w * w).sum()
+    y.backward(retain_graph=True)
+    (y * 2).backward()
+    opt.step()
+    grad = grads_at_end(fixed)["w"]
+    assert grad is not None and grad.tolist() == w.grad.tolist()  # type: ignore[union-attr]
+
+
 def test_summing_is_not_offered_when_code_between_reads_the_gradient() -> None:
     code = (
         "import torch\n\nx = torch.tensor([1., 2.], requires_grad=True)\ny = x.square()\n"

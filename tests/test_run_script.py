@@ -390,6 +390,40 @@ def test_a_script_carrying_its_hidden_state_is_offered_detach(tmp_path):
     assert all(call.error is None for call in plain.calls)
 
 
+LSTM_STEP_BETWEEN = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+lstm = nn.LSTM(input_size=4, hidden_size=8, batch_first=True)
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD([*lstm.parameters(), *head.parameters()], lr=0.1)
+out, (h, c) = lstm(torch.randn(2, 5, 4))
+loss = nn.functional.mse_loss(head(out[:, -1]), torch.randn(2, 1))
+opt.zero_grad()
+loss.backward()
+opt.step()
+reg = h.pow(2).mean()
+reg.backward()
+"""
+
+
+def test_an_lstm_stepped_between_two_backwards_is_offered_a_fix_that_runs(tmp_path):
+    """The second backward fails on a freed buffer of the LSTM's node, and opt.step() wrote the
+    weights it saved in between: every fix offered first runs under plain PyTorch without an error
+    (retain_graph=True alone gave the version error instead)."""
+    from app.core.lesson.fixes import fixes_for
+
+    rec = record_script(_script(tmp_path, LSTM_STEP_BETWEEN)).recording
+    failed = rec.failed
+    plain = run_plainly(LSTM_STEP_BETWEEN)
+    assert failed is not None and failed.error == plain.calls[1].error
+    fixes = fixes_for(rec)
+    assert fixes and fixes[0].title == "retain_graph=True on line 11, opt.step() after both backwards"
+    for fix in fixes:
+        assert all(call.error is None for call in run_plainly(fix.code).calls), fix.title
+
+
 def test_a_script_summing_its_loss_tensor_is_advised(tmp_path):
     from app.core.lesson.advice import advice_for, kept_graphs
 

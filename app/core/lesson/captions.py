@@ -115,6 +115,16 @@ class _Captioner:
                 f"changed a saved tensor in place: {node_title(self.graph.node(node_id))}'s {slot}{now}; "
                 "a backward through it will fail"
             )
+        written = [key for key in step.version_changes if self.slots.get(key) == "freed"]
+        if written:  # NOTE [freed leaves written] in the recorder: a weight a freed slot had saved
+            node_id = written[0][0]
+            names = [slot for node, slot in written if node == node_id]
+            more = [f"{len(names) - LISTED} more"] if len(names) > LISTED else []
+            parts.append(
+                f"changed in place what {node_title(self.graph.node(node_id))} had saved as "
+                f"{_listed(names[:LISTED] + more)} (freed already), so even with retain_graph=True "
+                "a second backward through it would fail"
+            )
         grads = [f"{g}.grad" for g in step.grad_changes]
         if grads and not added:
             more = [f"{len(grads) - LISTED} more"] if len(grads) > LISTED else []

@@ -56,9 +56,23 @@ def changed_lines(old: str, new: str) -> list[str]:
 
     >>> changed_lines("a\\nb\\n", "a\\nc\\n")
     ['- b', '+ c']
+
+    A line that only moves is marked so, or the pair would read as a change that changes nothing:
+
+    >>> changed_lines("step()\\na\\nb\\n", "a\\nb\\nstep()\\n")
+    ['- step()  # moves', '+ step()  # to here']
     """
     diff = difflib.ndiff(old.splitlines(), new.splitlines())
-    return [line.rstrip() for line in diff if line[:2] in ("- ", "+ ")]
+    lines = [line.rstrip() for line in diff if line[:2] in ("- ", "+ ")]
+    removed = {line[2:].strip() for line in lines if line.startswith("- ")}
+    added = {line[2:].strip() for line in lines if line.startswith("+ ")}
+    moved = (removed & added) - {""}
+    return [
+        line + ("  # moves" if line.startswith("- ") else "  # to here")
+        if line[2:].strip() in moved
+        else line
+        for line in lines
+    ]
 
 
 # -- the program text, with ast positions ----------------------------------------------------
@@ -403,6 +417,19 @@ class _Failure:
                 lines.append(step.line)
         return lines
 
+    def written_lines(self) -> list[int]:
+        """Lines of the statements that wrote a saved tensor of the failing node in place after it
+        was saved (the :meth:`modifying_lines` that moved its version)."""
+        if self.node is None:
+            return []
+        saved = {(self.node.id, s.name): s.saved_version for s in self.node.tensor_slots}
+        lines: list[int] = []
+        for step in self.recording.timeline.steps[: self.info.last_step]:
+            changed = any(key in saved and v != saved[key] for key, v in step.version_changes.items())
+            if step.line is not None and changed and step.line not in lines:
+                lines.append(step.line)
+        return lines
+
     def call_statement(self, info: CallInfo) -> ast.stmt:
         node = _call_node(self.source, info.call)
         stmt = self.source.enclosing_statement(node)
@@ -443,24 +470,45 @@ def fixes_for(recording: Recording) -> list[Fix]:
     return fixes
 
 
-def _retain_fix(failure: _Failure) -> Fix | None:
-    """``retain_graph=True`` on the earlier call(s) that freed what the failing call needs."""
+def _freeing_sites(failure: _Failure) -> dict[tuple[int, int], Call]:
+    """Where the earlier calls that freed what the failing call needs are, but the failing one's."""
     failing_site = _site(failure.info.call)
     sites: dict[tuple[int, int], Call] = {}
     for info in failure.freeing_calls():
         if _site(info.call) != failing_site:  # the same line again: the real problem is elsewhere
             sites.setdefault(_site(info.call), info.call)
+    return sites
+
+
+def _retain_fix(failure: _Failure) -> Fix | None:
+    """``retain_graph=True`` on the earlier call(s) that freed what the failing call needs; with
+    the ``opt.step()`` between them moved after both backwards when it wrote a weight the failing
+    node saved (NOTE [freed leaves written] in the recorder): kept alone, the second backward would
+    fail on the changed weight instead."""
+    sites = _freeing_sites(failure)
     if not sites:
         return None
-    code = failure.code
+    code, moved = failure.code, None
+    if failure.written_lines():
+        moved = _step_moved(failure)
+        if moved is None:
+            return None  # something else wrote it in place: retaining cannot help
+        code = moved[0]  # the freeing calls come before the step: their positions hold
     for site in sorted(sites, reverse=True):  # later calls first: earlier positions stay valid
         code = set_call_keyword(code, sites[site], "retain_graph", "True")
     lines = ", ".join(str(line) for line, _ in sorted(sites))
     word = "line" if len(sites) == 1 else "lines"
-    return Fix(
-        f"retain_graph=True on {word} {lines}",
+    why = (
         f"The call on {word} {lines} freed the saved tensors this call needs. With retain_graph=True "
-        "it keeps them, so the graph can be walked again (at the cost of holding its memory).",
+        "it keeps them, so the graph can be walked again (at the cost of holding its memory)."
+    )
+    if moved is None:
+        return Fix(f"retain_graph=True on {word} {lines}", why, code)
+    step = moved[1]
+    return Fix(
+        f"retain_graph=True on {word} {lines}, {step} after both backwards",
+        f"{why} {step} also changed in place weights the graph saved, so it moves after the second "
+        "backward: retaining alone would fail on the changed weights.",
         code,
     )
 
@@ -529,6 +577,8 @@ def _detach_shared_fix(failure: _Failure) -> Fix | None:
         return None
     if not any(_is_step(s) for s in block[block.index(first) + 1 : block.index(second)]):
         return None
+    if failure.written_lines():  # that step updated the shared part's own weights: the first
+        return None  # loss trains it too, and a detach would stop that
     made = source.statement_at(node.line)
     names = _assigned_names(made) if made is not None else []
     if len(names) != 1:
@@ -702,8 +752,10 @@ def _is_step(stmt: ast.stmt) -> bool:
     )
 
 
-def _step_after_fix(failure: _Failure) -> Fix | None:
-    """Move ``opt.step()`` after the failing backward: both backwards, then one update."""
+def _step_moved(failure: _Failure) -> tuple[str, str, bool] | None:
+    """The program with the ``opt.step()`` that wrote a saved tensor of the failing node moved
+    after the failing backward, the step's text, and whether the program already took that step
+    after it (then the early one only goes); None when no such step is in the failing call's block."""
     source = failure.source
     second = failure.call_statement(failure.info)
     _, block = source.block_of(second)
@@ -724,19 +776,30 @@ def _step_after_fix(failure: _Failure) -> Fix | None:
             source.code if taken_after else _insert_after(source, second, text, source.indent(second.lineno))
         )
         start, end = _lines_of(source, step)  # before the insertion: its offsets hold
-        code = _edit(code, start, end, "")
-        return Fix(
-            f"{text} after both backwards",
-            f"{text} changed a weight in place that the graph saved for the second backward. "
-            "Taking the step after every backward has run updates the weights once, with all gradients in."
-            + (
-                f" The program takes {text} after the second backward already: the early one goes."
-                if taken_after
-                else ""
-            ),
-            code,
-        )
+        return _edit(code, start, end, ""), text, taken_after
     return None
+
+
+def _step_after_fix(failure: _Failure) -> Fix | None:
+    """Move ``opt.step()`` after the failing backward: both backwards, then one update. Not when an
+    earlier call freed what the failing one needs: ``_retain_fix`` moves it too, then."""
+    if _freeing_sites(failure):
+        return None
+    moved = _step_moved(failure)
+    if moved is None:
+        return None
+    code, text, taken_after = moved
+    return Fix(
+        f"{text} after both backwards",
+        f"{text} changed a weight in place that the graph saved for the second backward. "
+        "Taking the step after every backward has run updates the weights once, with all gradients in."
+        + (
+            f" The program takes {text} after the second backward already: the early one goes."
+            if taken_after
+            else ""
+        ),
+        code,
+    )
 
 
 def _calls_backward(stmt: ast.stmt) -> bool:

@@ -167,6 +167,9 @@ class _Recorder:
         self.leaf_tensors: dict[str, torch.Tensor] = {}  # leaf name -> the leaf itself
         self.leaf_names: dict[str, str] = {}  # node id -> leaf name
         self.unread_leaves: dict[str, None] = {}  # leaves whose .grad no step has read yet
+        # NOTE [freed leaves written]: freed slots that had saved a leaf, with the leaf's version
+        self.freed_leaves: dict[SlotKey, tuple[torch.Tensor, int]] = {}
+        self._leaf_storages: tuple[int, dict[tuple[str, int], torch.Tensor]] = (0, {})
         self.calls: list[CallInfo] = []
         self.freed_by: dict[SlotKey, int] = {}
         self.reached: dict[str, set[int]] = {}
@@ -370,6 +373,8 @@ class _Recorder:
         self._take_named_leaves()
         if self.budget.writes != self.probed_writes:
             self._probe_all(None)
+        if self.freed_leaves:
+            self._note_freed_leaves_written()
         grads = self._grad_changes("forward", None)
         changed = (
             self.pending_nodes
@@ -594,6 +599,38 @@ class _Recorder:
             self.held_bytes += (ref.nbytes if after > 0 else 0) - (old_bytes if before > 0 else 0)
         self.states[key] = state
         self.pending[key] = state
+        if state == "freed":
+            self._watch_freed_leaf(key, slot)
+        elif old == "freed":
+            self.freed_leaves.pop(key, None)
+
+    # NOTE [freed leaves written]
+    # A slot freed by a backward can no longer be read, nor its version: PyTorch let go of it. When
+    # what it had saved is a leaf the program holds (a weight), the leaf itself still tells its
+    # version; an optimizer step that writes it in place before a second backward through the same
+    # graph is then a version change of the freed slot, on the step of the line that wrote it. The
+    # fixes read it: retain_graph=True alone would trade the freed error for the version error.
+    def _watch_freed_leaf(self, key: SlotKey, slot: SavedSlot) -> None:
+        if len(slot.storages) != 1:
+            return
+        known, by_storage = self._leaf_storages
+        if known != len(self.leaf_tensors):  # leaves are only ever added
+            by_storage = {
+                (str(t.device), t.untyped_storage().data_ptr()): t for t in self.leaf_tensors.values()
+            }
+            self._leaf_storages = (len(self.leaf_tensors), by_storage)
+        ref = slot.storages[0]
+        leaf = by_storage.get((ref.device, ref.pointer))
+        if leaf is not None:
+            self.freed_leaves[key] = (leaf, leaf._version)
+
+    def _note_freed_leaves_written(self) -> None:
+        for key, (leaf, version) in list(self.freed_leaves.items()):
+            if key[0] not in self.capture.fns:  # the node is gone: no backward can reach it
+                del self.freed_leaves[key]
+            elif leaf._version != version:
+                self.freed_leaves[key] = (leaf, leaf._version)
+                self._set_version(key, leaf._version)
 
     def _probe_node(self, node_id: str, call: int | None) -> None:
         fn = self.capture.fns.get(node_id)
