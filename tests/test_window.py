@@ -478,6 +478,27 @@ def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, op
     assert view.reading is None and view.zoom == pytest.approx(zoom)
 
 
+def test_predict_first_fits_a_projector_and_its_choices_wrap(qtbot, open_window):
+    """P at 1280x720 with the GAN's questions (a call's long text, nine nodes, gradients as
+    choices): the window may not need more than the screen, nothing is wider than its column,
+    and a click on a choice's text picks it."""
+    window = open_window("gan-no-detach")
+    window.resize(1280, 720)
+    window.session.home()  # before the first call: its questions are open
+    _key(qtbot, window, Qt.Key.Key_P)
+    panel = window.predict_panel
+    qtbot.waitUntil(lambda: bool(panel.rows), timeout=TIMEOUT)
+    assert not panel.revealed()
+    qtbot.wait(200)  # the relayout that grew the window past the screen came a turn later
+    assert window.height() <= 720 and window.width() <= 1280, window.size()
+    content = panel.scroll.widget()
+    qtbot.waitUntil(lambda: content.width() <= panel.scroll.viewport().width(), timeout=TIMEOUT)
+    assert content.minimumSizeHint().width() <= panel.scroll.viewport().width()
+    row = next(r for r in panel.rows if r.labels)
+    qtbot.mouseClick(row.labels[-1], Qt.MouseButton.LeftButton)
+    assert row.chosen() == row.question.choices[-1]
+
+
 DEEP_FAILING_SCRIPT = """\
 import torch
 from torch import nn

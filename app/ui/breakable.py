@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BREAK", "LONG_WORD", "breakable", "unbroken"]
+__all__ = ["BREAK", "LONG_WORD", "breakable", "breakable_code", "unbroken"]
 
 BREAK = "\u200b"  # a zero-width space: a line may wrap here
 LONG_WORD = 20  # characters: shorter words are never split
@@ -28,6 +28,17 @@ def breakable(text: str) -> str:
     return _LONG.sub(lambda word: _INNER_CAPITAL.sub(BREAK, word.group()), text)
 
 
+def breakable_code(text: str) -> str:
+    """``text`` (a line of code) with a wrapping point after each ``.``, ``(`` and ``,`` of its words
+    of 12 characters or more: a call like ``y.sum().backward(retain_graph=True)`` wraps between
+    its parts.
+
+    >>> breakable_code("y.sum().backward(retain_graph=True)").split(BREAK)
+    ['y.', 'sum(', ').', 'backward(', 'retain_graph=True)']
+    """
+    return _LONG_CODE.sub(lambda word: _CODE_JOINT.sub(BREAK, word.group()), text)
+
+
 def unbroken(text: str) -> str:
     """``text`` as written, without the wrapping points :func:`breakable` put in."""
     return text.replace(BREAK, "")
@@ -35,3 +46,5 @@ def unbroken(text: str) -> str:
 
 _LONG = re.compile(rf"\S{{{LONG_WORD},}}")
 _INNER_CAPITAL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CODE_JOINT = re.compile(r"(?<=[.(,])(?=.)")
+_LONG_CODE = re.compile(r"\S{12,}")  # code reads fine split at a dot: ``d_loss.backward()`` may wrap

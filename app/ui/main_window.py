@@ -180,7 +180,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.summary)
         layout.addWidget(self.code_panel, 1)  # until the editor is made around it (NOTE [fast start])
         self.predict_panel = PredictPanel(self.session)  # Predict first (P): hidden until asked for
-        layout.addWidget(self.predict_panel)
+        layout.addWidget(self.predict_panel, 1)  # shown, it shares the column's height with the code
         self.legend_area = QScrollArea()  # the legend's dock: it scrolls when the dock is small
         self.legend_area.setWidgetResizable(True)
         self.legend_area.setFrameShape(QFrame.Shape.NoFrame)

@@ -12,17 +12,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
     QFrame,
+    QHBoxLayout,
     QLabel,
     QRadioButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.lesson.predict import Question, questions
+from app.ui.breakable import breakable_code
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -32,6 +36,7 @@ __all__ = ["ChoiceRow", "PredictPanel", "call_in_focus"]
 
 BUTTONS_UP_TO = 5  # more choices than this are a drop-down list (a call can reach many nodes)
 NO_GUESS = "— pick one —"
+PANEL_MIN_LINES = 8  # the questions' least height, in lines of text: a question and its choices
 
 
 def call_in_focus(recording: Recording, index: int) -> tuple[int, bool] | None:
@@ -61,16 +66,24 @@ class ChoiceRow(QWidget):
         layout.setContentsMargins(0, 4, 0, 4)
         layout.addWidget(self.text)
         self.buttons: list[QRadioButton] = []
+        self._choices: dict[QRadioButton, str] = {}
+        self.labels: list[QLabel] = []  # each button's text, wrapping
         self.combo: QComboBox | None = None
         if len(question.choices) <= BUTTONS_UP_TO:
             self._group = QButtonGroup(self)
             for choice in question.choices:
-                button = QRadioButton(choice)
+                button = QRadioButton()
+                button.setAccessibleName(choice)
                 self._group.addButton(button)
                 self.buttons.append(button)
-                layout.addWidget(button)
+                self._choices[button] = choice
+                label = _ChoiceText(choice, button)
+                self.labels.append(label)
+                layout.addLayout(_choice_line(button, label))
         else:
             self.combo = QComboBox()
+            self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            self.combo.setMinimumContentsLength(12)  # long node names are cut in the box, not the column
             self.combo.addItems([NO_GUESS, *question.choices])
             layout.addWidget(self.combo)
         layout.addWidget(self.verdict)
@@ -81,18 +94,18 @@ class ChoiceRow(QWidget):
             self.combo.setCurrentText(choice)
             return
         for button in self.buttons:
-            if button.text() == choice:
+            if self._choices[button] == choice:
                 button.setChecked(True)
 
     def chosen(self) -> str | None:
         if self.combo is not None:
             text = self.combo.currentText()
             return None if text == NO_GUESS else text
-        return next((b.text() for b in self.buttons if b.isChecked()), None)
+        return next((self._choices[b] for b in self.buttons if b.isChecked()), None)
 
     def reveal(self, shown: bool) -> None:
         """Show the answer (and whether the guess was right), or hide it again when stepping back."""
-        for widget in (*self.buttons, *([self.combo] if self.combo else [])):
+        for widget in (*self.buttons, *self.labels, *([self.combo] if self.combo else [])):
             widget.setEnabled(not shown)
         if not shown:
             self.verdict.clear()
@@ -104,6 +117,30 @@ class ChoiceRow(QWidget):
             self.verdict.setText(f"✓ Right: {answer}")
         else:
             self.verdict.setText(f"✗ Not {guess}. Answer: {answer}")
+
+
+class _ChoiceText(QLabel):
+    """A choice's text beside its radio button: it wraps (a gradient's values, a call's long text,
+    where a radio button's own text would widen the column), and a click on it picks the choice."""
+
+    def __init__(self, text: str, button: QRadioButton) -> None:
+        super().__init__(breakable_code(text))
+        self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self._button = button
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self._button.isEnabled() and event.button() == Qt.MouseButton.LeftButton:
+            self._button.setChecked(True)
+        super().mouseReleaseEvent(event)
+
+
+def _choice_line(button: QRadioButton, label: QLabel) -> QHBoxLayout:
+    line = QHBoxLayout()
+    line.setContentsMargins(0, 0, 0, 0)
+    line.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
+    line.addWidget(label, 1)
+    return line
 
 
 class PredictPanel(QFrame):
@@ -125,10 +162,23 @@ class PredictPanel(QFrame):
         self.hint = QLabel("Step through the call to see what PyTorch does.")
         self.hint.setProperty("role", "hint")
         self.hint.setWordWrap(True)
-        self._layout = QVBoxLayout(self)
+        # The questions scroll: a call's choices (a model's nodes, gradients) may be taller or wider
+        # than the code column of a 1280x720 window, and the window may not grow past the screen.
+        content = QWidget()
+        content.setObjectName("predictContent")
+        self._layout = QVBoxLayout(content)
         self._layout.addWidget(self.heading)
         self._layout.addWidget(self.hint)
         self._layout.addStretch(1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # it wraps
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(content)
+        self.scroll.setMinimumHeight(PANEL_MIN_LINES * self.fontMetrics().lineSpacing())
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
         self.hide()
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
@@ -175,7 +225,8 @@ class PredictPanel(QFrame):
             return
         if self._focus is None or focus[0] != self._focus[0]:
             info = recording.calls[focus[0]]
-            self.heading.setText(f"Predict call {info.index + 1} (line {info.call.line}): {info.call.text}")
+            call = breakable_code(info.call.text)  # a long call wraps at its dots, not off the column
+            self.heading.setText(f"Predict call {info.index + 1} (line {info.call.line}): {call}")
             self._set_rows(questions(recording, focus[0]))
         self._focus = focus
         for row in self.rows:

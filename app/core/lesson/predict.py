@@ -11,7 +11,7 @@ before it.
 >>> from app.core import load_builtin, record
 >>> for q in questions(record(load_builtin("forgot-retain")), 1):
 ...     print(q.text, "->", q.answer)
-Does (y * 3).sum().backward() succeed? -> fails
+Does this call succeed? -> fails
 If it fails, at which node does it stop? -> PowBackward0 (made by line 4)
 What is x.grad after it? -> x.grad = [2, 4]
 """
@@ -60,7 +60,8 @@ def questions(recording: Recording, call: int) -> list[Question]:
 
 def _succeeds(info: CallInfo) -> Question:
     answer = SUCCEEDS if info.error is None else FAILS
-    return Question(f"Does {info.call.text} succeed?", (SUCCEEDS, FAILS), answer)
+    # the call's text is the panel's heading: in the question, a long call left "Does" on a line
+    return Question("Does this call succeed?", (SUCCEEDS, FAILS), answer)
 
 
 def node_choice(recording: Recording, node_id: str) -> str:
