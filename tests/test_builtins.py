@@ -192,7 +192,21 @@ def test_a_call_into_many_leaves_counts_them_and_names_three_by_shape() -> None:
     end = next(s for s in rec.recording.timeline.steps if s.kind == "call_end")
     added = list(end.contribution or {})
     assert len(added) == leaves
-    assert f"adding to the .grad of {leaves} leaves ({added[0]}: 3×3, {added[1]}: [" in end.caption
+    assert f"adding to the .grad of {leaves} leaves ({added[0]}: 3×3, {added[1]}: 3 values" in end.caption
     assert f"{added[2]}: " in end.caption and f"{added[3]}: " not in end.caption and ", …)" in end.caption
     zeroed = rec.recording.timeline[-1]
     assert zeroed.caption.count(".grad") == 3 and f"and {leaves - 3} more." in zeroed.caption
+
+
+def test_a_call_end_counts_only_the_leaves_the_call_reached() -> None:
+    """The GAN with fake.detach(): D's backward reaches D's four parameters, not G's, and its
+    caption counts four (by shape, not a page of values); PyTorch leaves G's .grad None."""
+    rec = recorded("gan-detach")
+    first = rec.calls[0]
+    plain = run_plainly(rec.program.code).calls[0].grads
+    reached = [leaf for leaf, grad in plain.items() if grad is not None]
+    assert 0 < len(reached) < len(plain)
+    caption = rec.timeline[first.last_step].caption
+    assert f"adding to the .grad of {len(reached)} leaves" in caption
+    assert not any(f"{leaf}:" in caption for leaf in plain if leaf not in reached)
+    assert "None" not in caption and "[" not in caption

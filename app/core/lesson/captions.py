@@ -176,7 +176,8 @@ class _Captioner:
 
     def _call_end(self, step: Step, info: CallInfo) -> str:
         head = f"{self._name(info.index).capitalize()} finished"
-        added = list((step.contribution or {}).items())
+        # a leaf the call did not reach adds nothing (its share is None): it is not named
+        added = [(leaf, v) for leaf, v in (step.contribution or {}).items() if v is not None]
         returned = list((step.result or {}).items())
         if _a_models(added):
             parts = [_added_to_many(added)]
@@ -243,7 +244,10 @@ def write_captions(
 
 
 def _a_models(added: Sequence[tuple[str, Values | None]]) -> bool:
-    """Several leaves, one of them too long to show whole: a model's weights."""
+    """More leaves than a caption lists, or several with one too long to show whole: a model's
+    weights (the GAN's eight small ones listed their values in a caption of five lines)."""
+    if len(added) > LISTED:
+        return True
     return len(added) > 1 and any(v is not None and len(v.flat) > VALUES_SHOWN for _, v in added)
 
 
@@ -255,9 +259,20 @@ def _added_to_many(added: Sequence[tuple[str, Values | None]]) -> str:
     ...                 ("fc.bias", Values((3,), (1.0, 2.0, 3.0)))])
     'adding to the .grad of 2 leaves (fc.weight: 3×4, fc.bias: [1, 2, 3])'
     """
-    shown = [f"{leaf}: {_short(values)}" for leaf, values in added[:LISTED]]
+    size = _size if len(added) > LISTED else _short  # so many: the sizes say enough
+    shown = [f"{leaf}: {size(values)}" for leaf, values in added[:LISTED]]
     more = ", …" if len(added) > LISTED else ""
     return f"adding to the .grad of {len(added)} leaves ({', '.join(shown)}{more})"
+
+
+def _size(values: Values | None) -> str:
+    """The shape of ``values``: ``3×4``, ``64 values`` for a vector, ``1 value`` for a scalar."""
+    if values is None:
+        return format_values(values)
+    if len(values.shape) <= 1:
+        count = len(values.flat)
+        return f"{count} value" if count == 1 else f"{count} values"
+    return "×".join(str(n) for n in values.shape)
 
 
 def _short(values: Values | None) -> str:
@@ -269,6 +284,4 @@ def _short(values: Values | None) -> str:
     """
     if values is None or len(values.flat) <= VALUES_SHOWN:
         return format_values(values)
-    if len(values.shape) == 1:
-        return f"{values.shape[0]} values"
-    return "×".join(str(n) for n in values.shape)
+    return _size(values)
