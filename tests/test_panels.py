@@ -697,3 +697,22 @@ def test_a_long_node_name_wraps_at_its_words(qtbot):
         label.setStyleSheet("QLabel { font-size: 28pt; font-weight: bold; }")
         qtbot.addWidget(label)
     assert wrapping.minimumSizeHint().width() < plain.minimumSizeHint().width() / 2
+
+
+def test_code_wraps_at_its_dots_and_reads_the_same() -> None:
+    from app.ui.breakable import BREAK, breakable_code, unbroken
+
+    call = "y.sum().backward(retain_graph=True)"
+    assert breakable_code(call).split(BREAK) == ["y.", "sum(", ").", "backward(", "retain_graph=True)"]
+    assert unbroken(breakable_code(call)) == call and breakable_code("x.grad") == "x.grad"
+
+
+def test_the_memory_charts_call_labels_never_overlap_and_the_last_is_named() -> None:
+    from app.ui.memory_chart import named_stops
+
+    xs, widths = [100.0, 105.0, 140.0, 300.0], [40.0] * 4
+    named = named_stops(xs, widths, 4.0)
+    assert named[-1] == 3 and named == sorted(named)
+    spans = [(xs[i] - widths[i], xs[i]) for i in named]
+    assert all(right + 4.0 <= left for (_, right), (left, _) in itertools.pairwise(spans))
+    assert named_stops([10.0, 200.0], [40.0, 40.0], 4.0) == [0, 1]  # room for both: both named

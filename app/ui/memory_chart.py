@@ -13,6 +13,7 @@ offers the edit that lets them go: the rising line is the evidence it cites.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Property, QEvent, QPointF, QRectF, Qt, QTimer
@@ -35,7 +36,7 @@ from app.ui.theme import hue_colour
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
-__all__ = ["MemoryChart"]
+__all__ = ["MemoryChart", "named_stops"]
 
 SAVED_HUE, DEVICE_HUE, ALIVE_HUE, MARKER_HUE = 0.58, 0.78, 0.45, 0.0  # without a stylesheet's colours
 ADVICE_SHARE = 0.6  # the advice's most of the chart's height; it scrolls inside, the plot keeps the rest
@@ -48,6 +49,23 @@ def _bytes(n: float) -> str:
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"  # pragma: no cover
+
+
+def named_stops(xs: list[float], widths: list[float], gap: float) -> list[int]:
+    """Which call ends get their label, each right-aligned at its line: the last call always,
+    then, right to left, every one whose label clears the next label named (calls close together
+    wrote "call 1" over "call 2").
+
+    >>> named_stops([100.0, 105.0, 300.0], [40.0, 40.0, 40.0], 4.0)
+    [1, 2]
+    """
+    named: list[int] = []
+    free_until = math.inf
+    for call in reversed(range(len(xs))):
+        if xs[call] <= free_until:
+            named.append(call)
+            free_until = xs[call] - widths[call] - gap
+    return named[::-1]
 
 
 class MemoryChart(QWidget):
@@ -346,11 +364,15 @@ class MemoryChart(QWidget):
     def _paint_stops(self, painter: QPainter, area: QRectF) -> None:
         step_width = area.width() / max(len(self._saved), 1)
         painter.setPen(QPen(self.palette().windowText().color(), 1, Qt.PenStyle.DashLine))
-        for call, stop in enumerate(self._stops):
-            x = area.left() + (stop + 1) * step_width
+        metrics = self.fontMetrics()
+        xs = [area.left() + (stop + 1) * step_width for stop in self._stops]
+        texts = [f"call {call + 1}" for call in range(len(xs))]
+        widths = [metrics.horizontalAdvance(text) + 2 for text in texts]
+        for x in xs:
             painter.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()))
-            label = QRectF(x - 80, area.bottom() + 2, 78, self.fontMetrics().height())
-            painter.drawText(label, Qt.AlignmentFlag.AlignRight, f"call {call + 1}")
+        for call in named_stops(xs, widths, metrics.horizontalAdvance(" ")):
+            label = QRectF(xs[call] - widths[call], area.bottom() + 2, widths[call], metrics.height())
+            painter.drawText(label, Qt.AlignmentFlag.AlignRight, texts[call])
 
     def _paint_marker(self, painter: QPainter, area: QRectF) -> None:
         x = self._x(area, self._marker)
