@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import plain_forgot_retain_error
+from oracle import run_plainly
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
@@ -497,6 +498,22 @@ def test_predict_first_fits_a_projector_and_its_choices_wrap(qtbot, open_window)
     row = next(r for r in panel.rows if r.labels)
     qtbot.mouseClick(row.labels[-1], Qt.MouseButton.LeftButton)
     assert row.chosen() == row.question.choices[-1]
+
+
+def test_the_gradients_panel_says_which_line_reset_a_grad_after_a_call(qtbot, open_window):
+    """In the GAN, optG.zero_grad() sets G's .grad to None after D's backward wrote it: the panel
+    names that line instead of showing None under the call's gradient unexplained."""
+    window = open_window("gan-no-detach")
+    recording = window.session.recording
+    line = next(i + 1 for i, text in enumerate(recording.program.lines) if "optG.zero_grad()" in text)
+    step = next(s for s in recording.timeline.steps if s.kind == "forward" and s.line == line)
+    assert step.grad_changes and all(v is None for v in step.grad_changes.values())
+    plain = run_plainly(recording.program.code).calls[0].grads  # after D's backward, as PyTorch left it
+    leaf = next(name for name in step.grad_changes if plain.get(name) is not None)
+    window.session.go_to(step.index)
+    assert f"line {line} (optG.zero_grad()) set it to None" in window.grad_panel.history_text(leaf)
+    window.session.go_to(step.index - 1)
+    assert "set it to" not in window.grad_panel.history_text(leaf)
 
 
 DEEP_FAILING_SCRIPT = """\

@@ -297,6 +297,10 @@ def _history(
         if line is None:  # a finished call's line never changes: written once
             line = lines_of[(call, name)] = _call_line(recording, call, name, ends[call].get(name))
         lines.append(line)
+    if finished:
+        since = _set_since(recording, state, name, recording.calls[finished[-1]].last_step)
+        if since is not None:
+            lines.append(since)
     step = state.step
     if step.call is not None and step.kind in ("node", "error"):
         status = "FAILED" if step.kind == "error" else "running"
@@ -305,6 +309,20 @@ def _history(
         hidden += len(lines) - MAX_HISTORY + 1
         lines = [f"… {hidden} earlier calls", *lines[-(MAX_HISTORY - 1) :]]
     return lines or ["no backward call has run yet"]
+
+
+def _set_since(recording: Recording, state: StepState, name: str, after: int) -> str | None:
+    """The line that last set ``name``'s ``.grad`` outside a backward since step ``after``
+    (``opt.zero_grad()``), as the panel says it: without it, ``None`` right under a call's
+    gradient read as if the call had left nothing."""
+    for index in range(state.step.index, after, -1):
+        step = recording.timeline[index]
+        if step.kind == "forward" and name in step.grad_changes and step.line is not None:
+            lines = recording.program.lines
+            code = lines[step.line - 1].strip() if step.line <= len(lines) else ""
+            said = f" ({code})" if code else ""
+            return f"line {step.line}{said} set it to {_format(step.grad_changes[name])}"
+    return None
 
 
 def _call_line(recording: Recording, call: int, name: str, after: Values | None) -> str:
