@@ -22,6 +22,7 @@ from app.core.model.timeline import Timeline
 from app.core.model.values import Values
 from app.ui import device_selector as device_selector_module
 from app.ui import theme
+from app.ui.breakable import unbroken
 from app.ui.call_toggles import UNSET_TIP, CallToggles, call_sites, retain_text
 from app.ui.caption_bar import CaptionBar
 from app.ui.code_panel import CodePanel
@@ -86,6 +87,26 @@ def test_node_details_list_the_saved_tensors_first(qtbot, session):
     tensors = [s.name for s in node.saved if s.kind == "tensor"]
     assert names == tensors + [s.name for s in node.saved if s.kind != "tensor"]
     assert details.slot_states()[names[0]] == "freed"
+
+
+def test_a_node_without_a_label_is_described_by_its_line(qtbot, session, tmp_path):
+    """A script's module makes nodes no statement names (the LSTM's own ops): the details give the
+    text of the line that made them, not "(no label)"."""
+    from app.core.recording.script import record_script
+
+    script = tmp_path / "rnn.py"
+    script.write_text(
+        "import torch\nfrom torch import nn\n\nrnn = nn.RNN(3, 4)\nout, h = rnn(torch.randn(2, 1, 3))\n"
+        "out.sum().backward()\n",
+        encoding="utf-8",
+    )
+    recording = record_script(script).recording
+    node = next(n for n in recording.graph.nodes if not n.label and n.line is not None)
+    details = _panel(qtbot, NodeDetails, session)
+    session.apply(recording)
+    details.show_node(node.id)
+    text = unbroken(details.subtitle.text())
+    assert text.startswith(recording.program.lines[node.line - 1].strip()) and "no label" not in text
 
 
 def test_node_details_follow_the_running_node_until_one_is_clicked(qtbot, session, two_losses):
