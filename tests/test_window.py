@@ -588,6 +588,22 @@ def test_the_failing_node_stays_readable_through_modules_resizes_and_presentatio
     assert view.mapToScene(view.viewport().rect().center()) == centre
 
 
+def test_a_fixed_builtin_is_shown_as_an_edit(qtbot, open_window):
+    """After a fix the program is no longer the built-in: the picker says "(edited)" and the
+    summary that tells the broken story says it is where the edit began; Ctrl+Z restores both."""
+    window = open_window("gan-no-detach")
+    summary = window.summary.text()
+    fixed = _rerecorded(qtbot, window, window.error_panel.fix_buttons[0].click)
+    assert fixed.failed is None
+    assert window.scenario_picker.currentText() == "gan-no-detach (edited)"
+    assert window.summary.text().startswith("Your edit of the built-in gan-no-detach") and summary in (
+        window.summary.text()
+    )
+    window.setFocus()
+    _rerecorded(qtbot, window, lambda: _key(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier))
+    assert window.scenario_picker.currentText() == "gan-no-detach" and window.summary.text() == summary
+
+
 def test_ticking_retain_again_removes_the_failure(qtbot, open_window):
     window = open_window("forgot-retain")
     box = window.call_toggles.retain_boxes[0]

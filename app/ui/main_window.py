@@ -19,6 +19,7 @@ painted.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -82,6 +83,13 @@ __all__ = ["MainWindow"]
 
 
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
+
+
+@functools.cache
+def _builtin_code(name: str) -> str:
+    from app.core.loading import load_builtin
+
+    return load_builtin(name).code
 
 
 def _builtin_names() -> list[str]:
@@ -401,7 +409,11 @@ class MainWindow(QMainWindow):
             self._lens_path = None  # an edit of a read recording is recorded: no longer the file's
         title = f": {program.title}" if program.title else ""
         self.setWindowTitle(f"Autograd Lens — {program.name}{title}")
-        self.summary.setText(program.summary)
+        edited = self._is_edited_builtin(program)  # a fix applied: its summary tells the old story
+        summary = program.summary
+        if edited and summary:
+            summary = f"Your edit of the built-in {program.name}, which began as: {summary}"
+        self.summary.setText(summary)
         self.device_label.setText(
             f"Device: {self._device_text(recording.device)} · PyTorch {recording.torch_version}"
         )
@@ -520,14 +532,23 @@ class MainWindow(QMainWindow):
 
     @staticmethod
     def _is_builtin(program: Program) -> bool:
+        """The built-in program as shipped (not one with a fix or an edit applied)."""
+        return MainWindow._from_builtin(program) and not MainWindow._is_edited_builtin(program)
+
+    @staticmethod
+    def _from_builtin(program: Program) -> bool:
         path = program.path
         in_resources = path is None or path.parent == resource_path("scenarios")
         return program.name in _builtin_names() and in_resources
 
+    @staticmethod
+    def _is_edited_builtin(program: Program) -> bool:
+        return MainWindow._from_builtin(program) and _builtin_code(program.name) != program.code
+
     def _remember_program(self, program: Program) -> None:
         if self._lens_path is not None:
             self.settings.last_scenario = str(self._lens_path)
-        elif self._is_builtin(program):
+        elif self._from_builtin(program):  # edited or not: the next start opens the built-in
             self.settings.last_scenario = program.name
         elif program.path is not None:
             self.settings.last_scenario = str(program.path)
