@@ -431,3 +431,24 @@ def test_the_note_sits_under_the_code_and_takes_no_line_from_it(
     qtbot.waitUntil(lambda: not note.isVisible(), timeout=2000)
     panel.resize(900, 400)
     qtbot.waitUntil(lambda: panel.viewport().geometry() == full, timeout=2000)
+
+
+def test_the_marked_line_is_scrolled_into_view_when_lines_wrap(qtbot: QtBot, session: Session) -> None:
+    """A narrow code column wraps long lines: the line that failed (the GAN's last backward) is
+    brought into view all the same, at the error step and after a resize."""
+    recording = record(load_builtin("gan-no-detach"))
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    panel.resize(220, 200)
+    panel.show()
+    qtbot.waitExposed(panel)
+    session.apply(recording)  # at the error step
+    failing = recording.failed.call.line - 1
+    assert failing in panel.highlighted_lines()
+
+    def shown() -> bool:
+        return panel._lines_rect(range(failing, failing + 1), whole=True) is not None
+
+    qtbot.waitUntil(shown, timeout=5000)
+    panel.resize(200, 160)
+    qtbot.waitUntil(shown, timeout=5000)

@@ -341,7 +341,15 @@ class CodePanel(CodeEdit):
         lines = self.highlighted_lines()
         if not lines or self._lines_rect(range(lines[0], lines[0] + 1), whole=True) is not None:
             return
-        self.verticalScrollBar().setValue(max(lines[0] - 2, 0))
+        # The scroll bar counts the lines on screen, not the program's: a wrapped line is two or
+        # three (a narrow column scrolled to line 19 for line 27).
+        document, above = self.document(), 0
+        block = document.firstBlock()
+        while block.isValid() and block.blockNumber() < lines[0]:
+            self.blockBoundingRect(block)  # laid out, so that its count of lines is known
+            above += max(block.lineCount(), 1)
+            block = block.next()
+        self.verticalScrollBar().setValue(max(above - 2, 0))
 
     def _highlight(self) -> None:
         """One full-width selection spanning the marked block of lines (their number does not matter)."""
