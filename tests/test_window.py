@@ -516,6 +516,36 @@ def test_the_gradients_panel_says_which_line_reset_a_grad_after_a_call(qtbot, op
     assert "set it to" not in window.grad_panel.history_text(leaf)
 
 
+def _dark_pixels(widget) -> int:
+    image = widget.grab().toImage()
+    return sum(
+        1
+        for y in range(image.height())
+        for x in range(image.width())
+        if max(image.pixelColor(x, y).getRgb()[:3]) < 140  # the text or arrow: borders are lighter
+    )
+
+
+def test_the_overflow_buttons_show_their_arrows_on_a_small_projector(qtbot, open_window):
+    """At 1024x768 the toolbar hides Theme and Text behind its overflow button and the docks'
+    tabs scroll: those buttons draw a glyph, not an empty box (the theme's padding squeezed it out)."""
+    from PySide6.QtWidgets import QTabBar, QToolButton
+
+    window = open_window()
+    window.set_theme("light")
+    window.resize(1024, 768)
+    extension = window.toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
+    qtbot.waitUntil(extension.isVisible, timeout=TIMEOUT)
+    assert _dark_pixels(extension) > 5
+    arrows = [
+        b
+        for bar in window.findChildren(QTabBar)
+        for b in bar.findChildren(QToolButton)
+        if b.isVisible() and b.isEnabled()
+    ]
+    assert all(_dark_pixels(b) > 5 for b in arrows), [(b.size(), _dark_pixels(b)) for b in arrows]
+
+
 DEEP_FAILING_SCRIPT = """\
 import torch
 from torch import nn

@@ -96,6 +96,18 @@ def _builtin_names() -> list[str]:
     return [path.stem for path in scenario_files()]
 
 
+def _mark_overflow(toolbar: QToolBar) -> None:
+    """Give a toolbar's overflow button a visible "»": the themes' button style leaves Qt's own
+    arrow out, and on a 1024x768 projector it was an empty box hiding Theme and Text."""
+    from PySide6.QtWidgets import QToolButton
+
+    button = toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
+    if button is not None:
+        button.setText("»")
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        button.setToolTip("More controls")
+
+
 def _failing_node(state: StepState) -> str | None:
     """The node an error step failed at (None for every other step, and for an error that no
     node raised)."""
@@ -245,6 +257,8 @@ class MainWindow(QMainWindow):
         self.playback_bar.setMovable(False)
         self.playback_bar.addWidget(self.timeline_bar)
         self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, self.playback_bar)
+        for toolbar in (bar, self.playback_bar):
+            _mark_overflow(toolbar)
 
     def _build_status_bar(self) -> None:
         """Recording time and device at the end of the playback bar. The status bar shows only
