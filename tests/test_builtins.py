@@ -210,3 +210,36 @@ def test_a_call_end_counts_only_the_leaves_the_call_reached() -> None:
     assert f"adding to the .grad of {len(reached)} leaves" in caption
     assert not any(f"{leaf}:" in caption for leaf in plain if leaf not in reached)
     assert "None" not in caption and "[" not in caption
+
+
+def test_a_call_end_leaves_out_a_leaf_whose_grad_it_did_not_touch() -> None:
+    """w holds the first call's gradient; the second call never reaches it, and PyTorch leaves
+    w.grad as it was: the caption names x alone (a share of zeros is no share)."""
+    from app.core.model.program import Program
+
+    code = (
+        "import torch\n\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "w = torch.tensor([3.0, 4.0], requires_grad=True)\n"
+        "(x * w).sum().backward()\n(x * 2).sum().backward()\n"
+    )
+    rec = record(Program(code))
+    plain = run_plainly(code).calls
+    assert same(plain[0].grads["w"], plain[1].grads["w"])  # the second call left w.grad alone
+    caption = rec.timeline[rec.calls[1].last_step].caption
+    assert "to x.grad" in caption and "w.grad" not in caption
+
+
+def test_an_ordinary_training_step_is_not_warned_about() -> None:
+    """opt.step() writes the weights the iteration's freed graph saved, but no later call walks
+    that graph: no caption says a second backward would fail."""
+    from app.core.model.program import Program
+
+    code = (
+        "import torch\nimport torch.optim as optim\n\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "opt = optim.SGD([w], lr=0.1)\nfor i in range(2):\n    opt.zero_grad()\n"
+        "    loss = (w * w).sum()\n    loss.backward()\n    opt.step()\n"
+    )
+    rec = record(Program(code))
+    assert rec.failed is None
+    assert any(s.version_changes for s in rec.timeline.steps if s.line == 10)  # the write is recorded
+    assert not any("second backward through it would fail" in s.caption for s in rec.timeline.steps)

@@ -86,4 +86,4 @@ class AdvicePanel(FixesPanel):
         short, _, why = fix.title.partition(": ")  # the button stays narrow in a side dock
         button.setText(f"Edit {i + 1}: {short}")
         button.setToolTip(f"{why.capitalize()}. {fix.explanation}" if why else fix.explanation)
-        code.setText(_dedented(changed_lines(old, fix.code)))
+        code.setText(_dedented(changed_lines(old, fix.code, fix.moved)))

@@ -115,4 +115,4 @@ class ErrorPanel(FixesPanel):
     def _show_fix(self, i: int, fix: Fix, button: QPushButton, code: QLabel, old: str) -> None:
         button.setText(f"Fix {i + 1}: {fix.title}")
         button.setToolTip(fix.explanation)
-        code.setText("\n".join(changed_lines(old, fix.code)))
+        code.setText("\n".join(changed_lines(old, fix.code, fix.moved)))

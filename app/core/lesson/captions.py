@@ -77,6 +77,7 @@ class _Captioner:
         self.needed_by = needed_by
         self.slots: dict[SlotKey, SlotState] = {}
         self.names: dict[int, str] = {}  # each call's name, made once
+        self.leaves_ran: set[str] = set()  # labels of the AccumulateGrad nodes the call ran so far
 
     def caption(self, step: Step) -> str:
         self.slots.update(step.slot_changes)
@@ -87,6 +88,9 @@ class _Captioner:
             return f"{where} raised an error, and the program stopped there: {step.error}"
         info = self.infos[step.call]
         if step.kind == "node":
+            node = self.graph.node(step.node) if step.node is not None else None
+            if node is not None and node.is_leaf and node.label:
+                self.leaves_ran.add(node.label)
             return self._node(step, info)
         if step.kind == "call_end":
             return self._call_end(step, info)
@@ -115,7 +119,11 @@ class _Captioner:
                 f"changed a saved tensor in place: {node_title(self.graph.node(node_id))}'s {slot}{now}; "
                 "a backward through it will fail"
             )
-        written = [key for key in step.version_changes if self.slots.get(key) == "freed"]
+        written = [
+            key
+            for key in step.version_changes
+            if self.slots.get(key) == "freed" and self._needed_later(key[0], step.index)
+        ]
         if written:  # NOTE [freed leaves written] in the recorder: a weight a freed slot had saved
             node_id = written[0][0]
             names = [slot for node, slot in written if node == node_id]
@@ -134,6 +142,11 @@ class _Captioner:
         elif step.printed:
             parts.append("printed " + repr(step.printed[-1][:60]))
         return f"{where} {_listed(parts)}."
+
+    def _needed_later(self, node_id: str, index: int) -> bool:
+        """Whether a call that starts after step ``index`` reaches ``node_id`` (an ordinary training
+        step writes weights its graph saved, but no later call walks that graph again)."""
+        return any(self.infos[c].first_step > index for c in self.needed_by.get(node_id, ()))
 
     def _added(self, nodes: list[GraphNode]) -> str:
         tensors = sum(len(n.tensor_slots) for n in nodes)
@@ -176,8 +189,10 @@ class _Captioner:
 
     def _call_end(self, step: Step, info: CallInfo) -> str:
         head = f"{self._name(info.index).capitalize()} finished"
-        # a leaf the call did not reach adds nothing (its share is None): it is not named
-        added = [(leaf, v) for leaf, v in (step.contribution or {}).items() if v is not None]
+        # a leaf the call did not reach adds nothing (a share of None, or of zeros when its .grad
+        # held an earlier call's): only the leaves whose AccumulateGrad ran are named
+        ran, self.leaves_ran = self.leaves_ran, set()
+        added = [(leaf, v) for leaf, v in (step.contribution or {}).items() if v is not None and leaf in ran]
         returned = list((step.result or {}).items())
         if _a_models(added):
             parts = [_added_to_many(added)]

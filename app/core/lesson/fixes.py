@@ -44,35 +44,39 @@ _Positioned = ast.expr | ast.stmt | ast.keyword
 
 @dataclass(frozen=True)
 class Fix:
-    """One edit of the program: what it does, why it works, and the new program text."""
+    """One edit of the program: what it does, why it works, and the new program text.
+
+    ``moved``: the statement the edit moves to another line (``opt.step()``), shown as a move.
+    """
 
     title: str
     explanation: str
     code: str
+    moved: str = ""
 
 
-def changed_lines(old: str, new: str) -> list[str]:
+def changed_lines(old: str, new: str, moved: str = "") -> list[str]:
     """The lines a fix removes (``- ``) and adds (``+ ``), without diff headers.
 
     >>> changed_lines("a\\nb\\n", "a\\nc\\n")
     ['- b', '+ c']
 
-    A line that only moves is marked so, or the pair would read as a change that changes nothing:
+    A statement the fix moves (``moved``) is marked so, or its ``-`` and ``+`` would read as a
+    change that changes nothing; a text diff alone may as well name a neighbour as the one moved:
 
-    >>> changed_lines("step()\\na\\nb\\n", "a\\nb\\nstep()\\n")
+    >>> changed_lines("step()\\na\\nb\\n", "a\\nb\\nstep()\\n", moved="step()")
     ['- step()  # moves', '+ step()  # to here']
     """
-    diff = difflib.ndiff(old.splitlines(), new.splitlines())
-    lines = [line.rstrip() for line in diff if line[:2] in ("- ", "+ ")]
-    removed = {line[2:].strip() for line in lines if line.startswith("- ")}
-    added = {line[2:].strip() for line in lines if line.startswith("+ ")}
-    moved = (removed & added) - {""}
-    return [
-        line + ("  # moves" if line.startswith("- ") else "  # to here")
-        if line[2:].strip() in moved
-        else line
-        for line in lines
-    ]
+    old_lines, new_lines, marks = old.splitlines(), new.splitlines(), []
+    if moved:  # from its first place in the old text to its last in the new (after the backward)
+        was = next((i for i, line in enumerate(old_lines) if line.strip() == moved), None)
+        now = next((i for i in reversed(range(len(new_lines))) if new_lines[i].strip() == moved), None)
+        if was is not None and now is not None:
+            marks = [f"- {old_lines[was]}  # moves", f"+ {new_lines[now]}  # to here"]
+            old_lines = old_lines[:was] + old_lines[was + 1 :]
+            new_lines = new_lines[:now] + new_lines[now + 1 :]
+    diff = difflib.ndiff(old_lines, new_lines)
+    return [line.rstrip() for line in diff if line[:2] in ("- ", "+ ")] + marks
 
 
 # -- the program text, with ast positions ----------------------------------------------------
@@ -407,27 +411,53 @@ class _Failure:
         return [self.recording.calls[i] for i in indices if i < self.info.index]
 
     def modifying_lines(self) -> list[int]:
-        """Lines of the statements that changed a saved tensor of the failing node in place."""
+        """Lines of the statements that changed a saved tensor of the failing node in place while
+        the node still held it (the node's own line, which saved it, among them)."""
         if self.node is None:
             return []
-        keys = {(self.node.id, s.name) for s in self.node.tensor_slots}
-        lines: list[int] = []
-        for step in self.recording.timeline.steps[: self.info.last_step]:
-            if step.line is not None and keys & set(step.version_changes) and step.line not in lines:
-                lines.append(step.line)
-        return lines
+        return self._writes({self.node.id}, freed=False)
 
     def written_lines(self) -> list[int]:
-        """Lines of the statements that wrote a saved tensor of the failing node in place after it
-        was saved (the :meth:`modifying_lines` that moved its version)."""
+        """Lines of the statements that wrote in place, after a backward had freed them, the
+        weights that the failing node or a node below it had saved (NOTE [freed leaves written] in
+        the recorder): retaining the graph would not bring back their old values."""
         if self.node is None:
             return []
-        saved = {(self.node.id, s.name): s.saved_version for s in self.node.tensor_slots}
+        return self._writes(self._below(self.node.id), freed=True)
+
+    def _below(self, node_id: str) -> set[str]:
+        """``node_id`` and every node the engine can reach from it (its next functions, on down)."""
+        nexts: dict[str, list[str]] = {}
+        for edge in self.recording.graph.edges:
+            nexts.setdefault(edge.src, []).append(edge.dst)
+        seen, todo = {node_id}, [node_id]
+        while todo:
+            for nxt in nexts.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    def _writes(self, nodes: set[str], *, freed: bool) -> list[int]:
+        saved = {
+            (n.id, s.name): s.saved_version
+            for n in self.recording.graph.nodes
+            if n.id in nodes
+            for s in n.tensor_slots
+        }
+        states: dict[SlotKey, str] = {}
         lines: list[int] = []
         for step in self.recording.timeline.steps[: self.info.last_step]:
-            changed = any(key in saved and v != saved[key] for key, v in step.version_changes.items())
-            if step.line is not None and changed and step.line not in lines:
-                lines.append(step.line)
+            for key, state in step.slot_changes.items():
+                if key in saved:
+                    states[key] = state
+            for key, version in step.version_changes.items():
+                if key not in saved or (states.get(key) == "freed") != freed:
+                    continue
+                if freed and version == saved[key]:
+                    continue
+                if step.line is not None and step.line not in lines:
+                    lines.append(step.line)
         return lines
 
     def call_statement(self, info: CallInfo) -> ast.stmt:
@@ -489,10 +519,13 @@ def _retain_fix(failure: _Failure) -> Fix | None:
     if not sites:
         return None
     code, moved = failure.code, None
-    if failure.written_lines():
-        moved = _step_moved(failure)
+    written = failure.written_lines()
+    if written:
+        if not all(_is_step_line(failure.source, line) for line in written):
+            return None  # something else wrote the weights in place: retaining cannot help
+        moved = _step_moved(failure, written)
         if moved is None:
-            return None  # something else wrote it in place: retaining cannot help
+            return None
         code = moved[0]  # the freeing calls come before the step: their positions hold
     for site in sorted(sites, reverse=True):  # later calls first: earlier positions stay valid
         code = set_call_keyword(code, sites[site], "retain_graph", "True")
@@ -504,12 +537,13 @@ def _retain_fix(failure: _Failure) -> Fix | None:
     )
     if moved is None:
         return Fix(f"retain_graph=True on {word} {lines}", why, code)
-    step = moved[1]
+    step, taken_after = moved[1], moved[2]
     return Fix(
         f"retain_graph=True on {word} {lines}, {step} after both backwards",
         f"{why} {step} also changed in place weights the graph saved, so it moves after the second "
         "backward: retaining alone would fail on the changed weights.",
         code,
+        moved="" if taken_after else step.strip(),
     )
 
 
@@ -743,6 +777,11 @@ def _clone_fix(failure: _Failure) -> Fix | None:
     return None
 
 
+def _is_step_line(source: _Source, line: int) -> bool:
+    stmt = source.statement_at(line)
+    return stmt is not None and _is_step(stmt)
+
+
 def _is_step(stmt: ast.stmt) -> bool:
     return (
         isinstance(stmt, ast.Expr)
@@ -752,32 +791,39 @@ def _is_step(stmt: ast.stmt) -> bool:
     )
 
 
-def _step_moved(failure: _Failure) -> tuple[str, str, bool] | None:
-    """The program with the ``opt.step()`` that wrote a saved tensor of the failing node moved
-    after the failing backward, the step's text, and whether the program already took that step
-    after it (then the early one only goes); None when no such step is in the failing call's block."""
+def _step_receiver(stmt: ast.stmt) -> str:
+    assert isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+    assert isinstance(stmt.value.func, ast.Attribute)
+    return ast.unparse(stmt.value.func.value)
+
+
+def _step_moved(failure: _Failure, lines: list[int]) -> tuple[str, str, bool] | None:
+    """The program with the ``opt.step()`` on ``lines`` moved after the failing backward, the step's
+    text, and whether the program already took that step after it (then the early one only goes).
+
+    None when that is not one step of the failing call's block between two backwards, or when the
+    block steps more than one optimizer: moving D's step after G's backward would train D on G's
+    loss too (a GAN), which no fix may do quietly.
+    """
     source = failure.source
     second = failure.call_statement(failure.info)
     _, block = source.block_of(second)
-    for line in failure.modifying_lines():
-        step = source.statement_at(line)
-        if step is None or not _is_step(step) or step not in block:
-            continue
-        if block.index(step) > block.index(second):
-            continue
-        earlier = block[: block.index(step)]
-        if not any(_calls_backward(s) for s in earlier):
-            continue
-        text = source.segment(step)
-        later = block[block.index(second) + 1 :]
-        taken_after = any(_is_step(s) and source.segment(s) == text for s in later)
-        # the same step after the second backward already: only the early one goes
-        code = (
-            source.code if taken_after else _insert_after(source, second, text, source.indent(second.lineno))
-        )
-        start, end = _lines_of(source, step)  # before the insertion: its offsets hold
-        return _edit(code, start, end, ""), text, taken_after
-    return None
+    steps = [source.statement_at(line) for line in lines]
+    steps = [s for s in steps if s is not None and _is_step(s)]
+    if len(steps) != 1 or len({_step_receiver(s) for s in block if _is_step(s)}) > 1:
+        return None
+    step = steps[0]
+    if step not in block or block.index(step) > block.index(second):
+        return None
+    if not any(_calls_backward(s) for s in block[: block.index(step)]):
+        return None
+    text = source.segment(step)
+    later = block[block.index(second) + 1 :]
+    taken_after = any(_is_step(s) and source.segment(s) == text for s in later)
+    # the same step after the second backward already: only the early one goes
+    code = source.code if taken_after else _insert_after(source, second, text, source.indent(second.lineno))
+    start, end = _lines_of(source, step)  # before the insertion: its offsets hold
+    return _edit(code, start, end, ""), text, taken_after
 
 
 def _step_after_fix(failure: _Failure) -> Fix | None:
@@ -785,7 +831,8 @@ def _step_after_fix(failure: _Failure) -> Fix | None:
     earlier call freed what the failing one needs: ``_retain_fix`` moves it too, then."""
     if _freeing_sites(failure):
         return None
-    moved = _step_moved(failure)
+    writes = [line for line in failure.modifying_lines() if _is_step_line(failure.source, line)]
+    moved = _step_moved(failure, writes)
     if moved is None:
         return None
     code, text, taken_after = moved
@@ -799,6 +846,7 @@ def _step_after_fix(failure: _Failure) -> Fix | None:
             else ""
         ),
         code,
+        moved="" if taken_after else text.strip(),
     )
 
 
