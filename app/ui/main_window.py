@@ -19,7 +19,6 @@ painted.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -85,13 +84,6 @@ __all__ = ["MainWindow"]
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
 
 
-@functools.cache
-def _builtin_code(name: str) -> str:
-    from app.core.loading import load_builtin
-
-    return load_builtin(name).code
-
-
 def _builtin_names() -> list[str]:
     return [path.stem for path in scenario_files()]
 
@@ -133,6 +125,7 @@ class MainWindow(QMainWindow):
         self.session = session or Session(parent=self)
         self._first_scenario = str(scenario) if scenario else settings.last_scenario
         self._fresh_load = True
+        self._shipped: dict[str, str] = {}  # each built-in's text as the window loaded it
         self._fresh_docks = False  # arranged by the plan, not restored: sized when first shown
         self._editor_sync: Callable[[], None] | None = None  # the editor's copy, once the graph is built
         self.graph_view: GraphView | None = None  # made after the first frame (NOTE [fast start])
@@ -423,6 +416,8 @@ class MainWindow(QMainWindow):
             self._lens_path = None  # an edit of a read recording is recorded: no longer the file's
         title = f": {program.title}" if program.title else ""
         self.setWindowTitle(f"Autograd Lens — {program.name}{title}")
+        if self._fresh_load and self._lens_path is None and self._from_builtin(program):
+            self._shipped.setdefault(program.name, program.code)  # as loaded: the built-in's own text
         edited = self._is_edited_builtin(program)  # a fix applied: its summary tells the old story
         summary = program.summary
         if edited and summary:
@@ -544,10 +539,9 @@ class MainWindow(QMainWindow):
         self.scenario_picker.addItem(label, str(path) if path else None)
         self.scenario_picker.setCurrentIndex(builtins)
 
-    @staticmethod
-    def _is_builtin(program: Program) -> bool:
+    def _is_builtin(self, program: Program) -> bool:
         """The built-in program as shipped (not one with a fix or an edit applied)."""
-        return MainWindow._from_builtin(program) and not MainWindow._is_edited_builtin(program)
+        return self._from_builtin(program) and not self._is_edited_builtin(program)
 
     @staticmethod
     def _from_builtin(program: Program) -> bool:
@@ -555,9 +549,12 @@ class MainWindow(QMainWindow):
         in_resources = path is None or path.parent == resource_path("scenarios")
         return program.name in _builtin_names() and in_resources
 
-    @staticmethod
-    def _is_edited_builtin(program: Program) -> bool:
-        return MainWindow._from_builtin(program) and _builtin_code(program.name) != program.code
+    def _is_edited_builtin(self, program: Program) -> bool:
+        """A built-in whose text differs from the one the window loaded (a fix, an edit). Compared
+        with what was loaded, not read again: reading a scenario imports torch, which the window
+        leaves for after its first paint (NOTE [fast start])."""
+        shipped = self._shipped.get(program.name)
+        return self._from_builtin(program) and shipped is not None and shipped != program.code
 
     def _remember_program(self, program: Program) -> None:
         if self._lens_path is not None:
