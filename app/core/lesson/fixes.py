@@ -423,20 +423,7 @@ class _Failure:
         the recorder): retaining the graph would not bring back their old values."""
         if self.node is None:
             return []
-        return self._writes(self._below(self.node.id), freed=True)
-
-    def _below(self, node_id: str) -> set[str]:
-        """``node_id`` and every node the engine can reach from it (its next functions, on down)."""
-        nexts: dict[str, list[str]] = {}
-        for edge in self.recording.graph.edges:
-            nexts.setdefault(edge.src, []).append(edge.dst)
-        seen, todo = {node_id}, [node_id]
-        while todo:
-            for nxt in nexts.get(todo.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return seen
+        return self._writes(set(self.recording.graph.reached_from([self.node.id])), freed=True)
 
     def _writes(self, nodes: set[str], *, freed: bool) -> list[int]:
         saved = {
@@ -831,8 +818,7 @@ def _step_after_fix(failure: _Failure) -> Fix | None:
     earlier call freed what the failing one needs: ``_retain_fix`` moves it too, then."""
     if _freeing_sites(failure):
         return None
-    writes = [line for line in failure.modifying_lines() if _is_step_line(failure.source, line)]
-    moved = _step_moved(failure, writes)
+    moved = _step_moved(failure, failure.modifying_lines())
     if moved is None:
         return None
     code, text, taken_after = moved

@@ -18,7 +18,6 @@ What is x.grad after it? -> x.grad = [2, 4]
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 from app.core.lesson.lines import node_origin
@@ -80,15 +79,7 @@ def call_nodes(recording: Recording, info: CallInfo) -> list[str]:
     roots = [s.node for s in steps if s.kind == "node" and s.node is not None][:1]
     if not roots and info.failed_node is not None:
         roots = [info.failed_node]
-    children: dict[str, list[str]] = {}
-    for edge in recording.graph.edges:
-        children.setdefault(edge.src, []).append(edge.dst)
-    seen, queue = dict.fromkeys(roots), deque(roots)
-    while queue:
-        for child in children.get(queue.popleft(), []):
-            if child not in seen:
-                seen[child] = None
-                queue.append(child)
+    seen = dict.fromkeys(recording.graph.reached_from(roots))
     if info.failed_node is not None:
         seen.setdefault(info.failed_node)
     return [n for n in seen if n in recording.graph]

@@ -111,3 +111,23 @@ class Graph:
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+    def reached_from(self, roots: list[str]) -> list[str]:
+        """``roots`` and every node the engine can reach from them (next functions, on down),
+        breadth first.
+
+        >>> g = Graph((), (Edge("n0", "n1"), Edge("n1", "n2"), Edge("n3", "n2")))
+        >>> g.reached_from(["n0"])
+        ['n0', 'n1', 'n2']
+        """
+        nexts: dict[str, list[str]] = {}
+        for edge in self.edges:
+            nexts.setdefault(edge.src, []).append(edge.dst)
+        seen = dict.fromkeys(roots)
+        queue = list(seen)
+        for node_id in queue:  # grows as it goes: breadth first
+            for nxt in nexts.get(node_id, ()):
+                if nxt not in seen:
+                    seen[nxt] = None
+                    queue.append(nxt)
+        return queue
