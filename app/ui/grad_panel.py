@@ -318,8 +318,7 @@ def _set_since(recording: Recording, state: StepState, name: str, after: int) ->
     for index in range(state.step.index, after, -1):
         step = recording.timeline[index]
         if step.kind == "forward" and name in step.grad_changes and step.line is not None:
-            lines = recording.program.lines
-            code = lines[step.line - 1].strip() if step.line <= len(lines) else ""
+            code = recording.program.line(step.line).strip()
             said = f" ({code})" if code else ""
             return f"line {step.line}{said} set it to {_format(step.grad_changes[name])}"
     return None

@@ -145,13 +145,8 @@ class NodeDetails(QWidget):
     def _subtitle(self, recording: Recording, state: StepState, node: GraphNode) -> str:
         from app.core.model.text import format_values
 
-        lines = recording.program.lines
-        if node.label:
-            parts = [node.label]
-        elif node.line is not None and 0 < node.line <= len(lines):  # no text of its own: its line's
-            parts = [lines[node.line - 1].strip()]
-        else:
-            parts = []
+        text = node.label or ("" if node.line is None else recording.program.line(node.line).strip())
+        parts = [text] if text else []  # a node with no text of its own: its line's
         if node.line is not None:
             loops = "".join(f", iteration {m.index + 1}" for m in node.loops)
             parts.append(f"made by line {node.line}{loops}")

@@ -13,6 +13,7 @@ keywords.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,6 +43,20 @@ class Program:
     @property
     def lines(self) -> list[str]:
         return self.code.splitlines()
+
+    def line(self, number: int) -> str:
+        """Line ``number`` (counted from 1) of the code, ``""`` past either end; the code is split
+        once, not at every look (a script's recorder looks at a line per line it runs).
+
+        >>> Program("a = 1\\nb = 2\\n").line(2), Program("a = 1\\n").line(5)
+        ('b = 2', '')
+        """
+        split = self._split
+        return split[number - 1] if 0 < number <= len(split) else ""
+
+    @functools.cached_property
+    def _split(self) -> tuple[str, ...]:
+        return tuple(self.code.splitlines())
 
     def with_code(self, code: str) -> Program:
         return replace(self, code=code)

@@ -29,6 +29,7 @@ __all__ = [
     "SlotKind",
     "StorageRef",
     "saved_slot_names",
+    "storage_ref",
     "trace",
 ]
 
@@ -55,7 +56,7 @@ def describe_slot(name: str, value: Any) -> SavedSlot:
     if value is None:
         return SavedSlot(name, "none")
     if isinstance(value, torch.Tensor):  # most slots: one tensor, described in one go
-        ref = _storage_ref(value)
+        ref = storage_ref(value)
         dtype = _dtype_text(value.dtype)
         return SavedSlot(
             name, "tensor", tuple(value.shape), dtype, ref.device, ref.nbytes, (ref,), None, value._version
@@ -102,7 +103,7 @@ _DTYPE_TEXT: dict[torch.dtype, str] = {}
 def _tensor_slot(
     name: str, tensors: list[torch.Tensor], single: torch.Tensor | None, version: int | None = None
 ) -> SavedSlot:
-    refs = tuple(dict.fromkeys(_storage_ref(t) for t in tensors))
+    refs = tuple(dict.fromkeys(storage_ref(t) for t in tensors))
     first = tensors[0]
     return SavedSlot(
         name,
@@ -116,7 +117,7 @@ def _tensor_slot(
     )
 
 
-def _storage_ref(tensor: torch.Tensor) -> StorageRef:
+def storage_ref(tensor: torch.Tensor) -> StorageRef:
     storage = tensor.untyped_storage()
     return StorageRef(_device_text(tensor.device), storage.data_ptr(), storage.nbytes())
 

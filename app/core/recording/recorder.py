@@ -68,12 +68,12 @@ from app.core.language.parsing import parse
 from app.core.language.positions import SourceText
 from app.core.lesson.captions import write_captions
 from app.core.model.errors import ProgramError, RecordingTimeout
-from app.core.model.graph import Graph, LoopMark, SavedSlot, SourceRef
+from app.core.model.graph import Graph, LoopMark, SavedSlot, SourceRef, StorageRef
 from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, SlotState, Step, StepKind, Timeline
 from app.core.model.values import PackedNumbers, Values
-from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors
+from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors, storage_ref
 from app.core.sizing.limits import Budget, Limits, timeout_message
 
 __all__ = ["Recording", "probe_slot", "record", "values_of"]
@@ -169,7 +169,7 @@ class _Recorder:
         self.unread_leaves: dict[str, None] = {}  # leaves whose .grad no step has read yet
         # NOTE [freed leaves written]: freed slots that had saved a leaf, with the leaf's version
         self.freed_leaves: dict[SlotKey, tuple[torch.Tensor, int]] = {}
-        self._leaf_storages: tuple[int, dict[tuple[str, int], torch.Tensor]] = (0, {})
+        self._leaf_storages: tuple[int, dict[StorageRef, torch.Tensor]] = (0, {})
         self.calls: list[CallInfo] = []
         self.freed_by: dict[SlotKey, int] = {}
         self.reached: dict[str, set[int]] = {}
@@ -345,8 +345,7 @@ class _Recorder:
 
     def _column(self, line: int, byte_offset: int) -> int:
         """1-based column in characters of a UTF-8 byte offset on ``line`` (as ``ast`` gives them)."""
-        lines = self.program.lines
-        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        text = self.program.line(line)
         return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "ignore")) + 1
 
     def _result_values(self, result: Any) -> Mapping[str, Values] | None:
@@ -615,12 +614,9 @@ class _Recorder:
             return
         known, by_storage = self._leaf_storages
         if known != len(self.leaf_tensors):  # leaves are only ever added
-            by_storage = {
-                (str(t.device), t.untyped_storage().data_ptr()): t for t in self.leaf_tensors.values()
-            }
+            by_storage = {storage_ref(t): t for t in self.leaf_tensors.values()}
             self._leaf_storages = (len(self.leaf_tensors), by_storage)
-        ref = slot.storages[0]
-        leaf = by_storage.get((ref.device, ref.pointer))
+        leaf = by_storage.get(slot.storages[0])  # the slot's own storage ref, made the same way
         if leaf is not None:
             self.freed_leaves[key] = (leaf, leaf._version)
 

@@ -374,8 +374,7 @@ class _ScriptRecorder(_Recorder):
 
     def _label_new(self, frame: FrameType, line: int) -> None:
         """A node first seen bound to a name of the frame is labelled with its line's text."""
-        lines = self.program.lines
-        text = " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
+        text = " ".join(self.program.line(line).split())
         if not text:
             return
         for value in frame.f_locals.values():
