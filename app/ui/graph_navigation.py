@@ -44,22 +44,21 @@ class GraphNavigation(QObject):
         view.installEventFilter(self)  # resizes
         view.viewport().installEventFilter(self)  # a plain wheel zooms the view itself
         view.modules_changed.connect(self._refit)  # a new drawing is fitted: show the node again
-        view.learner_zoomed.connect(self._on_learner_zoom)
+        view.learner_zoomed.connect(self._learner_zoomed)
 
-    def _on_learner_zoom(self) -> None:
+    def _learner_zoomed(self) -> None:
+        """The learner's own zoom: no more fitting, nor following the failing node."""
         self.auto_fit = False
         self._followed = None
 
     def zoom_in(self) -> None:
         if self._view is not None:
-            self.auto_fit = False
-            self._followed = None
+            self._learner_zoomed()
             self._view.zoom_in()
 
     def zoom_out(self) -> None:
         if self._view is not None:
-            self.auto_fit = False
-            self._followed = None
+            self._learner_zoomed()
             self._view.zoom_out()
 
     def fit(self) -> None:
@@ -104,8 +103,7 @@ class GraphNavigation(QObject):
         text = text.strip()
         if not text or self._view is None:
             return
-        self.auto_fit = False  # finding zooms in on the node
-        self._followed = None
+        self._learner_zoomed()  # finding zooms in on the node
         node_id = self._view.find_node(text)
         if node_id is None:
             self.not_found.emit(text)
@@ -117,6 +115,5 @@ class GraphNavigation(QObject):
             if self.auto_fit:
                 QTimer.singleShot(0, self._refit)
         elif isinstance(event, QWheelEvent) and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
-            self.auto_fit = False
-            self._followed = None
+            self._learner_zoomed()
         return False

@@ -19,6 +19,7 @@ painted.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -84,6 +85,7 @@ __all__ = ["MainWindow"]
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
 
 
+@functools.cache  # the shipped scenarios do not change while the window runs
 def _builtin_names() -> list[str]:
     return [path.stem for path in scenario_files()]
 
