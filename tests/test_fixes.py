@@ -322,6 +322,19 @@ opt.step()
 """
 
 
+def assert_w_grad_of_both_backwards_then_the_step(fixed: Recording) -> None:
+    """``w.grad`` at the end of ``fixed`` is what PyTorch gives when both backwards run before the
+    one optimizer step (the order the step-moving fixes make)."""
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    y = (w * w).sum()
+    y.backward(retain_graph=True)
+    (y * 2).backward()
+    opt.step()
+    grad = grads_at_end(fixed)["w"]
+    assert grad is not None and grad.tolist() == w.grad.tolist()  # type: ignore[union-attr]
+
+
 def test_the_optimizer_step_moves_after_both_backwards() -> None:
     recording = record(Program(STEP_BETWEEN))
     assert recording.failed is not None and "modified by an inplace operation" in (
@@ -330,14 +343,7 @@ def test_the_optimizer_step_moves_after_both_backwards() -> None:
     fix = titled(fixes_for(recording), "opt.step() after both backwards")
     assert fix.code.splitlines()[-2:] == ["(y * 2).backward()", "opt.step()"]
     fixed = record_fix(recording, fix)
-    w = torch.tensor([1.0, 2.0], requires_grad=True)
-    opt = torch.optim.SGD([w], lr=0.1)
-    y = (w * w).sum()
-    y.backward(retain_graph=True)
-    (y * 2).backward()
-    opt.step()
-    grad = grads_at_end(fixed)["w"]
-    assert grad is not None and grad.tolist() == w.grad.tolist()  # type: ignore[union-attr]
+    assert_w_grad_of_both_backwards_then_the_step(fixed)
 
 
 def test_an_optimizer_step_already_after_both_backwards_is_not_taken_twice() -> None:
@@ -346,15 +352,8 @@ def test_an_optimizer_step_already_after_both_backwards_is_not_taken_twice() -> 
     fix = titled(fixes_for(recording), "opt.step() after both backwards")
     assert changed_lines(code, fix.code) == ["- opt.step()"]  # the early one goes, none is added
     fixed = record_fix(recording, fix)
-    w = torch.tensor([1.0, 2.0], requires_grad=True)
-    opt = torch.optim.SGD([w], lr=0.1)
-    y = (w * w).sum()
-    y.backward(retain_graph=True)
-    (y * 2).backward()
-    opt.step()
     assert fixed.failed is None and fix.code.count("opt.step()") == 1
-    grad = grads_at_end(fixed)["w"]
-    assert grad is not None and grad.tolist() == w.grad.tolist()  # type: ignore[union-attr]
+    assert_w_grad_of_both_backwards_then_the_step(fixed)
 
 
 STEP_BETWEEN_FREED = """import torch
@@ -399,14 +398,7 @@ def test_a_freed_graph_with_a_step_between_gets_retain_and_the_step_moved_togeth
     assert sorted(shown[:2]) == ["+ y.backward(retain_graph=True)", "- y.backward()"]
     assert shown[2:] == ["- opt.step()  # moves", "+ opt.step()  # to here"]  # the step, not a backward
     fixed = record_fix(recording, fix)
-    w = torch.tensor([1.0, 2.0], requires_grad=True)
-    opt = torch.optim.SGD([w], lr=0.1)
-    y = (w * w).sum()
-    y.backward(retain_graph=True)
-    (y * 2).backward()
-    opt.step()
-    grad = grads_at_end(fixed)["w"]
-    assert grad is not None and grad.tolist() == w.grad.tolist()  # type: ignore[union-attr]
+    assert_w_grad_of_both_backwards_then_the_step(fixed)
 
 
 DEEPER_WEIGHT_STEPPED = """import torch
