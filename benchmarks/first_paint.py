@@ -43,8 +43,13 @@ class FirstGraphPaint(QObject):
 
 
 def _shows_graph(widget: QObject) -> bool:
+    """Whether ``widget`` is a graph view's viewport whose scene, as painted now, draws the whole
+    graph: a big graph's scene goes on screen empty and fills in (its overview first)."""
     view = widget.parent() if isinstance(widget, QWidget) else None
-    return type(view).__name__ == "GraphView" and getattr(view, "graph_scene", None) is not None
+    if type(view).__name__ != "GraphView":
+        return False
+    scene = getattr(view, "graph_scene", None)
+    return scene is not None and view.scene() is scene and scene.shows_graph
 
 
 def _finish() -> None:

@@ -610,6 +610,67 @@ def test_pictures_show_every_box_whatever_the_view_hides(make_view, tmp_path):
     assert (tmp_path / "overview.png").read_bytes() == fitted.read_bytes()
 
 
+def test_a_graph_drawn_as_an_overview_is_repainted_once_its_overview_is_made(qtbot, deep):
+    """The items built after the overview are hidden in it: only the overview's own repaint puts
+    the graph on screen (without it the window showed an empty canvas until a step or a click)."""
+    from app.render.scene import GraphScene
+
+    rec, lay = deep
+    scene = GraphScene(rec, lay, populate=False)
+    scene.set_overview(True)
+    QApplication.processEvents()  # the repaint set_overview asks for is done
+    build = scene.populate(chunk=4)
+    with qtbot.waitSignal(scene.changed, timeout=2000) as repaint:
+        while not scene.shows_graph:
+            next(build)
+    assert repaint.args[0] == [scene.sceneRect()]  # all of it
+
+
+def test_the_overview_is_drawn_before_the_boxes_are_measured_then_placed_anew(qtbot, deep):
+    """Big text spreads the layout; the overview, first drawn where Graphviz put the nodes, moves
+    with it, so fitted it is the same picture and zoomed in it matches the boxes."""
+    from app.render.scene import GraphScene
+
+    rec, lay = deep
+    scene = GraphScene(rec, lay, palette="projector", populate=False)
+    scene.set_overview(True)
+    build = scene.populate(chunk=4)
+    while not scene.shows_graph:
+        next(build)
+    first = dict(scene._overview_centres)
+    assert scene.spread == 1.0 and first == {n: QPointF(b.x, b.y) for n, b in lay.nodes.items()}
+    for _ in build:
+        pass
+    spread = scene.spread
+    assert spread > 1.0  # the projector's text grew the boxes
+    assert scene._overview_centres == {n: QPointF(p.x() * spread, p.y() * spread) for n, p in first.items()}
+    for node_id, item in scene.nodes.items():
+        assert scene._overview_centres[node_id] == item.scenePos()
+
+
+def test_a_step_shown_while_the_overview_is_made_colours_every_dot(deep):
+    from app.render.scene import GraphScene
+
+    rec, lay = deep
+
+    def looks_at(index: int) -> dict[str, str]:
+        eager = GraphScene(rec, lay)
+        eager.show_state(rec.timeline.state(index))
+        return eager._overview_looks
+
+    first, placed = looks_at(0), list(lay.nodes)[: len(lay.nodes) // 2]
+    index = next(i for i in range(len(rec.timeline)) if any(looks_at(i)[n] != first[n] for n in placed))
+    scene = GraphScene(rec, lay, populate=False)
+    scene.set_overview(True)
+    build = scene.populate(chunk=1)
+    for _ in placed:  # half of the nodes placed, in step 0's colours; then a step recolours one of them
+        next(build)
+    scene.show_state(rec.timeline.state(index))
+    while not scene.shows_graph:
+        next(build)
+    assert scene._overview_looks == looks_at(index)
+
+
 def _scene_image(scene) -> QImage:
     from PySide6.QtGui import QPainter
 

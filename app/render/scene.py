@@ -117,6 +117,7 @@ class GraphScene(QGraphicsScene):
         self._cluster_of: dict[str, list[str]] = {}  # drawn node -> the frames around it
         self._details = True
         self._overview = False  # NOTE [overview]
+        self._overview_placed = False  # every dot and line of the overview is made
         self._overview_looks: dict[str, str] = {}  # node -> its dot's colour
         self._dot_colours: dict[tuple[Any, str], str] = {}  # (kind, state) -> a dot's colour
         self._overview_centres: dict[str, QPointF] = {}
@@ -140,10 +141,13 @@ class GraphScene(QGraphicsScene):
     def populate(self, chunk: int = CHUNK) -> Iterator[int]:
         """Build every item, yielding the count built so far after each slice of ``chunk``.
 
-        First every box is measured (text widths are cached, so this is quick)
-        to know how far to spread the layout; then items are made in place, so
-        nothing moves once shown.
+        The overview comes first: it is all a big graph's fitted view draws, and it needs only
+        the layout. Then every box is measured (text widths are cached, so this is quick) to know
+        how far to spread the layout, the overview is placed anew if that moved it, and items are
+        made in place, so nothing moves once shown.
         """
+        for _ in self._prepare_overview(chunk):
+            yield 0
         grown = [1.0]
         for done, (box, texts) in enumerate(self._box_texts(), 1):
             grown.append(
@@ -151,11 +155,12 @@ class GraphScene(QGraphicsScene):
             )
             if done % (chunk * 4) == 0:
                 yield 0
-        self._spread = max(grown)
-        self._set_rect()
+        if max(grown) != self._spread:  # fitted, the same picture: the view fits the new rect
+            self._spread = max(grown)
+            self._set_rect()
+            for _ in self._prepare_overview(chunk):
+                yield 0
         yield 0
-        for _ in self._prepare_overview(chunk):
-            yield 0
         built = 0
         for _ in self._build_items():
             built += 1
@@ -303,6 +308,12 @@ class GraphScene(QGraphicsScene):
             item.setVisible(not on)
         self.update()
 
+    @property
+    def shows_graph(self) -> bool:
+        """Whether a paint now draws the whole graph: every item is built, or the overview is
+        on and all its dots and lines are made (a big graph's scene is on screen before either)."""
+        return self.complete or (self._overview and self._overview_placed)
+
     @contextmanager
     def drawn_in_full(self) -> Iterator[None]:
         """Every item shown, whatever the view's zoom hid (for pictures of the whole graph)."""
@@ -383,21 +394,29 @@ class GraphScene(QGraphicsScene):
         return pixmap
 
     def _prepare_overview(self, chunk: int) -> Iterator[None]:
-        """Centres, edge lines and colours of the overview, a slice at a time."""
-        s, boxes = self._spread, self.layout.nodes
+        """Centres, edge lines and colours of the overview, a slice at a time; what is drawn
+        changes only once all are made (a paint meanwhile draws the last ones whole)."""
+        s, boxes, state = self._spread, self.layout.nodes, self._state
         centres: dict[str, QPointF] = {}
-        self._overview_centres, self._overview_lines, self._overview_looks = centres, [], {}
+        lines: list[QLineF] = []
+        looks: dict[str, str] = {}
         for done, (node_id, box) in enumerate(boxes.items(), 1):
             centres[node_id] = QPointF(box.x * s, box.y * s)
-            self._overview_looks[node_id] = self._overview_look(node_id)
+            looks[node_id] = self._overview_look(node_id)
             if done % chunk == 0:
                 yield None
         for done, edge in enumerate(self.graph.edges, 1):
             if edge.src in centres and edge.dst in centres:
-                self._overview_lines.append(QLineF(centres[edge.src], centres[edge.dst]))
+                lines.append(QLineF(centres[edge.src], centres[edge.dst]))
             if done % chunk == 0:
                 yield None
+        if self._state is not state:  # a step was shown meanwhile: some colours are of the one before
+            looks = {node_id: self._overview_look(node_id) for node_id in looks}
+        self._overview_centres, self._overview_lines, self._overview_looks = centres, lines, looks
         self._overview_groups = None
+        self._overview_placed = True
+        if self._overview:  # nothing else repaints it: the items built next are hidden in the overview
+            self.update()
 
     def _overview_dots(self) -> dict[str, list[QPointF]]:
         """Node centres grouped by colour; a colour's list is made again only when a dot joins or
