@@ -548,6 +548,29 @@ def test_show_readable_zooms_in_on_a_node_only_where_the_fitted_graph_is_too_sma
     assert small.reading is None
 
 
+def test_showing_one_node_readable_after_another_pans_without_fitting_between(qtbot, deep, monkeypatch):
+    """Following a backward node by node: a fit in between hid and showed every item of a big
+    graph's overview twice a step; the zoom a fit would take is computed, not set."""
+    rec, lay = deep
+    view = _shown_view(qtbot, 100, 60)
+    view.set_model(rec, lay)
+    view.fit()
+    fitted = view.zoom
+    assert view._fit_zoom() == pytest.approx(fitted)
+    assert view.overview  # so small, fitted, that boxes are dots
+    first, second = rec.graph.nodes[0].id, rec.graph.nodes[-1].id
+    assert view.show_readable(first)
+    toggles: list[bool] = []
+    original = view.graph_scene.set_overview
+    monkeypatch.setattr(view.graph_scene, "set_overview", lambda on: (toggles.append(on), original(on)))
+    zoom = view.zoom
+    assert view.show_readable(second) and view.reading == second
+    assert view.zoom == pytest.approx(zoom) and True not in toggles
+    assert _visible(view).intersects(view.node_item(second).sceneBoundingRect())  # a tiny view: part of it
+    view.fit()
+    assert view.zoom == pytest.approx(fitted) and view.reading is None
+
+
 def test_show_readable_asked_while_a_big_graph_builds_holds_once_it_is_shown(qtbot, deep):
     rec, lay = deep
     node = rec.graph.nodes[0].id

@@ -433,11 +433,27 @@ def test_each_fix_removes_the_error_and_ctrl_z_brings_it_back(qtbot, open_window
     assert not window.commands.undo.isEnabled()
 
 
+def _whole_graph_shown(view) -> bool:
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    return view.reading is None and shown.adjusted(-2, -2, 2, 2).contains(view.graph_scene.sceneRect())
+
+
+def _readable(view, node_id: str) -> bool:
+    """``node_id`` shown by ``show_readable``, its name drawn large enough and all of it in view."""
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    return (
+        view.reading == node_id
+        and view.zoom * NODE_FONT_PX >= READABLE_NODE_PX
+        and shown.contains(view.node_item(node_id).sceneBoundingRect())
+    )
+
+
 def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, open_window):
     """NOTE [auto fit]: a real model's graph fitted to a 1280x720 window draws names too small to
     read; its error step shows the node PyTorch failed at instead, until the learner zooms."""
     window = open_window("gan-no-detach")
     window.resize(1280, 720)
+    window.commands.follow.setChecked(False)  # the error step alone (the step before it ran a node)
     view, session = window.graph_view, window.session
     failing = session.recording.failed.failed_node
     assert (
@@ -445,17 +461,10 @@ def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, op
     )  # fake = G(z), freed by D's backward
 
     def whole_graph_shown() -> bool:
-        shown = view.mapToScene(view.viewport().rect()).boundingRect()
-        return view.reading is None and shown.adjusted(-2, -2, 2, 2).contains(view.graph_scene.sceneRect())
+        return _whole_graph_shown(view)
 
     def failing_node_readable() -> bool:
-        shown = view.mapToScene(view.viewport().rect()).boundingRect()
-        item = view.node_item(failing)
-        return (
-            view.reading == failing
-            and view.zoom * NODE_FONT_PX >= READABLE_NODE_PX
-            and shown.contains(item.sceneBoundingRect())
-        )
+        return _readable(view, failing)
 
     session.home()
     qtbot.waitUntil(whole_graph_shown, timeout=TIMEOUT)
@@ -477,6 +486,39 @@ def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, op
     session.prev_step()
     session.end()
     assert view.reading is None and view.zoom == pytest.approx(zoom)
+
+
+def test_backward_steps_follow_the_running_node_on_a_projector(qtbot, open_window, settings_path):
+    """NOTE [auto fit]: at 1280x720 the GAN's names are unreadable fitted; each backward step shows
+    the node it ran, panning from node to node, and a line's step or a call's end fits again."""
+    window = open_window("gan-no-detach")
+    window.resize(1280, 720)
+    view, session = window.graph_view, window.session
+    steps = session.recording.timeline.steps
+    assert window.commands.follow.isChecked()  # on unless turned off
+    first = next(i for i, step in enumerate(steps) if step.kind == "node")
+    assert steps[first + 1].kind == "node" and steps[first + 1].node != steps[first].node
+    session.go_to(first - 1)
+    qtbot.waitUntil(lambda: _whole_graph_shown(view), timeout=TIMEOUT)
+    assert view.zoom * NODE_FONT_PX < READABLE_NODE_PX  # fitted, this graph's names cannot be read
+    session.next_step()
+    qtbot.waitUntil(lambda: _readable(view, steps[first].node), timeout=TIMEOUT)
+    zoom = view.zoom
+    session.next_step()
+    assert _readable(view, steps[first + 1].node) and view.zoom == pytest.approx(zoom)  # it pans
+    end = next(i for i in range(first, len(steps)) if steps[i].kind == "call_end")
+    session.go_to(end)
+    assert _whole_graph_shown(view)
+    session.go_to(first)
+    assert _readable(view, steps[first].node)
+    window.commands.follow.trigger()  # View ▸ Follow the running node, off: the whole graph
+    assert _whole_graph_shown(view)
+    session.next_step()
+    assert _whole_graph_shown(view)
+    assert not AppSettings(settings_path).follow_nodes  # remembered
+    window.commands.follow.trigger()
+    assert _readable(view, steps[first + 1].node)
+    assert AppSettings(settings_path).follow_nodes
 
 
 def test_predict_first_fits_a_projector_and_its_choices_wrap(qtbot, open_window):

@@ -6,11 +6,15 @@ the graph stays fitted to its view: when the window, a dock or the presentation
 layout changes the view's size, it is fitted again. "Fit graph" (Ctrl+0) turns
 this back on.
 
-While the graph is fitted so, an error step shows its failing node readable
+While the graph is fitted so, a step about one node shows that node readable
 (``follow``): a graph fitted to a projector's view draws a real model's node
-names a few pixels tall, and the node the error names is what the step is
-about. Leaving the error step fits the whole graph again; "Fit graph" shows
-the whole graph at the error step too, until the next step.
+names a few pixels tall. An error step is about the node PyTorch failed at; a
+backward step, about the node it ran ("Follow the running node", on unless
+turned off in the View menu). From one followed node to the next the zoom
+stays and the view pans along the backward; a line's forward step and a
+call's end fit the whole graph again. "Fit graph" shows the whole graph at a
+followed step too, until the next step. A graph whose fitted names can be read
+stays fitted throughout.
 """
 
 from __future__ import annotations
@@ -68,9 +72,9 @@ class GraphNavigation(QObject):
             self._view.fit()
 
     def follow(self, node_id: str | None) -> None:
-        """The node the shown step is about (an error step's failing node), or None: while the
-        learner has not zoomed, show it readable (``GraphView.show_readable``), else the whole
-        graph."""
+        """The node the shown step is about (an error step's failing node, a backward step's
+        node), or None: while the learner has not zoomed, show it readable
+        (``GraphView.show_readable``), else the whole graph."""
         self._step_node = node_id
         if node_id == self._followed or self._view is None or not self.auto_fit:
             return

@@ -267,17 +267,21 @@ class GraphView(QGraphicsView):
     def show_readable(self, node_id: str) -> bool:
         """Fit the graph; if that draws node names too small to read, zoom in to
         :data:`READ_ZOOM` around ``node_id`` and its saved values instead (the failing node of an
-        error step on a projector). Returns whether it zoomed in. A zoom by the learner ends it;
-        a resize or a wider scene while the graph builds shows the node again."""
+        error step on a projector, the node a backward step runs). Returns whether it zoomed in.
+        A zoom by the learner ends it; a resize or a wider scene while the graph builds shows the
+        node again."""
         if self._graph is None:
             return False
-        self.fit()
         if self._unshown is not None:
+            self.fit()
             self._read_when_shown = node_id
             return False
         rects = self._graph.focus_rects(node_id)
-        if rects is None or self.zoom * self._node_px() >= READABLE_NODE_PX:
+        if rects is None or self._fit_zoom() * self._node_px() >= READABLE_NODE_PX:
+            self.fit()
             return False
+        # Not fitted first: from one followed node to the next the zoom stays and the view pans,
+        # where a fit in between hid and showed every item of a big graph's overview twice a step.
         alone, together = rects
         room = self.viewport().rect()
         fits = min(room.width() / max(together.width(), 1.0), room.height() / max(together.height(), 1.0))
@@ -288,6 +292,13 @@ class GraphView(QGraphicsView):
         self._fitted = (self._graph.sceneRect(), self.zoom)
         self._reading = node_id
         return True
+
+    def _fit_zoom(self) -> float:
+        """The zoom :meth:`fit` would set, without setting it (``fitInView`` keeps 2 px a side)."""
+        assert self._graph is not None
+        rect, room = self._graph.sceneRect(), self.viewport().rect().adjusted(2, 2, -2, -2)
+        scale = min(room.width() / max(rect.width(), 1e-9), room.height() / max(rect.height(), 1e-9))
+        return min(MAX_FIT_ZOOM, scale)
 
     @property
     def reading(self) -> str | None:

@@ -102,10 +102,12 @@ def _mark_overflow(toolbar: QToolBar) -> None:
         button.setToolTip("More controls")
 
 
-def _failing_node(state: StepState) -> str | None:
-    """The node an error step failed at (None for every other step, and for an error that no
-    node raised)."""
-    return state.step.node if state.step.kind == "error" else None
+def _step_node(state: StepState, *, running: bool) -> str | None:
+    """The node a step is about, to show readable (NOTE [auto fit]): the node an error step failed
+    at, and with ``running`` the node a backward step ran; None for every other step (a line's
+    forward, a call's end) and for an error that no node raised."""
+    kind = state.step.kind
+    return state.step.node if kind == "error" or (running and kind == "node") else None
 
 
 class MainWindow(QMainWindow):
@@ -323,6 +325,8 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda checked=False, run=handler: run())
         c.themes.triggered.connect(self._on_theme_action)
         c.predict.toggled.connect(self.predict_panel.set_active)
+        c.follow.setChecked(self.settings.follow_nodes)
+        c.follow.toggled.connect(self._on_follow_toggled)
         s.recording_applied.connect(self._on_recording_applied)
         s.step_applied.connect(self._on_step_applied)
         s.busy_changed.connect(self._on_busy_changed)
@@ -463,7 +467,16 @@ class MainWindow(QMainWindow):
             and self.graph_stack.currentIndex() == GRAPH_PAGE
         ):
             self.graph_view.show_state(state)
-            self.navigation.follow(_failing_node(state))
+            self.navigation.follow(self._step_node(state))
+
+    def _step_node(self, state: StepState) -> str | None:
+        return _step_node(state, running=self.commands.follow.isChecked())
+
+    def _on_follow_toggled(self, on: bool) -> None:
+        self.settings.follow_nodes = on
+        state = self.session.state()
+        if state is not None and self.graph_view is not None:
+            self.navigation.follow(self._step_node(state))
 
     def _show_graph(self, recording: Recording) -> None:
         layout, error = self.session.layout, self.session.layout_error
@@ -489,7 +502,7 @@ class MainWindow(QMainWindow):
         self.navigation.fit()
         state = self.session.state()
         if state is not None:
-            self.navigation.follow(_failing_node(state))  # opened at the error step: show it readable
+            self.navigation.follow(self._step_node(state))  # opened at the error step: show it readable
 
     def _on_busy_changed(self, busy: bool) -> None:
         self.busy_label.set_busy(busy or self.session.busy or self.exporter.busy)

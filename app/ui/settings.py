@@ -1,4 +1,5 @@
-"""What the window remembers between runs: theme, font scale, last scenario, geometry, docks.
+"""What the window remembers between runs: theme, font scale, following the running node, last
+scenario, geometry, docks.
 
 A thin typed layer over :class:`QSettings`, so the keys and defaults live in one
 place. Tests pass ``path`` (an INI file of their own) and never touch the
@@ -50,6 +51,16 @@ class AppSettings(QSettings):
     @font_scale.setter
     def font_scale(self, value: float) -> None:
         self.setValue("view/font_scale", clamp_font_scale(value))
+
+    @property
+    def follow_nodes(self) -> bool:
+        """Whether a backward step too shows its node readable (NOTE [auto fit]); on unless
+        turned off."""
+        return str(self.value("view/follow_nodes", "true")).lower() not in ("false", "0")
+
+    @follow_nodes.setter
+    def follow_nodes(self, on: bool) -> None:
+        self.setValue("view/follow_nodes", "true" if on else "false")
 
     # -- scenario ------------------------------------------------------------
     @property
