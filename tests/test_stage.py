@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QScrollArea, QWidget
 
-from app.ui.stage import CAPTION_SHARE, Stage
+from app.ui.stage import CAPTION_SHARE, ERROR_MAX_SHARE, ERROR_SHARE, GRAPH_SHARE, Stage
 
 SHORT = "x.grad is now [2, 4]."
 LONG = " ".join(["PowBackward0 ran and released its saved self;"] * 12)
@@ -145,3 +145,37 @@ def test_a_new_width_measures_the_caption_without_the_old_scroll_bar(qtbot, word
     qtbot.wait(60)
     need = caption.heightForWidth(room.viewport().width())
     assert room.height() == min(need, round(stage.height() * CAPTION_SHARE))
+
+
+def _error_panel(lines: int) -> QScrollArea:
+    """An error panel as tall as ``lines`` lines of text, scrolling inside, as the window's does."""
+    panel = QScrollArea()
+    panel.setWidgetResizable(True)
+    panel.setWidget(QLabel("\n".join(f"PyTorch says, line {i}" for i in range(lines))))
+    return panel
+
+
+@pytest.mark.parametrize("caption_text", [SHORT, LONG * 4])
+def test_the_caption_and_the_error_panel_together_leave_the_graph_half(qtbot, caption_text):
+    """NOTE [the graph keeps the stage]: at the projector's text size on 1280x720 the caption took
+    0.3 and the error panel 0.4 of the stage, and the graph was left 0.3."""
+    caption = QLabel(caption_text)
+    caption.setWordWrap(True)
+    counter, graph, notice, error = QLabel("Step 8 / 8"), QWidget(), QWidget(), _error_panel(80)
+    notice.hide()
+    stage = Stage(notice, caption, counter, error, graph)
+    stage.setStyleSheet(FIXED_FONT)
+    qtbot.addWidget(stage)
+    stage.resize(800, 600)
+    stage.show()
+    qtbot.waitExposed(stage)
+    _settle(qtbot)
+    height = stage.height()
+    assert error.height() >= round(height * ERROR_SHARE)  # its heading and some of the message
+    assert error.height() <= round(height * ERROR_MAX_SHARE)
+    if stage.header.height() + round(height * ERROR_SHARE) <= height * GRAPH_SHARE:
+        assert stage.header.height() + error.height() <= round(height * GRAPH_SHARE)
+        assert graph.height() >= height * GRAPH_SHARE - 4 * 4  # the layout's margins and spacing
+    else:  # a header past its share: the panel keeps its least, the graph the rest
+        assert error.height() == round(height * ERROR_SHARE)
+    assert error.verticalScrollBar().maximum() > 0  # the rest of the message is one scroll away

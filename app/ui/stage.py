@@ -3,8 +3,12 @@ between them at the error step, the notice banner on top.
 
 # NOTE [the graph keeps the stage]
 At the error step the error panel (PyTorch's message, why, the fixes) can be taller
-than the graph, most of all at a large text scale. It gets at most ``ERROR_SHARE`` of
-the stage's height and scrolls inside; the graph keeps the rest.
+than the graph, most of all at a large text scale. It gets what the header (caption
+and step counter) leaves of ``GRAPH_SHARE`` of the stage's height, never less than
+``ERROR_SHARE`` nor more than ``ERROR_MAX_SHARE``, and scrolls inside; the graph keeps
+the rest. At the projector theme and text 1.5 on a 1280x720 screen the header took 0.3
+of the stage and the panel 0.4, and the graph was left 0.3 (140 px); the caption above
+the panel already says where and why the call failed.
 
 # NOTE [the graph keeps its size while stepping]
 Every step sets a new caption, one to fourteen lines long. Laid out as it comes, the
@@ -27,9 +31,11 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-__all__ = ["CAPTION_SHARE", "ERROR_SHARE", "CaptionRoom", "Stage"]
+__all__ = ["CAPTION_SHARE", "ERROR_MAX_SHARE", "ERROR_SHARE", "GRAPH_SHARE", "CaptionRoom", "Stage"]
 
-ERROR_SHARE = 0.4
+GRAPH_SHARE = 0.5  # the header and the error panel together leave the graph this much
+ERROR_SHARE = 0.25  # the error panel's room, at least (its heading and a line of PyTorch's message)
+ERROR_MAX_SHARE = 0.4
 CAPTION_SHARE = 0.3
 
 
@@ -148,10 +154,21 @@ class Stage(QWidget):
         self._tallest_header = max(self._tallest_header, self.header.sizeHint().height())
         if self.header.minimumHeight() != self._tallest_header:
             self.header.setMinimumHeight(self._tallest_header)
+            self._limit_error_panel()
+
+    def error_limit(self) -> int:
+        """The most the error panel may take now (NOTE [the graph keeps the stage])."""
+        height = self.height()
+        left = round(height * GRAPH_SHARE) - self._tallest_header
+        return max(round(height * ERROR_SHARE), min(left, round(height * ERROR_MAX_SHARE)))
+
+    def _limit_error_panel(self) -> None:
+        limit = self.error_limit()
+        if self._error_panel.maximumHeight() != limit:
+            self._error_panel.setMaximumHeight(limit)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         height = event.size().height()
-        self._error_panel.setMaximumHeight(round(height * ERROR_SHARE))
         self.caption_room.set_limit(round(height * CAPTION_SHARE))
         if event.size().width() != self._width:
             self._width = event.size().width()
@@ -159,4 +176,5 @@ class Stage(QWidget):
             self.header.setMinimumHeight(0)
             self.caption_room.forget()
             self._steady_header()
+        self._limit_error_panel()
         super().resizeEvent(event)
