@@ -547,3 +547,52 @@ def test_a_name_too_long_for_graphviz_says_so_without_an_install_hint(where):
     assert "characters is longer than Graphviz draws" in said and INSTALL_HINT not in said
     short = Graph((GraphNode("n0", "SumBackward0", "y.sum()"), leaf), (Edge("n0", "n1"),))
     assert set(layout_graph(short).nodes) == {"n0", "n1"}  # the same graph with short names is drawn
+
+
+@pytest.mark.parametrize("state", ["normal", "flow", "gone"])
+def test_a_long_edge_drawn_in_part_is_the_same_pixels_as_drawn_whole(qtbot, monkeypatch, state):
+    """NOTE [long edges]: a view showing part of a long solid edge strokes only the pieces it
+    meets, the same pixels as the whole path; a dashed one is drawn whole, so its dashes stay put."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage
+    from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
+
+    from app.render.items import LONG_EDGE_POINTS, EdgeItem
+    from app.render.layout import EdgePath
+    from app.render.style import PALETTES, edge_style
+
+    points = [(0.0, 0.0)]
+    for i in range(1, 13):  # a wavy edge of 12 Bezier pieces, 1,200 units long
+        points += [(i * 100 - 70, 60.0 * (-1) ** i), (i * 100 - 30, -60.0 * (-1) ** i), (i * 100.0, 0.0)]
+    assert len(points) > LONG_EDGE_POINTS
+    scene = QGraphicsScene()
+    scene.setSceneRect(QRectF(-20, -80, 1240, 160))
+    style = edge_style(state, PALETTES["light"])
+    edge = EdgeItem(EdgePath(tuple(points), (1210.0, 0.0)), state, style)
+    scene.addItem(edge)
+    view = QGraphicsView(scene)
+    qtbot.addWidget(view)
+    view.resize(420, 340)
+    view.scale(2.0, 2.0)
+    view.show()
+    qtbot.waitExposed(view)
+    view.centerOn(710, 0)  # the 7th and 8th pieces, and a bit of their neighbours
+
+    def drawn() -> QImage:
+        return view.viewport().grab().toImage()
+
+    part = drawn()
+    if style.dash != "solid":  # drawn whole, as Qt dashes it
+        assert edge._pieces is None
+        return
+    assert edge._pieces is not None  # drawn in part
+    monkeypatch.setattr(EdgeItem, "_long", property(lambda self: False))
+    whole = drawn()
+    inked = differ = 0
+    for y in range(part.height()):
+        for x in range(part.width()):
+            mine, theirs = part.pixel(x, y), whole.pixel(x, y)
+            inked += theirs != 0xFFFFFFFF
+            differ += mine != theirs
+    assert inked > 500  # the edge crosses this part
+    assert differ == 0, (differ, inked)

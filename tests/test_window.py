@@ -453,7 +453,7 @@ def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, op
     read; its error step shows the node PyTorch failed at instead, until the learner zooms."""
     window = open_window("gan-no-detach")
     window.resize(1280, 720)
-    window.commands.follow.setChecked(False)  # the error step alone (the step before it ran a node)
+    assert not window.commands.follow.isChecked()  # off unless turned on: the error step alone
     view, session = window.graph_view, window.session
     failing = session.recording.failed.failed_node
     assert (
@@ -488,37 +488,40 @@ def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, op
     assert view.reading is None and view.zoom == pytest.approx(zoom)
 
 
-def test_backward_steps_follow_the_running_node_on_a_projector(qtbot, open_window, settings_path):
-    """NOTE [auto fit]: at 1280x720 the GAN's names are unreadable fitted; each backward step shows
-    the node it ran, panning from node to node, and a line's step or a call's end fits again."""
+def test_following_the_running_node_pans_with_the_run_on_a_projector(qtbot, open_window, settings_path):
+    """NOTE [auto fit]: at 1280x720 the GAN's names are unreadable fitted. Turned on, following
+    shows each backward step's node and each line's newest node at one zoom, panning; a call's end
+    keeps the view; Fit shows the whole graph until the next step about a node."""
     window = open_window("gan-no-detach")
     window.resize(1280, 720)
-    view, session = window.graph_view, window.session
+    view, session, follow = window.graph_view, window.session, window.commands.follow
     steps = session.recording.timeline.steps
-    assert window.commands.follow.isChecked()  # on unless turned off
+    assert not follow.isChecked() and not AppSettings(settings_path).follow_nodes  # off by default
     first = next(i for i, step in enumerate(steps) if step.kind == "node")
     assert steps[first + 1].kind == "node" and steps[first + 1].node != steps[first].node
-    session.go_to(first - 1)
+    session.go_to(first)
     qtbot.waitUntil(lambda: _whole_graph_shown(view), timeout=TIMEOUT)
     assert view.zoom * NODE_FONT_PX < READABLE_NODE_PX  # fitted, this graph's names cannot be read
-    session.next_step()
-    qtbot.waitUntil(lambda: _readable(view, steps[first].node), timeout=TIMEOUT)
+    follow.trigger()  # View ▸ Follow the running node
+    assert _readable(view, steps[first].node) and AppSettings(settings_path).follow_nodes
     zoom = view.zoom
     session.next_step()
     assert _readable(view, steps[first + 1].node) and view.zoom == pytest.approx(zoom)  # it pans
     end = next(i for i in range(first, len(steps)) if steps[i].kind == "call_end")
-    session.go_to(end)
+    session.go_to(end - 1)
+    session.next_step()  # a call's end is about no node: the view stays
+    assert view.reading == steps[end - 1].node and view.zoom == pytest.approx(zoom)
+    line = next(i for i in range(end, len(steps)) if steps[i].kind == "forward" and steps[i].added_nodes)
+    session.go_to(line)
+    assert _readable(view, steps[line].added_nodes[-1])  # where the graph just grew
+    window.navigation.fit()
     assert _whole_graph_shown(view)
     session.go_to(first)
     assert _readable(view, steps[first].node)
-    window.commands.follow.trigger()  # View ▸ Follow the running node, off: the whole graph
+    follow.trigger()  # off again: the whole graph, and remembered
     assert _whole_graph_shown(view)
     session.next_step()
-    assert _whole_graph_shown(view)
-    assert not AppSettings(settings_path).follow_nodes  # remembered
-    window.commands.follow.trigger()
-    assert _readable(view, steps[first + 1].node)
-    assert AppSettings(settings_path).follow_nodes
+    assert _whole_graph_shown(view) and not AppSettings(settings_path).follow_nodes
 
 
 def test_predict_first_fits_a_projector_and_its_choices_wrap(qtbot, open_window):

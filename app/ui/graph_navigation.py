@@ -8,13 +8,21 @@ this back on.
 
 While the graph is fitted so, a step about one node shows that node readable
 (``follow``): a graph fitted to a projector's view draws a real model's node
-names a few pixels tall. An error step is about the node PyTorch failed at; a
-backward step, about the node it ran ("Follow the running node", on unless
-turned off in the View menu). From one followed node to the next the zoom
-stays and the view pans along the backward; a line's forward step and a
-call's end fit the whole graph again. "Fit graph" shows the whole graph at a
-followed step too, until the next step. A graph whose fitted names can be read
-stays fitted throughout.
+names a few pixels tall. An error step is about the node PyTorch failed at.
+With "Follow the running node" (View menu; off unless turned on) a
+backward step is about the node it ran and a line's forward step about the
+last node it added; a step about no node (a call's end, a line that made no
+node) keeps the view. So the view pans with the run at one zoom: going back
+to the whole graph at every iteration of a training loop was a jump each time,
+and hiding or showing every item of a big graph's overview (100-200 ms at
+1,200 nodes). A recording opens fitted; "Fit graph" shows the whole graph
+until the next step about a node. A graph whose fitted names can be read stays
+fitted throughout. Without following, only the error step zooms in.
+
+Following is off by default: zoomed in, a loop's graph paints every long edge
+that crosses the view (a shared weight has one to each iteration; NOTE [long
+edges] in items.py), and stepping the benchmark's 200-iteration loop that way
+took 25 ms a step (p50) against 5 ms fitted.
 """
 
 from __future__ import annotations

@@ -104,10 +104,14 @@ def _mark_overflow(toolbar: QToolBar) -> None:
 
 def _step_node(state: StepState, *, running: bool) -> str | None:
     """The node a step is about, to show readable (NOTE [auto fit]): the node an error step failed
-    at, and with ``running`` the node a backward step ran; None for every other step (a line's
-    forward, a call's end) and for an error that no node raised."""
-    kind = state.step.kind
-    return state.step.node if kind == "error" or (running and kind == "node") else None
+    at, and with ``running`` the node a backward step ran or the last node a line's forward step
+    added; None for every other step and for an error that no node raised."""
+    step = state.step
+    if step.kind == "error" or (running and step.kind == "node"):
+        return step.node
+    if running and step.kind == "forward" and step.added_nodes:
+        return step.added_nodes[-1]
+    return None
 
 
 class MainWindow(QMainWindow):
@@ -467,7 +471,9 @@ class MainWindow(QMainWindow):
             and self.graph_stack.currentIndex() == GRAPH_PAGE
         ):
             self.graph_view.show_state(state)
-            self.navigation.follow(self._step_node(state))
+            node = self._step_node(state)
+            if node is not None or not self.commands.follow.isChecked():
+                self.navigation.follow(node)  # following, a step about no node keeps the view
 
     def _step_node(self, state: StepState) -> str | None:
         return _step_node(state, running=self.commands.follow.isChecked())
@@ -502,7 +508,8 @@ class MainWindow(QMainWindow):
         self.navigation.fit()
         state = self.session.state()
         if state is not None:
-            self.navigation.follow(self._step_node(state))  # opened at the error step: show it readable
+            # opened at the error step: its node readable; at any other, the whole graph first
+            self.navigation.follow(_step_node(state, running=False))
 
     def _on_busy_changed(self, busy: bool) -> None:
         self.busy_label.set_busy(busy or self.session.busy or self.exporter.busy)
