@@ -5,13 +5,16 @@ check here is about what a panel shows, not about threads.
 """
 
 import itertools
+import re
 from dataclasses import replace
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
 import torch
 from conftest import plain_forgot_retain_error
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from app.core import load_builtin, record
 from app.core.devices import DeviceInfo
@@ -316,6 +319,119 @@ def test_code_panel_marks_every_line_of_a_call_written_over_several_lines(qtbot,
     assert [panel.marker(line) for line in range(3, 8)] == ["", "▶", "▶", "▶", ""]
 
 
+WRAPPING_PROGRAM = """import torch
+import torch.nn.functional as F
+
+model = torch.nn.Linear(8, 8)
+loss_fn = torch.nn.MSELoss()
+x = torch.linspace(-1.5, 2.25, 8).reshape(1, 8)
+y = torch.zeros(1, 8)
+for step in range(2):
+    h = F.layer_norm(model(x), [8])
+    loss = loss_fn(h, y) + 0.001 * model.weight.pow(2).sum()
+    loss.backward()
+print(model.weight.grad.abs().max(), loss_fn(model(x), y).item())
+"""
+
+
+def _shown_lines(panel: CodePanel) -> list[list[tuple[int, int]]]:
+    """Each program line as the panel shows it: (start, end) columns of its lines on screen, as
+    Qt laid them out."""
+    shown = []
+    block = panel.document().firstBlock()
+    while block.isValid():
+        panel.blockBoundingRect(block)  # laid out, as painting it would be
+        layout = block.layout()
+        lines = [layout.lineAt(i) for i in range(layout.lineCount())]
+        shown.append([(line.textStart(), line.textStart() + line.textLength()) for line in lines])
+        block = block.next()
+    return shown
+
+
+def _tokens(code: str) -> dict[int, list[tuple[int, int, str]]]:
+    """Python's own tokenizer (the oracle): row -> (start, end, text) of each name, number and
+    operator; strings and comments are prose, which may wrap at their spaces."""
+    import io
+    import tokenize
+
+    rows: dict[int, list[tuple[int, int, str]]] = {}
+    for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        if token.type in (tokenize.NAME, tokenize.NUMBER, tokenize.OP):
+            rows.setdefault(token.start[0], []).append((token.start[1], token.end[1], token.string))
+    return rows
+
+
+def _cut_tokens(panel: CodePanel, code: str) -> list[tuple[int, str, list[str]]]:
+    """(row, token, lines on screen) for each token a line on screen begins or ends inside."""
+    tokens, cut = _tokens(code), []
+    for row, (text, lines) in enumerate(zip(code.split("\n"), _shown_lines(panel), strict=True), start=1):
+        ends = {end for _, end in lines[:-1]}
+        for start, end, token in tokens.get(row, ()):
+            if any(start < at < end for at in ends):
+                cut.append((row, token, [text[a:b] for a, b in lines]))
+    return cut
+
+
+def test_code_panel_wraps_long_lines_between_tokens_never_inside_a_name(qtbot, session):
+    """A narrow dock wraps the code: no line on screen begins or ends inside a name, a number or
+    an operator (``F.layer_nor`` / ``m(h, [8])``), at any width down to the longest name's."""
+    recording = record(Program(WRAPPING_PROGRAM))
+    panel = _panel(qtbot, CodePanel, session)
+    session.apply(recording)
+    panel.show()
+    qtbot.waitExposed(panel)
+    character = panel.fontMetrics().horizontalAdvance("x")
+    widths, wrapped = set(), 0
+    for columns in range(12, 60, 2):
+        panel.resize(panel.line_number_width() + (columns + 4) * character + 40, 600)
+        room = round(panel.document().firstBlock().layout().lineAt(0).width() / character)
+        assert room >= len("layer_norm"), room  # no token is wider than a line: none may be cut
+        widths.add(room)
+        assert _cut_tokens(panel, WRAPPING_PROGRAM) == [], room
+        shown = _shown_lines(panel)
+        wrapped += sum(len(lines) > 1 for lines in shown)
+        assert panel.document().lineCount() == sum(map(len, shown))  # what the scroll bar counts
+    assert len(widths) > 10 and wrapped > 20  # many widths, and lines that did wrap at them
+    assert panel.text() == recording.program.code  # only the screen's lines differ, not the text
+
+
+def test_code_panel_cuts_a_name_wider_than_the_panel_anywhere_and_shows_it_whole(qtbot, session):
+    name = "a_name_written_far_wider_than_any_narrow_dock_would_show_on_one_line"
+    panel = _panel(qtbot, CodePanel, session)
+    panel.write(f"x = {name} + 1\n")
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.resize(panel.line_number_width() + 20 * panel.fontMetrics().horizontalAdvance("x") + 40, 300)
+    block = panel.document().firstBlock()
+    panel.blockBoundingRect(block)
+    layout = block.layout()
+    lines = [layout.lineAt(i) for i in range(layout.lineCount())]
+    pieces = [block.text()[line.textStart() : line.textStart() + line.textLength()] for line in lines]
+    assert "".join(pieces) == block.text() and len(pieces) > 3
+    assert pieces[0] == "x = "  # the name begins a line of its own, then is cut where it must be
+    assert all(line.naturalTextWidth() <= line.width() for line in lines)  # nothing runs off the edge
+
+
+def test_typing_in_a_wrapped_line_keeps_the_programs_text_and_wraps_it_between_tokens(qtbot, session):
+    recording = record(Program(WRAPPING_PROGRAM))
+    panel = _panel(qtbot, CodePanel, session)
+    session.apply(recording)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.resize(panel.line_number_width() + 16 * panel.fontMetrics().horizontalAdvance("x") + 40, 600)
+    line = panel.document().findBlockByNumber(8)  # h = F.layer_norm(model(x), [8])
+    cursor = panel.textCursor()
+    cursor.setPosition(line.position() + line.length() - 1)
+    panel.setTextCursor(cursor)
+    qtbot.keyClicks(panel, " * scale_of_layer")
+    typed = WRAPPING_PROGRAM.replace("[8])\n", "[8]) * scale_of_layer\n", 1)
+    assert panel.text() == typed
+    assert len(_shown_lines(panel)[8]) > 2 and _cut_tokens(panel, typed) == []
+    panel.selectAll()
+    panel.copy()
+    assert QApplication.clipboard().text() == typed  # copied as typed: no character was added
+
+
 def test_caption_and_counter_follow_the_step(qtbot, session, two_losses):
     caption = _panel(qtbot, CaptionBar, session)
     counter = _panel(qtbot, StepCounter, session)
@@ -396,7 +512,34 @@ def test_error_panel_shows_pytorchs_message_and_the_freeing_call(qtbot, session,
     assert "saved self" in explanation
     freed_by = forgot_retain.freed_by[(forgot_retain.failed.failed_node, "self")]
     line = forgot_retain.calls[freed_by].call.line
-    assert f"but call {freed_by + 1} (line {line}) freed it" in explanation
+    assert f"call {freed_by + 1} (line {line}, step " in explanation
+
+
+def _longest_common(a: str, b: str) -> str:
+    match = SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b))
+    return a[match.a : match.a + match.size]
+
+
+@pytest.mark.parametrize("name", ["forgot-retain", "gan-no-detach", "rnn-no-detach", "inplace-sigmoid"])
+def test_the_why_line_adds_to_the_caption_instead_of_saying_it_again(qtbot, session, name):
+    """The caption and the error panel show together at the error step: the "Why" line names the
+    node and its saved tensor, but says what the caption does not (the line that freed or wrote
+    into it), with no phrase of the caption's repeated."""
+    recording = record(load_builtin(name))
+    panel, caption = _panel(qtbot, ErrorPanel, session), _panel(qtbot, CaptionBar, session)
+    session.apply(recording)
+    info = recording.failed
+    assert not panel.isHidden() and session.index == info.last_step
+    said, why = caption.caption(), panel.explanation.text()
+    node = recording.graph.node(info.failed_node)
+    state = recording.timeline.state(info.last_step).slots
+    slot = next(s.name for s in node.tensor_slots if state.get((node.id, s.name)) in ("freed", "modified"))
+    assert why.startswith("Why: ") and node.name in why and f"saved {slot}" in why
+    assert len(_longest_common(said, why)) < 25, _longest_common(said, why)
+    lines = {int(n) for n in re.findall(r"[Ll]ine (\d+)", why)} - {
+        int(n) for n in re.findall(r"line (\d+)", said)
+    }
+    assert lines, (said, why)  # a line of the program the caption does not name
 
 
 def test_error_panel_appears_only_at_the_error_step(qtbot, session, forgot_retain):
@@ -724,7 +867,8 @@ def test_code_wraps_at_its_dots_and_reads_the_same() -> None:
     from app.ui.breakable import BREAK, breakable_code, unbroken
 
     call = "y.sum().backward(retain_graph=True)"
-    assert breakable_code(call).split(BREAK) == ["y.", "sum(", ").", "backward(", "retain_graph=True)"]
+    # at the points the Code panel wraps at (code_breaks): an empty "()" and a keyword stay whole
+    assert breakable_code(call).split(BREAK) == ["y.", "sum().", "backward(", "retain_graph=True)"]
     assert unbroken(breakable_code(call)) == call and breakable_code("x.grad") == "x.grad"
 
 

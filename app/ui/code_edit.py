@@ -10,11 +10,24 @@ line, a shaded line, a ``!`` before its number, and the message as the line's
 tooltip. Its colour, like the syntax colours, comes from the palette (red at
 the palette's lightness), so it follows the theme; a stylesheet may still set
 ``CodeEdit { qproperty-errorColor: ... }``.
+
+# NOTE [code wraps between tokens]
+Where lines wrap (the Code panel does, in a narrow dock), Qt finds the wrapping points with
+Unicode's rules for prose: in code they are only the spaces, so ``F.layer_norm(h,`` is one word,
+and a word wider than the room left was cut anywhere (``F.layer_nor`` / ``m(h, [8])``). Zero-width
+spaces would give Qt the points (as :func:`~app.ui.breakable.breakable_code` does for labels), but
+this text is the program: edited, copied and counted in columns, so nothing is added to it.
+Instead the document's layout (:class:`_CodeLayout`) lays a block that wraps out again, each line
+ending at the last of :func:`~app.ui.breakable.code_breaks` that fits; only a token wider than the
+whole line is still cut anywhere.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Property, QEvent, QRect, QSize, Qt, Signal
+import math
+from bisect import bisect_left
+
+from PySide6.QtCore import Property, QEvent, QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFontDatabase,
@@ -25,12 +38,17 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QResizeEvent,
+    QTextBlock,
     QTextCharFormat,
     QTextCursor,
+    QTextDocument,
     QTextFormat,
+    QTextLayout,
+    QTextOption,
 )
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QToolTip, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
+from app.ui.breakable import code_breaks
 from app.ui.python_highlighter import PythonHighlighter
 from app.ui.theme import hue_colour, mixed
 
@@ -47,6 +65,50 @@ def plain_text(edit: QPlainTextEdit) -> str:
 def error_colour(palette: QPalette) -> QColor:
     """Red, as light as reads well on the palette's background."""
     return hue_colour(palette, 0.0)
+
+
+class _CodeLayout(QPlainTextDocumentLayout):
+    """Qt's plain-text layout, but a wrapped line ends between tokens (NOTE [code wraps between tokens]).
+
+    Qt lays a block out when it is first asked for its rectangle (``blockBoundingRect``, which the
+    editor, the cursor and the painting all go through), or at once when an edit changes it; either
+    way the rectangle is asked for before the lines are used, and here a block Qt laid out over
+    several lines is laid out again. The text option tells whose lines a block has: Qt sets the
+    document's, and this layout measures with ``WrapAnywhere``.
+    """
+
+    def blockBoundingRect(self, block: QTextBlock) -> QRectF:
+        rect = super().blockBoundingRect(block)
+        layout = block.layout()
+        if layout.lineCount() <= 1 or layout.textOption().wrapMode() == QTextOption.WrapMode.WrapAnywhere:
+            return rect  # one line (nothing to choose), or laid out here already
+        self._lay_out(block, layout)
+        return super().blockBoundingRect(block)
+
+    def _lay_out(self, block: QTextBlock, layout: QTextLayout) -> None:
+        width = layout.lineAt(0).width()  # what Qt allowed: the view's width less the margins
+        option = QTextOption(self.document().defaultTextOption())
+        option.setWrapMode(QTextOption.WrapMode.WrapAnywhere)  # so a line takes all that fits
+        layout.setTextOption(option)
+        text, margin, top = block.text(), self.document().documentMargin(), 0.0
+        breaks = code_breaks(text)
+        layout.beginLayout()
+        while (line := layout.createLine()).isValid():
+            line.setLeadingIncluded(True)
+            line.setLineWidth(width)
+            start = line.textStart()
+            end = start + line.textLength()
+            if end < len(text) and not text[end - 1].isspace():
+                last = bisect_left(breaks, end + 1) - 1  # the last break at or before ``end``
+                if last >= 0 and start < breaks[last] < end:
+                    line.setNumColumns(breaks[last] - start, width)
+            line.setPosition(QPointF(margin, top))
+            top += line.height() + min(math.ceil(line.leading()), 0)  # as Qt stacks its lines
+        layout.endLayout()
+        lines_before = self.document().lineCount()
+        block.setLineCount(layout.lineCount())
+        if self.document().lineCount() != lines_before:  # the scroll bar counts lines
+            self.documentSizeChanged.emit(self.documentSize())
 
 
 class _LineNumbers(QWidget):
@@ -75,6 +137,14 @@ class CodeEdit(QPlainTextEdit):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # Made first: the highlighter holds the document. Qt owns both (the editor its document, the
+        # document its layout), yet both are kept here too: with no Python reference to it the
+        # document's wrapper was taken by the garbage collector, which deleted the document of a live
+        # editor (a crash a few windows later), and the layout's wrapper carries the method Qt calls.
+        self._document = QTextDocument(self)
+        self._layout = _CodeLayout(self._document)
+        self._document.setDocumentLayout(self._layout)
+        self.setDocument(self._document)
         self._writing = False
         self._text = ""  # the text as last seen: a highlighter's repaint changes no character
         self._layers: dict[str, list[QTextEdit.ExtraSelection]] = {}

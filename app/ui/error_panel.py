@@ -1,12 +1,15 @@
 """At the error step: PyTorch's exact message, why it happened, and the fixes that apply.
 
 The panel shows only at the step where the program failed, never before (the
-learner may want to predict it). The explanation names the freed slot and the
-call that freed it (``recording.freed_by``), or the tensor changed in place;
-a program error outside any autograd call shows its message and line. The
-fixes come from :func:`app.core.lesson.fixes.fixes_for`: each is an edit of
-the program text, shown as the lines it changes, and recorded again at once
-when chosen (the session can undo it).
+learner may want to predict it). The "Why" line adds to the caption shown
+above it at the same step rather than saying it again (NOTE [why adds to the
+caption]): where the failing node was made and which calls reach it, and
+when its saved tensor was freed (``recording.freed_by``); or the version the
+tensor was saved at and the line that wrote into it. A program error outside
+any autograd call shows its message and line. The fixes come from
+:func:`app.core.lesson.fixes.fixes_for`: each is an edit of the program text,
+shown as the lines it changes, and recorded again at once when chosen (the
+session can undo it).
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
 
 from app.core.lesson.fixes import Fix, changed_lines, fixes_for
+from app.core.lesson.lines import iteration_text, node_origin
 from app.ui.fixes_panel import FixesPanel, wrapped_label
 from app.ui.session import Session
 
 if TYPE_CHECKING:
+    from app.core.model.graph import GraphNode, SavedSlot
     from app.core.model.program import CallInfo
     from app.core.model.recording import Recording
+    from app.core.model.timeline import SlotKey, Step
 
 __all__ = ["ErrorPanel"]
 
@@ -33,6 +39,57 @@ def _freed_slots(recording: Recording, info: CallInfo) -> list[tuple[str, int]]:
     node = recording.graph.node(info.failed_node)
     keys = [(node.id, slot.name) for slot in node.tensor_slots]
     return [(key[1], recording.freed_by[key]) for key in keys if key in recording.freed_by]
+
+
+# NOTE [why adds to the caption]
+# The caption above the panel already says, for the same step, which call failed at which node,
+# which saved tensor was freed by which call (run without retain_graph=True) or changed in place,
+# and that the version counter caught it. The "Why" line does not say it again: it tells what the
+# caption leaves out, from the recording: where the node was made and that both calls reach it,
+# when a backward frees what a node saved and at which step this one was freed; or
+# the version the tensor was saved at, the line (and step) that wrote into it, and its version now.
+def _why_freed(recording: Recording, info: CallInfo, node: GraphNode, slot: str, by: int) -> str:
+    freeing = recording.calls[by]
+    step = _step_that_set(recording, (node.id, slot), "freed", freeing.first_step, freeing.last_step + 1)
+    calls = f"calls {by + 1} and {info.index + 1} both reach"
+    if node.line is None:  # made by PyTorch itself: no line to name
+        shared = f"{calls.capitalize()} {node.name}"
+    else:
+        shared = f"{node.name} was {node_origin(node)}, and {calls} it"
+    where = f"line {freeing.call.line}" + ("" if step is None else f", step {step.index}")
+    return (
+        f"Why: {shared}. A backward frees what a node saved once it has run: call {by + 1} "
+        f"({where}) freed the saved {slot}; call {info.index + 1} needs it again."
+    )
+
+
+def _why_modified(recording: Recording, info: CallInfo, node: GraphNode, slot: SavedSlot) -> str:
+    key = (node.id, slot.name)
+    step = _step_that_set(recording, key, "modified", 0, info.last_step)
+    now = recording.timeline.state(info.last_step).versions.get(key)
+    saved = "" if slot.saved_version is None else f", as it was at version {slot.saved_version}"
+    line = None if step is None else step.line
+    writer = "A later line" if line is None else f"Line {line} ({', '.join(_when(step))})"
+    version = "" if now is None else f", making it version {now}"
+    return (
+        f"Why: {node.name} computes its gradient from the saved {slot.name}{saved}. {writer} wrote into "
+        f"it{version}; a gradient from it would be silently wrong."
+    )
+
+
+def _when(step: Step | None) -> list[str]:
+    """``["iteration 1 of 3", "step 12"]``: when ``step`` ran, for the learner to go and see."""
+    if step is None:
+        return []
+    return [*filter(None, [iteration_text(step.loops)]), f"step {step.index}"]
+
+
+def _step_that_set(recording: Recording, key: SlotKey, state: str, start: int, stop: int) -> Step | None:
+    """The last step in ``start..stop`` (stop excluded) that set ``key``'s slot to ``state``."""
+    steps = recording.timeline.steps
+    return next(
+        (steps[i] for i in range(stop - 1, start - 1, -1) if steps[i].slot_changes.get(key) == state), None
+    )
 
 
 class ErrorPanel(FixesPanel):
@@ -90,26 +147,17 @@ class ErrorPanel(FixesPanel):
         return f"✗ Call {info.index + 1} (line {info.call.line}) failed at {where}. PyTorch says:"
 
     def _explanation(self, recording: Recording, info: CallInfo) -> str:
-        from app.core.lesson.captions import node_title
-
-        freed = _freed_slots(recording, info)
+        """What the caption above does not say (NOTE [why adds to the caption])."""
         if info.failed_node is None or info.failed_node not in recording.graph:
             return "PyTorch refused this call; its message above says why."
         node = recording.graph.node(info.failed_node)
+        freed = _freed_slots(recording, info)
         if freed:
-            slot, by = freed[0]
-            line = recording.calls[by].call.line
-            return (
-                f"Why: {node_title(node)} needs its saved {slot} to compute its gradient, but call "
-                f"{by + 1} (line {line}) freed it: that call ran without retain_graph=True."
-            )
+            return _why_freed(recording, info, node, *freed[0])
         state = recording.timeline.state(info.last_step)
-        modified = [s.name for s in node.tensor_slots if state.slots.get((node.id, s.name)) == "modified"]
+        modified = [s for s in node.tensor_slots if state.slots.get((node.id, s.name)) == "modified"]
         if modified:
-            return (
-                f"Why: {node_title(node)} saved {modified[0]} for its gradient, and the program changed "
-                "that tensor in place afterwards; PyTorch's version counter caught it."
-            )
+            return _why_modified(recording, info, node, modified[0])
         return "PyTorch refused this call; its message above says why."
 
     def _show_fix(self, i: int, fix: Fix, button: QPushButton, code: QLabel, old: str) -> None:
