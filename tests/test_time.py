@@ -5,17 +5,21 @@ recording PyTorch made (``record(load_builtin(name))``), never written by hand."
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMainWindow
 
-from app.core import load_builtin, record
+from app.core import Program, load_builtin, record
 from app.core.model.recording import Recording
+from app.core.recording.script import record_script
 from app.render.dot_source import dot_source, iterations
+from app.render.items import CLUSTER_LABEL_ROOM
 from app.render.labels import drawn_slots, version_text
-from app.render.layout import layout_graph
+from app.render.layout import Box, layout_graph
+from app.render.modules import module_groups
 from app.render.scene import GraphScene
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, node_style
 from app.ui.actions import WindowActions
@@ -296,6 +300,116 @@ def test_the_carried_hidden_state_chains_the_iteration_frames(qtbot, laid_out):
         scene.show_state(rec.timeline.state(i))
         for name, frame in scene.clusters.items():
             assert (frame.state == "hidden") == (i < built[name]), (i, name)
+
+
+# -- frames read left to right, and nothing covers their titles --------------------------------
+NESTED_LOOPS = """
+import torch
+import torch.nn as nn
+import torch.optim as optim
+
+model = nn.Linear(3, 1)
+opt = optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(4, 3), torch.randn(4, 1)
+total = 0.0
+for epoch in range(3):
+    for batch in range(4):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total = total + loss
+"""
+SUMMED_AFTER_THE_LOOP = """
+import torch
+
+w = torch.randn(3, requires_grad=True)
+losses = []
+for i in range(10):
+    losses.append((torch.randn(3) * w).sum() ** 2)
+sum(losses).backward()
+"""  # each iteration hangs a little lower than the one before: a staircase of frames
+SCRIPT_WITH_MODULES = """\
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 4), torch.randn(8, 1)
+for step in range(3):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+"""
+PROGRAMS = {"nested-loops": NESTED_LOOPS, "summed-after-the-loop": SUMMED_AFTER_THE_LOOP}
+READ_IN_ORDER = [*LOOPS, "retain-fixed", "logged-item", "accumulate-no-zero", *PROGRAMS]
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory):
+    """The graph as drawn and its layout, for a built-in, one of ``PROGRAMS``, or a script with modules."""
+    made = {}
+
+    def make(name: str):
+        if name not in made:
+            if name in PROGRAMS:
+                graph = record(Program(PROGRAMS[name], name=name, title=name)).graph
+            elif name == "script-with-modules":
+                path = tmp_path_factory.mktemp("script") / "train.py"
+                path.write_text(SCRIPT_WITH_MODULES, encoding="utf-8")
+                graph = record_script(path).recording.graph
+            else:
+                graph = recorded(name).graph
+            layout = layout_graph(graph)
+            assert not layout.collapsed  # the layout's boxes are the graph's own nodes
+            made[name] = (graph, layout)
+        return made[name]
+
+    return make
+
+
+def _share_a_row(a: Box, b: Box) -> bool:
+    return a.top < b.top + b.height and b.top < a.top + a.height
+
+
+def _overlap(a: Box, left: float, top: float, right: float, bottom: float) -> bool:
+    return a.left < right and left < a.left + a.width and a.top < bottom and top < a.top + a.height
+
+
+@pytest.mark.parametrize("name", READ_IN_ORDER)
+def test_iteration_frames_read_left_to_right(drawn, name):
+    """Frames that share a row are in the order the program ran them (dot_source's NOTE [reading order])."""
+    graph, layout = drawn(name)
+    frames = [(g.label, layout.clusters[g.name]) for g in iterations(graph)]
+    beside = [(a, b) for a, b in pairwise(frames) if _share_a_row(a[1], b[1])]
+    if name in ("logged-loss", *PROGRAMS):
+        assert beside  # the case this guards: iterations drawn side by side
+    for (first, a), (then, b) in beside:
+        assert a.left + a.width <= b.left, f"{first!r} is not left of {then!r}"
+
+
+@pytest.mark.parametrize("name", [*LOOPS, "gan-no-detach", *PROGRAMS, "script-with-modules"])
+def test_no_box_outside_a_frame_covers_its_title(drawn, name):
+    """Zoomed out, a frame's title is drawn in the band above it (``ClusterItem``); a leaf on the row
+    above once sat on it (dot_source's NOTE [frame titles])."""
+    graph, layout = drawn(name)
+    members = {g.name: set(g.nodes) for g in (*iterations(graph), *module_groups(graph))}
+    assert layout.clusters and set(layout.clusters) <= set(members)
+    boxes = [
+        *layout.nodes.items(),
+        *((node_id, box) for (node_id, _), box in layout.slots.items()),
+        *((edge.src, box) for edge, box in layout.proxies.items()),  # a proxy sits beside its user
+    ]
+    for frame_name, frame in layout.clusters.items():
+        right, bottom = frame.left + frame.width, frame.top + frame.height
+        band = (frame.left, frame.top - CLUSTER_LABEL_ROOM, right, frame.top)
+        for node_id, box in boxes:
+            if node_id in members[frame_name]:  # the frame still holds every box of its own
+                assert _overlap(box, frame.left, frame.top, right, bottom), (frame_name, node_id)
+                assert frame.top <= box.top and box.top + box.height <= bottom, (frame_name, node_id)
+            else:
+                assert not _overlap(box, *band), f"{node_id} covers the title of {frame_name}"
 
 
 # -- versions of saved tensors --------------------------------------------------------------------

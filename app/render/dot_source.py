@@ -34,6 +34,38 @@ program, not to the iteration that first used it. Clusters are part of the one
 Graphviz run (``layout.py``'s NOTE [layout once]); the scene draws their frames
 from the layout and only shows or fades them per step.
 
+# NOTE [frame titles]
+Zoomed out, the scene draws a frame's title *above* the frame, in a band up to
+``TITLE_ROOM`` units tall (``items.ClusterItem``). Graphviz keeps every node
+outside a cluster clear of the cluster's box, but knew nothing of that band, so
+a leaf on the row above sat on the title. So each cluster's label is a table
+whose first row is empty and ``TITLE_ROOM`` points tall: Graphviz grows the
+cluster's box by it and moves the row above clear of it, and ``layout.py``
+reports the frame without it. The band above every frame (iteration or module)
+is then free of boxes whatever the graph (the scene's spread only widens it),
+at the cost of that much height at each frame's top.
+
+# NOTE [reading order]
+A learner reads iterations left to right, but Graphviz's crossing minimiser
+orders sibling clusters as it likes: two iterations hanging from the same
+weights cross equally few edges either way, and it kept the last one it tried
+(logged-loss came out 3, 2, 1). The usual levers fail for clusters: the order
+of the source changes nothing, an edge between two clusters on one rank is
+dropped from ordering, and ``ordering=out`` skips edges into a cluster. What
+does count is a crossing: for each two iterations drawn side by side, a tiny
+invisible box above them sends an edge from its west side to the first one's
+top node and one from its east side to the second's, so that the swapped order
+crosses the two. The boxes are linked in turn (``minlen=0``: a flat link keeps
+two boxes on one row left to right, a downward one makes the minimiser meet
+the boxes in order), without which a staircase of iterations, each starting a
+little lower, came out mirrored. A box sits just above the higher of its two
+top nodes, and only iterations that share a row get one (not when the next
+begins below every node of this one: stacked frames need no order), so none
+of these edges reaches further down than one iteration is tall: a few virtual
+nodes per iteration, never the long edges of NOTE [large graphs]. It is a
+preference the minimiser weighs, not a constraint: Graphviz has none for the
+order of clusters.
+
 Ids are ours (``n3``, ``n3.self``), never ``id()``; every fact comes from the
 ``Graph``, so no ``_saved_*`` attribute is read again (it may be freed).
 
@@ -46,8 +78,10 @@ Ids are ours (``n3``, ``n3.self``), never ``id()``; every fact comes from the
 
 from __future__ import annotations
 
+import html
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import pairwise
 
 from app.core.model.graph import Edge, Graph, GraphNode, LoopMark, SavedSlot
 from app.render.labels import (
@@ -67,6 +101,7 @@ from app.render.style import NODE_TAGS, NodeKind, slot_tags
 __all__ = [
     "MAX_DOT_STRING",
     "MAX_SPAN",
+    "TITLE_ROOM",
     "DotStringTooLong",
     "Iteration",
     "depths",
@@ -87,6 +122,9 @@ class DotStringTooLong(ValueError):
 MAX_SPAN = 8  # an edge spanning more ranks than this is drawn from a proxy box
 EDGE_WEIGHT = 4  # graph edges pull straighter than the dotted lines to saved values and proxies
 KIND_FILL: dict[NodeKind, str] = {"op": "lightgrey", "leaf": "lightblue", "root": "darkolivegreen1"}
+TITLE_ROOM = 60  # points above a frame kept for its title (NOTE [frame titles]); an integer for Graphviz
+# NOTE [reading order]'s boxes: a port's side is found from the box's width, so not a zero-size point
+ORDER_BOX = 'shape=box, width=0.02, height=0.02, fixedsize=true, style=invis, label=""'
 TENSOR_FILL = "orange"
 VALUE_FILL = "gray96"
 
@@ -226,14 +264,49 @@ def _header() -> list[str]:
     ]
 
 
+def _title(label: str) -> str:
+    """The cluster's label as Graphviz sizes it: an empty row ``TITLE_ROOM`` points tall above the
+    text (NOTE [frame titles]); the text keeps the frame at least as wide as the title."""
+    _quote(label)  # refused past Graphviz's own limit, as any other label
+    text = html.escape(label.replace("\n", " ").replace("\r", " "), quote=False)
+    return (
+        '<<table border="0" cellborder="0" cellspacing="0" cellpadding="0">'
+        f'<tr><td height="{TITLE_ROOM}"></td></tr><tr><td>{text}</td></tr></table>>'
+    )
+
+
 def _cluster_stmts(name: str, label: str, body: list[str]) -> list[str]:
     return [
         f"  subgraph {_quote(name)} {{",
-        f'    label="{_label((label,))}"; labeljust=l; fontsize={SLOT_FONT_PX:g}; '
+        f"    label={_title(label)}; labeljust=l; fontsize={SLOT_FONT_PX:g}; "
         'style="rounded,dashed"; margin=10;',
         *("  " + line for line in body),
         "  }",
     ]
+
+
+def _top(group: Iteration, depth: dict[str, int]) -> str:
+    """The node of ``group`` drawn highest: the one farthest from a loss."""
+    return max(group.nodes, key=depth.__getitem__)
+
+
+def _side_by_side(first: Iteration, then: Iteration, depth: dict[str, int]) -> bool:
+    """Whether the two frames share a row: ``then`` does not begin below every node of ``first``."""
+    return depth[_top(then, depth)] >= min(depth[n] for n in first.nodes)
+
+
+def _order_stmts(groups: tuple[Iteration, ...], depth: dict[str, int]) -> list[str]:
+    """The invisible boxes that keep iteration frames in reading order (NOTE [reading order])."""
+    pairs = [(a, b) for a, b in pairwise(groups) if _side_by_side(a, b, depth)]
+    names = [_quote(f"{a.name}>{b.name}") for a, b in pairs]
+    lines = [f"  {name} [{ORDER_BOX}];" for name in names]
+    for name, (first, then) in zip(names, pairs, strict=True):
+        lines += [
+            f"  {name}:w -> {_quote(_top(first, depth))} [style=invis];",
+            f"  {name}:e -> {_quote(_top(then, depth))} [style=invis];",
+        ]
+    lines += [f"  {a} -> {b} [style=invis, minlen=0, weight=0];" for a, b in pairwise(names)]
+    return lines
 
 
 def dot_source(graph: Graph, *, reserve_tags: bool = False) -> str:
@@ -242,7 +315,8 @@ def dot_source(graph: Graph, *, reserve_tags: bool = False) -> str:
     ``reserve_tags`` adds the widest state tag to each label so that the boxes
     Graphviz sizes have room for any state the view will write in them.
     Nodes of one loop iteration share a cluster (NOTE [iteration clusters]); inside it, the nodes
-    of one module share one of their own (modules.py's NOTE [module groups]).
+    of one module share one of their own (modules.py's NOTE [module groups]). Every cluster keeps
+    room for its title (NOTE [frame titles]) and iterations read left to right (NOTE [reading order]).
     """
     kinds = node_kinds(graph)
     groups = iterations(graph)
@@ -279,5 +353,7 @@ def dot_source(graph: Graph, *, reserve_tags: bool = False) -> str:
     for group, body in zip(groups, bodies, strict=True):
         lines.extend(_cluster_stmts(group.name, group.label, body))
     lines.extend(edges)
+    if len(groups) > 1:
+        lines.extend(_order_stmts(groups, depths(graph)))
     lines.append("}")
     return "\n".join(lines) + "\n"

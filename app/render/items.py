@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from app.core.model.graph import GraphNode, SavedSlot
 from app.core.model.timeline import SlotKey
+from app.render.dot_source import TITLE_ROOM
 from app.render.labels import (
     FONT_FAMILY,
     NODE_FONT_PX,
@@ -60,7 +61,7 @@ MAX_HATCH_LINES = 1000  # per box: a box's every paint makes them
 SELECT_MARGIN = 6.0
 MIN_SLOT_LOD = 0.12  # below this zoom, saved-value boxes (and their lines) are not drawn at all
 CLUSTER_LABEL_PX = 16.0  # on screen: an iteration's label is never drawn smaller while it fits
-CLUSTER_LABEL_ROOM = 60.0  # scene units above a frame its label may use when zoomed out
+CLUSTER_LABEL_ROOM = float(TITLE_ROOM)  # above a frame, for its label when zoomed out; no box is there
 GLYPH_FILL = 0.9  # of a small box's height (width, if narrower; a two-line box's at most): its glyph
 ARROW_HALF_WIDTH = 0.35  # of the arrowhead's length, as Graphviz draws it
 

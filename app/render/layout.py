@@ -23,7 +23,14 @@ from typing import Any
 from app.core.json_pieces import free_in_pieces, loads_in_pieces
 from app.core.model.graph import Edge, Graph
 from app.core.model.timeline import SlotKey
-from app.render.dot_source import DotStringTooLong, dot_source, long_edges, proxy_dot_id, slot_dot_id
+from app.render.dot_source import (
+    TITLE_ROOM,
+    DotStringTooLong,
+    dot_source,
+    long_edges,
+    proxy_dot_id,
+    slot_dot_id,
+)
 from app.render.labels import drawn_slots
 from app.render.modules import default_collapsed, fold
 
@@ -180,8 +187,10 @@ def _box(obj: Mapping[str, Any], top: float, left: float) -> Box:
 
 
 def _frame(bb: str, top: float, left: float) -> Box:
-    """A cluster's bounding box (``llx,lly,urx,ury`` in points) as a :class:`Box`."""
+    """A cluster's bounding box (``llx,lly,urx,ury`` in points) as the frame the scene draws: less
+    the room kept above it for its title (dot_source's NOTE [frame titles])."""
     llx, lly, urx, ury = (float(v) for v in bb.split(","))
+    ury -= TITLE_ROOM
     return Box((llx + urx) / 2 - left, top - (lly + ury) / 2, urx - llx, ury - lly)
 
 
@@ -258,7 +267,7 @@ def _assemble(
             slot_edges[key] = _straight(boxes[key[0]], boxes[head]) or path
         elif tail in names.proxies:
             edges[names.proxies[tail]] = _straight(boxes[tail], boxes[head], arrow=True) or path
-        else:
+        elif tail in names.nodes and head in names.nodes:  # not an edge of the ordering boxes
             edges[Edge(head, tail)] = path  # drawn child -> parent; ours is parent -> child
     return Layout(
         width=width,

@@ -49,7 +49,7 @@ __all__ = ["STYLE", "layout_for_saving", "layout_from_json", "layout_json", "sav
 
 log = logging.getLogger(__name__)
 
-STYLE = 1  # raise it when a change to dot_source moves or resizes boxes: older layouts are then redone
+STYLE = 2  # raise it when a change to dot_source moves or resizes boxes: older layouts are then redone
 MAX_COORD = 1e8  # points; Graphviz's own canvas ends long before
 # A node's, a slot's or a stand-in's box: a few lines of label (a frame holds many boxes and may be
 # as large as the canvas). A box is drawn whole, hatched and all, at every paint.
