@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from app.core.model.graph import GraphNode, SavedSlot
     from app.core.model.program import CallInfo
     from app.core.model.recording import Recording
-    from app.core.model.timeline import SlotKey, Step
+    from app.core.model.timeline import Step
 
 __all__ = ["ErrorPanel"]
 
@@ -50,7 +50,7 @@ def _freed_slots(recording: Recording, info: CallInfo) -> list[tuple[str, int]]:
 # the version the tensor was saved at, the line (and step) that wrote into it, and its version now.
 def _why_freed(recording: Recording, info: CallInfo, node: GraphNode, slot: str, by: int) -> str:
     freeing = recording.calls[by]
-    step = _step_that_set(recording, (node.id, slot), "freed", freeing.first_step, freeing.last_step + 1)
+    step = recording.timeline.last_set((node.id, slot), "freed", freeing.first_step, freeing.last_step + 1)
     calls = f"calls {by + 1} and {info.index + 1} both reach"
     if node.line is None:  # made by PyTorch itself: no line to name
         shared = f"{calls.capitalize()} {node.name}"
@@ -65,7 +65,7 @@ def _why_freed(recording: Recording, info: CallInfo, node: GraphNode, slot: str,
 
 def _why_modified(recording: Recording, info: CallInfo, node: GraphNode, slot: SavedSlot) -> str:
     key = (node.id, slot.name)
-    step = _step_that_set(recording, key, "modified", 0, info.last_step)
+    step = recording.timeline.last_set(key, "modified", 0, info.last_step)
     now = recording.timeline.state(info.last_step).versions.get(key)
     saved = "" if slot.saved_version is None else f", as it was at version {slot.saved_version}"
     line = None if step is None else step.line
@@ -82,14 +82,6 @@ def _when(step: Step | None) -> list[str]:
     if step is None:
         return []
     return [*filter(None, [iteration_text(step.loops)]), f"step {step.index}"]
-
-
-def _step_that_set(recording: Recording, key: SlotKey, state: str, start: int, stop: int) -> Step | None:
-    """The last step in ``start..stop`` (stop excluded) that set ``key``'s slot to ``state``."""
-    steps = recording.timeline.steps
-    return next(
-        (steps[i] for i in range(stop - 1, start - 1, -1) if steps[i].slot_changes.get(key) == state), None
-    )
 
 
 class ErrorPanel(FixesPanel):

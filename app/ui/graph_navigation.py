@@ -80,9 +80,9 @@ class GraphNavigation(QObject):
             self._view.fit()
 
     def follow(self, node_id: str | None) -> None:
-        """The node the shown step is about (an error step's failing node, a backward step's
-        node), or None: while the learner has not zoomed, show it readable
-        (``GraphView.show_readable``), else the whole graph."""
+        """The node the shown step is about (an error step's failing node; following, a backward
+        step's node or a line's newest one), or None: while the learner has not zoomed, show it
+        readable (``GraphView.show_readable``), else the whole graph."""
         self._step_node = node_id
         if node_id == self._followed or self._view is None or not self.auto_fit:
             return

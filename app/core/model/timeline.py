@@ -205,6 +205,22 @@ class Timeline:
             nodes.update(step.gone_nodes)
         return slots, nodes
 
+    def last_set(self, key: SlotKey, state: SlotState, start: int, stop: int) -> Step | None:
+        """The last step from ``start`` up to ``stop`` (excluded) that set slot ``key`` to ``state``
+        (the step that freed a saved tensor, or wrote into it), or None.
+
+        >>> first = Step(0, "forward", None, None, {}, {}, 0)
+        >>> freed = Step(1, "node", 0, "n0", {("n0", "self"): "freed"}, {}, 0)
+        >>> Timeline((first, freed)).last_set(("n0", "self"), "freed", 0, 2).index
+        1
+        >>> Timeline((first, freed)).last_set(("n0", "self"), "freed", 0, 1) is None
+        True
+        """
+        for index in range(stop - 1, start - 1, -1):
+            if self.steps[index].slot_changes.get(key) == state:
+                return self.steps[index]
+        return None
+
     def call_bounds(self, call: int) -> tuple[int, int]:
         """First and last step index of a call."""
         indices = [s.index for s in self.steps if s.call == call]
