@@ -18,6 +18,7 @@ from typing import Any
 __all__ = ["free_in_pieces", "loads_in_pieces"]
 
 _DECODER = json.JSONDecoder()
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # (text, index) -> (value, end): no space skipping
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -99,12 +100,46 @@ def _list_in_pieces(stream: _JsonStream) -> list[Any]:
     """The array starting at the stream's ``[``, decoded element by element."""
     items: list[Any] = []
     stream.take("[")
-    while stream.peek() != "]":
-        items.append(stream.value())
-        if stream.peek() != "]":
-            stream.take(",")
-    stream.take("]")
-    return items
+    if stream.peek() == "]":
+        stream.pos += 1
+        return items
+    while True:
+        if _compact_items(stream, items):
+            return items
+        items.append(stream.value())  # the careful way, for one element
+        if stream.peek() == "]":
+            stream.pos += 1
+            return items
+        stream.take(",")
+
+
+def _compact_items(stream: _JsonStream, items: list[Any]) -> bool:
+    """Elements from the stream's position, as compact JSON (``json.dumps`` with no spaces) writes
+    them, while each is followed by its ``,`` in the window: one C call each, where the careful way
+    makes a dozen Python ones (a 5,000-node recording has ~60,000 elements: 0.3 s of them). True
+    at the array's ``]``; False where the careful way must go on (a space, or the window's end)."""
+    text, pos = stream.text, stream.pos
+    last = len(text) - 1
+    scan = _SCAN
+    while pos < last:
+        try:
+            value, end = scan(text, pos)
+        except (StopIteration, ValueError):  # not a value here (a space), or cut off by the window
+            break
+        if end >= last:
+            break  # "12" may be the start of "1234": the careful way adds the next piece
+        after = text[end]
+        if after == ",":
+            items.append(value)
+            pos = end + 1
+        elif after == "]":
+            items.append(value)
+            stream.pos = end + 1
+            return True
+        else:
+            break
+    stream.pos = pos
+    return False
 
 
 class _JsonStream:
