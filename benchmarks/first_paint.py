@@ -1,10 +1,14 @@
-"""Start the real window and print ``first-paint`` the moment its graph view has painted a graph.
+"""Start the real window; print ``first-paint`` the moment it has painted a graph, and
+``graph-ready`` once its graph view draws the recording's graph (then exit).
 
 Used by ``bench.py`` for the start-up number: the parent times from spawning this process to
-reading that line, next to spawning ``python -c "import torch"``. The window is started through
+reading a line, next to spawning ``python -c "import torch"``. The window is started through
 the command line's ``gui`` command (the same code path as ``autograd-lens``), with one
-application-wide event filter that watches for the first paint of a ``GraphView`` viewport that
-shows a recording. Imports here stay as light as the app's own start: no torch.
+application-wide event filter that watches paints. The first picture is either the graph view's
+(its viewport painted while its scene draws the whole graph) or a big ``.lens`` file's preview
+(``app.ui.graph_preview``, painted while the recording is read: nothing can be stepped until
+``graph-ready``). For anything without a preview the two lines come together. Imports here stay
+as light as the app's own start: no torch.
 
     python benchmarks/first_paint.py [SCENARIO]
 """
@@ -26,20 +30,36 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 GIVE_UP_MS = 60_000
 MARK = "first-paint"
+READY = "graph-ready"
 
 
 class FirstGraphPaint(QObject):
-    """Prints :data:`MARK` once a graph view's viewport has painted a recording, then exits."""
+    """Prints :data:`MARK` once a graph (or a file's preview of it) is painted, and :data:`READY`
+    once a graph view's viewport has painted the recording, then exits."""
 
     def __init__(self) -> None:
         super().__init__()
+        self._pictured = False
         self._done = False
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if not self._done and event.type() == QEvent.Type.Paint and _shows_graph(watched):
+        if self._done or event.type() != QEvent.Type.Paint:
+            return False
+        if not self._pictured and (_shows_graph(watched) or _shows_preview(watched)):
+            self._pictured = True
+            QTimer.singleShot(0, _print_mark)  # runs after this paint has completed
+        if _shows_graph(watched):
             self._done = True
-            QTimer.singleShot(0, _finish)  # runs after this paint has completed
+            QTimer.singleShot(0, _finish)
         return False
+
+
+def _shows_preview(widget: QObject) -> bool:
+    return type(widget).__name__ == "GraphPreview" and getattr(widget, "preview", None) is not None
+
+
+def _print_mark() -> None:
+    print(MARK, flush=True)
 
 
 def _shows_graph(widget: QObject) -> bool:
@@ -53,7 +73,7 @@ def _shows_graph(widget: QObject) -> bool:
 
 
 def _finish() -> None:
-    print(MARK, flush=True)
+    print(READY, flush=True)
     os._exit(0)  # skip teardown: the measured moment has passed
 
 

@@ -117,7 +117,7 @@ def test_the_same_recording_gives_the_same_bytes() -> None:
 
 def test_the_file_is_gzip_json_that_says_its_format_and_version() -> None:
     data = small_json()
-    assert data["format"] == "autograd-lens" and data["version"] == 2
+    assert data["format"] == "autograd-lens" and data["version"] == 3
     assert "index" not in data["steps"][0]  # steps are stored as changes, their index is their place
 
 
@@ -137,7 +137,7 @@ def test_a_newer_version_says_so() -> None:
     data["version"] = 7
     assert damaged(data) == (
         "this recording was made by a newer Autograd Lens (format version 7); "
-        "this version reads versions up to 2"
+        "this version reads versions up to 3"
     )
 
 
@@ -665,8 +665,8 @@ def one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
             "this .lens file is damaged or not a recording: it ends before",
         ),
         (
-            gzip.compress(json.dumps(edit("version", 3)).encode(), mtime=0),
-            "made by a newer Autograd Lens (format version 3)",
+            gzip.compress(json.dumps(edit("version", 4)).encode(), mtime=0),
+            "made by a newer Autograd Lens (format version 4)",
         ),
         (json.dumps(edit("steps.2.node", "n99")).encode(), "steps[2].node: 'n99' is not a node of the graph"),
         (b"", "not JSON"),

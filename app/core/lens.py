@@ -2,12 +2,27 @@
 
 A ``.lens`` file is gzip-compressed JSON (plain JSON is read too)::
 
-    {"format": "autograd-lens", "version": 2, "program": {...}, "device": ..., "graph": {...},
+    {"format": "autograd-lens", "version": 3, "program": {...}, "device": ..., "graph": {...},
      "steps": [...], "calls": [...], "leaves": {...}, "freed_by": [...], "needed_by": {...},
      "layout": {...}}
 
 ``layout`` (optional) is where the window draws the graph, so a shared file opens without
 Graphviz (``app.render.layout_store``'s NOTE [stored layouts]).
+
+# NOTE [picture first]
+A file may begin with a small gzip member of its own, a header, before the
+one that holds the recording (``zcat`` shows two lines of JSON)::
+
+    {"format": "autograd-lens", "version": 3, "preview": {...}}
+
+``preview`` is the graph as the window first draws it, fitted: every node's
+dot and colour at the step it opens on, every edge's line
+(``app.render.preview``). The window reads the header, checks that the
+recording's compressed bytes are whole (zlib's CRC), paints the picture, and
+only then decodes and checks the recording itself, a few hundred
+milliseconds more for a big one; until it arrives, the picture is all there
+is (no stepping). Like a stored layout, a preview is a cache: one that does
+not check out is dropped, and a file without one opens as ever.
 
 Steps are stored as their changes, as the :class:`~app.core.model.timeline.Timeline`
 holds them; fields at their default value are left out.
@@ -53,7 +68,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeGuard, TypeVar, cast, get_args
+from typing import Any, NamedTuple, TypeGuard, TypeVar, cast, get_args
 
 from app.core.collection import collection_paused
 from app.core.json_pieces import free_in_pieces, loads_in_pieces
@@ -79,6 +94,7 @@ __all__ = [
     "MAX_CODE_CHARS",
     "MAX_CODE_LINE",
     "MAX_CONTAINERS",
+    "MAX_HEADER_BYTES",
     "MAX_JSON_BYTES",
     "SUFFIX",
     "VERSION",
@@ -86,6 +102,7 @@ __all__ = [
     "code_refusal",
     "is_lens",
     "lens_bytes",
+    "lens_preview",
     "open_lens",
     "preread_lens",
     "read_lens",
@@ -95,7 +112,12 @@ __all__ = [
 
 FORMAT = "autograd-lens"
 SUFFIX = ".lens"
-VERSION = 2  # 2: values may be packed (NOTE [packed values in files]); 1 is read as ever
+# 2: values may be packed (NOTE [packed values in files]); 3: a header may come first (NOTE
+# [picture first]); 1 is read as ever
+VERSION = 3
+# A header's JSON (a preview of 100,000 nodes is ~5 MB of it); a first member larger than this is
+# not a header, and the file is read as one member.
+MAX_HEADER_BYTES = 16 * 1024 * 1024
 MAX_JSON_BYTES = 200 * 1024 * 1024  # uncompressed; a file that inflates past this is refused
 # Arrays and objects in one file: each is ~60-100 bytes of memory once decoded, whatever its few
 # bytes of text. A recording has one per 30-55 bytes of JSON (the 5,000-node chain: 178,224 in 9.8
@@ -187,13 +209,24 @@ class LensError(ScenarioError):
 # --- writing -----------------------------------------------------------------------------------
 
 
-def save_lens(recording: Recording, path: str | Path, *, layout: Mapping[str, Any] | None = None) -> None:
-    """Write ``recording`` to ``path`` as a ``.lens`` file (with ``layout``, see :func:`lens_bytes`)."""
-    Path(path).write_bytes(lens_bytes(recording, layout=layout))
+def save_lens(
+    recording: Recording,
+    path: str | Path,
+    *,
+    layout: Mapping[str, Any] | None = None,
+    preview: Mapping[str, Any] | None = None,
+) -> None:
+    """Write ``recording`` to ``path`` as a ``.lens`` file (with ``layout`` and ``preview``, see
+    :func:`lens_bytes`)."""
+    Path(path).write_bytes(lens_bytes(recording, layout=layout, preview=preview))
 
 
 def lens_bytes(
-    recording: Recording, *, compress: bool = True, layout: Mapping[str, Any] | None = None
+    recording: Recording,
+    *,
+    compress: bool = True,
+    layout: Mapping[str, Any] | None = None,
+    preview: Mapping[str, Any] | None = None,
 ) -> bytes:
     """The ``.lens`` file of ``recording``: gzip-compressed JSON, the same bytes for the same recording.
 
@@ -201,13 +234,26 @@ def lens_bytes(
     :func:`recording_from_bytes` reads both. ``layout``: where the window draws the graph, as
     ``app.render.layout_store`` writes it; kept as it is and handed back by :func:`open_lens`
     (this module checks only that it is an object: the renderer checks the rest).
+    ``preview``: the picture the window paints first (NOTE [picture first]), as
+    ``app.render.preview`` writes it; a compressed file only, in a header member of its own.
     """
     data = _recording_json(recording)
     if layout is not None:
         data["layout"] = dict(layout)
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = _json_text(data)
     if not compress:
         return text.encode("utf-8")
+    header = b""
+    if preview is not None:
+        header = _gzip(_json_text({"format": FORMAT, "version": VERSION, "preview": dict(preview)}) + "\n")
+    return header + _gzip(text)
+
+
+def _json_text(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _gzip(text: str) -> bytes:
     # 31: a gzip header, mtime 0. Level 1: a model's recording (7 MB of JSON, mostly gradients)
     # compresses in 0.06 s to 3.1 MB, where level 6 took 0.33 s for 2.9 MB.
     compressor = zlib.compressobj(1, zlib.DEFLATED, 31)
@@ -408,21 +454,58 @@ def read_lens(path: str | Path) -> Recording:
     return open_lens(path)[0]
 
 
-_PREREAD: dict[tuple[str, int, int] | None, tuple[Recording, dict[str, Any] | None]] = {}
+class _Checked(NamedTuple):
+    """A file whose header and whole compressed bytes were checked, its recording not yet read
+    (NOTE [picture first])."""
+
+    header: dict[str, Any]
+    text: bytes  # the recording's JSON, inflated
+
+
+_Opened = tuple[Recording, dict[str, Any] | None]
+_PREREAD: dict[tuple[str, int, int] | None, _Opened | _Checked] = {}
 _PREREAD_LOCK = threading.Lock()
+HEAD_BYTES = 4 * 1024 * 1024  # how much of a file lens_preview reads to find its header
 
 
 def preread_lens(path: str | Path) -> None:
-    """Read and check a ``.lens`` file now (raising :class:`LensError` as :func:`open_lens`
-    does), and hand what was read to the next :func:`open_lens` of the same unchanged file:
-    the command line tells a damaged file before the window opens, and the window does not read
-    a big file twice."""
+    """Check a ``.lens`` file now (raising :class:`LensError` as :func:`open_lens` does), and hand
+    what was read to the next :func:`open_lens` of the same unchanged file: the command line tells
+    a damaged file before the window opens, and the window does not read a big file twice.
+
+    A file with a preview (NOTE [picture first]) is checked as far as its header and its
+    compressed bytes go, and its recording is read by :func:`open_lens`, once the window shows
+    the picture; any other file is read whole here.
+    """
     key = _file_key(path)  # before reading: a file rewritten meanwhile is not handed over as new
-    opened = open_lens(path)
+    data = _file_bytes(path)
+    header, body = _split(data)
+    opened: _Opened | _Checked
+    if header is not None and header.get("preview") is not None:
+        opened = _Checked(header, _inflate(body))
+    else:
+        opened = _recording_and_layout(data)
     with _PREREAD_LOCK:
         _PREREAD.clear()
         if key is not None and key == _file_key(path):
             _PREREAD[key] = opened
+
+
+def lens_preview(path: str | Path) -> Any | None:
+    """The preview in a ``.lens`` file's header, as JSON (``app.render.preview`` checks it), or
+    None: the file has none, or :func:`preread_lens` read it whole already. Reads at most
+    :data:`HEAD_BYTES` of a file not pre-read; raises no :class:`LensError` (the read does)."""
+    with _PREREAD_LOCK:
+        opened = _PREREAD.get(_file_key(path))
+    if opened is not None:
+        return opened.header.get("preview") if isinstance(opened, _Checked) else None
+    try:
+        with open(path, "rb") as file:
+            head = file.read(HEAD_BYTES)
+        header, _ = _split(head, whole=False)
+    except (OSError, LensError):
+        return None
+    return None if header is None else header.get("preview")
 
 
 def _file_key(path: str | Path) -> tuple[str, int, int] | None:
@@ -433,19 +516,25 @@ def _file_key(path: str | Path) -> tuple[str, int, int] | None:
         return None
 
 
+def _file_bytes(path: str | Path) -> bytes:
+    with open(path, "rb") as file:
+        data = file.read(MAX_JSON_BYTES + 1)
+    if len(data) > MAX_JSON_BYTES:
+        raise LensError(f"this file is larger than {MAX_JSON_BYTES // 2**20} MB, too large for a recording")
+    return data
+
+
 def open_lens(path: str | Path) -> tuple[Recording, dict[str, Any] | None]:
     """A ``.lens`` file's recording and its stored layout (None when it has none), unchecked
     beyond being a JSON object: ``app.render.layout_store`` checks it against the graph."""
     if _PREREAD:
         with _PREREAD_LOCK:
             opened = _PREREAD.pop(_file_key(path), None)
+        if isinstance(opened, _Checked):
+            return _recording_and_layout(opened.text)
         if opened is not None:
             return opened
-    with open(path, "rb") as file:
-        data = file.read(MAX_JSON_BYTES + 1)
-    if len(data) > MAX_JSON_BYTES:
-        raise LensError(f"this file is larger than {MAX_JSON_BYTES // 2**20} MB, too large for a recording")
-    return _recording_and_layout(data)
+    return _recording_and_layout(_file_bytes(path))
 
 
 def code_refusal(code: str) -> str | None:
@@ -472,7 +561,38 @@ def _recording_and_layout(data: bytes) -> tuple[Recording, dict[str, Any] | None
         return _read(data)
 
 
+def _split(data: bytes, *, whole: bool = True) -> tuple[dict[str, Any] | None, bytes]:
+    """A file's header (NOTE [picture first]; None when it has none) and the bytes of its
+    recording: gzip, or JSON text when the file was one gzip member small enough to inflate here.
+    ``whole=False``: ``data`` is the file's start only (the recording's bytes are then partial)."""
+    if not data.startswith(_GZIP_MAGIC):
+        return None, data
+    inflater = zlib.decompressobj(31)
+    try:
+        first = inflater.decompress(data, MAX_HEADER_BYTES + 1)
+    except zlib.error:
+        return None, data  # reading it whole says what is wrong
+    if not inflater.eof:
+        return None, data  # a member too large for a header, or one cut short: read as one
+    rest = inflater.unused_data
+    if not rest:
+        return None, (first if whole else data)
+    if not rest.startswith(_GZIP_MAGIC):
+        return None, data  # "bytes after its compressed data", as reading it whole says
+    return _header(first), rest
+
+
+def _header(text: bytes) -> dict[str, Any]:
+    """A header member's JSON, checked as far as this module goes: format and version."""
+    try:
+        top = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise _damaged("its header is not JSON") from None
+    return _checked_top(top)
+
+
 def _read(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
+    _, data = _split(data)
     if not data.startswith(_GZIP_MAGIC):
         _count_containers(data)  # inflated text is counted as it inflates
     raw = _decoded_in_pieces(data)
@@ -560,6 +680,23 @@ def _count_containers(text: bytes, before: int = 0) -> int:
             f"this recording holds more than {MAX_CONTAINERS:,} arrays and objects, too large to read"
         )
     return count
+
+
+def _checked_top(top: Any) -> dict[str, Any]:
+    """A header's or a recording's JSON object, when it names this format at a version read here."""
+    if not isinstance(top, dict) or top.get("format") != FORMAT:
+        raise LensError(
+            "this file is not an Autograd Lens recording (it does not say format 'autograd-lens')"
+        )
+    version = top.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise _damaged("its format version is not a whole number from 1 up")
+    if version > VERSION:
+        raise LensError(
+            f"this recording was made by a newer Autograd Lens (format version {version}); "
+            f"this version reads versions up to {VERSION}"
+        )
+    return top
 
 
 def _damaged(what: str) -> LensError:
@@ -862,19 +999,7 @@ class _Reader:
         )
 
     def check_header(self, top: Any) -> dict[str, Any]:
-        if not isinstance(top, dict) or top.get("format") != FORMAT:
-            raise LensError(
-                "this file is not an Autograd Lens recording (it does not say format 'autograd-lens')"
-            )
-        version = top.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise _damaged("its format version is not a whole number from 1 up")
-        if version > VERSION:
-            raise LensError(
-                f"this recording was made by a newer Autograd Lens (format version {version}); "
-                f"this version reads versions up to {VERSION}"
-            )
-        return top
+        return _checked_top(top)
 
     def program(self, p: dict[str, Any]) -> Program:
         def text(key: str, default: str | None = "") -> str:

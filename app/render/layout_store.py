@@ -44,8 +44,9 @@ from app.render.dot_source import iterations, long_edges
 from app.render.labels import drawn_slots
 from app.render.layout import Box, EdgePath, Layout, LayoutError, layout_graph
 from app.render.modules import fold, module_groups
+from app.render.preview import preview_json
 
-__all__ = ["STYLE", "layout_for_saving", "layout_from_json", "layout_json", "save_with_layout"]
+__all__ = ["STYLE", "layout_from_json", "layout_json", "save_with_layout"]
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,8 @@ def _paths_json(keys: list[Any], paths: Iterable[EdgePath]) -> dict[str, Any]:
 
 
 def save_with_layout(recording: Recording, path: str | Path, *, stored: Any = None) -> None:
-    """Write ``recording`` to a ``.lens`` file with its default layout (when Graphviz can make it).
+    """Write ``recording`` to a ``.lens`` file with its default layout (when Graphviz can make it),
+    and, for a big graph, the picture the window paints first (``app.render.preview``).
 
     ``stored``: the layout the file it was read from kept; written again (checked against the
     graph and written anew, nothing else of it) when it fits, so a copy needs no Graphviz.
@@ -97,17 +99,20 @@ def save_with_layout(recording: Recording, path: str | Path, *, stored: Any = No
     layout = None
     if stored is not None:
         try:
-            layout = layout_json(layout_from_json(stored, recording.graph))
+            layout = layout_from_json(stored, recording.graph)
         except LayoutError as exc:
             log.info("%s; laying it out again", exc)
-    save_lens(recording, path, layout=layout if layout is not None else layout_for_saving(recording.graph))
+    if layout is None:
+        layout = _default_layout(recording.graph)
+    if layout is None:
+        save_lens(recording, path)
+        return
+    save_lens(recording, path, layout=layout_json(layout), preview=preview_json(recording, layout))
 
 
-def layout_for_saving(graph: Graph) -> dict[str, Any] | None:
-    """The default layout of ``graph`` as :func:`layout_json`, or None when Graphviz cannot make it
-    (the file is then written without one, and laid out by whoever opens it)."""
+def _default_layout(graph: Graph) -> Layout | None:
     try:
-        return layout_json(layout_graph(graph))
+        return layout_graph(graph)
     except LayoutError as exc:
         log.warning("the recording is saved without a layout: %s", exc)
         return None

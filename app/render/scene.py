@@ -47,6 +47,7 @@ from app.render.items import (
 from app.render.labels import drawn_slots
 from app.render.layout import Box, Layout
 from app.render.modules import ModuleGroup, fold, module_groups
+from app.render.preview import MARGIN, OVERVIEW_DOT_PX, OVERVIEW_PX
 from app.render.states import DrawnStates, ShownStates
 from app.render.style import (
     DEFAULT_PALETTE,
@@ -58,6 +59,7 @@ from app.render.style import (
     Palette,
     SlotShow,
     cluster_style,
+    dot_colour,
     edge_style,
     faded,
     node_style,
@@ -66,9 +68,6 @@ from app.render.style import (
 
 __all__ = ["CHUNK", "MARGIN", "OVERVIEW_DOT_PX", "GraphScene"]
 
-MARGIN = 24.0
-OVERVIEW_PX = 4.0  # boxes shorter than this on screen: the graph is drawn as an overview
-OVERVIEW_DOT_PX = 4  # an overview node's dot, in pixels at any zoom
 DOTS_UPDATED_ONE_BY_ONE = 64  # more changed dots than this: the scene is repainted whole
 CHUNK = 400  # items built per slice when populating progressively (a few ms each)
 _Item = TypeVar("_Item", bound=QGraphicsItem)
@@ -348,8 +347,8 @@ class GraphScene(QGraphicsScene):
             painter.resetTransform()
             painter.drawPixmap(0, 0, lines)  # clipped to what is repainted: a step's few dots
             painter.restore()
-        for dot_colour, points in self._overview_dots().items():
-            pen = QPen(QColor(dot_colour), OVERVIEW_DOT_PX)
+        for colour_name, points in self._overview_dots().items():
+            pen = QPen(QColor(colour_name), OVERVIEW_DOT_PX)
             pen.setCosmetic(True)
             pen.setCapStyle(Qt.PenCapStyle.SquareCap)
             painter.setPen(pen)
@@ -473,11 +472,7 @@ class GraphScene(QGraphicsScene):
         key = (self.drawn.kinds[node_id], state)
         colour = self._dot_colours.get(key)  # a call's start or end recolours every node: cached
         if colour is None:
-            style = node_style(key[0], state, self._palette)
-            background = self._palette.background.lower()
-            pale = style.fill.lower() == background or state == "gone"  # NOTE [gone]: a dot by its border
-            colour = style.border if pale else style.fill
-            self._dot_colours[key] = colour
+            colour = self._dot_colours[key] = dot_colour(key[0], state, self._palette)
         return colour
 
     def _detail_items(self) -> Iterator[QGraphicsItem]:

@@ -46,6 +46,7 @@ __all__ = [
     "SlotShow",
     "Swatch",
     "cluster_style",
+    "dot_colour",
     "edge_style",
     "faded",
     "node_style",
@@ -266,6 +267,19 @@ def node_style(kind: NodeKind, state: NodeState, palette: Palette) -> BoxStyle:
             opacity=palette.gone_opacity,
         )
     return BoxStyle(base.fill, base.border, palette.line_width, "solid", palette.text, tag)
+
+
+@functools.cache
+def dot_colour(kind: NodeKind, state: NodeState, palette: Palette) -> str:
+    """A node's colour where the graph is drawn as dots (the overview, a file's preview): its
+    fill, or its border where the fill is the background's (NOTE [gone]: a gone node too).
+
+    >>> dot_colour("op", "failed", PALETTES["light"]) == PALETTES["light"].failed.fill
+    True
+    """
+    style = node_style(kind, state, palette)
+    pale = style.fill.lower() == palette.background.lower() or state == "gone"
+    return style.border if pale else style.fill
 
 
 def slot_style(state: SlotShow, palette: Palette) -> BoxStyle:

@@ -50,6 +50,7 @@ from app.render.labels import NODE_FONT_PX, SLOT_FONT_PX
 from app.render.layout import Layout
 from app.render.modules import ModuleGroup
 from app.render.picture import write_png, write_svg
+from app.render.preview import MAX_FIT_ZOOM
 from app.render.scene import OVERVIEW_DOT_PX, GraphScene
 from app.render.states import ShownStates
 from app.render.style import DEFAULT_PALETTE, PALETTES, text_readable
@@ -61,7 +62,6 @@ __all__ = ["GraphView"]
 ZOOM_STEP = 1.25
 MIN_ZOOM = 0.02
 MAX_ZOOM = 12.0
-MAX_FIT_ZOOM = 3.0  # a 4-node graph fitted to a big window should not get absurdly large
 READ_ZOOM = 1.0  # find_node zooms in at least this far so the found node can be read
 # a node's name drawn smaller than this on screen cannot be read from the back of a classroom
 READABLE_NODE_PX = 8.0
@@ -78,6 +78,7 @@ class GraphView(QGraphicsView):
 
     node_clicked = Signal(str)
     model_ready = Signal()  # every item of the model set last is built
+    graph_shown = Signal()  # the model set last is on screen and a paint draws all of it
     learner_zoomed = Signal()  # a zoom not made through GraphNavigation (a proxy box clicked)
     modules_changed = Signal()  # the graph is drawn anew with other modules collapsed
 
@@ -89,6 +90,7 @@ class GraphView(QGraphicsView):
         self._press: QPoint | None = None
         self._builder: Iterator[int] | None = None
         self._unshown: GraphScene | None = None  # built by set_model, not yet on screen
+        self._announced = False  # graph_shown was emitted for the model set last
         self._fit_when_shown = False  # no zoom asked for since set_model: fit it when it is shown
         self._key = id(self)
         self._fitted: tuple[QRectF, float] | None = None  # scene rect and zoom of the last fit()
@@ -140,6 +142,7 @@ class GraphView(QGraphicsView):
         self._layouts.reset(recording, layout)
         self._wanted = None
         self._reading = self._read_when_shown = None
+        self._announced = False
         items = len(layout.nodes) + 2 * len(layout.slots) + len(layout.edges) + len(layout.proxies)
         slices = items > PROGRESSIVE_ITEMS if progressive is None else progressive
         if slices:
@@ -168,7 +171,19 @@ class GraphView(QGraphicsView):
             self._swap_scene(graph)
             self.fit()
             self.model_ready.emit()
+            self._announce_if_shown()
         self._update_module_actions()
+
+    @property
+    def shows_graph(self) -> bool:
+        """Whether the model set last is on screen and a paint draws the whole of it (a big
+        graph's scene goes on screen before its overview is made)."""
+        return self._unshown is None and self._graph is not None and self._graph.shows_graph
+
+    def _announce_if_shown(self) -> None:
+        if not self._announced and self.shows_graph:
+            self._announced = True
+            self.graph_shown.emit()
 
     @property
     def building(self) -> bool:
@@ -193,6 +208,7 @@ class GraphView(QGraphicsView):
             self._stop_building(built=True)
             self.model_ready.emit()
         self._refit_if_untouched()
+        self._announce_if_shown()
 
     def _show_unshown(self) -> None:
         """Put the scene of the last ``set_model`` on screen: fitted, unless the learner zoomed since."""

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFrame,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -76,6 +77,7 @@ if TYPE_CHECKING:  # imported for real later (see NOTE [fast start])
     from app.core.model.timeline import StepState
     from app.ui.editor import ProgramEditor
     from app.ui.file_actions import FileController
+    from app.ui.graph_preview import GraphPreview
     from app.ui.graph_view import GraphView
     from app.ui.legend import Legend
 
@@ -183,8 +185,12 @@ class MainWindow(QMainWindow):
         self.graph_message.setWordWrap(True)
         self.graph_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.graph_page = QWidget()
-        self.graph_page_layout = QVBoxLayout(self.graph_page)
+        # one cell: the graph view (made after the first frame) under the preview a big .lens
+        # file opens with (lens.py's NOTE [picture first]), shown until the view draws the graph
+        self.graph_page_layout = QGridLayout(self.graph_page)
         self.graph_page_layout.setContentsMargins(0, 0, 0, 0)
+        self.graph_preview: GraphPreview | None = None  # made when a file with a preview is opened
+        self._previewed: object | None = None  # the source whose preview is shown, until it is read
         self.graph_stack = QStackedWidget()
         self.graph_stack.addWidget(self.graph_message)
         self.graph_stack.addWidget(self.graph_page)
@@ -403,8 +409,47 @@ class MainWindow(QMainWindow):
         self._fresh_load = True
         self._lens_path = Path(source) if is_lens(source) else None
         verb = "Reading" if self._lens_path else "Recording"
-        self.graph_message.setText(f"{verb} {getattr(source, 'name', source)}…")
+        text = f"{verb} {getattr(source, 'name', source)}…"
+        self.graph_message.setText(text)
+        self._previewed = None
+        if self._lens_path is not None and self._show_preview(self._lens_path):
+            # NOTE [picture first]: the picture is painted before the recording is read; read
+            # at once, the worker's decoding would share the interpreter with that paint
+            self._previewed = source
+            assert self.graph_preview is not None
+            after_first_paint(self.graph_preview, partial(self._load_previewed, source))
+            return
         self.session.load(source)
+
+    def _show_preview(self, path: Path) -> bool:
+        """Paint the picture a big ``.lens`` file opens with, if it has one that checks out."""
+        from app.core.lens import lens_preview
+        from app.render.preview import preview_from_json
+
+        preview = preview_from_json(lens_preview(path))
+        if preview is None:
+            return False
+        if self.graph_preview is None:
+            from app.ui.graph_preview import GraphPreview
+
+            self.graph_preview = GraphPreview()
+            self.graph_preview.set_palette(self.theme)
+            self.graph_page_layout.addWidget(self.graph_preview, 0, 0)
+        self.graph_preview.show_preview(preview, f"Reading {path.name}… the picture first, then the steps.")
+        self.graph_preview.show()
+        self.graph_preview.raise_()
+        self.graph_stack.setCurrentIndex(GRAPH_PAGE)
+        return True
+
+    def _load_previewed(self, source: object) -> None:
+        if self._previewed is source:  # not replaced by another load meanwhile
+            self.session.load(source)  # type: ignore[arg-type]
+
+    def _hide_preview(self) -> None:
+        self._previewed = None
+        if self.graph_preview is not None:
+            self.graph_preview.hide()
+            self.graph_preview.clear()
 
     def _on_scenario_chosen(self, position: int) -> None:
         builtin = position < len(_builtin_names())
@@ -487,6 +532,7 @@ class MainWindow(QMainWindow):
     def _show_graph(self, recording: Recording) -> None:
         layout, error = self.session.layout, self.session.layout_error
         if self.graph_view is None or layout is None:
+            self._hide_preview()
             why = error or "the graph view is not available in this build"
             self.graph_message.setText(
                 f"The graph cannot be drawn: {why}\n\nEvery other panel still works: step with ← →."
@@ -495,6 +541,12 @@ class MainWindow(QMainWindow):
             return
         self.graph_view.set_model(recording, layout, shown=self.session.shown)
         self.graph_stack.setCurrentIndex(GRAPH_PAGE)
+        previewing = self.graph_preview is not None and self.graph_preview.isVisible()
+        if previewing and not self.graph_view.shows_graph:
+            # the picture stays over the view until the view draws the graph: not a blank frame
+            self.graph_view.graph_shown.connect(self._hide_preview, Qt.ConnectionType.SingleShotConnection)
+        else:
+            self._hide_preview()
         QTimer.singleShot(0, self._fit_graph)  # once the page has its final size
 
     def _fit_graph(self) -> None:
@@ -515,6 +567,7 @@ class MainWindow(QMainWindow):
         self.busy_label.set_busy(busy or self.session.busy or self.exporter.busy)
 
     def _on_failed(self, message: str) -> None:
+        self._hide_preview()
         kept = self.session.recording is not None
         suffix = " The previous recording stays on screen." if kept else ""
         self.show_notice(f"{message}{suffix}")
@@ -602,7 +655,9 @@ class MainWindow(QMainWindow):
 
         self.graph_view = GraphView()
         self.legend = Legend()
-        self.graph_page_layout.addWidget(self.graph_view, 1)
+        self.graph_page_layout.addWidget(self.graph_view, 0, 0)
+        if self.graph_preview is not None:
+            self.graph_preview.raise_()  # over the view while it waits for the recording
         self.legend_area.setWidget(self.legend)
         self.graph_view.node_clicked.connect(self._on_node_clicked)
         self.graph_view.set_palette(self.theme)
@@ -715,6 +770,8 @@ class MainWindow(QMainWindow):
         self.theme_picker.setCurrentText(name)
         for action in self.commands.themes.actions():
             action.setChecked(action.data() == name)
+        if self.graph_preview is not None:
+            self.graph_preview.set_palette(name)
         if self.graph_view is not None:
             self.graph_view.set_palette(name)
         if self.legend is not None:

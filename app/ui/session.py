@@ -187,13 +187,8 @@ class Session(QObject):
         self.step_applied.emit(self._index)
 
     def _start_index(self, recording: Recording, mode: Mode) -> int:
-        failed = recording.failed
-        if failed is not None:
-            return failed.last_step  # show the failure where it happened
-        if recording.error is not None and len(recording.timeline):
-            return len(recording.timeline) - 1  # the program's own error ends it
-        if mode == "start":
-            return 0
+        if mode == "start" or recording.failed is not None or recording.error is not None:
+            return recording.opening_step  # a failure, or the program's own error, where it happened
         return min(self._index, len(recording.timeline) - 1)
 
     # -- stepping -------------------------------------------------------------------

@@ -35,3 +35,14 @@ class Recording:
     @property
     def failed(self) -> CallInfo | None:
         return next((c for c in self.calls if c.error is not None), None)
+
+    @property
+    def opening_step(self) -> int:
+        """The step shown first: where a call failed, else the program's own error (its last
+        step), else the first."""
+        failed = self.failed
+        if failed is not None:
+            return failed.last_step
+        if self.error is not None and len(self.timeline):
+            return len(self.timeline) - 1
+        return 0
