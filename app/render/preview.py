@@ -75,7 +75,8 @@ MAX_FIT_ZOOM = 3.0  # a 4-node graph fitted to a big window should not get absur
 # A graph with fewer nodes is read whole before the window opens (a few tens of milliseconds) and
 # is seldom small enough on screen to be drawn as dots: its file has no preview.
 PREVIEW_FROM_NODES = 500
-MAX_NODES = 1_000_000  # far past what a window lays out
+MAX_NODES = 200_000  # far past what a window lays out; its header (~27 bytes a node) stays under
+# lens.MAX_HEADER_BYTES
 MAX_COORD = 1e8  # as a stored layout's (layout_store.MAX_COORD)
 MAX_LOOKS = 256  # a dot's look is one byte
 _KINDS = frozenset(get_args(NodeKind))
