@@ -24,7 +24,7 @@ class CaptionBar(QLabel):
         policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
-        self.setText("Recording the scenario…")
+        self.setText("Loading…")  # a program recorded or a .lens file read: the first step replaces it
         session.step_applied.connect(self._on_step_applied)
 
     def _on_step_applied(self, index: int) -> None:
