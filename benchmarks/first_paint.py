@@ -66,10 +66,7 @@ def _shows_graph(widget: QObject) -> bool:
     """Whether ``widget`` is a graph view's viewport whose scene, as painted now, draws the whole
     graph: a big graph's scene goes on screen empty and fills in (its overview first)."""
     view = widget.parent() if isinstance(widget, QWidget) else None
-    if type(view).__name__ != "GraphView":
-        return False
-    scene = getattr(view, "graph_scene", None)
-    return scene is not None and view.scene() is scene and scene.shows_graph
+    return type(view).__name__ == "GraphView" and bool(getattr(view, "shows_graph", False))
 
 
 def _finish() -> None:

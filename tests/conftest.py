@@ -34,6 +34,22 @@ def forgot_retain():
 
 
 @pytest.fixture
+def lens_reads(monkeypatch):
+    """The size of each recording ``app.core.lens`` decodes and checks, as it reads them."""
+    from app.core import lens
+
+    reads = []
+    real = lens._read
+
+    def counted(data):
+        reads.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(lens, "_read", counted)
+    return reads
+
+
+@pytest.fixture
 def session(qtbot):
     from app.ui.session import Session
 

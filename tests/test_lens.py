@@ -704,24 +704,12 @@ def test_a_leaf_no_graph_has_used_yet_survives_the_file(tmp_path: Path) -> None:
     assert read_lens(path).leaves == {"x": ""}
 
 
-def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    reads: list[int] = []
-    real = lens._read
-
-    def counted(data: bytes) -> Any:
-        reads.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr(lens, "_read", counted)
-    return reads
-
-
 def test_a_file_read_before_the_window_opens_is_handed_over_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, lens_reads: list[int]
 ) -> None:
     path = tmp_path / "run.lens"
     save_lens(small_recording(), path)
-    reads = _counting_reads(monkeypatch)
+    reads = lens_reads
     lens.preread_lens(path)
     assert len(reads) == 1
     handed = lens.open_lens(path)
@@ -731,9 +719,7 @@ def test_a_file_read_before_the_window_opens_is_handed_over_once(
     assert len(reads) == 2 and again == handed
 
 
-def test_a_file_changed_after_it_was_read_is_read_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_file_changed_after_it_was_read_is_read_again(tmp_path: Path, lens_reads: list[int]) -> None:
     path = tmp_path / "run.lens"
     save_lens(small_recording(), path)
     lens.preread_lens(path)
@@ -742,8 +728,8 @@ def test_a_file_changed_after_it_was_read_is_read_again(
     lens.preread_lens(path)
     later = path.stat().st_mtime_ns + 10**9
     os.utime(path, ns=(later, later))  # the same size, touched: it may have changed
-    reads = _counting_reads(monkeypatch)
-    assert lens.open_lens(path)[0] == long_recording() and len(reads) == 1
+    lens_reads.clear()  # counted from here
+    assert lens.open_lens(path)[0] == long_recording() and len(lens_reads) == 1
 
 
 def test_a_file_rewritten_while_it_is_read_is_not_handed_over(

@@ -181,23 +181,11 @@ def test_save_with_layout_writes_a_preview_for_a_big_graph_only(
     assert open_lens(tmp_path / "big.lens")[0] == recording
 
 
-def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    reads: list[int] = []
-    real = lens._read
-
-    def counted(data: bytes) -> Any:
-        reads.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr(lens, "_read", counted)
-    return reads
-
-
 def test_a_file_with_a_preview_is_checked_before_the_window_and_read_after(
-    tmp_path: Path, forgot_retain_run: tuple[Recording, Layout], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, forgot_retain_run: tuple[Recording, Layout], lens_reads: list[int]
 ) -> None:
     path = _saved(tmp_path, forgot_retain_run)
-    reads = _counting_reads(monkeypatch)
+    reads = lens_reads
     preread_lens(path)
     assert reads == []  # its header and compressed bytes only
     assert preview_from_json(lens_preview(path)) is not None

@@ -484,7 +484,7 @@ def preread_lens(path: str | Path) -> None:
     if header is not None and header.get("preview") is not None:
         opened = _Checked(header, _inflate(body))
     else:
-        opened = _recording_and_layout(data)
+        opened = _recording_and_layout(body, split=False)  # split once: a big file inflated once
     with _PREREAD_LOCK:
         _PREREAD.clear()
         if key is not None and key == _file_key(path):
@@ -531,7 +531,7 @@ def open_lens(path: str | Path) -> tuple[Recording, dict[str, Any] | None]:
         with _PREREAD_LOCK:
             opened = _PREREAD.pop(_file_key(path), None)
         if isinstance(opened, _Checked):
-            return _recording_and_layout(opened.text)
+            return _recording_and_layout(opened.text, split=False)
         if opened is not None:
             return opened
     return _recording_and_layout(_file_bytes(path))
@@ -553,12 +553,13 @@ def recording_from_bytes(data: bytes) -> Recording:
     return _recording_and_layout(data)[0]
 
 
-def _recording_and_layout(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
+def _recording_and_layout(data: bytes, *, split: bool = True) -> tuple[Recording, dict[str, Any] | None]:
+    """``data``: a file's bytes, or (``split=False``) what :func:`_split` left of them."""
     # Decoding and checking a file makes millions of objects and no cycles; the full collections
     # that many allocations set off walked them all again (the 5,000-node chain's file read in
     # 2.4 s instead of 0.9 s in a process holding a recording already).
     with collection_paused():
-        return _read(data)
+        return _read(_split(data)[1] if split else data)
 
 
 def _split(data: bytes, *, whole: bool = True) -> tuple[dict[str, Any] | None, bytes]:
@@ -592,7 +593,7 @@ def _header(text: bytes) -> dict[str, Any]:
 
 
 def _read(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
-    _, data = _split(data)
+    """The recording in a file's bytes with any header split off (:func:`_split`'s second part)."""
     if not data.startswith(_GZIP_MAGIC):
         _count_containers(data)  # inflated text is counted as it inflates
     raw = _decoded_in_pieces(data)
@@ -977,7 +978,7 @@ class _Reader:
     # -- the recording --
 
     def recording(self) -> Recording:
-        top = self.check_header(self.raw)
+        top = _checked_top(self.raw)
         steps_raw = self.seq(self.get(top, "steps", "the file"), "steps")
         if not steps_raw:
             raise self.fail("steps", "a recording has at least one step")
@@ -997,9 +998,6 @@ class _Reader:
             error=self.optional(top.get("error"), "error", self.str_),
             error_line=self.optional(top.get("error_line"), "error_line", self.int_),
         )
-
-    def check_header(self, top: Any) -> dict[str, Any]:
-        return _checked_top(top)
 
     def program(self, p: dict[str, Any]) -> Program:
         def text(key: str, default: str | None = "") -> str:

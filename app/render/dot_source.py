@@ -106,6 +106,7 @@ __all__ = [
     "Iteration",
     "depths",
     "dot_source",
+    "frame_names",
     "iterations",
     "long_edges",
     "proxy_dot_id",
@@ -154,6 +155,11 @@ def _iteration_label(loops: tuple[LoopMark, ...]) -> str:
         total = f" of {mark.count}" if mark.count is not None else ""
         parts.append(f"line {mark.line} · iteration {mark.index + 1}{total}")
     return " › ".join(parts)
+
+
+def frame_names(graph: Graph) -> list[str]:
+    """The frames a layout of ``graph`` places: each loop iteration's, then each module group's."""
+    return [g.name for g in iterations(graph)] + [g.name for g in module_groups(graph)]
 
 
 def iterations(graph: Graph) -> tuple[Iteration, ...]:

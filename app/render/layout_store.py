@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 from app.core.lens import save_lens
 from app.core.model.graph import Graph
 from app.core.model.recording import Recording
-from app.render.dot_source import iterations, long_edges
+from app.render.dot_source import frame_names, long_edges
 from app.render.labels import drawn_slots
 from app.render.layout import Box, EdgePath, Layout, LayoutError, layout_graph
 from app.render.modules import fold, module_groups
@@ -146,7 +146,7 @@ class _StoredLayout:
         width, height = self.numbers(table.get("size"), "size", 2)
         if width < 0 or height < 0:
             raise self.fail("a negative size")
-        frames = [g.name for g in iterations(drawn.graph)] + [g.name for g in module_groups(drawn.graph)]
+        frames = frame_names(drawn.graph)
         slots = {(n.id, s.name): (n.id, s.name) for n in drawn.graph.nodes for s in drawn_slots(n)}
         proxies = {(e.src, e.dst): e for e in long_edges(drawn.graph)}
         return Layout(

@@ -125,8 +125,8 @@ def preview_json(
 ) -> dict[str, Any] | None:
     """The preview of ``recording`` drawn by ``layout`` at its opening step, as a file keeps it;
     None for a graph of fewer than ``from_nodes`` (default :data:`PREVIEW_FROM_NODES`) nodes."""
-    from app.render.dot_source import iterations
-    from app.render.modules import fold, module_groups
+    from app.render.dot_source import frame_names
+    from app.render.modules import fold
     from app.render.states import DrawnStates, ShownStates
 
     least = PREVIEW_FROM_NODES if from_nodes is None else from_nodes
@@ -143,10 +143,9 @@ def preview_json(
     dots = array("f", [c for box in layout.nodes.values() for c in (box.x, box.y)])
     ends = ((index.get(e.src), index.get(e.dst)) for e in folded.graph.edges)
     lines = array("I", [i for pair in ends if None not in pair for i in pair])  # type: ignore[misc]
-    names = [g.name for g in iterations(folded.graph)] + [g.name for g in module_groups(folded.graph)]
     frames = [
         [box.x, box.y, box.width, box.height, drawn.cluster_state(state, name)]
-        for name in names
+        for name in frame_names(folded.graph)
         if (box := layout.clusters.get(name)) is not None
     ]
     return {

@@ -409,8 +409,7 @@ class MainWindow(QMainWindow):
         self._fresh_load = True
         self._lens_path = Path(source) if is_lens(source) else None
         verb = "Reading" if self._lens_path else "Recording"
-        text = f"{verb} {getattr(source, 'name', source)}…"
-        self.graph_message.setText(text)
+        self.graph_message.setText(f"{verb} {getattr(source, 'name', source)}…")
         self._previewed = None
         if self._lens_path is not None and self._show_preview(self._lens_path):
             # NOTE [picture first]: the picture is painted before the recording is read; read
