@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import re
 import sys
@@ -153,6 +154,20 @@ def _fail(message: str, status: int = EXIT_USAGE) -> int:
     text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
     print(f"autograd-lens: {text}", file=sys.stderr)
     return status
+
+
+class _StderrLines(logging.Handler):
+    """The package's warnings (a layout drawn simplified, a recording saved without one) as the
+    command's own one-line messages on stderr, wherever ``sys.stderr`` points at the time."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        _fail(record.getMessage(), 0)
+
+
+def _warnings_to_stderr() -> None:
+    package = logging.getLogger("app")
+    if not any(isinstance(handler, _StderrLines) for handler in package.handlers):
+        package.addHandler(_StderrLines(logging.WARNING))
 
 
 def _safe_streams() -> None:
@@ -332,6 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Every failure is one line on stderr: exit 2 for a bad scenario,
     file or usage, 1 for a bug in Autograd Lens; never a traceback (unless asked for)."""
     _safe_streams()
+    _warnings_to_stderr()
     args = _build_parser().parse_args(argv)
     try:
         return _run(args)

@@ -71,3 +71,7 @@ def _collect_between_tests():
     collector = collector_module.GuiCollector.installed() if collector_module else None
     if collector is not None:
         collector.check()
+
+
+# Scripts the tests record as a learner's own files: data, never collected or imported as tests.
+collect_ignore_glob = ["scripts/*"]

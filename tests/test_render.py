@@ -55,9 +55,11 @@ def test_dot_source_names_every_node_and_slot_by_our_ids(recordings):
     source = dot_source(graph)
     for node in graph.nodes:
         assert f'"{node.id}" [' in source
+        left = node.id  # a node's saved values hang in a chain from it (NOTE [flat edges])
         for slot in drawn_slots(node):
             assert f'"{slot_dot_id(node.id, slot.name)}" [' in source
-            assert f'"{node.id}" -> "{slot_dot_id(node.id, slot.name)}" [dir=none, style=dotted]' in source
+            assert f'"{left}" -> "{slot_dot_id(node.id, slot.name)}" [dir=none, style=dotted]' in source
+            left = slot_dot_id(node.id, slot.name)
     for edge in graph.edges:  # torchviz direction: next function -> node
         assert f'"{edge.dst}" -> "{edge.src}" [weight=' in source
     assert "0x" not in source and str(id(graph)) not in source
@@ -183,9 +185,11 @@ def test_which_none_raises_layout_error(recordings, monkeypatch):
 def test_crashing_dot_raises_layout_error(recordings, monkeypatch, tmp_path):
     _fake_dot(tmp_path, "echo 'Error: syntax error in line 1' >&2\nexit 3")
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(LayoutError, match="exit status 3") as info:
+    with pytest.raises(LayoutError, match="exited with status 3") as info:
         layout_graph(recordings["two-losses"].graph)
-    assert "syntax error" in str(info.value) and INSTALL in str(info.value)
+    said = str(info.value)  # dot is there and ran: what happened, not how to install it
+    assert said.startswith("Graphviz could not lay out this graph (") and "syntax error" in said
+    assert INSTALL not in said
 
 
 def test_hanging_dot_raises_layout_error(recordings, monkeypatch, tmp_path):
@@ -193,7 +197,7 @@ def test_hanging_dot_raises_layout_error(recordings, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(LayoutError, match="took longer than") as info:
         layout_graph(recordings["two-losses"].graph, timeout_s=0.5)
-    assert INSTALL in str(info.value)
+    assert INSTALL not in str(info.value)
 
 
 def test_garbage_from_dot_raises_layout_error(recordings, monkeypatch, tmp_path):
@@ -210,7 +214,7 @@ def test_dot_that_writes_no_layout_raises_layout_error(recordings, monkeypatch, 
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(LayoutError, match="wrote no layout") as info:
         layout_graph(recordings["two-losses"].graph)
-    assert INSTALL in str(info.value)
+    assert INSTALL not in str(info.value)
 
 
 def test_layout_is_plain_frozen_data(recordings):

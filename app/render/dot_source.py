@@ -66,6 +66,17 @@ nodes per iteration, never the long edges of NOTE [large graphs]. It is a
 preference the minimiser weighs, not a constraint: Graphviz has none for the
 order of clusters.
 
+# NOTE [flat edges]
+Graphviz 2.43 (Debian's and Ubuntu's ``dot``) fails to route an edge between
+two boxes of one rank when other boxes sit between them inside a cluster
+("triangulation failed", exit status 1): a node's dotted edges to its second
+and third saved values did so in every recorded training loop. So a node's
+saved values hang in a chain, each from the one before it (the node, then its
+first value, ...): every flat edge joins two neighbours, which dot draws
+without routing. The scene draws each dotted line from the node itself
+(``layout.py``'s ``_straight``), so the chain is invisible in the drawing.
+Whatever else dot refuses is met by ``layout.py``'s NOTE [layout ladder].
+
 Ids are ours (``n3``, ``n3.self``), never ``id()``; every fact comes from the
 ``Graph``, so no ``_saved_*`` attribute is read again (it may be freed).
 
@@ -82,6 +93,7 @@ import html
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Literal
 
 from app.core.model.graph import Edge, Graph, GraphNode, LoopMark, SavedSlot
 from app.render.labels import (
@@ -99,10 +111,12 @@ from app.render.modules import module_groups
 from app.render.style import NODE_TAGS, NodeKind, slot_tags
 
 __all__ = [
+    "FULL",
     "MAX_DOT_STRING",
     "MAX_SPAN",
     "TITLE_ROOM",
     "DotStringTooLong",
+    "Drawing",
     "Iteration",
     "depths",
     "dot_source",
@@ -138,6 +152,25 @@ def slot_dot_id(node_id: str, slot: str) -> str:
 def proxy_dot_id(edge: Edge) -> str:
     """The DOT name of the proxy box of ``edge.dst`` drawn beside ``edge.src``."""
     return f"{edge.dst}@{edge.src}"
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """How much of the full drawing dot is asked for (``layout.py``'s NOTE [layout ladder]).
+
+    ``routing``: dot's ``splines`` (``spline`` curves around boxes, ``line`` straight).
+    ``frames``: ``clusters`` when dot lays iteration and module frames out; ``iterations`` when it
+    lays out iteration frames only, module frames drawn around their boxes afterwards (no cluster
+    in a cluster); ``placed`` when it lays out the boxes alone and every frame is drawn around them
+    afterwards; ``none`` for no frames, no rank constraints and no reading-order boxes: the
+    plainest graph dot can draw.
+    """
+
+    routing: Literal["spline", "line"] = "spline"
+    frames: Literal["clusters", "iterations", "placed", "none"] = "clusters"
+
+
+FULL = Drawing()
 
 
 @dataclass(frozen=True)
@@ -228,7 +261,9 @@ def _node_stmt(node: GraphNode, kind: NodeKind, reserve_tags: bool) -> str:
     return f'  {_quote(node.id)} [label="{_label(lines)}", fillcolor={KIND_FILL[kind]}];'
 
 
-def _slot_stmts(node: GraphNode, slot: SavedSlot, reserve_tags: bool) -> list[str]:
+def _slot_stmts(node: GraphNode, slot: SavedSlot, left: str, reserve_tags: bool) -> list[str]:
+    """The box of ``slot`` and its dotted edge from ``left``: the node, or the slot drawn before it
+    (NOTE [flat edges])."""
     name = _quote(slot_dot_id(node.id, slot.name))
     tag = _widest(slot_tags(slot.kind)) if reserve_tags else ""
     lines = slot_lines(slot, tag)
@@ -241,7 +276,7 @@ def _slot_stmts(node: GraphNode, slot: SavedSlot, reserve_tags: bool) -> list[st
         attrs = f"fillcolor={TENSOR_FILL}"
     return [
         f'  {name} [label="{label}", fontsize={SLOT_FONT_PX:g}, {attrs}];',
-        f"  {_quote(node.id)} -> {name} [dir=none, style=dotted];",
+        f"  {_quote(left)} -> {name} [dir=none, style=dotted];",
     ]
 
 
@@ -260,10 +295,10 @@ def _proxy_stmts(edge: Edge, target: GraphNode, kind: NodeKind) -> list[str]:
     ]
 
 
-def _header() -> list[str]:
+def _header(drawing: Drawing) -> list[str]:
     return [
         "digraph autograd {",
-        "  graph [newrank=true, rankdir=TB, nodesep=0.3, ranksep=0.4];",
+        f"  graph [newrank=true, rankdir=TB, nodesep=0.3, ranksep=0.4, splines={drawing.routing}];",
         f'  node [shape=box, style=filled, fontname="{FONT_FAMILY}", fontsize={NODE_FONT_PX:g}, '
         'margin="0.18,0.08"];',
         f'  edge [fontname="{FONT_FAMILY}"];',
@@ -315,7 +350,7 @@ def _order_stmts(groups: tuple[Iteration, ...], depth: dict[str, int]) -> list[s
     return lines
 
 
-def dot_source(graph: Graph, *, reserve_tags: bool = False) -> str:
+def dot_source(graph: Graph, *, reserve_tags: bool = False, drawing: Drawing = FULL) -> str:
     """DOT text for ``graph``.
 
     ``reserve_tags`` adds the widest state tag to each label so that the boxes
@@ -323,15 +358,18 @@ def dot_source(graph: Graph, *, reserve_tags: bool = False) -> str:
     Nodes of one loop iteration share a cluster (NOTE [iteration clusters]); inside it, the nodes
     of one module share one of their own (modules.py's NOTE [module groups]). Every cluster keeps
     room for its title (NOTE [frame titles]) and iterations read left to right (NOTE [reading order]).
+    ``drawing`` leaves some of that out, for a graph dot cannot lay out in full.
     """
     kinds = node_kinds(graph)
-    groups = iterations(graph)
-    modules = module_groups(graph)
+    clustered = drawing.frames in ("clusters", "iterations")
+    groups = iterations(graph) if clustered else ()
+    modules = module_groups(graph) if drawing.frames == "clusters" else ()
+    ranked = drawing.frames != "none"
     in_iteration = {node_id: i for i, group in enumerate(groups) for node_id in group.nodes}
     in_module = {node_id: j for j, group in enumerate(modules) for node_id in group.nodes}
     bodies: list[list[str]] = [[] for _ in groups]
     module_bodies: list[list[str]] = [[] for _ in modules]
-    lines = _header()
+    lines = _header(drawing)
 
     def body_of(node_id: str, outside: list[str]) -> list[str]:
         if node_id in in_module:
@@ -342,14 +380,18 @@ def dot_source(graph: Graph, *, reserve_tags: bool = False) -> str:
     for node in graph.nodes:
         into = body_of(node.id, lines)
         into.append(_node_stmt(node, kinds[node.id], reserve_tags))
+        left = node.id
         for slot in drawn_slots(node):
-            into.extend(_slot_stmts(node, slot, reserve_tags))
-        if drawn_slots(node):
+            into.extend(_slot_stmts(node, slot, left, reserve_tags))
+            if ranked:  # a chain on the node's row; without rank constraints each hangs from the node
+                left = slot_dot_id(node.id, slot.name)
+        if drawn_slots(node) and ranked:
             into.append(_beside(node))
     edges: list[str] = []
     for edge in graph.edges:
         if edge in proxied:  # the stand-in sits beside its user, in the user's cluster
-            body_of(edge.src, edges).extend(_proxy_stmts(edge, graph.node(edge.dst), kinds[edge.dst]))
+            proxy = _proxy_stmts(edge, graph.node(edge.dst), kinds[edge.dst])
+            body_of(edge.src, edges).extend(proxy if ranked else proxy[:-1])
         else:
             edges.append(f"  {_quote(edge.dst)} -> {_quote(edge.src)} [weight={EDGE_WEIGHT}];")
     for module, body in zip(modules, module_bodies, strict=True):
@@ -359,7 +401,8 @@ def dot_source(graph: Graph, *, reserve_tags: bool = False) -> str:
     for group, body in zip(groups, bodies, strict=True):
         lines.extend(_cluster_stmts(group.name, group.label, body))
     lines.extend(edges)
-    if len(groups) > 1:
-        lines.extend(_order_stmts(groups, depths(graph)))
+    order = groups if clustered else iterations(graph) if ranked else ()
+    if len(order) > 1:
+        lines.extend(_order_stmts(order, depths(graph)))
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -6,13 +6,28 @@ only restyles boxes that already have their places. The result is frozen,
 Qt-free data keyed by our ids, so this module is safe to call from a worker
 thread. Coordinates are Graphviz points (1/72 inch) turned into scene units
 with the origin top-left and y growing downwards, as Qt draws.
+
+# NOTE [layout ladder]
+A recording must always draw, but ``dot`` refuses some graphs: Graphviz 2.43,
+the ``dot`` of Debian and Ubuntu (newer releases fixed many of these, but the
+distributions still ship 2.42/2.43), fails to route edges around boxes inside
+nested clusters ("triangulation failed", exit status 1). So when dot runs and
+fails, the layout is asked for again along :data:`LADDER`, each rung plainer
+than the one before: edges drawn straight (``splines=line``, no routing); then
+frames drawn by us around boxes dot laid out without clusters; then both; at
+last no frames and no rank constraints at all. The first rung dot accepts is
+kept, each refusal is logged, and ``Layout.simplified`` says in a few words
+what was left out, for the one quiet line the user sees. A missing ``dot``, a
+label too long for Graphviz or a timeout is not a refusal: the ladder stops.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 import tempfile
+from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -24,17 +39,31 @@ from app.core.json_pieces import free_in_pieces, loads_in_pieces
 from app.core.model.graph import Edge, Graph
 from app.core.model.timeline import SlotKey
 from app.render.dot_source import (
+    FULL,
     TITLE_ROOM,
     DotStringTooLong,
+    Drawing,
     dot_source,
+    iterations,
     long_edges,
     proxy_dot_id,
     slot_dot_id,
 )
-from app.render.labels import drawn_slots
-from app.render.modules import default_collapsed, fold
+from app.render.labels import SLOT_FONT_PX, drawn_slots
+from app.render.modules import default_collapsed, fold, module_groups
 
-__all__ = ["INSTALL_HINT", "Box", "EdgePath", "Layout", "LayoutError", "layout_graph", "parse_layout"]
+__all__ = [
+    "INSTALL_HINT",
+    "LADDER",
+    "Box",
+    "EdgePath",
+    "Layout",
+    "LayoutError",
+    "layout_graph",
+    "parse_layout",
+]
+
+log = logging.getLogger(__name__)
 
 INSTALL_HINT = (
     "install Graphviz: sudo apt-get install graphviz (macOS: brew install graphviz; "
@@ -47,7 +76,24 @@ READ_PIECE = 1 << 20  # bytes of dot's output read (and decoded) per call
 
 
 class LayoutError(RuntimeError):
-    """Graphviz is missing, failed or took too long; the message says how to fix it."""
+    """Graphviz is missing, failed or took too long; the message says what happened."""
+
+
+class _Refused(LayoutError):
+    """``dot`` ran and gave no usable layout of this drawing: a plainer one may do (NOTE [layout ladder])."""
+
+
+# The rungs of NOTE [layout ladder], each with what the user is told was simplified.
+LADDER: tuple[tuple[Drawing, str], ...] = (
+    (FULL, ""),
+    (Drawing(routing="line"), "edges drawn straight"),
+    (Drawing(frames="iterations"), "module frames drawn around their boxes"),
+    (Drawing(routing="line", frames="iterations"), "module frames drawn around their boxes, edges straight"),
+    (Drawing(routing="line", frames="placed"), "frames drawn around their boxes, edges straight"),
+    (Drawing(routing="line", frames="none"), "drawn without frames, edges straight"),
+)
+FRAME_MARGIN = 10.0  # points between a frame and its boxes, as dot_source's cluster margin
+FRAME_LABEL_ROW = SLOT_FONT_PX + 6  # points: the row at a frame's top its label is written in
 
 
 @dataclass(frozen=True)
@@ -95,12 +141,18 @@ class Layout:
     proxies: Mapping[Edge, Box] = field(default_factory=lambda: MappingProxyType({}))
     clusters: Mapping[str, Box] = field(default_factory=lambda: MappingProxyType({}))  # iteration frames
     collapsed: frozenset[str] = frozenset()  # module groups drawn as one box (modules.py's NOTE)
+    simplified: str = ""  # what NOTE [layout ladder] left out of the full drawing ("" for nothing)
 
 
 def layout_graph(
-    graph: Graph, *, collapsed: Collection[str] | None = None, timeout_s: float = 20.0
+    graph: Graph,
+    *,
+    collapsed: Collection[str] | None = None,
+    timeout_s: float = 20.0,
+    ladder: Iterable[tuple[Drawing, str]] = LADDER,
 ) -> Layout:
-    """Run ``dot -Tjson0`` once over ``graph`` and parse where every box goes.
+    """Run ``dot -Tjson0`` over ``graph`` and parse where every box goes: once, unless dot refuses
+    the full drawing (NOTE [layout ladder]; ``ladder`` is the rungs tried, in order).
 
     ``collapsed``: the module groups drawn as one box each (``modules.fold``); by default every
     group of a graph larger than ``modules.COLLAPSE_ABOVE`` nodes, else none. The layout's
@@ -117,10 +169,25 @@ def layout_graph(
     if exe is None:
         raise LayoutError(f"Graphviz 'dot' was not found on PATH; {INSTALL_HINT}")
     folded = fold(graph, default_collapsed(graph) if collapsed is None else collapsed)
-    graph = folded.graph
+    refusals: list[str] = []
+    for drawing, simplified in ladder:
+        try:
+            layout = _lay_out(exe, folded.graph, drawing, timeout_s)
+        except _Refused as exc:
+            log.info("Graphviz could not lay out %d nodes as %s: %s", len(folded.graph), drawing, exc)
+            refusals.append(str(exc))
+            continue
+        if refusals:  # one quiet line; what dot said is in the log lines above
+            log.warning("Graphviz could not lay out the full drawing: %s", simplified)
+        return replace(layout, collapsed=folded.collapsed, simplified=simplified)
+    raise LayoutError(f"Graphviz could not lay out this graph ({refusals[0] if refusals else 'no drawing'})")
+
+
+def _lay_out(exe: str, graph: Graph, drawing: Drawing, timeout_s: float) -> Layout:
+    """One run of ``dot`` over ``graph`` drawn as ``drawing``; :class:`_Refused` when dot fails."""
     try:
-        source = dot_source(graph, reserve_tags=True)
-    except DotStringTooLong as exc:  # not Graphviz's fault: no install hint
+        source = dot_source(graph, reserve_tags=True, drawing=drawing)
+    except DotStringTooLong as exc:  # not Graphviz's fault, and the same on every rung
         raise LayoutError(f"this graph cannot be drawn: {exc}") from None
     # Files, not pipes: the 18 MB of JSON for 5,000 nodes would otherwise be read 32 KB at a time
     # in a Python loop and joined in one 18 MB copy, both holding the GIL while the GUI thread waits; a file
@@ -132,19 +199,27 @@ def layout_graph(
                 file.write(source[start : start + (1 << 20)].encode("utf-8"))
         done = _run_dot([exe, "-Tjson0", "-o", str(out_path), str(source_path)], len(graph), timeout_s)
         if done.returncode != 0:
-            why = " ".join(done.stderr.decode("utf-8", "replace").split())[:300] or "no message"
-            raise LayoutError(
-                f"Graphviz 'dot' failed with exit status {done.returncode}: {why}; {INSTALL_HINT}"
-            )
+            raise _Refused(_dot_failure(done))
         try:
             stream = out_path.open("rb")
         except OSError as exc:
-            raise LayoutError(
-                f"Graphviz 'dot' wrote no layout ({exc.strerror or exc}); {INSTALL_HINT}"
-            ) from None
+            raise _Refused(f"dot wrote no layout ({exc.strerror or exc})") from None
         with stream:
             layout = parse_layout(iter(partial(stream.read, READ_PIECE), b""), graph)
-    return replace(layout, collapsed=folded.collapsed) if folded.collapsed else layout
+    if drawing.frames in ("iterations", "placed"):
+        placed = _frames_around(graph, layout, iterations_too=drawing.frames == "placed")
+        layout = replace(layout, clusters=MappingProxyType({**layout.clusters, **placed}))
+    return layout
+
+
+def _dot_failure(done: subprocess.CompletedProcess[bytes]) -> str:
+    """What ``dot`` said when it failed, in one line: its status and the start of its messages."""
+    said = " ".join(done.stderr.decode("utf-8", "replace").split())[:300]
+    if done.returncode < 0:
+        status = f"dot was ended by signal {-done.returncode}"
+    else:
+        status = f"dot exited with status {done.returncode}"
+    return f"{status}: {said}" if said else f"{status} and printed nothing"
 
 
 def _run_dot(command: list[str], nodes: int, timeout_s: float) -> subprocess.CompletedProcess[bytes]:
@@ -152,8 +227,8 @@ def _run_dot(command: list[str], nodes: int, timeout_s: float) -> subprocess.Com
         return subprocess.run(command, capture_output=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
         raise LayoutError(
-            f"Graphviz 'dot' took longer than {timeout_s:g} s to lay out {nodes} nodes; "
-            f"try a smaller scenario, or {INSTALL_HINT} (a recent version)"
+            f"Graphviz could not lay out this graph: dot took longer than {timeout_s:g} s for {nodes} "
+            "nodes; collapse its module groups, or record a smaller program"
         ) from None
     except OSError as exc:
         raise LayoutError(f"Graphviz 'dot' could not start ({exc.strerror or exc}); {INSTALL_HINT}") from None
@@ -245,7 +320,7 @@ def parse_layout(text: str | Iterable[bytes], graph: Graph) -> Layout:
             if "pos" in e
         ]
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-        raise LayoutError(f"could not read Graphviz's layout ({exc!r}); {INSTALL_HINT}") from None
+        raise _Refused(f"its layout could not be read ({exc!r})") from None
     finally:
         free_in_pieces(data)
     layout = _assemble(graph, boxes, paths, right - left, top - bottom)
@@ -258,7 +333,7 @@ def _assemble(
     names = _Names.of(graph)
     missing = [name for name in (*names.nodes, *names.slots, *names.proxies) if name not in boxes]
     if missing:
-        raise LayoutError(f"Graphviz's layout has no place for {', '.join(missing[:5])}; {INSTALL_HINT}")
+        raise _Refused(f"its layout has no place for {', '.join(missing[:5])}")
     edges: dict[Edge, EdgePath] = {}
     slot_edges: dict[SlotKey, EdgePath] = {}
     for tail, head, path in paths:
@@ -278,3 +353,38 @@ def _assemble(
         slot_edges=MappingProxyType(slot_edges),
         proxies=MappingProxyType({edge: boxes[name] for name, edge in names.proxies.items()}),
     )
+
+
+def _frames_around(graph: Graph, layout: Layout, *, iterations_too: bool) -> dict[str, Box]:
+    """Each module's frame (and, ``iterations_too``, each iteration's) drawn around its boxes, for a
+    layout dot made without those clusters (NOTE [layout ladder]): a module's frame inside its
+    iteration's, title row and all."""
+    held: dict[str, list[Box]] = defaultdict(list)  # a node's box, its saved values' and its stand-ins'
+    for node_id, box in layout.nodes.items():
+        held[node_id].append(box)
+    for (node_id, _), box in layout.slots.items():
+        held[node_id].append(box)
+    for edge, box in layout.proxies.items():
+        held[edge.src].append(box)
+    groups = iterations(graph)
+    iteration_of = {node_id: group.name for group in groups for node_id in group.nodes}
+    modules: dict[str, Box] = {}
+    inside: dict[str, list[Box]] = defaultdict(list)  # module frames, with their title rows, by iteration
+    for module in module_groups(graph):
+        modules[module.name] = frame = _around([b for n in module.nodes for b in held[n]])
+        if module.loops and module.nodes[0] in iteration_of:
+            band = Box(frame.x, frame.y - TITLE_ROOM / 2, frame.width, frame.height + TITLE_ROOM)
+            inside[iteration_of[module.nodes[0]]].append(band)
+    if not iterations_too:
+        return modules
+    frames = {g.name: _around([b for n in g.nodes for b in held[n]] + inside[g.name]) for g in groups}
+    return frames | modules
+
+
+def _around(boxes: list[Box]) -> Box:
+    """The frame around ``boxes``: a margin on each side and the label's row at the top."""
+    left = min(b.left for b in boxes) - FRAME_MARGIN
+    right = max(b.left + b.width for b in boxes) + FRAME_MARGIN
+    top = min(b.top for b in boxes) - FRAME_MARGIN - FRAME_LABEL_ROW
+    bottom = max(b.top + b.height for b in boxes) + FRAME_MARGIN
+    return Box((left + right) / 2, (top + bottom) / 2, right - left, bottom - top)

@@ -42,7 +42,7 @@ from app.core.model.graph import Graph
 from app.core.model.recording import Recording
 from app.render.dot_source import frame_names, long_edges
 from app.render.labels import drawn_slots
-from app.render.layout import Box, EdgePath, Layout, LayoutError, layout_graph
+from app.render.layout import LADDER, Box, EdgePath, Layout, LayoutError, layout_graph
 from app.render.modules import fold, module_groups
 from app.render.preview import preview_json
 
@@ -50,7 +50,7 @@ __all__ = ["STYLE", "layout_from_json", "layout_json", "save_with_layout"]
 
 log = logging.getLogger(__name__)
 
-STYLE = 2  # raise it when a change to dot_source moves or resizes boxes: older layouts are then redone
+STYLE = 3  # raise it when a change to dot_source moves or resizes boxes: older layouts are then redone
 MAX_COORD = 1e8  # points; Graphviz's own canvas ends long before
 # A node's, a slot's or a stand-in's box: a few lines of label (a frame holds many boxes and may be
 # as large as the canvas). A box is drawn whole, hatched and all, at every paint.
@@ -71,6 +71,7 @@ def layout_json(layout: Layout) -> dict[str, Any]:
         "clusters": _boxes_json(list(layout.clusters), layout.clusters.values()),
         "edges": _paths_json([[e.src, e.dst] for e in layout.edges], layout.edges.values()),
         "slot_edges": _paths_json([list(k) for k in layout.slot_edges], layout.slot_edges.values()),
+        "simplified": layout.simplified,
     }
 
 
@@ -146,6 +147,9 @@ class _StoredLayout:
         width, height = self.numbers(table.get("size"), "size", 2)
         if width < 0 or height < 0:
             raise self.fail("a negative size")
+        simplified = table.get("simplified", "")
+        if simplified not in {said for _, said in LADDER}:  # a rung's own words, never a file's text
+            raise self.fail("an unknown simplification")
         frames = frame_names(drawn.graph)
         slots = {(n.id, s.name): (n.id, s.name) for n in drawn.graph.nodes for s in drawn_slots(n)}
         proxies = {(e.src, e.dst): e for e in long_edges(drawn.graph)}
@@ -157,10 +161,11 @@ class _StoredLayout:
             edges=self.paths(table.get("edges"), {(e.src, e.dst): e for e in drawn.graph.edges}, "edges"),
             slot_edges=self.paths(table.get("slot_edges"), slots, "slot_edges"),
             proxies=self.boxes(table.get("proxies"), proxies, "proxies"),
-            clusters=self.boxes(
-                table.get("clusters"), {name: name for name in frames}, "clusters", MAX_COORD
+            clusters=self.boxes(  # a simplified layout may have no frames (layout.py's NOTE [layout ladder])
+                table.get("clusters"), {n: n for n in frames}, "clusters", MAX_COORD, all_of=not simplified
             ),
             collapsed=drawn.collapsed,
+            simplified=simplified,
         )
 
     # -- checked pieces --
@@ -203,12 +208,19 @@ class _StoredLayout:
         return keys
 
     def boxes(
-        self, value: Any, expected: Mapping[Any, K], where: str, largest: float = MAX_BOX
+        self,
+        value: Any,
+        expected: Mapping[Any, K],
+        where: str,
+        largest: float = MAX_BOX,
+        *,
+        all_of: bool = True,
     ) -> Mapping[K, Box]:
-        """A box for every one of ``expected``, none else, none wider or taller than ``largest``."""
+        """A box for every one of ``expected`` (some of them, unless ``all_of``), none else, none
+        wider or taller than ``largest``."""
         table = self.obj(value, where)
         keys = self.keys(table, expected, where)
-        if len(keys) != len(expected):
+        if all_of and len(keys) != len(expected):
             raise self.fail(f"{where}: {len(expected) - len(keys)} of the graph's have no place")
         v = self.numbers(table.get("xywh"), f"{where}.xywh", 4 * len(keys))
         if v and min(*v[2::4], *v[3::4]) < 0:

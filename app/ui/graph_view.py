@@ -81,6 +81,7 @@ class GraphView(QGraphicsView):
     graph_shown = Signal()  # the model set last is on screen and a paint draws all of it
     learner_zoomed = Signal()  # a zoom not made through GraphNavigation (a proxy box clicked)
     modules_changed = Signal()  # the graph is drawn anew with other modules collapsed
+    layout_said = Signal(str)  # one quiet line: what Graphviz left out of the drawing, or why it drew none
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -110,6 +111,7 @@ class GraphView(QGraphicsView):
         # NOTE [module groups]: a layout per set of collapsed modules, made once and kept
         self._layouts = ModuleLayouts(self)
         self._layouts.ready.connect(self._on_layout_ready)
+        self._layouts.failed.connect(self._on_layout_failed)
         self._wanted: frozenset[str] | None = None  # the collapsed set asked for, until drawn
         self.collapse_all_action = QAction("Collapse all modules", self)
         self.collapse_all_action.triggered.connect(self.collapse_all)
@@ -141,6 +143,8 @@ class GraphView(QGraphicsView):
         self._stop_building()
         self._layouts.reset(recording, layout)
         self._wanted = None
+        if layout.simplified:  # layout.py's NOTE [layout ladder]
+            self.layout_said.emit(f"Graphviz could not lay out the full drawing: {layout.simplified}")
         self._reading = self._read_when_shown = None
         self._announced = False
         items = len(layout.nodes) + 2 * len(layout.slots) + len(layout.edges) + len(layout.proxies)
@@ -506,6 +510,11 @@ class GraphView(QGraphicsView):
         if selected is not None:
             self._require_graph().select(selected)
         self.modules_changed.emit()
+
+    def _on_layout_failed(self, why: str) -> None:
+        self._wanted = None  # the drawing shown stays
+        self._update_module_actions()
+        self.layout_said.emit(f"The modules could not be redrawn: {why}")
 
     def _update_module_actions(self) -> None:
         groups = self.module_groups

@@ -659,6 +659,7 @@ class MainWindow(QMainWindow):
             self.graph_preview.raise_()  # over the view while it waits for the recording
         self.legend_area.setWidget(self.legend)
         self.graph_view.node_clicked.connect(self._on_node_clicked)
+        self.graph_view.layout_said.connect(lambda text: self.statusBar().showMessage(text, 15_000))
         self.graph_view.set_palette(self.theme)
         self.legend.set_palette(self.theme)
         self.graph_view.set_font_scale(self.font_scale)
