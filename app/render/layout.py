@@ -320,7 +320,7 @@ def parse_layout(text: str | Iterable[bytes], graph: Graph) -> Layout:
             if "pos" in e
         ]
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-        raise _Refused(f"its layout could not be read ({exc!r})") from None
+        raise _Refused(f"could not read Graphviz's layout ({exc!r})") from None
     finally:
         free_in_pieces(data)
     layout = _assemble(graph, boxes, paths, right - left, top - bottom)
@@ -333,7 +333,7 @@ def _assemble(
     names = _Names.of(graph)
     missing = [name for name in (*names.nodes, *names.slots, *names.proxies) if name not in boxes]
     if missing:
-        raise _Refused(f"its layout has no place for {', '.join(missing[:5])}")
+        raise _Refused(f"Graphviz's layout has no place for {', '.join(missing[:5])}")
     edges: dict[Edge, EdgePath] = {}
     slot_edges: dict[SlotKey, EdgePath] = {}
     for tail, head, path in paths:
