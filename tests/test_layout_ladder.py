@@ -95,7 +95,8 @@ def training_runs():  # type: ignore[no-untyped-def]
 def test_the_corpus_holds_the_training_loops_a_learner_writes() -> None:
     names = {path.stem for path in TRAINING}
     assert {"mlp_sgd", "mlp_adam_batches", "cnn_batchnorm", "gan", "transformer_encoder"} <= names
-    assert {"gru_classifier", "lstm_classifier", "lstm_language_model", "nested_sequential"} <= names
+    assert {"gru_classifier", "gru_language_model", "lstm_classifier", "lstm_language_model"} <= names
+    assert {"nested_sequential", "manual_sgd"} <= names
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-# Linear regression by hand, ten iterations of manual SGD, then a scheduled optimizer
+# Linear regression by hand: ten iterations of manual SGD under torch.no_grad()
 import torch
 
 torch.manual_seed(0)
