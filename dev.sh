@@ -36,7 +36,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.setup-stamp
-want=$(cat pyproject.toml requirements/constraints.txt | sha256sum | cut -d' ' -f1)
+want=$(cat pyproject.toml setup.py requirements/constraints.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   # torch first, alone and pinned: on machines with a local wheel this is seconds,
