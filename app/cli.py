@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import sys
@@ -49,6 +48,7 @@ def _build_parser() -> argparse.ArgumentParser:
     trace.add_argument("scenario", help=SOURCE_HELP)
     trace.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
     trace.add_argument("--json", action="store_true", help="print one JSON object")
+    _json_limit_option(trace)
     trace.add_argument("--save", metavar="OUT.lens", help="also write the recording to this .lens file")
     _limit_options(trace)
     trace.add_argument(
@@ -75,6 +75,7 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the recording as one JSON object (no window); the script's own output goes to stderr",
     )
+    _json_limit_option(run)
     run.add_argument("--device", help="default device for the script's tensors: cpu (the default), cuda, ...")
     run.add_argument("script", metavar="SCRIPT.py", help="your script")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
@@ -90,6 +91,18 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
         type=_positive(int),
         metavar="MB",
         help="address space a recording may use beyond what its process's imports mapped, on the CPU (4096)",
+    )
+
+
+def _json_limit_option(parser: argparse.ArgumentParser) -> None:
+    from app.core.trace_json import MAX_JSON_MB
+
+    parser.add_argument(
+        "--max-json-mb",
+        type=_positive(float),
+        default=MAX_JSON_MB,
+        metavar="MB",
+        help=f"refuse to print --json past this many megabytes ({MAX_JSON_MB})",
     )
 
 
@@ -173,15 +186,17 @@ def _scenarios() -> int:
 
 
 def _trace(args: argparse.Namespace) -> int:
-    from app.core.report import to_json, to_table
+    from app.core.report import to_table
 
     rec, stored = _recording_and_layout(args.scenario, args.device, in_process=args.in_process)
     if args.save:
         from app.render.layout_store import save_with_layout
 
         save_with_layout(rec, args.save, stored=stored)  # a .lens copied keeps its layout
-    print(json.dumps(to_json(rec)) if args.json else to_table(rec))
-    if args.save and not args.json:
+    if args.json:
+        return _print_json(rec, args.max_json_mb, "--save OUT.lens")
+    print(to_table(rec))
+    if args.save:
         print(f"\nsaved the recording to {args.save}")
     return 0
 
@@ -240,10 +255,25 @@ def _run_script(args: argparse.Namespace) -> int:
         save_with_layout(recording, args.out)
         print(f"autograd-lens: saved the recording to {args.out}", file=sys.stderr)
     if args.json:
-        from app.core.report import to_json
-
-        print(json.dumps(to_json(recording)))
+        status = _print_json(recording, args.max_json_mb, "--out FILE.lens")
+        return status or run.exit_code
     return run.exit_code
+
+
+def _print_json(recording: Recording, max_mb: float, keep: str) -> int:
+    """Print the recording's JSON, or nothing and one line when it would pass ``max_mb``."""
+    from app.core.trace_json import JsonTooLarge, json_pieces
+
+    try:
+        pieces = json_pieces(recording, max_bytes=int(max_mb * 1_000_000))
+    except JsonTooLarge as exc:
+        return _fail(
+            f"the JSON would pass {max_mb:g} MB (at step {exc.step}, of steps 0-{exc.steps - 1}); raise "
+            f"the limit with --max-json-mb MB, or keep the recording with {keep} (gradients packed: smaller)"
+        )
+    sys.stdout.writelines(pieces)
+    sys.stdout.write("\n")
+    return 0
 
 
 def _run_script_then_show(args: argparse.Namespace) -> int:
