@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
+    from app.render.export_budget import ExportTooLarge
 
 __all__ = ["main"]
 
@@ -61,6 +62,7 @@ def _build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", required=True, help="folder for the files")
     export.add_argument("--format", choices=("svg", "png"), default="svg")
     export.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
+    _export_limit_options(export)
     _limit_options(export)
     run = sub.add_parser(
         "run",
@@ -91,6 +93,25 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
         type=_positive(int),
         metavar="MB",
         help="address space a recording may use beyond what its process's imports mapped, on the CPU (4096)",
+    )
+
+
+def _export_limit_options(parser: argparse.ArgumentParser) -> None:
+    from app.render.export_budget import MAX_EXPORT_MB, MAX_EXPORT_STEPS
+
+    parser.add_argument(
+        "--max-steps",
+        type=_positive(int),
+        default=MAX_EXPORT_STEPS,
+        metavar="N",
+        help=f"refuse to export a recording of more steps, one file each ({MAX_EXPORT_STEPS})",
+    )
+    parser.add_argument(
+        "--max-mb",
+        type=_positive(float),
+        default=MAX_EXPORT_MB,
+        metavar="MB",
+        help=f"refuse to export more megabytes of drawings in all ({MAX_EXPORT_MB})",
     )
 
 
@@ -204,10 +225,33 @@ def _trace(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     recording = _recording(args.scenario, args.device)  # a bad source is told before Qt loads
     from app.render.export import export_recording
+    from app.render.export_budget import ExportTooLarge
 
-    files = export_recording(recording, args.out, fmt=args.format)
+    try:
+        files = export_recording(
+            recording, args.out, fmt=args.format, max_steps=args.max_steps, max_bytes=int(args.max_mb * 1e6)
+        )
+    except ExportTooLarge as exc:
+        return _fail(_export_refusal(exc, args))
     print(f"wrote {len(files)} files to {args.out}")
     return 0
+
+
+def _export_refusal(exc: ExportTooLarge, args: argparse.Namespace) -> str:
+    mb = f"{exc.needed / 1e6:,.1f} MB"
+    if exc.what == "steps":
+        return (
+            f"the recording has {exc.needed:,} steps, one file each, more than --max-steps {exc.limit:,}; "
+            f"nothing was written: raise it with --max-steps N"
+        )
+    if exc.what == "disk":
+        free = f"{exc.limit / 1e6:,.1f} MB"
+        return f"the drawings would take about {mb} and {exc.folder} has {free} free; nothing was written"
+    done = f"stopped after {exc.written:,} files" if exc.written else "nothing was written"
+    return (
+        f"the drawings would take about {mb}, more than --max-mb {args.max_mb:g}; {done}: "
+        f"raise it with --max-mb MB"
+    )
 
 
 def _gui(args: argparse.Namespace) -> int:
@@ -330,18 +374,25 @@ def _explain(exc: Exception) -> int:
     from app.core.model.errors import ScenarioError
 
     if isinstance(exc, ScenarioError) or _is_layout_error(exc):
-        return _fail(str(exc))
+        return _fail(str(exc) or f"{type(exc).__name__}, with no message")
     if isinstance(exc, UnicodeError):
         return _fail(f"cannot read this text: {exc}")
     if isinstance(exc, OSError):
-        where = f": {exc.filename}" if exc.filename else ""
-        return _fail(f"{exc.strerror or exc}{where}")
+        return _fail(_os_error_text(exc))
     if isinstance(exc, MemoryError):
         return _fail("ran out of memory; try a smaller scenario")
     kind = getattr(exc, "kind", type(exc).__name__)  # a RecordingBug names the child's exception
     detail = f"{kind}: {exc}" if str(exc) else kind
     hint = f"set {DEBUG_ENV}=1 to see the traceback, and please report it"
     return _fail(f"internal error ({detail}); this is a bug in Autograd Lens: {hint}", EXIT_BUG)
+
+
+def _os_error_text(exc: OSError) -> str:
+    """Why a system call failed and on which file; never empty (``OSError(28)`` has no strerror)."""
+    named = os.strerror(exc.errno) if isinstance(exc.errno, int) and exc.errno > 0 else ""
+    why = exc.strerror or named or str(exc) or f"{type(exc).__name__}, with no message"
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{why}{where}"
 
 
 def _is_layout_error(exc: Exception) -> bool:
