@@ -40,8 +40,8 @@ from app.core.model.values import Number, Values
 __all__ = ["BLOCK", "MAX_JSON_MB", "JsonTooLarge", "json_pieces", "to_json", "values_text"]
 
 # What --json prints at most by default. Whoever reads the object reads it whole: 100 MB of
-# number text is 25-50 million numbers, 1-2 GB once a JSON reader has made them objects. A
-# recording past it is better kept as a .lens file (gradients packed, 4 bytes a number).
+# number text is 5-25 million numbers (4-20 characters each), up to ~1 GB once a JSON reader has
+# made them objects. A recording past it is better kept as a .lens file (4 bytes a number).
 MAX_JSON_MB = 100
 BLOCK = 1 << 16  # numbers formatted at once: ~1 MB of text, so a limit is overshot by that at most
 _COMPACT = (",", ":")
