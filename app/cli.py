@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
 import re
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
+    from app.render.export_budget import ExportTooLarge
 
 __all__ = ["main"]
 
@@ -50,6 +50,7 @@ def _build_parser() -> argparse.ArgumentParser:
     trace.add_argument("scenario", help=SOURCE_HELP)
     trace.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
     trace.add_argument("--json", action="store_true", help="print one JSON object")
+    _json_limit_option(trace)
     trace.add_argument("--save", metavar="OUT.lens", help="also write the recording to this .lens file")
     _limit_options(trace)
     trace.add_argument(
@@ -62,6 +63,7 @@ def _build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", required=True, help="folder for the files")
     export.add_argument("--format", choices=("svg", "png"), default="svg")
     export.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
+    _export_limit_options(export)
     _limit_options(export)
     run = sub.add_parser(
         "run",
@@ -76,6 +78,7 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the recording as one JSON object (no window); the script's own output goes to stderr",
     )
+    _json_limit_option(run)
     run.add_argument("--device", help="default device for the script's tensors: cpu (the default), cuda, ...")
     run.add_argument("script", metavar="SCRIPT.py", help="your script")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
@@ -91,6 +94,37 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
         type=_positive(int),
         metavar="MB",
         help="address space a recording may use beyond what its process's imports mapped, on the CPU (4096)",
+    )
+
+
+def _export_limit_options(parser: argparse.ArgumentParser) -> None:
+    from app.render.export_budget import MAX_EXPORT_MB, MAX_EXPORT_STEPS
+
+    parser.add_argument(
+        "--max-steps",
+        type=_positive(int),
+        default=MAX_EXPORT_STEPS,
+        metavar="N",
+        help=f"refuse to export a recording of more steps, one file each ({MAX_EXPORT_STEPS})",
+    )
+    parser.add_argument(
+        "--max-mb",
+        type=_positive(float),
+        default=MAX_EXPORT_MB,
+        metavar="MB",
+        help=f"refuse to export more megabytes of drawings in all ({MAX_EXPORT_MB})",
+    )
+
+
+def _json_limit_option(parser: argparse.ArgumentParser) -> None:
+    from app.core.trace_json import MAX_JSON_MB
+
+    parser.add_argument(
+        "--max-json-mb",
+        type=_positive(float),
+        default=MAX_JSON_MB,
+        metavar="MB",
+        help=f"refuse to print --json past this many megabytes ({MAX_JSON_MB})",
     )
 
 
@@ -188,15 +222,17 @@ def _scenarios() -> int:
 
 
 def _trace(args: argparse.Namespace) -> int:
-    from app.core.report import to_json, to_table
+    from app.core.report import to_table
 
     rec, stored = _recording_and_layout(args.scenario, args.device, in_process=args.in_process)
     if args.save:
         from app.render.layout_store import save_with_layout
 
         save_with_layout(rec, args.save, stored=stored)  # a .lens copied keeps its layout
-    print(json.dumps(to_json(rec)) if args.json else to_table(rec))
-    if args.save and not args.json:
+    if args.json:
+        return _print_json(rec, args.max_json_mb, "--save OUT.lens")
+    print(to_table(rec))
+    if args.save:
         print(f"\nsaved the recording to {args.save}")
     return 0
 
@@ -204,10 +240,33 @@ def _trace(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     recording = _recording(args.scenario, args.device)  # a bad source is told before Qt loads
     from app.render.export import export_recording
+    from app.render.export_budget import ExportTooLarge
 
-    files = export_recording(recording, args.out, fmt=args.format)
+    try:
+        files = export_recording(
+            recording, args.out, fmt=args.format, max_steps=args.max_steps, max_bytes=int(args.max_mb * 1e6)
+        )
+    except ExportTooLarge as exc:
+        return _fail(_export_refusal(exc, args))
     print(f"wrote {len(files)} files to {args.out}")
     return 0
+
+
+def _export_refusal(exc: ExportTooLarge, args: argparse.Namespace) -> str:
+    mb = f"{exc.needed / 1e6:,.1f} MB"
+    if exc.what == "steps":
+        return (
+            f"the recording has {exc.needed:,} steps, one file each, more than --max-steps {exc.limit:,}; "
+            f"nothing was written: raise it with --max-steps N"
+        )
+    if exc.what == "disk":
+        free = f"{exc.limit / 1e6:,.1f} MB"
+        return f"the drawings would take about {mb} and {exc.folder} has {free} free; nothing was written"
+    done = f"stopped after {exc.written:,} files" if exc.written else "nothing was written"
+    return (
+        f"the drawings would take about {mb}, more than --max-mb {args.max_mb:g}; {done}: "
+        f"raise it with --max-mb MB"
+    )
 
 
 def _gui(args: argparse.Namespace) -> int:
@@ -255,10 +314,25 @@ def _run_script(args: argparse.Namespace) -> int:
         save_with_layout(recording, args.out)
         print(f"autograd-lens: saved the recording to {args.out}", file=sys.stderr)
     if args.json:
-        from app.core.report import to_json
-
-        print(json.dumps(to_json(recording)))
+        status = _print_json(recording, args.max_json_mb, "--out FILE.lens")
+        return status or run.exit_code
     return run.exit_code
+
+
+def _print_json(recording: Recording, max_mb: float, keep: str) -> int:
+    """Print the recording's JSON, or nothing and one line when it would pass ``max_mb``."""
+    from app.core.trace_json import JsonTooLarge, json_pieces
+
+    try:
+        pieces = json_pieces(recording, max_bytes=int(max_mb * 1_000_000))
+    except JsonTooLarge as exc:
+        return _fail(
+            f"the JSON would pass {max_mb:g} MB (at step {exc.step}, of steps 0-{exc.steps - 1}); raise "
+            f"the limit with --max-json-mb MB, or keep the recording with {keep} (gradients packed: smaller)"
+        )
+    sys.stdout.writelines(pieces)
+    sys.stdout.write("\n")
+    return 0
 
 
 def _run_script_then_show(args: argparse.Namespace) -> int:
@@ -315,18 +389,25 @@ def _explain(exc: Exception) -> int:
     from app.core.model.errors import ScenarioError
 
     if isinstance(exc, ScenarioError) or _is_layout_error(exc):
-        return _fail(str(exc))
+        return _fail(str(exc) or f"{type(exc).__name__}, with no message")
     if isinstance(exc, UnicodeError):
         return _fail(f"cannot read this text: {exc}")
     if isinstance(exc, OSError):
-        where = f": {exc.filename}" if exc.filename else ""
-        return _fail(f"{exc.strerror or exc}{where}")
+        return _fail(_os_error_text(exc))
     if isinstance(exc, MemoryError):
         return _fail("ran out of memory; try a smaller scenario")
     kind = getattr(exc, "kind", type(exc).__name__)  # a RecordingBug names the child's exception
     detail = f"{kind}: {exc}" if str(exc) else kind
     hint = f"set {DEBUG_ENV}=1 to see the traceback, and please report it"
     return _fail(f"internal error ({detail}); this is a bug in Autograd Lens: {hint}", EXIT_BUG)
+
+
+def _os_error_text(exc: OSError) -> str:
+    """Why a system call failed and on which file; never empty (``OSError(28)`` has no strerror)."""
+    named = os.strerror(exc.errno) if isinstance(exc.errno, int) and exc.errno > 0 else ""
+    why = exc.strerror or named or str(exc) or f"{type(exc).__name__}, with no message"
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{why}{where}"
 
 
 def _is_layout_error(exc: Exception) -> bool:

@@ -5,10 +5,12 @@ import xml.etree.ElementTree as ET
 import pytest
 from PySide6.QtGui import QImage
 
+from app import cli
 from app.cli import main
 from app.core import ScenarioError, load_builtin, record
 from app.render import layout as layout_module
-from app.render.export import export_steps, step_file_name
+from app.render.export import export_recording, export_steps, step_file_name
+from app.render.export_budget import ExportTooLarge
 from app.render.labels import drawn_slots
 from app.render.layout import LayoutError
 from app.render.style import NODE_TAGS, SLOT_TAGS
@@ -127,3 +129,70 @@ def test_cli_prints_layout_error_as_one_line(tmp_path, monkeypatch, capsys):
     assert main(["export", "two-losses", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "install Graphviz" in err and "Traceback" not in err
+
+
+# -- budgets: past one, nothing is written ---------------------------------------------------------
+
+
+def test_past_max_steps_nothing_is_written(tmp_path):
+    rec = record(load_builtin("rnn-no-detach"))
+    with pytest.raises(ExportTooLarge) as info:
+        export_recording(rec, tmp_path / "out", max_steps=len(rec.timeline) - 1)
+    assert (info.value.what, info.value.needed, info.value.limit) == (
+        "steps",
+        len(rec.timeline),
+        len(rec.timeline) - 1,
+    )
+    assert not (tmp_path / "out").exists()
+    assert len(export_recording(rec, tmp_path / "out", max_steps=len(rec.timeline))) == len(rec.timeline)
+
+
+@pytest.mark.parametrize("fmt", ["svg", "png"])
+def test_past_max_bytes_nothing_is_written_and_the_estimate_bounds_the_files(tmp_path, fmt):
+    rec = record(load_builtin("forgot-retain"))
+    files = export_recording(rec, tmp_path / "all", fmt=fmt)
+    written = sum(p.stat().st_size for p in files)
+    with pytest.raises(ExportTooLarge) as info:
+        export_recording(rec, tmp_path / "out", fmt=fmt, max_bytes=written // 2)
+    assert info.value.what == "bytes" and info.value.needed >= written // 2 and info.value.written == 0
+    assert not (tmp_path / "out").exists()
+    biggest = max(p.stat().st_size for p in files)
+    assert written <= info.value.needed <= biggest * len(files)  # the largest drawn step, times the steps
+
+
+def test_cli_export_refuses_past_max_steps_in_one_line(tmp_path, capsys):
+    steps = len(record(load_builtin("forgot-retain")).timeline)
+    assert (
+        main(["export", "forgot-retain", "--out", str(tmp_path / "out"), "--max-steps", str(steps - 1)]) == 2
+    )
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert f"{steps} steps" in captured.err and "--max-steps N" in captured.err
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_export_refuses_past_max_mb_in_one_line(tmp_path, capsys):
+    assert main(["export", "forgot-retain", "--out", str(tmp_path / "out"), "--max-mb", "0.001"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-mb MB" in err and "nothing was written" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("fmt", ["svg", "png"])
+def test_a_file_that_cannot_be_written_says_why(tmp_path, capsys, fmt):
+    """Qt's SVG writer failed without a word (the export said it wrote every file); PNG said only
+    'could not write'. Now the operating system's reason and the file reach the one line."""
+    (tmp_path / f"step-001.{fmt}").mkdir()
+    assert main(["export", "forgot-retain", "--out", str(tmp_path), "--format", fmt]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == f"autograd-lens: Is a directory: {tmp_path / f'step-001.{fmt}'}"
+
+
+def test_an_os_error_without_a_reason_still_says_something(monkeypatch, capsys):
+    def fail(args: object) -> int:
+        raise OSError()
+
+    monkeypatch.setattr(cli, "_export", fail)
+    assert main(["export", "two-losses", "--out", "x"]) == 2
+    assert capsys.readouterr().err.strip() == "autograd-lens: OSError, with no message"

@@ -1,7 +1,9 @@
-"""``trace --json`` and the table on a recording made by hand: every key of before, and the program's."""
+"""``trace --json`` and the table on a recording made by hand: every key of before, steps as their
+changes, and the program's."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -10,14 +12,20 @@ from typing import Any
 
 import pytest
 from handmade import small_recording
+from json_steps import full_states
 
+from app.core.lens import save_lens
+from app.core.model.recording import Recording
 from app.core.model.text import format_bytes, format_values
+from app.core.model.timeline import Step, Timeline
 from app.core.model.values import Values
 from app.core.report import to_json, to_table
+from app.core.trace_json import JsonTooLarge, json_pieces, values_text
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_TOP = {"scenario", "device", "torch_version", "nodes", "edges", "steps"}
-OLD_STEP = {"index", "kind", "call", "node", "saved_state", "grads", "saved_bytes", "error", "caption"}
+OLD_STEP = {"index", "kind", "call", "node", "saved_bytes", "error", "caption"}
+CHANGES = {"slot_changes", "grad_changes", "version_changes"}
 OLD_NODE = {"id", "name", "label", "added_at_call", "saved"}
 
 
@@ -77,15 +85,19 @@ def test_tensor_slots_say_their_saved_version_and_value_slots_their_value(data: 
     assert value["value"] == "2" and "saved_version" not in value
 
 
-def test_steps_keep_the_old_keys_and_add_line_loops_alive_and_versions(data: dict[str, Any]) -> None:
+def test_steps_keep_the_old_keys_and_add_line_loops_alive_and_changes(data: dict[str, Any]) -> None:
     steps = data["steps"]
-    assert all(set(s) >= OLD_STEP for s in steps)
+    assert all(set(s) >= OLD_STEP | CHANGES for s in steps)
+    assert not any({"saved_state", "grads", "versions"} & set(s) for s in steps)  # the full state: no more
+    assert data["leaves"] == ["x"]
     assert [s["line"] for s in steps] == [4, 5, 6, 6, 6, 4, 5, 6]
     assert steps[5]["loops"] == [{"line": 3, "index": 1, "count": 2}]
     assert [s["alive_nodes"] for s in steps] == [2, 2, 3, 3, 2, 2, 2, 3]
-    assert steps[0]["versions"] == {"n1": {"self": 0}}
-    assert steps[1]["versions"] == {"n1": {"self": 1}}  # the version now, not only the change
-    assert steps[7]["versions"] == {"n1": {"self": 1}, "n3": {"self": 0}}
+    assert [s["version_changes"] for s in steps] == [{"n1": {"self": 0}}, {"n1": {"self": 1}}, {}, {}, {},
+                                                     {"n3": {"self": 0}}, {}, {}]  # fmt: skip
+    states = full_states(data)
+    assert states[1]["versions"] == {"n1": {"self": 1}}  # the version now, not only the change
+    assert states[7]["versions"] == {"n1": {"self": 1}, "n3": {"self": 0}}
 
 
 def test_printed_appears_only_where_something_was_printed(data: dict[str, Any]) -> None:
@@ -101,15 +113,35 @@ def test_printed_appears_only_where_something_was_printed(data: dict[str, Any]) 
     ]
 
 
-def test_steps_replay_the_full_state(data: dict[str, Any]) -> None:
-    steps = data["steps"]
-    assert steps[2]["saved_state"] == {"n1": {"self": "alive"}}
-    assert steps[3]["saved_state"] == {"n1": {"self": "freed"}}
-    assert steps[6]["saved_state"] == {"n1": {"self": "freed"}, "n3": {"self": "alive"}}
-    assert [s["grads"]["x"] for s in steps] == [None, None, None, [2.0, 4.0], [2.0, 4.0], [2.0, 4.0],
-                                                [2.0, 4.0], [4.0, 8.0]]  # fmt: skip
+def test_steps_carry_their_changes_and_replay_the_full_state(data: dict[str, Any]) -> None:
+    steps, states = data["steps"], full_states(data)
+    alive, freed = {"self": "alive"}, {"self": "freed"}
+    assert [s["slot_changes"] for s in steps] == [
+        {"n1": alive},
+        {},
+        {},
+        {"n1": freed},
+        {},
+        {"n3": alive},
+        {},
+        {},
+    ]
+    assert [s["grad_changes"] for s in steps] == [
+        {},
+        {},
+        {},
+        {"x": [2.0, 4.0]},
+        {},
+        {},
+        {},
+        {"x": [4.0, 8.0]},
+    ]
+    assert states[2]["saved_state"] == {"n1": {"self": "alive"}}
+    assert states[6]["saved_state"] == {"n1": {"self": "freed"}, "n3": {"self": "alive"}}
+    assert [s["grads"]["x"] for s in states] == [None, None, None, [2.0, 4.0], [2.0, 4.0], [2.0, 4.0],
+                                                 [2.0, 4.0], [4.0, 8.0]]  # fmt: skip
     assert steps[4]["contribution"] == {"x": [2.0, 4.0]}
-    assert steps[7]["result"] == {"x": [float("inf"), -0.0]}
+    assert steps[7]["result"] == {"x": ["Infinity", -0.0]}  # strict JSON: no bare Infinity
     assert steps[3]["device_bytes"] == 1024 and "device_bytes" not in steps[2]
 
 
@@ -119,10 +151,12 @@ def flat(by_node: dict[str, dict[str, Any]]) -> dict[tuple[str, str], Any]:
 
 def test_the_json_equals_the_state_the_timeline_replays(data: dict[str, Any]) -> None:
     rec = small_recording()
-    for i, step in enumerate(data["steps"]):
+    for i, step in enumerate(full_states(data)):
         state = rec.timeline.state(i)
         assert flat(step["saved_state"]) == dict(state.slots)
         assert flat(step["versions"]) == dict(state.versions)
+        grads = {k: None if v is None else v.tolist() for k, v in state.grads.items()}
+        assert step["grads"] == {"x": None} | grads
 
 
 def test_the_table_shows_line_iteration_and_printed_text() -> None:
@@ -169,3 +203,73 @@ def test_format_values_agrees_with_torch_as_captions_did() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
     assert done.stdout.strip() == "same", done.stderr
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"bare {name} is not JSON")
+
+
+def test_the_text_is_strict_json_with_non_finite_numbers_as_strings() -> None:
+    grads = {"x": Values((2, 2), (float("nan"), float("inf"), float("-inf"), 1e308))}
+    rec = _with_steps(small_recording(), [Step(0, "forward", None, None, {}, grads, 0)])
+    text = "".join(json_pieces(rec))
+    data = json.loads(text, parse_constant=_refuse_constant)
+    assert data["steps"][0]["grad_changes"]["x"] == [["NaN", "Infinity"], ["-Infinity", 1e308]]
+    assert [float(v) for v in data["steps"][0]["grad_changes"]["x"][0]] != [0.0, 0.0]
+    assert text.isascii()
+
+
+@pytest.mark.parametrize(
+    "shape", [(), (1,), (7,), (3, 1), (1, 3), (2, 3, 4), (4, 1, 2, 1), (0,), (2, 0, 3), (5, 5), (2, 3, 2, 2)]
+)
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 64])
+def test_values_in_pieces_read_back_as_torch_tolist(shape: tuple[int, ...], block: int) -> None:
+    import torch
+
+    t = torch.arange(float(torch.Size(shape).numel())).reshape(shape) * 0.5 - 1
+    v = Values(tuple(t.shape), tuple(t.reshape(-1).tolist()))
+    assert json.loads("".join(values_text(v, block=block))) == t.tolist()
+
+
+def _with_steps(rec: Recording, steps: list[Step]) -> Recording:
+    return dataclasses.replace(rec, timeline=Timeline(tuple(steps)), calls=(), freed_by={}, needed_by={})
+
+
+def test_a_big_gradient_is_written_once_however_many_steps_follow() -> None:
+    """A leaf of 100,000 elements then 1,000 printing steps: each step repeating the whole .grad made
+    the text grow as steps x elements (450 MB for 9 steps of a 10-million-element leaf)."""
+    grad = Values((100_000,), (1.0,) * 100_000)
+    steps = [Step(0, "forward", None, None, {}, {"x": grad}, 0)]
+    steps += [Step(i, "forward", None, None, {}, {}, 0, printed=(str(i),)) for i in range(1, 1_001)]
+    text = "".join(json_pieces(_with_steps(small_recording(), steps)))
+    numbers = len("".join(values_text(grad)))
+    assert numbers < len(text) < numbers + 300_000  # the numbers once, and ~200 bytes a step
+    assert full_states(json.loads(text))[-1]["grads"]["x"] == [1.0] * 100_000
+
+
+def test_past_its_limit_the_text_stops_with_the_step_it_reached() -> None:
+    grad = Values((100_000,), (0.25,) * 100_000)
+    steps = [Step(0, "forward", None, None, {}, {}, 0), Step(1, "forward", None, None, {}, {"x": grad}, 0)]
+    rec = _with_steps(small_recording(), steps)
+    size = len("".join(json_pieces(rec)))
+    assert len("".join(json_pieces(rec, max_bytes=size))) == size
+    with pytest.raises(JsonTooLarge) as info:
+        json_pieces(rec, max_bytes=size - 1)
+    assert (info.value.step, info.value.steps, info.value.limit) == (1, 2, size - 1)
+
+
+def test_trace_past_max_json_mb_prints_nothing_and_says_how_to_raise_it(tmp_path: Path) -> None:
+    grad = Values((300_000,), (0.25,) * 300_000)
+    path = tmp_path / "big.lens"
+    steps = list(small_recording().timeline.steps)
+    steps[3] = dataclasses.replace(steps[3], grad_changes={"x": grad})
+    save_lens(dataclasses.replace(small_recording(), timeline=Timeline(tuple(steps))), path)
+    run = [sys.executable, "-m", "app", "trace", str(path), "--json"]
+    refused = subprocess.run(
+        [*run, "--max-json-mb", "1"], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert len(refused.stderr.splitlines()) == 1 and "--max-json-mb" in refused.stderr, refused.stderr
+    done = subprocess.run([*run, "--max-json-mb", "2"], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["steps"][3]["grad_changes"]["x"] == [0.25] * 300_000

@@ -471,6 +471,14 @@ def test_run_json_keeps_the_script_output_off_stdout(tmp_path, capsys):
     assert "step 0: loss" in captured.err
 
 
+def test_run_json_past_max_json_mb_prints_nothing_and_says_how_to_raise_it(tmp_path, capsys):
+    assert main(["run", "--json", "--max-json-mb", "0.001", str(_script(tmp_path, MLP))]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    last = captured.err.splitlines()[-1]
+    assert last.startswith("autograd-lens: the JSON would pass 0.001 MB") and "--out FILE.lens" in last
+
+
 def test_an_autograd_error_ends_the_script_with_exit_0(tmp_path, capsys):
     out = tmp_path / "gan.lens"
     assert main(["run", "--out", str(out), str(_script(tmp_path, GAN + "print('never')\n"))]) == 0

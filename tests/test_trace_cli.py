@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import torch
+from json_steps import full_states
 from oracle import run_plainly
 
 from app.core import Recording, builtin_names, list_devices, load_builtin, record
@@ -77,16 +78,18 @@ def test_json_matches_the_schema(traced: tuple[str, dict[str, Any]]) -> None:
                 tensor_slots.add((node["id"], slot["name"]))
     for edge in data["edges"]:
         assert set(edge) == {"from", "to"} and edge["from"] in ids and edge["to"] in ids
+    assert data["leaves"] == ["x"]
     for i, step in enumerate(data["steps"]):
         assert step["index"] == i and step["kind"] in KINDS
         assert step["call"] is None or (isinstance(step["call"], int) and step["call"] >= 0)
         assert step["node"] is None or step["node"] in ids
         assert isinstance(step["saved_bytes"], int) and step["saved_bytes"] >= 0
         assert step["error"] is None or isinstance(step["error"], str)
-        seen = {(n, s) for n, slots in step["saved_state"].items() for s in slots}
+        seen = {(n, s) for n, slots in step["slot_changes"].items() for s in slots}
         assert seen <= tensor_slots  # only tensor slots have a state
-        assert all(v in STATES for slots in step["saved_state"].values() for v in slots.values())
-        assert all(g is None or is_nested_floats(g) for g in step["grads"].values())
+        assert all(v in STATES for slots in step["slot_changes"].values() for v in slots.values())
+        assert set(step["grad_changes"]) <= set(data["leaves"])
+        assert all(g is None or is_nested_floats(g) for g in step["grad_changes"].values())
     calls = [s["call"] for s in data["steps"] if s["call"] is not None]
     assert calls[0] == 0 and calls == sorted(calls)
     assert data["steps"][0]["kind"] == "forward" and data["steps"][0]["call"] is None
@@ -95,12 +98,13 @@ def test_json_matches_the_schema(traced: tuple[str, dict[str, Any]]) -> None:
 def test_json_agrees_with_plain_torch(traced: tuple[str, dict[str, Any]]) -> None:
     name, data = traced
     plain = run_plainly(load_builtin(name).code).calls
-    ends = [s for s in data["steps"] if s["kind"] in ("call_end", "error")]
-    assert [s["call"] for s in ends] == list(range(len(plain)))
-    for step, expected in zip(ends, plain, strict=True):
+    steps = zip(data["steps"], full_states(data), strict=True)
+    ends = [(s, full) for s, full in steps if s["kind"] in ("call_end", "error")]
+    assert [s["call"] for s, _ in ends] == list(range(len(plain)))
+    for (step, full), expected in zip(ends, plain, strict=True):
         assert step["error"] == expected.error
         for leaf, grad in expected.grads.items():
-            assert step["grads"][leaf] == (None if grad is None else grad.tolist())
+            assert full["grads"][leaf] == (None if grad is None else grad.tolist())
     assert data["program"] == load_builtin(name).code
     assert [c["line"] for c in data["calls"]] == [info.call.line for info in record(load_builtin(name)).calls]
 

@@ -1,4 +1,5 @@
-"""A recording as JSON (for tools and tests) or as a readable table (for people).
+"""A recording as JSON (for tools and tests: :mod:`app.core.trace_json`) or as a readable table
+(for people).
 
 Torch-free: a recording read from a ``.lens`` file is reported without loading torch.
 Steps are replayed once, in order, from their changes (not rebuilt step by step).
@@ -7,55 +8,15 @@ Steps are replayed once, in order, from their changes (not rebuilt step by step)
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
-from app.core.model.graph import GraphNode, LoopMark, SavedSlot
-from app.core.model.program import CallInfo
+from app.core.model.graph import LoopMark
 from app.core.model.recording import Recording
 from app.core.model.text import format_bytes, format_values
 from app.core.model.timeline import SlotKey, SlotState, Step
 from app.core.model.values import Values
+from app.core.trace_json import to_json
 
 __all__ = ["to_json", "to_table"]
-
-
-def _listed(values: Values | None) -> Any:
-    return None if values is None else values.tolist()
-
-
-def _loops_json(loops: Sequence[LoopMark]) -> list[dict[str, int | None]]:
-    return [{"line": m.line, "index": m.index, "count": m.count} for m in loops]
-
-
-def _slot_json(s: SavedSlot) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "name": s.name,
-        "kind": s.kind,
-        "shape": None if s.shape is None else list(s.shape),
-        "dtype": s.dtype,
-        "nbytes": s.nbytes,
-    }
-    if s.kind == "value":
-        entry["value"] = s.value
-    if s.kind == "tensor":
-        entry["saved_version"] = s.saved_version
-    return entry
-
-
-def _node_json(n: GraphNode) -> dict[str, Any]:
-    return {
-        "id": n.id,
-        "name": n.name,
-        "label": n.label,
-        "added_at_call": n.added_at_call,
-        "saved": [_slot_json(s) for s in n.saved],
-        "line": n.line,
-        "loops": _loops_json(n.loops),
-        "created_at_step": n.created_at_step,
-        "gone_at_step": n.gone_at_step,
-        "module": n.module,
-        "source": None if n.source is None else {"file": n.source.file, "line": n.source.line},
-    }
 
 
 class _Replay:
@@ -79,69 +40,6 @@ def _replayed(rec: Recording) -> Iterator[tuple[Step, _Replay, Mapping[SlotKey, 
         before = {key: state.slots[key] for key in step.slot_changes if key in state.slots}
         state.apply(step)
         yield step, state, before
-
-
-def _by_node(pairs: Mapping[SlotKey, Any]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for (node_id, slot), value in pairs.items():
-        out.setdefault(node_id, {})[slot] = value
-    return out
-
-
-def _step_json(rec: Recording, step: Step, state: _Replay) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "index": step.index,
-        "kind": step.kind,
-        "call": step.call,
-        "node": step.node,
-        "saved_state": _by_node(state.slots),
-        "grads": {name: _listed(state.grads.get(name)) for name in rec.leaves},
-        "saved_bytes": step.saved_bytes,
-        "error": step.error,
-        "caption": step.caption,
-        "line": step.line,
-        "loops": _loops_json(step.loops),
-        "alive_nodes": step.alive_nodes,
-        "versions": _by_node(state.versions),
-    }
-    if step.printed:
-        entry["printed"] = list(step.printed)
-    if step.device_bytes is not None:
-        entry["device_bytes"] = step.device_bytes
-    if step.contribution is not None:
-        entry["contribution"] = {k: _listed(v) for k, v in step.contribution.items()}
-    if step.result is not None:
-        entry["result"] = {k: _listed(v) for k, v in step.result.items()}
-    return entry
-
-
-def _call_json(info: CallInfo) -> dict[str, Any]:
-    return {
-        "index": info.index,
-        "line": info.call.line,
-        "kind": info.call.kind,
-        "keywords": dict(info.call.keywords),
-        "text": info.call.text,
-        "error": info.error,
-        "failed_node": info.failed_node,
-        "first_step": info.first_step,
-        "last_step": info.last_step,
-    }
-
-
-def to_json(rec: Recording) -> dict[str, Any]:
-    """The ``trace --json`` object (see README)."""
-    return {
-        "scenario": rec.program.name,
-        "title": rec.program.title,
-        "device": rec.device,
-        "torch_version": rec.torch_version,
-        "program": rec.program.code,
-        "nodes": [_node_json(n) for n in rec.graph.nodes],
-        "edges": [{"from": e.src, "to": e.dst} for e in rec.graph.edges],
-        "calls": [_call_json(c) for c in rec.calls],
-        "steps": [_step_json(rec, step, state) for step, state, _ in _replayed(rec)],
-    }
 
 
 def _slot_changes(rec: Recording, before: Mapping[SlotKey, str], step: Step) -> list[str]:

@@ -1,5 +1,7 @@
 """Headless export: every step of a program's recording drawn to one file (slides).
 
+An export is bounded before it writes anything (``app.render.export_budget``).
+
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as out:
 ...     [p.name for p in export_steps("forgot-retain", out)][:2]
@@ -9,6 +11,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -18,12 +21,19 @@ from app.core.loading import load_program
 from app.core.model.program import Program
 from app.core.model.recording import Recording
 from app.core.recording.recorder import record
+from app.render.export_budget import MAX_EXPORT_MB, MAX_EXPORT_STEPS, ExportTooLarge, check_room
 from app.render.layout import layout_graph
-from app.render.picture import write_png, write_svg
+from app.render.picture import png_bytes, svg_bytes
 from app.render.scene import GraphScene
 from app.render.style import DEFAULT_PALETTE
 
-__all__ = ["ensure_app", "export_recording", "export_steps", "step_file_name", "step_title"]
+__all__ = [
+    "ensure_app",
+    "export_recording",
+    "export_steps",
+    "step_file_name",
+    "step_title",
+]
 
 Format = Literal["svg", "png"]
 _made: list[QApplication] = []  # the QApplication we made, kept alive for the process
@@ -70,22 +80,44 @@ def export_steps(
 
 
 def export_recording(
-    recording: Recording, out: str | Path, *, fmt: Format = "svg", palette: str = DEFAULT_PALETTE
+    recording: Recording,
+    out: str | Path,
+    *,
+    fmt: Format = "svg",
+    palette: str = DEFAULT_PALETTE,
+    max_steps: int = MAX_EXPORT_STEPS,
+    max_bytes: int = MAX_EXPORT_MB * 1_000_000,
 ) -> list[Path]:
     """Lay ``recording`` out once and draw each step to ``out/step-NNN.<fmt>`` (a read ``.lens`` too).
 
-    Raises ``LayoutError`` when Graphviz fails.
+    Raises :class:`ExportTooLarge`, before writing anything, past ``max_steps`` files or an
+    estimate past ``max_bytes`` or the disk's free space; ``LayoutError`` when Graphviz fails;
+    ``OSError`` (saying why) when a file cannot be written.
     """
     if fmt not in ("svg", "png"):
         raise ValueError(f"format must be 'svg' or 'png', not {fmt!r}")
+    folder, steps = Path(out), len(recording.timeline)
+    if steps > max_steps:
+        raise ExportTooLarge("steps", steps, max_steps, folder)
     layout = layout_graph(recording.graph)
     ensure_app()
     scene = GraphScene(recording, layout, palette=palette)
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    write = write_svg if fmt == "svg" else write_png
-    files = []
-    for index in range(len(recording.timeline)):
+    draw: Callable[..., bytes] = svg_bytes if fmt == "svg" else png_bytes
+
+    def drawn(index: int) -> bytes:
         scene.show_state(recording.timeline.state(index))
-        files.append(write(scene, folder / step_file_name(index, fmt), title=step_title(recording, index)))
+        return draw(scene, title=step_title(recording, index))
+
+    estimate = steps * max(len(drawn(i)) for i in {0, steps // 2, steps - 1})
+    check_room(folder, estimate, max_bytes)
+    folder.mkdir(parents=True, exist_ok=True)
+    files, total = [], 0
+    for index in range(steps):
+        data = drawn(index)
+        total += len(data)
+        if total > max_bytes:  # steps drawn larger than the ones the estimate drew
+            raise ExportTooLarge("bytes", total * steps // (index + 1), max_bytes, folder, len(files))
+        path = folder / step_file_name(index, fmt)
+        path.write_bytes(data)
+        files.append(path)
     return files

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtCore import QBuffer, QIODevice, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
 from app.render.items import qfont
 from app.render.scene import GraphScene
 
-__all__ = ["MAX_PNG_SIDE", "write_png", "write_svg"]
+__all__ = ["MAX_PNG_SIDE", "png_bytes", "svg_bytes", "write_png", "write_svg"]
 
 TITLE_PX = 16.0
 TITLE_GAP = 12.0
@@ -53,9 +53,17 @@ def _paint(painter: QPainter, scene: GraphScene, title: str | None, width: float
 def write_svg(scene: GraphScene, path: str | Path, *, title: str | None = None) -> Path:
     """The whole scene as an SVG file (text stays text, so slot states are searchable)."""
     path = Path(path)
+    path.write_bytes(svg_bytes(scene, title=title))  # a failure is Python's OSError: it says why
+    return path
+
+
+def svg_bytes(scene: GraphScene, *, title: str | None = None) -> bytes:
+    """What :func:`write_svg` writes, in memory."""
     width, height, head = _page(scene, title)
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     generator = QSvgGenerator()
-    generator.setFileName(str(path))
+    generator.setOutputDevice(buffer)
     generator.setSize(QSize(round(width), round(height)))
     generator.setViewBox(QRectF(0, 0, width, height))
     generator.setTitle(title or "Autograd Lens")
@@ -65,12 +73,18 @@ def write_svg(scene: GraphScene, path: str | Path, *, title: str | None = None) 
         _paint(painter, scene, title, width, head)
     finally:
         painter.end()
-    return path
+    return bytes(buffer.data().data())
 
 
 def write_png(scene: GraphScene, path: str | Path, *, title: str | None = None, scale: float = 2.0) -> Path:
     """The whole scene as a PNG at ``scale`` pixels per scene unit (capped at ``MAX_PNG_SIDE``)."""
     path = Path(path)
+    path.write_bytes(png_bytes(scene, title=title, scale=scale))  # a failure is Python's OSError: it says why
+    return path
+
+
+def png_bytes(scene: GraphScene, *, title: str | None = None, scale: float = 2.0) -> bytes:
+    """What :func:`write_png` writes, in memory."""
     width, height, head = _page(scene, title)
     scale = min(scale, MAX_PNG_SIDE / max(width, height, 1.0))
     image = QImage(max(1, round(width * scale)), max(1, round(height * scale)), QImage.Format.Format_ARGB32)
@@ -81,6 +95,8 @@ def write_png(scene: GraphScene, path: str | Path, *, title: str | None = None, 
         _paint(painter, scene, title, width, head)
     finally:
         painter.end()
-    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]  # the stub wants bytes; Qt wants str
-        raise OSError(f"could not write {path}")
-    return path
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
+        raise OSError(f"Qt could not encode a {image.width()}x{image.height()} PNG")
+    return bytes(buffer.data().data())

@@ -29,6 +29,7 @@ from app.core.sizing.aten_calls import (
     shape,
     storage_elements,
 )
+from app.core.sizing.meta_without_dynamo import references_without_dynamo
 from app.core.sizing.op_bounds import dynamic_bound
 
 __all__ = ["Cost", "meta_cost", "quick_cost"]
@@ -232,6 +233,7 @@ _PLAIN_TYPES = (bool, int, float, complex, str, torch.dtype, torch.device, torch
 
 
 def _run_on_meta(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Cost:
+    references_without_dynamo()  # NOTE [meta runs without Dynamo]
     try:
         meta_args, meta_kwargs = _to_meta(func, args, kwargs)
         with warnings.catch_warnings():
