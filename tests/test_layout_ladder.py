@@ -260,5 +260,5 @@ def test_any_module_tree_trained_in_any_loop_lays_out_and_exports(tmp_path: Path
     assert_complete(rec.graph, layout)
     ensure_app()
     shutil.rmtree(tmp_path / "slides", ignore_errors=True)
-    files = export_recording(rec, tmp_path / "slides", fmt="svg")
+    files = export_recording(rec, tmp_path / "slides", fmt="svg", max_steps=len(rec.timeline))
     assert len(files) == len(rec.timeline) and all(f.stat().st_size > 0 for f in files)
