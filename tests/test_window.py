@@ -904,6 +904,25 @@ def test_export_every_step_writes_one_file_per_step(qtbot, open_window, tmp_path
     assert all(ET.parse(Path(f)).getroot().tag.endswith("svg") for f in blocker.args[0])
 
 
+def test_slides_past_the_export_budget_write_nothing_and_say_how_to_go_on(
+    open_window, qtbot, monkeypatch, tmp_path, two_losses
+) -> None:
+    from app.render import export as export_module
+
+    window = open_window()
+    folder = tmp_path / "slides"
+    monkeypatch.setattr(slides_module, "ask_export_folder", lambda parent: folder)
+    limit = len(two_losses.timeline) - 1  # one step too many for the budget
+    monkeypatch.setitem(export_module.write_steps.__kwdefaults__, "max_steps", limit)
+    with qtbot.waitSignal(window.exporter.failed, timeout=TIMEOUT) as blocker:
+        window.commands.export_slides.trigger()
+    said = blocker.args[0]
+    assert said.startswith("Export stopped (nothing was written): this recording needs ")
+    assert f"{len(two_losses.timeline)} steps, one slide each; slides stop at {limit}" in said
+    assert "--max-steps" in said and not folder.exists()
+    assert not window.exporter.busy
+
+
 def test_the_view_menu_holds_the_graphs_module_commands(open_window) -> None:
     from app.render.modules import module_groups
 

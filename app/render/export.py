@@ -11,7 +11,7 @@ An export is bounded before it writes anything (``app.render.export_budget``).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -33,6 +33,7 @@ __all__ = [
     "export_steps",
     "step_file_name",
     "step_title",
+    "write_steps",
 ]
 
 Format = Literal["svg", "png"]
@@ -96,12 +97,33 @@ def export_recording(
     """
     if fmt not in ("svg", "png"):
         raise ValueError(f"format must be 'svg' or 'png', not {fmt!r}")
-    folder, steps = Path(out), len(recording.timeline)
-    if steps > max_steps:
-        raise ExportTooLarge("steps", steps, max_steps, folder)
+    if len(recording.timeline) > max_steps:  # before Graphviz runs
+        raise ExportTooLarge("steps", len(recording.timeline), max_steps, Path(out))
     layout = layout_graph(recording.graph)
     ensure_app()
     scene = GraphScene(recording, layout, palette=palette)
+    return list(write_steps(recording, scene, Path(out), fmt, max_steps=max_steps, max_bytes=max_bytes))
+
+
+def write_steps(
+    recording: Recording,
+    scene: GraphScene,
+    folder: Path,
+    fmt: Format,
+    *,
+    max_steps: int = MAX_EXPORT_STEPS,
+    max_bytes: int = MAX_EXPORT_MB * 1_000_000,
+) -> Iterator[Path]:
+    """Draw each step of ``recording`` on ``scene`` and write it to ``folder/step-NNN.<fmt>``, a file
+    per ``next()``: the command line's export and the window's slides, one budget for both.
+
+    The first ``next()`` raises :class:`ExportTooLarge` before anything is written, past
+    ``max_steps`` files or an estimate past ``max_bytes`` or the disk's free space; a later one,
+    when the drawings outgrow the estimate.
+    """
+    steps = len(recording.timeline)
+    if steps > max_steps:
+        raise ExportTooLarge("steps", steps, max_steps, folder)
     draw: Callable[..., bytes] = svg_bytes if fmt == "svg" else png_bytes
 
     def drawn(index: int) -> bytes:
@@ -111,13 +133,12 @@ def export_recording(
     estimate = steps * max(len(drawn(i)) for i in {0, steps // 2, steps - 1})
     check_room(folder, estimate, max_bytes)
     folder.mkdir(parents=True, exist_ok=True)
-    files, total = [], 0
+    total = 0
     for index in range(steps):
         data = drawn(index)
         total += len(data)
         if total > max_bytes:  # steps drawn larger than the ones the estimate drew
-            raise ExportTooLarge("bytes", total * steps // (index + 1), max_bytes, folder, len(files))
+            raise ExportTooLarge("bytes", total * steps // (index + 1), max_bytes, folder, index)
         path = folder / step_file_name(index, fmt)
         path.write_bytes(data)
-        files.append(path)
-    return files
+        yield path

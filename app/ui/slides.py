@@ -18,6 +18,7 @@ from app.ui.session import Session
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
+    from app.render.export_budget import ExportTooLarge
     from app.ui.graph_view import GraphView
 
 __all__ = ["SlideExporter", "ask_export_file", "ask_export_folder"]
@@ -39,6 +40,21 @@ def ask_export_folder(parent: QWidget) -> Path | None:
     """A folder for one picture per step (slides)."""
     path = QFileDialog.getExistingDirectory(parent, "Export every step to a folder")
     return Path(path) if path else None
+
+
+def _too_large(exc: ExportTooLarge) -> str:
+    """The notice for slides past the export budget: what it would take, and the way around it."""
+    done = f"after {exc.written:,} slides" if exc.written else "nothing was written"
+    if exc.what == "steps":
+        size = f"{exc.needed:,} steps, one slide each; slides stop at {exc.limit:,}"
+    elif exc.what == "disk":
+        size = f"about {exc.needed / 1e6:,.0f} MB of slides, and the disk has {exc.limit / 1e6:,.0f} MB free"
+    else:
+        size = f"about {exc.needed / 1e6:,.0f} MB of slides, more than {exc.limit / 1e6:,.0f} MB"
+    return (
+        f"Export stopped ({done}): this recording needs {size}. Export the view at the steps you "
+        "want, or run: python -m app export FILE --max-steps N --max-mb M"
+    )
 
 
 class SlideExporter(QObject):
@@ -105,18 +121,15 @@ class SlideExporter(QObject):
         self._tick([])
 
     def _slide_files(self, recording: Recording, layout: Any, folder: Path, fmt: str) -> Iterator[Path]:
-        from app.render.export import step_file_name, step_title
-        from app.render.picture import write_png, write_svg
+        from app.render.export import write_steps
         from app.render.scene import GraphScene
 
-        folder.mkdir(parents=True, exist_ok=True)
         scene = GraphScene(recording, layout, palette=self._theme())
-        write = write_svg if fmt == "svg" else write_png
-        for index in range(len(recording.timeline)):
-            scene.show_state(recording.timeline.state(index))
-            yield write(scene, folder / step_file_name(index, fmt), title=step_title(recording, index))
+        yield from write_steps(recording, scene, folder, "svg" if fmt == "svg" else "png")
 
     def _tick(self, done: list[Path]) -> None:
+        from app.render.export_budget import ExportTooLarge  # loaded with the drawing, not at start
+
         assert self._slides is not None
         try:
             done.append(next(self._slides))
@@ -128,6 +141,10 @@ class SlideExporter(QObject):
         except OSError as exc:
             self._finish()
             self.failed.emit(f"Export stopped: {exc.strerror or exc}: {exc.filename or ''}")
+            return
+        except ExportTooLarge as exc:  # the command line's budget (app.render.export_budget)
+            self._finish()
+            self.failed.emit(_too_large(exc))
             return
         QTimer.singleShot(0, lambda: self._tick(done))
 
