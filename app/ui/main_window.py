@@ -825,4 +825,6 @@ class MainWindow(QMainWindow):
         self.session.pause()
         self.hide()  # a long recording may still be finishing: let it end out of sight
         self.session.worker.wait_idle()
+        for panel in (self.error_panel, self.memory_chart.advice):
+            panel.wait_idle()  # a lesson being found reads the recording: let it end first
         event.accept()
