@@ -13,23 +13,32 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from PySide6.QtCore import Qt
 
 from app.core.lesson.advice import advice_for
 from app.core.lesson.fixes import changed_lines, find_call, fixes_for, set_call_keyword
 from app.core.loading import load_builtin, parse_scenario
 from app.core.model.errors import ScenarioError
+from app.core.model.graph import Graph
 from app.core.model.program import Call, Program
 from app.core.model.recording import Recording
+from app.core.model.timeline import Timeline
 from app.core.recording.recorder import record
+from app.core.report import to_table
+from app.core.terminal import terminal_text
 from app.core.toml_writer import toml_string
 from app.ui.breakable import breakable, breakable_code, code_breaks
+from app.ui.plain_text import plain_tip
 from app.ui.python_highlighter import token_spans
 
 RUN = 200_000  # characters of hostile text per call
@@ -236,3 +245,120 @@ def test_a_window_opening_a_hostile_recording_steps_while_its_fixes_are_found(
         "+         create_graph=False,",
         "+     h = h.detach()",
     ]
+
+
+# -- the terminal: text from a recording never reaches it raw -------------------------------------
+
+CONTROL = st.characters(codec="utf-8", categories=["Cc", "Cf", "Zl", "Zp"])
+ANY_TEXT = st.text(st.one_of(CONTROL, st.characters(codec="utf-8")), max_size=40)
+
+
+def only_printable(text: str) -> bool:
+    return all(line.isprintable() for line in text.split("\n"))
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(text=ANY_TEXT)
+def test_terminal_text_escapes_exactly_what_is_not_printable(text: str) -> None:
+    shown = terminal_text(text)
+    assert shown.isprintable()
+    assert (shown == text) == text.isprintable()
+    assert terminal_text(text, newlines=True).split("\n") == [terminal_text(t) for t in text.split("\n")]
+    assert all(c in shown for c in text if c.isprintable())  # every printable character is kept
+
+
+@pytest.fixture(scope="module")
+def forgot_retain_recording() -> Recording:
+    return record(load_builtin("forgot-retain"))
+
+
+@settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(title=ANY_TEXT, printed=ANY_TEXT, error=ANY_TEXT, name=ANY_TEXT)
+def test_the_table_writes_no_control_character(
+    forgot_retain_recording: Recording, title: str, printed: str, error: str, name: str
+) -> None:
+    rec = forgot_retain_recording
+    steps = [replace(s, printed=(printed,), error=s.error and error + s.error) for s in rec.timeline.steps]
+    nodes = [replace(n, name=name + n.name) for n in rec.graph.nodes]
+    hostile = replace(
+        rec,
+        program=replace(rec.program, title=title, name=name or "program"),
+        timeline=Timeline(tuple(steps)),
+        graph=Graph(tuple(nodes), rec.graph.edges),
+        error=error or None,
+    )
+    table = to_table(hostile)
+    assert only_printable(table)
+    assert " " * 12 + f"printed: {terminal_text(printed)}" in table.split("\n")
+
+
+def test_trace_of_a_program_that_prints_escapes_writes_them_escaped(tmp_path) -> None:
+    """A title and a print holding ESC, BEL and a C1 control: stdout shows them as escapes."""
+    script = tmp_path / "escapes.py"
+    script.write_text(
+        "# Title \x1b]0;renamed\x07 here\nimport torch\n"
+        "x = torch.tensor([1., 2.], requires_grad=True)\n"
+        'print("\\x1b[2J\\x07bell\\x9b")\n'
+        "y = x.square()\ny.sum().backward()\ny.sum().backward()\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "trace", "--in-process", str(script)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert done.returncode == 0, done.stderr
+    assert only_printable(done.stdout)
+    assert "Title \\x1b]0;renamed\\x07 here" in done.stdout.splitlines()
+    assert "printed: \\x1b[2J\\x07bell\\x9b" in done.stdout
+
+
+# -- the window: a recording's text is never read as HTML ----------------------------------------
+
+TAGGED = "# <b>bold</b> title\nimport torch\nx = torch.tensor([1., 2.], requires_grad=True)\n"
+TAGGED += "print(\"<img src='missing.png'>\")\ny = x.square()\ny.sum().backward()\ny.sum().backward()\n"
+TAGS = ("<b>bold", "<i>", "<h1>", "<img")  # the legend's own <b> is rich text on purpose
+
+
+def test_a_recordings_tags_show_as_text_in_every_label(qtbot, tmp_path) -> None:
+    """A ``.lens`` whose title, summary, node names and printed text hold HTML tags: every label
+    that shows any of them at any step shows it as plain text."""
+    from PySide6.QtWidgets import QLabel
+
+    from app.core.lens import save_lens
+    from app.ui.main_window import MainWindow
+    from app.ui.settings import AppSettings
+
+    rec = record(Program(TAGGED, name="tagged", title="<b>bold</b> title"))
+    nodes = tuple(replace(n, name=f"<i>{n.name}</i>") for n in rec.graph.nodes)
+    program = replace(rec.program, summary="<h1>summary</h1>")
+    path = tmp_path / "tagged.lens"
+    save_lens(replace(rec, graph=Graph(nodes, rec.graph.edges), program=program), path)
+    window = MainWindow(AppSettings(str(tmp_path / "settings.ini")), path)
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(window.session.recording_applied, timeout=30_000):
+        window.start()
+    shown: set[str] = set()
+    for index in range(window.session.last_index + 1):
+        window.session.go_to(index)
+        for label in window.findChildren(QLabel):
+            if any(tag in label.text() for tag in TAGS):
+                shown.add(label.objectName() or type(label).__name__)
+                assert label.textFormat() == Qt.TextFormat.PlainText, (label.objectName(), label.text())
+    assert {"scenarioSummary", "errorTitle", "nodeTitle", "CaptionBar"} <= shown, shown
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(text=st.text(st.sampled_from("<>/&ab \n'\"=img"), max_size=30).map(lambda t: "<b>" + t))
+def test_a_tooltip_shows_its_text_as_written(qapp, text: str) -> None:
+    from PySide6.QtGui import QTextDocument
+
+    document = QTextDocument()
+    document.setHtml(plain_tip(text))
+    assert document.toPlainText() == text

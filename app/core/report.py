@@ -15,6 +15,7 @@ from app.core.model.recording import Recording
 from app.core.model.text import format_bytes, format_values
 from app.core.model.timeline import SlotKey, SlotState, Step
 from app.core.model.values import Values
+from app.core.terminal import terminal_text
 
 __all__ = ["to_json", "to_table"]
 
@@ -214,6 +215,8 @@ def to_table(rec: Recording) -> str:
     Slot lines list only the slots whose state changed at that step, as
     ``n1 PowBackward0.self: alive -> retained``; node ids tell apart nodes of the same name.
     The iteration reads ``2/5`` for the second of five; nested loops are joined by ``,``.
+    Every line is made safe for a terminal (:func:`~app.core.terminal.terminal_text`): the
+    printed text, titles, names and PyTorch's messages are a stranger's.
     """
     lines = [f"{rec.program.name} on {rec.device} (torch {rec.torch_version})"]
     lines += [rec.program.title, ""] if rec.program.title else [""]
@@ -227,4 +230,4 @@ def to_table(rec: Recording) -> str:
     if rec.error:
         where = f" (line {rec.error_line})" if rec.error_line is not None else ""
         lines += ["", f"The program stopped{where}: {_first_line(rec.error)}"]
-    return "\n".join(lines)
+    return "\n".join(map(terminal_text, lines))

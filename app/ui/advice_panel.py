@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
 from app.core.lesson.advice import Advice, advice_for
 from app.core.lesson.fixes import Fix, changed_lines
 from app.ui.fixes_panel import FixesPanel, Lesson, wrapped_label
+from app.ui.plain_text import plain_tip
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -96,4 +97,4 @@ class AdvicePanel(FixesPanel):
     def _show_fix(self, i: int, fix: Fix, button: QPushButton) -> None:
         short, _, why = fix.title.partition(": ")  # the button stays narrow in a side dock
         button.setText(f"Edit {i + 1}: {short}")
-        button.setToolTip(f"{why.capitalize()}. {fix.explanation}" if why else fix.explanation)
+        button.setToolTip(plain_tip(f"{why.capitalize()}. {fix.explanation}" if why else fix.explanation))

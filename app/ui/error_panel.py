@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QPushButton, QSizePolicy, QWidget
 from app.core.lesson.fixes import Fix, changed_lines, fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
 from app.ui.fixes_panel import FixesPanel, Lesson, wrapped_label
+from app.ui.plain_text import plain_tip
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -159,4 +160,4 @@ class ErrorPanel(FixesPanel):
 
     def _show_fix(self, i: int, fix: Fix, button: QPushButton) -> None:
         button.setText(f"Fix {i + 1}: {fix.title}")
-        button.setToolTip(fix.explanation)
+        button.setToolTip(plain_tip(fix.explanation))
