@@ -918,3 +918,102 @@ def test_two_recordings_of_the_same_program_give_identical_numbers() -> None:
     assert [s.grad_changes for s in first.timeline.steps] == [s.grad_changes for s in second.timeline.steps]
     assert len(first.calls) == 3 and first.failed is None
     check_against_plain(first)
+
+
+# -- odd gradients: sparse, meta, complex, empty -----------------------------------------------
+# Each is an outcome: recorded, with PyTorch's own gradients (a sparse one as the dense tensor
+# it stands for, a complex one by magnitude, as the window shows it), or an error step in a
+# learner's words; never an internal error.
+
+INDEX = "i = torch.tensor([[0, 1], [1, 0], [2, 2]])\n"
+ODD_GRADIENTS = {
+    "gather sparse": "x = torch.ones(3, 2, requires_grad=True)\n"
+    + INDEX
+    + "torch.gather(x, 0, i, sparse_grad=True).sum().backward()\n",
+    "gather sparse twice": "x = torch.ones(3, 2, requires_grad=True)\n"
+    + INDEX
+    + "y = torch.gather(x * 3, 0, i, sparse_grad=True)\n"
+    + "y.sum().backward(retain_graph=True)\n(y * y).sum().backward()\nprint(x.grad)\n",
+    "gather sparse into a dense grad": "x = torch.ones(3, 2, requires_grad=True)\n"
+    + INDEX
+    + "(x * 2).sum().backward()\ntorch.gather(x, 0, i, sparse_grad=True).sum().backward()\n",
+    "embedding sparse": "import torch.nn.functional as F\nw = torch.randn(5, 2, requires_grad=True)\n"
+    + "F.embedding(torch.tensor([0, 2, 2, 4]), w, sparse=True).pow(2).sum().backward()\n",
+    "embedding sparse float64": "import torch.nn.functional as F\n"
+    + "w = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)\n"
+    + "F.embedding(torch.tensor([[1, 3], [3, 3]]), w, sparse=True).sum().backward()\n",
+    "embedding sparse through autograd.grad": "import torch.nn.functional as F\n"
+    + "w = torch.randn(5, 2, requires_grad=True)\n"
+    + "y = F.embedding(torch.tensor([1, 1]), w, sparse=True).sum()\ng = torch.autograd.grad(y, [w])\n",
+    "embedding sparse, then Adam": "import torch.nn.functional as F\nimport torch.optim as optim\n"
+    + "w = torch.randn(5, 2, requires_grad=True)\nopt = optim.Adam([w], lr=0.5)\n"
+    + "F.embedding(torch.tensor([1, 4]), w, sparse=True).sum().backward()\nopt.step()\n",
+    "complex": "x = torch.tensor([1 + 2j, 3 - 1j], requires_grad=True)\n(x * x).abs().sum().backward()\n",
+    "complex grad output": "x = torch.tensor([1 + 2j, 3 - 1j], requires_grad=True)\n"
+    + "(x * x).sum().backward(torch.tensor(1 + 1j))\n",
+    "empty": "x = torch.ones(0, 3, requires_grad=True)\nx.sum().backward()\n",
+}
+
+
+def _as_shown(grad: torch.Tensor | None) -> torch.Tensor | None:
+    """PyTorch's gradient as a recording shows it: dense, a complex one by magnitude."""
+    if grad is None:
+        return None
+    grad = grad.to_dense() if grad.layout != torch.strided else grad
+    return grad.abs() if grad.is_complex() else grad
+
+
+@pytest.mark.parametrize("code", ODD_GRADIENTS.values(), ids=list(ODD_GRADIENTS))
+def test_an_odd_gradient_is_recorded_as_pytorch_computes_it(code: str) -> None:
+    from oracle import run_plainly, same
+
+    rec = record_text(code)
+    assert isinstance(rec, Recording), rec
+    plain = run_plainly("import torch\n" + code)
+    assert len(rec.calls) == len(plain.calls) >= 1
+    for info, call in zip(rec.calls, plain.calls, strict=True):
+        assert info.error == call.error
+        grads = rec.grads_at_end(info.index)
+        for name, grad in call.grads.items():
+            assert same(grads.get(name), _as_shown(grad)), (name, grads.get(name), grad)
+        if call.result is not None:
+            result = rec.timeline[info.last_step].result
+            assert result is not None and same(result["result"], _as_shown(call.result[0]))
+    if plain.error is None:
+        assert rec.error is None
+    else:
+        assert rec.error is not None and str(plain.error) in rec.error
+    printed = "".join(text + "\n" for step in rec.timeline.steps for text in step.printed)
+    assert printed == plain.printed
+
+
+META = {
+    "a meta leaf": "x = torch.ones(3, requires_grad=True, device='meta')\n(x * 2).sum().backward()\n",
+    "a tensor moved to meta": "x = torch.ones(3, requires_grad=True)\ny = x.to('meta')\n"
+    + "(y * 2).sum().backward()\n",
+    "a module on meta": "import torch.nn as nn\nm = nn.Linear(2, 3, device='meta')\n"
+    + "y = m(torch.ones(1, 2, device='meta'))\ny.sum().backward()\n",
+    "meta like": "x = torch.ones(2, requires_grad=True)\ny = torch.zeros_like(x, device='meta')\n",
+}
+
+
+@pytest.mark.parametrize("code", META.values(), ids=list(META))
+def test_a_meta_tensor_stops_the_program_where_it_is_made(code: str) -> None:
+    rec = record_text(code)
+    assert isinstance(rec, Recording), rec
+    made = next(n for n, line in enumerate(code.splitlines(), start=2) if "meta" in line or "m(" in line)
+    assert rec.calls == () and rec.error_line in (made, made + 1)
+    assert rec.error is not None and "meta device" in rec.error and "no values" in rec.error
+    assert rec.timeline[-1].kind == "error"
+
+
+def test_an_optimizer_step_on_a_sparse_gradient_is_refused_at_its_line() -> None:
+    code = (
+        "import torch.nn.functional as F\nimport torch.optim as optim\n"
+        "w = torch.randn(5, 2, requires_grad=True)\nopt = optim.SGD([w], lr=0.5)\n"
+        "F.embedding(torch.tensor([1, 4]), w, sparse=True).sum().backward()\nopt.step()\n"
+    )
+    refused = record_text(code)
+    assert (
+        isinstance(refused, ScenarioError) and "dense" in refused.message and refused.line == 7
+    )  # opt.step()

@@ -199,7 +199,10 @@ def _step_lines(rec: Recording, step: Step, state: _Replay, before: Mapping[Slot
     changes = _slot_changes(rec, before, step)
     if changes:
         lines += _wrapped(f"{_INDENT}saved: ", changes)
-    lines += [f"{_INDENT}printed: {text}" for text in step.printed]
+    for text in step.printed:  # print(model) writes lines: each is a row's, under the first
+        lines += [
+            f"{_INDENT}{'printed: ' if i == 0 else ' ' * 9}{part}" for i, part in enumerate(text.split("\n"))
+        ]
     if step.caption:
         lines.append(f"{_INDENT}{step.caption}")
     if step.error:

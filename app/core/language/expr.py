@@ -126,6 +126,14 @@ class _NotListed(ScenarioError):
     """A proxy answered KeyError: the member is not listed (NOTE [checked objects])."""
 
 
+# A tensor on the meta device has a shape and no values: no step could show its numbers, and
+# reading its gradient's values fails inside PyTorch. The program stops where it made one.
+META_MESSAGE = (
+    "this tensor is on the meta device, which keeps shapes but no values, so there is nothing to "
+    "show or to differentiate: make it on the CPU (leave out device='meta')"
+)
+
+
 class Evaluator:
     """Walks checked trees over an environment of names.
 
@@ -823,6 +831,8 @@ class Evaluator:
         refusal = oversized_tensor(value, self.limits)
         if refusal is not None:
             raise self._error(refusal, node)
+        if isinstance(value, torch.Tensor) and value.is_meta:  # a program error, not a refusal: it ran
+            raise self._located(ProgramError(META_MESSAGE), node)
 
     def _tick(self, node: ast.AST) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
