@@ -225,6 +225,14 @@ CASES: list[Case] = [
     forward_refused("y = x.ｎｕｍｐｙ()", 1, 5, "NumPy is not part of scenarios", "load"),
     forward_refused("y = x.tofile('/tmp/lens.bin')", 1, 5, "scenarios cannot read or write files", "load"),
     forward_refused("y = x.untyped_storage()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x.const_data_ptr()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x.mutable_data_ptr()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x.data_ptr", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x._typed_storage()", 1, 5, "is private", "load"),
+    forward_refused("y = x.storage_offset()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x.is_pinned() or x.pin_memory()", 1, 22, "it reaches raw memory", "load"),
+    forward_refused("y = x.to_dlpack()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("m = torch.nn.Linear(2, 2)\nm.share_memory()", 2, 1, "it reaches raw memory", "load"),
     forward_refused("y = x.register_hook(x)", 1, 5, "it would run Python code of its own", "load"),
     # -- syntax that is not part of the language --------------------------------------
     forward_refused(
@@ -1017,3 +1025,41 @@ def test_an_optimizer_step_on_a_sparse_gradient_is_refused_at_its_line() -> None
     assert (
         isinstance(refused, ScenarioError) and "dense" in refused.message and refused.line == 7
     )  # opt.step()
+
+
+# -- no memory address reaches a recording -------------------------------------------------------
+# torch.manual_seed returns the Generator, whose repr holds its address; so do zip and enumerate
+# objects. A recording is shared: no text of it may say where the recording process keeps things.
+
+ADDRESSES = {
+    "print": "print(g)",
+    "print of a list": "print([g], (g,))",
+    "f-string": 'print(f"{g}")',
+    "f-string repr": 'print(f"{g!r}, {[g]}")',
+    "f-string width": 'print(f"{g!s:>60}|")',
+    "characters of an f-string": 'print(list(f"{g}"))',
+    "zip and enumerate": "print(zip([1], [2]), enumerate([1]))",
+    "text joined": 'print("seed: " + f"{g}")',
+}
+
+
+@pytest.mark.parametrize("line", ADDRESSES.values(), ids=list(ADDRESSES))
+def test_a_printed_object_shows_no_address(line: str) -> None:
+    rec = record_text(f"g = torch.manual_seed(0)\n{line}\n")
+    assert isinstance(rec, Recording) and rec.error is None, rec
+    printed = "".join(text for step in rec.timeline.steps for text in step.printed)
+    assert printed and "0x" not in printed and "0', 'x'" not in printed, printed
+    assert "Generator object" in printed or "zip object" in printed or "'G', 'e'" in printed
+    assert not any("0x" in step.caption for step in rec.timeline.steps)
+
+
+def test_a_denied_family_is_denied_on_every_member_that_holds_its_name() -> None:
+    from app.core.language.whitelist import DENIED_FAMILIES, denied_attribute
+
+    members = {n for cls in (torch.Tensor, torch.nn.Module) for n in dir(cls) if not n.startswith("_")}
+    held = {n for n in members for part, _ in DENIED_FAMILIES if part in n}
+    assert {"data_ptr", "const_data_ptr", "untyped_storage", "share_memory"} <= held
+    assert all(denied_attribute(n) is not None for n in held)
+    for name in sorted(held):
+        refused = record_text(f"x = {LEAF}\ny = x.{name}\n")
+        assert isinstance(refused, ScenarioError) and "raw memory" in refused.message, name
