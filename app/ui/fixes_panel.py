@@ -56,6 +56,8 @@ class FixesPanel(QFrame):
     (``"errorBody", "fix", "fixCode"``: ``fix1``, ``fixCode1``...).
     """
 
+    lesson_shown = Signal()  # the edits found for the recording on screen are shown (maybe none)
+
     def __init__(
         self,
         session: Session,
@@ -97,8 +99,6 @@ class FixesPanel(QFrame):
         self.hide()
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
-
-    lesson_shown = Signal()  # the edits found for the recording on screen are shown (maybe none)
 
     def _on_recording_applied(self, recording: Recording) -> None:
         raise NotImplementedError
