@@ -184,9 +184,9 @@ def _recording_and_layout(
 
 def _fail(message: str, status: int = EXIT_USAGE) -> int:
     """Print ``message`` as exactly one printable line on stderr."""
-    text = " ".join(message.split())
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    print(f"autograd-lens: {text}", file=sys.stderr)
+    from app.core.terminal import terminal_text
+
+    print(f"autograd-lens: {terminal_text(' '.join(message.split()))}", file=sys.stderr)
     return status
 
 
@@ -215,9 +215,10 @@ def _safe_streams() -> None:
 
 def _scenarios() -> int:
     from app.core.loading import builtin_names, load_builtin
+    from app.core.terminal import terminal_text
 
     for name in builtin_names():
-        print(f"{name:<22} {load_builtin(name).title}")
+        print(terminal_text(f"{name:<22} {load_builtin(name).title}"))
     return 0
 
 

@@ -172,7 +172,8 @@ def test_a_failed_program_gets_fixes_not_advice() -> None:
 def test_the_panel_shows_the_advice_at_the_last_step_only(qtbot, session, logged) -> None:
     panel = AdvicePanel(session)
     qtbot.addWidget(panel)
-    session.apply(logged["logged-loss"])
+    with qtbot.waitSignal(panel.lesson_shown, timeout=10_000):  # found on a pool thread
+        session.apply(logged["logged-loss"])
     advice = advice_for(logged["logged-loss"])
     assert advice is not None and panel.fixes == list(advice.fixes)
     for index in range(len(logged["logged-loss"].timeline)):
@@ -201,7 +202,8 @@ def test_applying_the_advice_records_the_twin_and_undo_brings_the_leak_back(qtbo
         return len(recorded)
 
     session.rerecord = rerecord
-    session.apply(logged["logged-loss"])
+    with qtbot.waitSignal(panel.lesson_shown, timeout=10_000):
+        session.apply(logged["logged-loss"])
     session.end()
     panel.fix_buttons[0].click()  # Session.change_program: remembered for undo, then recorded
     fixed = recorded[-1]
@@ -214,7 +216,8 @@ def test_applying_the_advice_records_the_twin_and_undo_brings_the_leak_back(qtbo
     assert recorded[-1].program == logged["logged-loss"].program and session.recording is recorded[-1]
     assert not session.can_undo
     session.end()
-    assert not panel.isHidden() and len(panel.fixes) == 2
+    qtbot.waitUntil(lambda: len(panel.fixes) == 2, timeout=10_000)
+    assert not panel.isHidden()
 
 
 def test_the_memory_chart_shows_the_advice_under_its_rising_line(qtbot, session, logged) -> None:
@@ -224,7 +227,8 @@ def test_the_memory_chart_shows_the_advice_under_its_rising_line(qtbot, session,
     qtbot.addWidget(chart)
     chart.resize(420, 480)
     chart.show()
-    session.apply(logged["logged-loss"])
+    with qtbot.waitSignal(chart.advice.lesson_shown, timeout=10_000):
+        session.apply(logged["logged-loss"])
     session.home()
     full = chart._plot_area()
     assert chart.advice.isHidden()

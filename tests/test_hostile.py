@@ -225,6 +225,14 @@ CASES: list[Case] = [
     forward_refused("y = x.ｎｕｍｐｙ()", 1, 5, "NumPy is not part of scenarios", "load"),
     forward_refused("y = x.tofile('/tmp/lens.bin')", 1, 5, "scenarios cannot read or write files", "load"),
     forward_refused("y = x.untyped_storage()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x.const_data_ptr()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x.mutable_data_ptr()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x.data_ptr", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x._typed_storage()", 1, 5, "is private", "load"),
+    forward_refused("y = x.storage_offset()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("y = x.is_pinned() or x.pin_memory()", 1, 22, "it reaches raw memory", "load"),
+    forward_refused("y = x.to_dlpack()", 1, 5, "it reaches raw memory", "load"),
+    forward_refused("m = torch.nn.Linear(2, 2)\nm.share_memory()", 2, 1, "it reaches raw memory", "load"),
     forward_refused("y = x.register_hook(x)", 1, 5, "it would run Python code of its own", "load"),
     # -- syntax that is not part of the language --------------------------------------
     forward_refused(
@@ -918,3 +926,140 @@ def test_two_recordings_of_the_same_program_give_identical_numbers() -> None:
     assert [s.grad_changes for s in first.timeline.steps] == [s.grad_changes for s in second.timeline.steps]
     assert len(first.calls) == 3 and first.failed is None
     check_against_plain(first)
+
+
+# -- odd gradients: sparse, meta, complex, empty -----------------------------------------------
+# Each is an outcome: recorded, with PyTorch's own gradients (a sparse one as the dense tensor
+# it stands for, a complex one by magnitude, as the window shows it), or an error step in a
+# learner's words; never an internal error.
+
+INDEX = "i = torch.tensor([[0, 1], [1, 0], [2, 2]])\n"
+ODD_GRADIENTS = {
+    "gather sparse": "x = torch.ones(3, 2, requires_grad=True)\n"
+    + INDEX
+    + "torch.gather(x, 0, i, sparse_grad=True).sum().backward()\n",
+    "gather sparse twice": "x = torch.ones(3, 2, requires_grad=True)\n"
+    + INDEX
+    + "y = torch.gather(x * 3, 0, i, sparse_grad=True)\n"
+    + "y.sum().backward(retain_graph=True)\n(y * y).sum().backward()\nprint(x.grad)\n",
+    "gather sparse into a dense grad": "x = torch.ones(3, 2, requires_grad=True)\n"
+    + INDEX
+    + "(x * 2).sum().backward()\ntorch.gather(x, 0, i, sparse_grad=True).sum().backward()\n",
+    "embedding sparse": "import torch.nn.functional as F\nw = torch.randn(5, 2, requires_grad=True)\n"
+    + "F.embedding(torch.tensor([0, 2, 2, 4]), w, sparse=True).pow(2).sum().backward()\n",
+    "embedding sparse float64": "import torch.nn.functional as F\n"
+    + "w = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)\n"
+    + "F.embedding(torch.tensor([[1, 3], [3, 3]]), w, sparse=True).sum().backward()\n",
+    "embedding sparse through autograd.grad": "import torch.nn.functional as F\n"
+    + "w = torch.randn(5, 2, requires_grad=True)\n"
+    + "y = F.embedding(torch.tensor([1, 1]), w, sparse=True).sum()\ng = torch.autograd.grad(y, [w])\n",
+    "embedding sparse, then Adam": "import torch.nn.functional as F\nimport torch.optim as optim\n"
+    + "w = torch.randn(5, 2, requires_grad=True)\nopt = optim.Adam([w], lr=0.5)\n"
+    + "F.embedding(torch.tensor([1, 4]), w, sparse=True).sum().backward()\nopt.step()\n",
+    "complex": "x = torch.tensor([1 + 2j, 3 - 1j], requires_grad=True)\n(x * x).abs().sum().backward()\n",
+    "complex grad output": "x = torch.tensor([1 + 2j, 3 - 1j], requires_grad=True)\n"
+    + "(x * x).sum().backward(torch.tensor(1 + 1j))\n",
+    "empty": "x = torch.ones(0, 3, requires_grad=True)\nx.sum().backward()\n",
+}
+
+
+def _as_shown(grad: torch.Tensor | None) -> torch.Tensor | None:
+    """PyTorch's gradient as a recording shows it: dense, a complex one by magnitude."""
+    if grad is None:
+        return None
+    grad = grad.to_dense() if grad.layout != torch.strided else grad
+    return grad.abs() if grad.is_complex() else grad
+
+
+@pytest.mark.parametrize("code", ODD_GRADIENTS.values(), ids=list(ODD_GRADIENTS))
+def test_an_odd_gradient_is_recorded_as_pytorch_computes_it(code: str) -> None:
+    from oracle import run_plainly, same
+
+    rec = record_text(code)
+    assert isinstance(rec, Recording), rec
+    plain = run_plainly("import torch\n" + code)
+    assert len(rec.calls) == len(plain.calls) >= 1
+    for info, call in zip(rec.calls, plain.calls, strict=True):
+        assert info.error == call.error
+        grads = rec.grads_at_end(info.index)
+        for name, grad in call.grads.items():
+            assert same(grads.get(name), _as_shown(grad)), (name, grads.get(name), grad)
+        if call.result is not None:
+            result = rec.timeline[info.last_step].result
+            assert result is not None and same(result["result"], _as_shown(call.result[0]))
+    if plain.error is None:
+        assert rec.error is None
+    else:
+        assert rec.error is not None and str(plain.error) in rec.error
+    printed = "".join(text + "\n" for step in rec.timeline.steps for text in step.printed)
+    assert printed == plain.printed
+
+
+META = {
+    "a meta leaf": "x = torch.ones(3, requires_grad=True, device='meta')\n(x * 2).sum().backward()\n",
+    "a tensor moved to meta": "x = torch.ones(3, requires_grad=True)\ny = x.to('meta')\n"
+    + "(y * 2).sum().backward()\n",
+    "a module on meta": "import torch.nn as nn\nm = nn.Linear(2, 3, device='meta')\n"
+    + "y = m(torch.ones(1, 2, device='meta'))\ny.sum().backward()\n",
+    "meta like": "x = torch.ones(2, requires_grad=True)\ny = torch.zeros_like(x, device='meta')\n",
+}
+
+
+@pytest.mark.parametrize("code", META.values(), ids=list(META))
+def test_a_meta_tensor_stops_the_program_where_it_is_made(code: str) -> None:
+    rec = record_text(code)
+    assert isinstance(rec, Recording), rec
+    made = next(n for n, line in enumerate(code.splitlines(), start=2) if "meta" in line or "m(" in line)
+    assert rec.calls == () and rec.error_line in (made, made + 1)
+    assert rec.error is not None and "meta device" in rec.error and "no values" in rec.error
+    assert rec.timeline[-1].kind == "error"
+
+
+def test_an_optimizer_step_on_a_sparse_gradient_is_refused_at_its_line() -> None:
+    code = (
+        "import torch.nn.functional as F\nimport torch.optim as optim\n"
+        "w = torch.randn(5, 2, requires_grad=True)\nopt = optim.SGD([w], lr=0.5)\n"
+        "F.embedding(torch.tensor([1, 4]), w, sparse=True).sum().backward()\nopt.step()\n"
+    )
+    refused = record_text(code)
+    assert (
+        isinstance(refused, ScenarioError) and "dense" in refused.message and refused.line == 7
+    )  # opt.step()
+
+
+# -- no memory address reaches a recording -------------------------------------------------------
+# torch.manual_seed returns the Generator, whose repr holds its address; so do zip and enumerate
+# objects. A recording is shared: no text of it may say where the recording process keeps things.
+
+ADDRESSES = {
+    "print": "print(g)",
+    "print of a list": "print([g], (g,))",
+    "f-string": 'print(f"{g}")',
+    "f-string repr": 'print(f"{g!r}, {[g]}")',
+    "f-string width": 'print(f"{g!s:>60}|")',
+    "characters of an f-string": 'print(list(f"{g}"))',
+    "zip and enumerate": "print(zip([1], [2]), enumerate([1]))",
+    "text joined": 'print("seed: " + f"{g}")',
+}
+
+
+@pytest.mark.parametrize("line", ADDRESSES.values(), ids=list(ADDRESSES))
+def test_a_printed_object_shows_no_address(line: str) -> None:
+    rec = record_text(f"g = torch.manual_seed(0)\n{line}\n")
+    assert isinstance(rec, Recording) and rec.error is None, rec
+    printed = "".join(text for step in rec.timeline.steps for text in step.printed)
+    assert printed and "0x" not in printed and "0', 'x'" not in printed, printed
+    assert "Generator object" in printed or "zip object" in printed or "'G', 'e'" in printed
+    assert not any("0x" in step.caption for step in rec.timeline.steps)
+
+
+def test_a_denied_family_is_denied_on_every_member_that_holds_its_name() -> None:
+    from app.core.language.whitelist import DENIED_FAMILIES, denied_attribute
+
+    members = {n for cls in (torch.Tensor, torch.nn.Module) for n in dir(cls) if not n.startswith("_")}
+    held = {n for n in members for part, _ in DENIED_FAMILIES if part in n}
+    assert {"data_ptr", "const_data_ptr", "untyped_storage", "share_memory"} <= held
+    assert all(denied_attribute(n) is not None for n in held)
+    for name in sorted(held):
+        refused = record_text(f"x = {LEAF}\ny = x.{name}\n")
+        assert isinstance(refused, ScenarioError) and "raw memory" in refused.message, name

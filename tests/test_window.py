@@ -407,6 +407,7 @@ def test_each_fix_removes_the_error_and_ctrl_z_brings_it_back(qtbot, open_window
     window = open_window("forgot-retain")
     broken = window.session.recording
     assert broken.failed is not None
+    qtbot.waitUntil(lambda: len(window.error_panel.fixes) == 2, timeout=TIMEOUT)  # found on a pool thread
     assert [f.title.split(" on ")[0] for f in window.error_panel.fixes] == [
         "retain_graph=True",
         "add the losses, one backward",

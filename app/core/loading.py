@@ -277,7 +277,8 @@ def _decode(raw: bytes) -> str:
 def _toml_error(exc: tomllib.TOMLDecodeError) -> ScenarioError:
     message = str(exc)
     match = re.search(r"\(at line (\d+), column (\d+)\)", message)
-    text = re.sub(r"\s*\(at .*\)$", "", message)
+    at = message.find("(at ")  # a pattern with \s* before it backtracked over runs of spaces
+    text = message[:at].rstrip() if at >= 0 and message.endswith(")") else message
     if match:
         return ScenarioError(
             f"this is not valid TOML: {text}", field="file", line=int(match[1]), col=int(match[2])

@@ -14,6 +14,7 @@ from app.core.model.recording import Recording
 from app.core.model.text import format_bytes, format_values
 from app.core.model.timeline import SlotKey, SlotState, Step
 from app.core.model.values import Values
+from app.core.terminal import terminal_text
 from app.core.trace_json import to_json
 
 __all__ = ["to_json", "to_table"]
@@ -96,7 +97,10 @@ def _step_lines(rec: Recording, step: Step, state: _Replay, before: Mapping[Slot
     changes = _slot_changes(rec, before, step)
     if changes:
         lines += _wrapped(f"{_INDENT}saved: ", changes)
-    lines += [f"{_INDENT}printed: {text}" for text in step.printed]
+    for text in step.printed:  # print(model) writes lines: each is a row's, under the first
+        lines += [
+            f"{_INDENT}{'printed: ' if i == 0 else ' ' * 9}{part}" for i, part in enumerate(text.split("\n"))
+        ]
     if step.caption:
         lines.append(f"{_INDENT}{step.caption}")
     if step.error:
@@ -112,6 +116,8 @@ def to_table(rec: Recording) -> str:
     Slot lines list only the slots whose state changed at that step, as
     ``n1 PowBackward0.self: alive -> retained``; node ids tell apart nodes of the same name.
     The iteration reads ``2/5`` for the second of five; nested loops are joined by ``,``.
+    Every line is made safe for a terminal (:func:`~app.core.terminal.terminal_text`): the
+    printed text, titles, names and PyTorch's messages are a stranger's.
     """
     lines = [f"{rec.program.name} on {rec.device} (torch {rec.torch_version})"]
     lines += [rec.program.title, ""] if rec.program.title else [""]
@@ -125,4 +131,4 @@ def to_table(rec: Recording) -> str:
     if rec.error:
         where = f" (line {rec.error_line})" if rec.error_line is not None else ""
         lines += ["", f"The program stopped{where}: {_first_line(rec.error)}"]
-    return "\n".join(lines)
+    return "\n".join(map(terminal_text, lines))

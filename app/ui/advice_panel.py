@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
 
-from app.core.lesson.advice import advice_for
+from app.core.lesson.advice import Advice, advice_for
 from app.core.lesson.fixes import Fix, changed_lines
-from app.ui.fixes_panel import FixesPanel, wrapped_label
+from app.ui.fixes_panel import FixesPanel, Lesson, wrapped_label
+from app.ui.plain_text import plain_tip
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -58,12 +59,23 @@ class AdvicePanel(FixesPanel):
 
     def _on_recording_applied(self, recording: Recording) -> None:
         self._recording = recording
+        self._ask_lesson(recording)
+        self._on_step_applied(self._session.index)
+
+    @staticmethod
+    def find(recording: Recording, deadline: float) -> Lesson:
         advice = advice_for(recording)
-        self._fixes = list(advice.fixes) if advice is not None else []
-        if advice is not None:
+        if advice is None:
+            return Lesson([], [])
+        old = recording.program.code
+        changed = [_dedented(changed_lines(old, fix.code, fix.moved)) for fix in advice.fixes]
+        return Lesson(list(advice.fixes), changed, advice)
+
+    def _show_lesson(self, lesson: Lesson) -> None:
+        advice = lesson.said
+        if isinstance(advice, Advice):
             self.title.setText(f"⚠ {advice.headline}")
             self.evidence.setText(advice.evidence)
-        self._update_fixes()
         self._on_step_applied(self._session.index)
 
     def _on_step_applied(self, index: int) -> None:
@@ -82,8 +94,7 @@ class AdvicePanel(FixesPanel):
         code.setProperty("code", True)  # monospace, as the program is shown
         return button, code
 
-    def _show_fix(self, i: int, fix: Fix, button: QPushButton, code: QLabel, old: str) -> None:
+    def _show_fix(self, i: int, fix: Fix, button: QPushButton) -> None:
         short, _, why = fix.title.partition(": ")  # the button stays narrow in a side dock
         button.setText(f"Edit {i + 1}: {short}")
-        button.setToolTip(f"{why.capitalize()}. {fix.explanation}" if why else fix.explanation)
-        code.setText(_dedented(changed_lines(old, fix.code, fix.moved)))
+        button.setToolTip(plain_tip(f"{why.capitalize()}. {fix.explanation}" if why else fix.explanation))

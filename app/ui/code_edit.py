@@ -49,6 +49,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from app.ui.breakable import code_breaks
+from app.ui.plain_text import plain_tip
 from app.ui.python_highlighter import PythonHighlighter
 from app.ui.theme import hue_colour, mixed
 
@@ -284,7 +285,7 @@ class CodeEdit(QPlainTextEdit):
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             line = self.cursorForPosition(event.pos()).blockNumber() + 1
             if self._error_message and line == self._error_line:
-                QToolTip.showText(event.globalPos(), self._error_message, self.viewport())
+                QToolTip.showText(event.globalPos(), plain_tip(self._error_message), self.viewport())
             else:
                 QToolTip.hideText()
             return True

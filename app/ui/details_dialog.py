@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from app.core.model.errors import ScenarioError
 from app.core.model.program import Program
 from app.ui.code_edit import error_colour, plain_text
+from app.ui.plain_text import plain
 
 __all__ = ["DetailsDialog", "ProgramDetails", "check_details"]
 
@@ -60,7 +61,7 @@ class DetailsDialog(QDialog):
         self.title_edit = QLineEdit(details.title)
         self.summary_edit = QPlainTextEdit(details.summary)
         self.notes_edit = QPlainTextEdit(details.notes)
-        self.error_label = QLabel()
+        self.error_label = plain(QLabel())
         self.error_label.setObjectName("detailsError")
         self.error_label.setWordWrap(True)
         self.error_label.hide()

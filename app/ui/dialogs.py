@@ -12,6 +12,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from app.ui.plain_text import plain
+
 __all__ = ["OPEN_FILTER", "SAVE_FILTER", "ask", "choose_open_path", "choose_save_path", "inform"]
 
 OPEN_FILTER = "Programs and recordings (*.toml *.py *.lens);;All files (*)"
@@ -24,7 +26,7 @@ _ROLES = {
 
 def ask(parent: QWidget | None, title: str, text: str, choices: Sequence[str], default: str) -> str:
     """Ask a question; returns the chosen text (Escape or closing picks "Cancel" if offered)."""
-    box = QMessageBox(parent)
+    box = plain(QMessageBox(parent))
     box.setIcon(QMessageBox.Icon.Question)
     box.setWindowTitle(title)
     box.setText(text)
@@ -46,7 +48,7 @@ def ask(parent: QWidget | None, title: str, text: str, choices: Sequence[str], d
 
 def inform(parent: QWidget | None, title: str, text: str) -> None:
     """Tell the person something they must read (a failed save, a file that cannot open)."""
-    box = QMessageBox(parent)
+    box = plain(QMessageBox(parent))
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle(title)
     box.setText(text)

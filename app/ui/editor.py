@@ -27,6 +27,7 @@ from app.core.model.errors import ScenarioError
 from app.core.model.program import Program
 from app.ui.code_edit import CodeEdit, plain_text
 from app.ui.details_dialog import DetailsDialog, ProgramDetails
+from app.ui.plain_text import plain, plain_tip
 
 __all__ = [
     "DEBOUNCE_MS",
@@ -218,7 +219,7 @@ class ProgramEditor(QWidget):
         if mark.part == "code":
             self.code_edit.mark_error(mark.line or 1, mark.col or 1, err.message)
         elif mark.part in TEXT_FIELDS:
-            self.details_button.setToolTip(f"{mark.describe()}: {err.message}")
+            self.details_button.setToolTip(plain_tip(f"{mark.describe()}: {err.message}"))
         self._error, self._error_mark = err, mark
         self.error_label.setText(f"{mark.describe()}: {err.message}")
         colour = self.code_edit.error_colour().name()
@@ -249,7 +250,7 @@ class ProgramEditor(QWidget):
         self.code_edit.setPlaceholderText(PLACEHOLDER)
         self.code_edit.text_edited.connect(self._on_edited)
         self.code_edit.text_written.connect(self._timer.stop)  # another program's text: no edit pending
-        self.error_label = QLabel()
+        self.error_label = plain(QLabel())
         self.error_label.setObjectName("editorError")
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import QPushButton, QSizePolicy, QWidget
 
 from app.core.lesson.fixes import Fix, changed_lines, fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
-from app.ui.fixes_panel import FixesPanel, wrapped_label
+from app.ui.fixes_panel import FixesPanel, Lesson, wrapped_label
+from app.ui.plain_text import plain_tip
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -118,8 +119,7 @@ class ErrorPanel(FixesPanel):
             self.title.setText(f"✗ {where} raised an error, outside any backward call:")
             self.message.setText(recording.error or "")
             self.explanation.setText("The program stopped there, as Python would.")
-        self._fixes = fixes_for(recording)
-        self._update_fixes()
+        self._ask_lesson(recording)
 
     def _on_step_applied(self, index: int) -> None:
         self.setVisible(self._at_error(index))
@@ -152,7 +152,12 @@ class ErrorPanel(FixesPanel):
             return _why_modified(recording, info, node, modified[0])
         return "PyTorch refused this call; its message above says why."
 
-    def _show_fix(self, i: int, fix: Fix, button: QPushButton, code: QLabel, old: str) -> None:
+    @staticmethod
+    def find(recording: Recording, deadline: float) -> Lesson:
+        old = recording.program.code
+        fixes = fixes_for(recording, deadline)
+        return Lesson(fixes, ["\n".join(changed_lines(old, fix.code, fix.moved)) for fix in fixes])
+
+    def _show_fix(self, i: int, fix: Fix, button: QPushButton) -> None:
         button.setText(f"Fix {i + 1}: {fix.title}")
-        button.setToolTip(fix.explanation)
-        code.setText("\n".join(changed_lines(old, fix.code, fix.moved)))
+        button.setToolTip(plain_tip(fix.explanation))

@@ -2,25 +2,38 @@
 
 Each edit (:class:`~app.core.lesson.fixes.Fix`) is a button over the lines it
 changes; a click records the edited program again (the session can undo it).
+The edits and their changed lines are found on a pool thread (NOTE [the lesson
+off the GUI thread] in ``app/ui/lesson_worker.py``) and shown when they arrive.
 The panel is as tall as its whole text at its width, unless its host caps its
 height: then it scrolls.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.lesson.fixes import Fix
+from app.ui.lesson_worker import LessonWorker
 from app.ui.session import Session
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
-__all__ = ["FixesPanel", "wrapped_label"]
+__all__ = ["FixesPanel", "Lesson", "wrapped_label"]
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """What a panel offers for a recording: its edits, the lines each changes, and what else it says."""
+
+    fixes: list[Fix]
+    changed: list[str]  # per edit: its removed (-) and added (+) lines, as shown
+    said: Any = None  # what the subclass shows besides (the advice's headline and evidence)
 
 
 def wrapped_label(name: str = "", role: str | None = None) -> QLabel:
@@ -36,11 +49,14 @@ def wrapped_label(name: str = "", role: str | None = None) -> QLabel:
 
 
 class FixesPanel(QFrame):
-    """Labels over edit buttons; ``_on_recording_applied`` / ``_on_step_applied`` are the subclass's.
+    """Labels over edit buttons; ``_on_recording_applied`` / ``_on_step_applied`` / ``find`` /
+    ``_show_lesson`` are the subclass's.
 
     ``names``: the object names of the body, of the i-th button and of its changed lines
     (``"errorBody", "fix", "fixCode"``: ``fix1``, ``fixCode1``...).
     """
+
+    lesson_shown = Signal()  # the edits found for the recording on screen are shown (maybe none)
 
     def __init__(
         self,
@@ -57,7 +73,10 @@ class FixesPanel(QFrame):
         self._session = session
         self._recording: Recording | None = None
         self._fixes: list[Fix] = []
+        self._changed: list[str] = []
         self._names = names
+        self._lesson = LessonWorker(type(self).find, self)
+        self._lesson.ready.connect(self._on_lesson_ready)
         self.fix_buttons: list[QPushButton] = []
         self.fix_codes: list[QLabel] = []  # per edit: the lines it removes (-) and adds (+)
         body = QWidget()
@@ -86,6 +105,33 @@ class FixesPanel(QFrame):
 
     def _on_step_applied(self, index: int) -> None:
         raise NotImplementedError
+
+    @staticmethod
+    def find(recording: Recording, deadline: float) -> Lesson | None:
+        """The lesson of ``recording``, found by ``deadline`` (runs on a pool thread: no widgets)."""
+        raise NotImplementedError
+
+    def _show_lesson(self, lesson: Lesson) -> None:
+        """Show what the lesson says besides its edits (its edits are shown already)."""
+
+    # -- the lesson, found off the GUI thread ---------------------------------------------
+    def _ask_lesson(self, recording: Recording) -> None:
+        """Offer no edits until ``recording``'s are found (the last ones were another program's)."""
+        self._fixes, self._changed = [], []
+        self._update_fixes()
+        self._lesson.request(recording)
+
+    def _on_lesson_ready(self, recording: Recording, lesson: Lesson | None) -> None:
+        if recording is not self._recording or lesson is None:
+            return
+        self._fixes, self._changed = list(lesson.fixes), list(lesson.changed)
+        self._update_fixes()
+        self._show_lesson(lesson)
+        self.lesson_shown.emit()
+
+    def wait_idle(self, msecs: int = 30_000) -> bool:
+        """Block until the lesson being found is found (for closing and tests)."""
+        return self._lesson.wait_idle(msecs)
 
     # -- its height: the whole text at its width, unless the host caps it (then it scrolls) ----
     def sizeHint(self) -> QSize:
@@ -120,7 +166,7 @@ class FixesPanel(QFrame):
         button.clicked.connect(lambda checked=False, i=i: self.apply_fix(i))
         return button, wrapped_label(f"{self._names[2]}{i + 1}", "hint")
 
-    def _show_fix(self, i: int, fix: Fix, button: QPushButton, code: QLabel, old: str) -> None:
+    def _show_fix(self, i: int, fix: Fix, button: QPushButton) -> None:
         raise NotImplementedError
 
     def _update_fixes(self) -> None:
@@ -131,10 +177,10 @@ class FixesPanel(QFrame):
             self._layout.addWidget(code)
             self.fix_buttons.append(button)
             self.fix_codes.append(code)
-        old = self._recording.program.code if self._recording else ""
         for i, (button, code) in enumerate(zip(self.fix_buttons, self.fix_codes, strict=True)):
             fix = self._fixes[i] if i < len(self._fixes) else None
             button.setVisible(fix is not None)
             code.setVisible(fix is not None)
             if fix is not None:
-                self._show_fix(i, fix, button, code, old)
+                self._show_fix(i, fix, button)
+                code.setText(self._changed[i])

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QWidget
 
 from app.render.preview import MARGIN, MAX_FIT_ZOOM, OVERVIEW_DOT_PX, Preview
 from app.render.style import DEFAULT_PALETTE, PALETTES, cluster_style, dot_colour, edge_style
+from app.ui.plain_text import plain_tip
 
 __all__ = ["GraphPreview"]
 
@@ -48,7 +49,7 @@ class GraphPreview(QWidget):
         points, ends = self._points, preview.lines
         self._lines = [QLineF(points[ends[i]], points[ends[i + 1]]) for i in range(0, len(ends), 2)]
         self._preview, self._text = preview, text
-        self.setToolTip(text)
+        self.setToolTip(plain_tip(text))
         self.update()
 
     def clear(self) -> None:

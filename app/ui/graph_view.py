@@ -55,6 +55,7 @@ from app.render.scene import OVERVIEW_DOT_PX, GraphScene
 from app.render.states import ShownStates
 from app.render.style import DEFAULT_PALETTE, PALETTES, text_readable
 from app.ui.module_layouts import ModuleLayouts
+from app.ui.plain_text import plain_tip
 from app.ui.worker import GcPause
 
 __all__ = ["GraphView"]
@@ -416,7 +417,7 @@ class GraphView(QGraphicsView):
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             text = self.tip_at(event.pos())
             if text:
-                QToolTip.showText(event.globalPos(), text, self.viewport())
+                QToolTip.showText(event.globalPos(), plain_tip(text), self.viewport())
             else:
                 QToolTip.hideText()
                 event.ignore()

@@ -61,6 +61,7 @@ from app.ui.layout_fence import LayoutFence
 from app.ui.memory_chart import MemoryChart
 from app.ui.node_details import NodeDetails
 from app.ui.notice import NoticeBanner
+from app.ui.plain_text import plain
 from app.ui.predict import PredictPanel
 from app.ui.presentation import Presentation
 from app.ui.screen_fit import clamp_geometry, dock_plan, fills_screen, fresh_geometry
@@ -179,7 +180,7 @@ class MainWindow(QMainWindow):
         self._build_controls()
 
     def _build_graph_area(self) -> None:
-        self.graph_message = QLabel("Recording the program…")
+        self.graph_message = plain(QLabel("Recording the program…"))
         self.graph_message.setObjectName("graphMessage")
         self.graph_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.graph_message.setWordWrap(True)
@@ -197,7 +198,7 @@ class MainWindow(QMainWindow):
 
     def _build_code_column(self) -> None:
         """The program's summary over its code: one editor that also marks the step that runs."""
-        self.summary = QLabel("")
+        self.summary = plain(QLabel(""))
         self.summary.setObjectName("scenarioSummary")
         self.summary.setWordWrap(True)
         self.summary.setProperty("role", "hint")
@@ -270,7 +271,7 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         """Recording time and device at the end of the playback bar. The status bar shows only
         while it has a message: its row is height the graph can use."""
-        self.device_label = QLabel("Device: –")
+        self.device_label = plain(QLabel("Device: –"))
         self.busy_label = BusyLabel()
         corner = QWidget()  # in a widget of their own: a toolbar decides its widgets' visibility
         layout = QHBoxLayout(corner)
@@ -826,4 +827,6 @@ class MainWindow(QMainWindow):
         self.session.pause()
         self.hide()  # a long recording may still be finishing: let it end out of sight
         self.session.worker.wait_idle()
+        for panel in (self.error_panel, self.memory_chart.advice):
+            panel.wait_idle()  # a lesson being found reads the recording: let it end first
         event.accept()

@@ -17,6 +17,7 @@ class NoticeBanner(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("", parent)
         self.setObjectName("notice")
+        self.setTextFormat(Qt.TextFormat.PlainText)  # messages quote a recording's text
         self.setWordWrap(True)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setToolTip("Click to dismiss")

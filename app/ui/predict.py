@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from app.core.lesson.predict import Question, questions
 from app.ui.breakable import breakable_code
+from app.ui.plain_text import plain
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -56,10 +57,10 @@ class ChoiceRow(QWidget):
     def __init__(self, question: Question, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.question = question
-        self.text = QLabel(question.text)
+        self.text = plain(QLabel(question.text))
         self.text.setWordWrap(True)
         self.text.setProperty("role", "title")
-        self.verdict = QLabel()
+        self.verdict = plain(QLabel())
         self.verdict.setWordWrap(True)
         self.verdict.setObjectName("predictVerdict")
         layout = QVBoxLayout(self)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from app.ui.plain_text import plain
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ class StepCounter(QWidget):
         self._session = session
         self.number = QLabel("Step – / –")
         self.number.setObjectName("stepNumber")
-        self.detail = QLabel("")
+        self.detail = plain(QLabel(""))
         self.detail.setObjectName("stepDetail")
         self.detail.setWordWrap(True)  # at text scale 1.5 a narrow dock wraps the line, never cuts it
         for label in (self.number, self.detail):

@@ -27,6 +27,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from app.ui.plain_text import plain_tip
 from app.ui.session import Session, call_starts, iteration_starts
 from app.ui.theme import hue_colour
 
@@ -141,7 +142,7 @@ class TimelineMarks(QWidget):
         self._marks = marks_of(recording)
         self._steps = len(recording.timeline)
         names = sorted({m.kind for m in self._marks})
-        self.setToolTip("Marks: " + ", ".join(names) if names else "")
+        self.setToolTip(plain_tip("Marks: " + ", ".join(names)) if names else "")
         self._forget_strip()
 
     def sizeHint(self) -> QSize:
@@ -253,6 +254,6 @@ class TimelineMarks(QWidget):
             mark = self.mark_at(event.pos().x())
             tips = [m.tip for m in self._marks if mark is not None and m.step == mark.step]
             if tips:
-                QToolTip.showText(event.globalPos(), "\n".join(tips), self)
+                QToolTip.showText(event.globalPos(), plain_tip("\n".join(tips)), self)
                 return True
         return super().event(event)

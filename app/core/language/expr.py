@@ -62,13 +62,14 @@ from app.core.language.parsing import (
 from app.core.language.positions import error_at, node_position
 from app.core.language.python_values import NOTHING, PySizes, is_lazy, kind, python_arith_refusal
 from app.core.language.whitelist import (
-    DENIED_TENSOR_ATTRS,
     LAZY_BUILTINS,
     Namespace,
     SafeBuiltin,
     build_namespaces,
+    denied_attribute,
     format_field,
     result_fields,
+    without_addresses,
 )
 from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
 from app.core.model.graph import LoopMark
@@ -124,6 +125,14 @@ class _Continue(Exception):
 
 class _NotListed(ScenarioError):
     """A proxy answered KeyError: the member is not listed (NOTE [checked objects])."""
+
+
+# A tensor on the meta device has a shape and no values: no step could show its numbers, and
+# reading its gradient's values fails inside PyTorch. The program stops where it made one.
+META_MESSAGE = (
+    "this tensor is on the meta device, which keeps shapes but no values, so there is nothing to "
+    "show or to differentiate: make it on the CPU (leave out device='meta')"
+)
 
 
 class Evaluator:
@@ -823,6 +832,8 @@ class Evaluator:
         refusal = oversized_tensor(value, self.limits)
         if refusal is not None:
             raise self._error(refusal, node)
+        if isinstance(value, torch.Tensor) and value.is_meta:  # a program error, not a refusal: it ran
+            raise self._located(ProgramError(META_MESSAGE), node)
 
     def _tick(self, node: ast.AST) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -836,7 +847,7 @@ def read_public_attribute(owner: Any, name: str) -> Any:
     Callers check the name first; this checks again, so that no path can
     reach a private or denied member even if a check above is lost.
     """
-    if name.startswith("_") or name in DENIED_TENSOR_ATTRS:
+    if name.startswith("_") or denied_attribute(name) is not None:
         raise ScenarioError(f"'{name}' is not available in scenarios")
     return getattr(owner, name)
 
@@ -884,7 +895,7 @@ def _not_listed(owner: Checked, name: str) -> str:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
+    return without_addresses(text.splitlines()[0])  # NOTE [no addresses in a recording]
 
 
 ASSIGNABLE_TENSOR_ATTRS = frozenset(["grad", "requires_grad"])
@@ -898,6 +909,6 @@ _TENSOR_MEMBERS: list[str] = []
 def _tensor_members() -> list[str]:
     if not _TENSOR_MEMBERS:
         _TENSOR_MEMBERS.extend(
-            n for n in dir(torch.Tensor) if not n.startswith("_") and n not in DENIED_TENSOR_ATTRS
+            n for n in dir(torch.Tensor) if not n.startswith("_") and denied_attribute(n) is None
         )
     return _TENSOR_MEMBERS

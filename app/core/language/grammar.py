@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from app.core.language.whitelist import DENIED_TENSOR_ATTRS, REFUSED_TORCH_MEMBERS, Namespace
+from app.core.language.whitelist import REFUSED_TORCH_MEMBERS, Namespace, denied_attribute
 
 __all__ = [
     "ALLOWED_NODES",
@@ -206,8 +206,9 @@ def attribute_refusal(attr: str) -> str | None:
     """Why ``.attr`` is refused on any value (private, or denied on tensors), or None."""
     if attr.startswith("_"):
         return f"attribute '{attr}' is private: names starting with _ are refused"
-    if attr in DENIED_TENSOR_ATTRS:
-        return f"'.{attr}' is not allowed in scenarios: {DENIED_TENSOR_ATTRS[attr]}"
+    reason = denied_attribute(attr)
+    if reason is not None:
+        return f"'.{attr}' is not allowed in scenarios: {reason}"
     return None
 
 

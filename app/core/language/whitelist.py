@@ -4,7 +4,9 @@
 Module members are listed explicitly. Tensor methods are open (every public
 method or property of ``torch.Tensor``) minus ``DENIED_TENSOR_ATTRS``: the
 ones that touch files, raw memory, storages, NumPy, Python callables or the
-autograd engine itself, each with the reason a learner is shown. Names
+autograd engine itself, each with the reason a learner is shown; and minus
+every member whose name holds one of ``DENIED_FAMILIES`` (``const_data_ptr``
+as ``data_ptr``), on any value (:func:`denied_attribute`). Names
 starting with ``_`` are refused everywhere, so dunder escapes
 (``x.__class__``) never reach this table. What a member may *cost* (tensor
 sizes, work) is checked separately, op by op: see NOTE [size guard] in
@@ -13,6 +15,7 @@ sizes, work) is checked separately, op by op: see NOTE [size guard] in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -28,6 +31,7 @@ from app.core.model.errors import ScenarioError
 from app.core.sizing.limits import MAX_SEQUENCE
 
 __all__ = [
+    "DENIED_FAMILIES",
     "DENIED_TENSOR_ATTRS",
     "FUNCTIONAL_FUNCTIONS",
     "LAZY_BUILTINS",
@@ -39,9 +43,11 @@ __all__ = [
     "Namespace",
     "SafeBuiltin",
     "build_namespaces",
+    "denied_attribute",
     "format_field",
     "print_text",
     "result_fields",
+    "without_addresses",
 ]
 
 TORCH_FUNCTIONS = frozenset(
@@ -284,6 +290,32 @@ DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
     }
 )
 
+# Members denied by what their names hold, on any value, whatever PyTorch adds beside them:
+# const_data_ptr and mutable_data_ptr give an address as data_ptr does; the storages,
+# DLPack capsules, shared and pinned memory reach raw memory.
+DENIED_FAMILIES: tuple[tuple[str, str], ...] = (
+    ("data_ptr", _MEMORY),
+    ("storage", _MEMORY),
+    ("address", _MEMORY),
+    ("dlpack", _MEMORY),
+    ("share_memory", _MEMORY),
+    ("pin_memory", _MEMORY),
+    ("ipc_", _MEMORY),
+)
+
+
+def denied_attribute(name: str) -> str | None:
+    """Why ``.name`` is denied (by name, or by its family), or None.
+
+    >>> denied_attribute("const_data_ptr") == denied_attribute("data_ptr"), denied_attribute("grad")
+    (True, None)
+    """
+    reason = DENIED_TENSOR_ATTRS.get(name)
+    if reason is None:
+        reason = next((why for part, why in DENIED_FAMILIES if part in name), None)
+    return reason
+
+
 # torch members people reach for that stay out, with the reason a learner is shown.
 REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
     {
@@ -419,7 +451,27 @@ def format_field(value: Any, conversion: int, spec: str) -> str:
         value = text.encode("ascii", "backslashreplace").decode() if conversion == ord("a") else text
     elif conversion == ord("s") or (not spec and isinstance(value, (list, tuple))):
         value = _limited_text(value, MAX_SEQUENCE, top=True)
-    return format(value, spec)
+    text = format(value, spec)  # an object's format() with no spec is its str(): its address too
+    return text if isinstance(value, str) else without_addresses(text)
+
+
+# NOTE [no addresses in a recording]
+# Python writes an object's memory address into its default repr (``<zip object at
+# 0x7f...>``, ``<torch._C.Generator object at 0x...>``, what torch.manual_seed returns).
+# An address tells where the recording process keeps things, which a recording shared
+# with others must not say. Every object a program turns into text goes through
+# _limited_text or format_field, so the address is taken out there (``<zip object>``), before
+# the text can be printed, taken apart or joined: print(list(f"{g}")) finds no address either.
+_ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")  # a literal start, one run of digits: linear
+
+
+def without_addresses(text: str) -> str:
+    """``text`` without the addresses Python writes in object reprs.
+
+    >>> without_addresses("<zip object at 0x7f3a9c0e1d40> and 0x1f")
+    '<zip object> and 0x1f'
+    """
+    return _ADDRESS.sub("", text) if " at 0x" in text else text
 
 
 def _limited_text(value: Any, room: int, *, top: bool = False) -> str:
@@ -427,7 +479,7 @@ def _limited_text(value: Any, room: int, *, top: bool = False) -> str:
     if isinstance(value, str):
         return value if top else repr(value)
     if not isinstance(value, (list, tuple)) or isinstance(value, torch.Size):
-        return str(value)
+        return without_addresses(str(value))  # NOTE [no addresses in a recording]
     opening, closing = ("[", "]") if isinstance(value, list) else ("(", ",)" if len(value) == 1 else ")")
     text = opening
     for index, item in enumerate(value):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import difflib
 import io
-import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -75,8 +75,38 @@ def changed_lines(old: str, new: str, moved: str = "") -> list[str]:
             marks = [f"- {old_lines[was]}  # moves", f"+ {new_lines[now]}  # to here"]
             old_lines = old_lines[:was] + old_lines[was + 1 :]
             new_lines = new_lines[:now] + new_lines[now + 1 :]
-    diff = difflib.ndiff(old_lines, new_lines)
-    return [line.rstrip() for line in diff if line[:2] in ("- ", "+ ")] + marks
+    return [line.rstrip() for line in _line_diff(old_lines, new_lines)] + marks
+
+
+# ndiff pairs similar lines of a changed block, comparing every pair character by character and
+# recursing once per pair: quadratic in the block's lines and characters, and a RecursionError
+# past ~1,000 lines. A fix changes a few short lines: ndiff then; whole lines past DIFF_CHARS, and
+# the whole block past DIFF_LINES.
+DIFF_LINES = 100
+DIFF_CHARS = 10_000
+
+
+def _line_diff(old: list[str], new: list[str]) -> list[str]:
+    """``- `` and ``+ `` lines from ``old`` to ``new``, on what differs between their common first
+    and last lines: linear in the text, apart from a small block's diff."""
+    first = 0
+    while first < min(len(old), len(new)) and old[first] == new[first]:
+        first += 1
+    last = 0
+    while last < min(len(old), len(new)) - first and old[-1 - last] == new[-1 - last]:
+        last += 1
+    old, new = old[first : len(old) - last], new[first : len(new) - last]
+    if len(old) > DIFF_LINES or len(new) > DIFF_LINES:
+        return [f"- {line}" for line in old] + [f"+ {line}" for line in new]
+    if sum(map(len, old)) + sum(map(len, new)) > DIFF_CHARS:
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)  # whole lines, no characters
+        return [
+            line
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+            if tag != "equal"
+            for line in [f"- {text}" for text in old[i1:i2]] + [f"+ {text}" for text in new[j1:j2]]
+        ]
+    return [line for line in difflib.ndiff(old, new) if line[:2] in ("- ", "+ ")]
 
 
 # -- the program text, with ast positions ----------------------------------------------------
@@ -101,6 +131,7 @@ class _Source:
                     for stmt in block:
                         if isinstance(stmt, ast.stmt):
                             self.parents[id(stmt)] = (owner, block)
+        self._innermost: dict[int, ast.stmt | None] = {}
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
@@ -143,13 +174,15 @@ class _Source:
 
     def statement_at(self, line: int) -> ast.stmt | None:
         """The innermost statement spanning ``line``."""
-        best: ast.stmt | None = None
-        for node in ast.walk(self.tree):
-            if not isinstance(node, ast.stmt) or not node.lineno <= line <= _end_line(node):
-                continue
-            if best is None or (node.lineno >= best.lineno and _span(node) <= _span(best)):
-                best = node
-        return best
+        if line not in self._innermost:  # asked once per node of a recording: one walk per line
+            best: ast.stmt | None = None
+            for node in ast.walk(self.tree):
+                if not isinstance(node, ast.stmt) or not node.lineno <= line <= _end_line(node):
+                    continue
+                if best is None or (node.lineno >= best.lineno and _span(node) <= _span(best)):
+                    best = node
+            self._innermost[line] = best
+        return self._innermost[line]
 
     def enclosing_statement(self, node: ast.AST) -> ast.stmt | None:
         """The innermost statement holding ``node`` (``node`` itself when it is one)."""
@@ -297,8 +330,22 @@ def _alone_on_lines(source: _Source, node: ast.Call, argument: ast.keyword) -> b
     end_line = _end_line(argument)
     if not source.starts_line(argument) or end_line >= _end_line(node):
         return False
-    rest = source.code[source.end(argument) : source.line_end(end_line)]
-    return re.fullmatch(r"\s*,?\s*(#[^\r\n]*)?\s*", rest) is not None
+    return _blank_after(source.code[source.end(argument) : source.line_end(end_line)], comma=True)
+
+
+def _blank_after(rest: str, *, comma: bool) -> bool:
+    """Whether the rest of a line holds only spaces, a comment and (``comma``) one comma first.
+
+    Scanned in one pass: the regular expression this replaces backtracked over runs of spaces,
+    cubically (20,000 spaces before a second argument took hours).
+
+    >>> _blank_after("  ,  # why\\n", comma=True), _blank_after(" , x=1\\n", comma=True)
+    (True, False)
+    """
+    text = rest.strip()  # ``rest`` ends at the line's end: a comment runs to it
+    if comma and text.startswith(","):
+        text = text[1:].lstrip()
+    return text == "" or text.startswith("#")
 
 
 # -- statements ----------------------------------------------------------------------------
@@ -307,7 +354,7 @@ def _alone_on_lines(source: _Source, node: ast.Call, argument: ast.keyword) -> b
 def _alone(source: _Source, stmt: ast.stmt) -> bool:
     """Whether ``stmt`` fills its lines (no ``;`` neighbour), so whole lines can move."""
     rest = source.code[source.end(stmt) : source.line_end(stmt.end_lineno or stmt.lineno)]
-    return source.starts_line(stmt) and re.fullmatch(r"\s*(#[^\r\n]*)?\s*", rest) is not None
+    return source.starts_line(stmt) and _blank_after(rest, comma=False)
 
 
 def _lines_of(source: _Source, stmt: ast.stmt) -> tuple[int, int]:
@@ -459,11 +506,12 @@ def _site(call: Call) -> tuple[int, int]:
     return call.line, call.col
 
 
-def fixes_for(recording: Recording) -> list[Fix]:
+def fixes_for(recording: Recording, deadline: float | None = None) -> list[Fix]:
     """The edits that remove the error of ``recording``'s failed call, best first (none if it passed).
 
     See NOTE [fixes from the recording]. A fix whose edit cannot be made on
     this text (the call moved, a line holds two statements) is left out.
+    ``deadline`` (a ``time.monotonic()`` value): the fixes found by then, and no more.
     """
     info = recording.failed
     if info is None:
@@ -477,6 +525,8 @@ def fixes_for(recording: Recording) -> list[Fix]:
     failure = _Failure(recording, source, info, node)
     fixes: list[Fix] = []
     for make in _MAKERS:
+        if deadline is not None and time.monotonic() > deadline:
+            break
         try:
             fix = make(failure)
         except ValueError:

@@ -52,6 +52,7 @@ from __future__ import annotations
 import ast
 import ctypes
 import math
+import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -117,8 +118,17 @@ def _released(fn: Any, name: str) -> bool:
 
 
 def values_of(tensor: torch.Tensor) -> Values:
-    """A detached CPU copy of ``tensor`` as plain :class:`Values` (floats packed: NOTE [packed values])."""
+    """A detached CPU copy of ``tensor`` as plain :class:`Values` (floats packed: NOTE [packed values]).
+
+    A sparse tensor (the gradient of ``gather(..., sparse_grad=True)`` or ``embedding(...,
+    sparse=True)``) is shown with its zeros, as the dense tensor it stands for; a tensor on the
+    meta device, which has no values (a script's: programs stop where they make one), as NaN.
+    """
+    if tensor.is_meta:  # 4 bytes an element, as the real tensor would have taken
+        return Values(tuple(tensor.shape), PackedNumbers(struct.pack("f", math.nan) * tensor.numel(), "f"))
     data = tensor.detach().to("cpu")
+    if data.layout != torch.strided:
+        data = data.to_dense()
     if data.is_complex():
         data = data.abs()
     dtype = str(data.dtype).removeprefix("torch.")
