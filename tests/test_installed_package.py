@@ -28,6 +28,7 @@ from conftest import plain_forgot_retain_error
 from PySide6.QtGui import QImage
 
 from app.core import builtin_names
+from tests.json_steps import full_states
 
 pytestmark = [pytest.mark.slow, pytest.mark.wheel]
 
@@ -251,7 +252,7 @@ def test_run_records_a_script_with_a_module(installed):
     plain: dict[str, Any] = {}
     with torch.random.fork_rng():
         exec(compile(SCRIPT, "net.py", "exec"), plain)  # trusted test text: PyTorch as the oracle
-    grads = report["steps"][-1]["grads"]
+    grads = full_states(report)[-1]["grads"]  # the steps carry changes: the state at the end
     for name, parameter in plain["model"].named_parameters():
         torch.testing.assert_close(torch.tensor(grads[f"model.{name}"]), parameter.grad)
     assert {node.get("module") for node in report["nodes"]} >= {"model.0", "model.2"}
