@@ -233,3 +233,15 @@ def _offscreen() -> dict[str, str]:
     import os
 
     return {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+
+
+def test_a_lesson_waited_for_at_closing_holds_no_pause_after_it(qapp, two_losses):
+    from app.ui.lesson_worker import LessonWorker
+
+    assert not GcPause.held()
+    worker = LessonWorker(lambda recording, deadline: len(recording.timeline))
+    worker.request(two_losses)
+    assert GcPause.held()  # no full collection while the lesson is found on a pool thread
+    assert worker.wait_idle()  # as a closing window does, its answer queued and never handed over
+    assert not GcPause.held()
+    worker.deleteLater()

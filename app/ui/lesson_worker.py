@@ -70,8 +70,15 @@ class LessonWorker(QObject):
         return number
 
     def wait_idle(self, msecs: int = 30_000) -> bool:
-        """Block until every started run has ended (for closing and tests)."""
-        return bool(self._pool.waitForDone(msecs))
+        """Block until every started run has ended (for closing and tests).
+
+        Their pauses end here, on this thread: a closing window's answer is queued and may never
+        be handed over, and its pause would otherwise keep every full collection off after it.
+        """
+        done = bool(self._pool.waitForDone(msecs))
+        if done:
+            GcPause.release_all(self._pauses)
+        return done
 
     def _run(self, number: int, recording: Recording, deadline: float) -> None:
         # Runs on a pool thread: must never raise, and touches no widget.
