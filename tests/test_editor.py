@@ -259,3 +259,39 @@ def test_text_is_kept_exactly(editor: ProgramEditor) -> None:
     )
     editor.set_program(odd)
     assert editor.current_program() == odd
+
+
+def _type_at_end(editor: ProgramEditor, qtbot: QtBot, code: str) -> None:
+    editor.code_edit.setPlainText(code)
+    editor.code_edit.setFocus()
+    editor.code_edit.moveCursor(editor.code_edit.textCursor().MoveOperation.End)
+
+
+def test_return_keeps_the_indent_so_a_line_typed_in_a_loop_stays_in_it(
+    editor: ProgramEditor, qtbot: QtBot
+) -> None:
+    import ast
+
+    code = "h = x\nfor i in range(3):\n    h = h * w"
+    _type_at_end(editor, qtbot, code)
+    qtbot.keyClick(editor.code_edit, Qt.Key.Key_Return)
+    qtbot.keyClicks(editor.code_edit, "h = h.detach()")
+    assert editor.code_edit.text() == code + "\n    h = h.detach()"
+    loop = ast.parse(editor.code_edit.text()).body[1]
+    assert isinstance(loop, ast.For) and len(loop.body) == 2  # in the loop, where it was meant
+    qtbot.keyClick(editor.code_edit, Qt.Key.Key_Return)
+    qtbot.keyClick(editor.code_edit, Qt.Key.Key_Backspace)  # one level back: after the loop
+    qtbot.keyClicks(editor.code_edit, "h.sum().backward()")
+    tree = ast.parse(editor.code_edit.text())
+    assert len(tree.body) == 3 and tree.body[2].col_offset == 0
+
+
+def test_return_after_a_colon_opens_the_block(editor: ProgramEditor, qtbot: QtBot) -> None:
+    _type_at_end(editor, qtbot, "for i in range(3):  # three steps")
+    qtbot.keyClick(editor.code_edit, Qt.Key.Key_Return)
+    qtbot.keyClicks(editor.code_edit, "y = x")
+    assert editor.code_edit.text() == "for i in range(3):  # three steps\n    y = x"
+    qtbot.keyClick(editor.code_edit, Qt.Key.Key_Return)
+    qtbot.keyClick(editor.code_edit, Qt.Key.Key_Backspace)
+    qtbot.keyClick(editor.code_edit, Qt.Key.Key_Backspace)  # the level gone: a plain backspace
+    assert editor.code_edit.text() == "for i in range(3):  # three steps\n    y = x"

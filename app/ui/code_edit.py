@@ -267,11 +267,36 @@ class CodeEdit(QPlainTextEdit):
     # -- events
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        # Program code is Python: Tab inserts spaces, never a tab character.
-        if event.key() == Qt.Key.Key_Tab and event.modifiers() == Qt.KeyboardModifier.NoModifier:
+        # Program code is Python: Tab inserts spaces, never a tab character; Return keeps the
+        # line's indent (one more after a ``:``), so a line typed into a loop's body stays in it;
+        # Backspace in an indent takes one level back.
+        plain = event.modifiers() in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)
+        if plain and event.key() == Qt.Key.Key_Tab:
             self.insertPlainText(INDENT)
-            return
-        super().keyPressEvent(event)
+        elif plain and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.insertPlainText("\n" + _next_indent(self._text_before_cursor()))
+        elif plain and event.key() == Qt.Key.Key_Backspace and self._dedent():
+            pass
+        else:
+            super().keyPressEvent(event)
+
+    def _text_before_cursor(self) -> str:
+        cursor = self.textCursor()
+        return cursor.block().text()[: cursor.positionInBlock()]
+
+    def _dedent(self) -> bool:
+        """Backspace in a line's leading spaces, with nothing selected: back to the level before."""
+        cursor = self.textCursor()
+        before = self._text_before_cursor()
+        if cursor.hasSelection() or not before or before.strip(" "):
+            return False
+        cursor.movePosition(
+            QTextCursor.MoveOperation.Left,
+            QTextCursor.MoveMode.KeepAnchor,
+            (len(before) - 1) % len(INDENT) + 1,
+        )
+        cursor.removeSelectedText()
+        return True
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
@@ -401,3 +426,15 @@ class CodeEdit(QPlainTextEdit):
             self._numbers.scroll(0, dy)
         else:
             self._numbers.update(0, rect.y(), self._numbers.width(), rect.height())
+
+
+def _next_indent(line: str) -> str:
+    """The indent of the line after ``line`` (the text before the cursor): the same, or one level
+    more when it opens a block (ends with ``:``, a comment after it aside).
+
+    >>> _next_indent("    for i in range(3):  # loop"), _next_indent("        h = h.detach()")
+    ('        ', '        ')
+    """
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    code = line.split("#", 1)[0].rstrip()  # a "#" inside a string only costs the extra level
+    return indent + INDENT if code.endswith(":") else indent
