@@ -191,6 +191,26 @@ def test_step_counter_names_the_iteration_and_the_call_and_wraps(qtbot, session)
     assert counter.detail.wordWrap()  # text scale 1.5 in a narrow dock: wrapped, never cut
 
 
+NESTED = """\
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+for epoch in range(2):
+    for batch in range(3):
+        loss = (w * (batch + 1)).sum()
+        loss.backward()
+"""
+
+
+def test_step_counter_tells_nested_loops_apart_by_their_variables(qtbot, session):
+    rec = record(Program(NESTED, name="nested"))
+    counter = StepCounter(session)
+    qtbot.addWidget(counter)
+    session.apply(rec, mode="start")
+    session.go_to(rec.calls[4].first_step)  # the fifth backward: epoch 2, its second batch
+    outer, inner = rec.timeline[session.index].loops
+    assert (outer.index, inner.index) == (1, 1)  # the recording's own marks
+    assert counter.detail.text().startswith("epoch 2 of 2, batch 2 of 3 · call 5 of 6")
+
+
 # -- nodes alive over the whole run ------------------------------------------------------------
 @pytest.mark.parametrize("name", ["logged-loss", "logged-item", "rnn-detach"])
 def test_the_chart_draws_alive_nodes_as_recorded(qtbot, session, name):

@@ -56,7 +56,7 @@ def _why_freed(recording: Recording, info: CallInfo, node: GraphNode, slot: str,
     if node.line is None:  # made by PyTorch itself: no line to name
         shared = f"{calls.capitalize()} {node.name}"
     else:
-        shared = f"{node.name} was {node_origin(node)}, and {calls} it"
+        shared = f"{node.name} was {node_origin(node, recording.program)}, and {calls} it"
     where = f"line {freeing.call.line}" + ("" if step is None else f", step {step.index}")
     return (
         f"Why: {shared}. A backward frees what a node saved once it has run: call {by + 1} "
@@ -70,7 +70,7 @@ def _why_modified(recording: Recording, info: CallInfo, node: GraphNode, slot: S
     now = recording.timeline.state(info.last_step).versions.get(key)
     saved = "" if slot.saved_version is None else f", as it was at version {slot.saved_version}"
     line = None if step is None else step.line
-    writer = "A later line" if line is None else f"Line {line} ({', '.join(_when(step))})"
+    writer = "A later line" if line is None else f"Line {line} ({', '.join(_when(step, recording))})"
     version = "" if now is None else f", making it version {now}"
     return (
         f"Why: {node.name} computes its gradient from the saved {slot.name}{saved}. {writer} wrote into "
@@ -78,11 +78,11 @@ def _why_modified(recording: Recording, info: CallInfo, node: GraphNode, slot: S
     )
 
 
-def _when(step: Step | None) -> list[str]:
+def _when(step: Step | None, recording: Recording) -> list[str]:
     """``["iteration 1 of 3", "step 12"]``: when ``step`` ran, for the learner to go and see."""
     if step is None:
         return []
-    return [*filter(None, [iteration_text(step.loops)]), f"step {step.index}"]
+    return [*filter(None, [iteration_text(step.loops, recording.program)]), f"step {step.index}"]
 
 
 class ErrorPanel(FixesPanel):

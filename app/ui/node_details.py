@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.lesson.lines import node_origin
 from app.ui.breakable import breakable, unbroken
 from app.ui.session import Session
 from app.ui.steady_label import SteadyLabel
@@ -148,8 +149,7 @@ class NodeDetails(QWidget):
         text = node.label or ("" if node.line is None else recording.program.line(node.line).strip())
         parts = [text] if text else []  # a node with no text of its own: its line's
         if node.line is not None:
-            loops = "".join(f", iteration {m.index + 1}" for m in node.loops)
-            parts.append(f"made by line {node.line}{loops}")
+            parts.append(node_origin(node, recording.program))
         parts.append(
             "forward graph" if node.added_at_call is None else f"added by call {node.added_at_call + 1}"
         )

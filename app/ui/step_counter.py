@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from app.core.lesson.lines import iteration_text
 from app.ui.plain_text import plain
 from app.ui.session import Session
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
-    from app.core.model.timeline import Step, StepState
+    from app.core.model.timeline import StepState
 
 __all__ = ["StepCounter"]
 
@@ -43,18 +44,8 @@ class StepCounter(QWidget):
         state, recording = self._session.state(), self._session.recording
         if state is None or recording is None:
             return ""
-        return " · ".join(
-            part for part in (_iteration_text(state.step), _call_text(state, recording)) if part
-        )
-
-
-def _iteration_text(step: Step) -> str:
-    """``iteration 2 of 3`` inside a loop (the innermost one; every level when loops nest)."""
-    parts = []
-    for mark in step.loops:
-        total = f" of {mark.count}" if mark.count is not None else ""
-        parts.append(f"iteration {mark.index + 1}{total}")
-    return ", ".join(parts)
+        where = iteration_text(state.step.loops, recording.program)  # "epoch 1 of 2, batch 3" nested
+        return " · ".join(part for part in (where, _call_text(state, recording)) if part)
 
 
 def _call_text(state: StepState, recording: Recording) -> str:

@@ -11,27 +11,42 @@ to jump to the step a clicked line first ran. Both read only the recording.
 from __future__ import annotations
 
 from app.core.model.graph import GraphNode, LoopMark
+from app.core.model.program import Program
 from app.core.model.recording import Recording
 
 __all__ = ["first_step_of_line", "iteration_text", "node_origin", "node_tooltip"]
 
 
-def iteration_text(loops: tuple[LoopMark, ...]) -> str:
-    """``iteration 2 of 3`` (1-based, outermost loop first), or ``""`` outside loops.
+def iteration_text(loops: tuple[LoopMark, ...], program: Program | None = None) -> str:
+    """``iteration 2 of 3`` (1-based), or ``""`` outside loops. Nested loops, outermost first, are
+    told apart by their loop variable in ``program`` (``epoch 1 of 2, batch 3``), else by line.
 
-    >>> iteration_text((LoopMark(3, 0, 2), LoopMark(5, 4, None)))
-    'iteration 1 of 2, iteration 5'
+    >>> nested = (LoopMark(1, 0, 2), LoopMark(2, 4, None))
+    >>> iteration_text(nested, Program("for epoch in range(2):\\n    for x, y in data:\\n"))
+    'epoch 1 of 2, line 2 iteration 5'
+    >>> iteration_text(nested[:1], Program("for epoch in range(2):\\n"))
+    'iteration 1 of 2'
     """
     return ", ".join(
-        f"iteration {mark.index + 1}" + (f" of {mark.count}" if mark.count else "") for mark in loops
+        f"{_loop_name(mark, program) if len(loops) > 1 else 'iteration'} {mark.index + 1}"
+        + (f" of {mark.count}" if mark.count else "")
+        for mark in loops
     )
 
 
-def node_origin(node: GraphNode) -> str:
+def _loop_name(mark: LoopMark, program: Program | None) -> str:
+    """The loop's variable when its line reads ``for NAME in`` (or ``while``: its line)."""
+    words = program.line(mark.line).split(maxsplit=3) if program is not None else []
+    if len(words) >= 3 and words[0] == "for" and words[1].isidentifier() and words[2] == "in":
+        return words[1]
+    return f"line {mark.line} iteration"
+
+
+def node_origin(node: GraphNode, program: Program | None = None) -> str:
     """``made by line 12, iteration 2``; a node without a line (made by PyTorch itself) says so."""
     if node.line is None:
         return "not made by a line of the program"
-    where = iteration_text(node.loops)
+    where = iteration_text(node.loops, program)
     return f"made by line {node.line}" + (f", {where}" if where else "")
 
 
