@@ -61,7 +61,13 @@ def _build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="draw every step of a recording to files")
     export.add_argument("scenario", help=SOURCE_HELP)
     export.add_argument("--out", required=True, help="folder for the files")
-    export.add_argument("--format", choices=("svg", "png"), default="svg")
+    export.add_argument(
+        "--format",
+        choices=("svg", "png", "torchviz"),
+        default="svg",
+        help="svg or png: a file per step; torchviz: make_dot's own DOT and SVG of the graph before "
+        "the first backward (two files, so the --max-* budgets do not apply)",
+    )
     export.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
     _export_limit_options(export)
     _limit_options(export)
@@ -238,6 +244,8 @@ def _trace(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    if args.format == "torchviz":
+        return _export_torchviz(args)
     recording = _recording(args.scenario, args.device)  # a bad source is told before Qt loads
     from app.render.export import export_recording
     from app.render.export_budget import ExportTooLarge
@@ -249,6 +257,34 @@ def _export(args: argparse.Namespace) -> int:
     except ExportTooLarge as exc:
         return _fail(_export_refusal(exc, args))
     print(f"wrote {len(files)} files to {args.out}")
+    return 0
+
+
+def _export_torchviz(args: argparse.Namespace) -> int:
+    """make_dot needs live tensors: the program runs (in the child) up to its first backward call.
+    A ``.lens`` file holds none, so the program text it keeps runs again."""
+    from app.child.client import torchviz_in_child
+    from app.core.lens import is_lens, open_lens
+    from app.core.model.errors import ScenarioError
+
+    source: Any = args.scenario
+    if is_lens(source):
+        source = open_lens(source)[0].program
+    try:
+        drawn = torchviz_in_child(source, args.device or "cpu")
+    except ScenarioError as exc:
+        if not is_lens(args.scenario):
+            raise
+        raise ScenarioError(
+            f"{args.scenario} holds no tensors for make_dot, and its program could not run again here "
+            f"({exc}); export the program itself (a script recorded with run cannot run in the limited child)"
+        ) from None
+    from app.render.torchviz_export import write_torchviz
+
+    files = write_torchviz(drawn.source, args.out)
+    if drawn.note:
+        _fail(drawn.note, 0)
+    print(f"wrote {len(files)} files to {args.out}: make_dot's graph before the first backward")
     return 0
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +38,14 @@ from app.core.model.graph import Graph, GraphNode
 from app.core.model.recording import Recording
 from tests.oracle import Hooked, execute, named_leaves, program_globals, slot_names, walk
 
-__all__ = ["TorchvizGraph", "differences", "first_call_make_dot", "read_make_dot"]
+__all__ = [
+    "TorchvizGraph",
+    "differences",
+    "first_call_make_dot",
+    "read_make_dot",
+    "read_make_dot_source",
+    "same_drawing",
+]
 
 _NODE = re.compile(r'\t(\S+) \[label=("(?:[^"\\]|\\.)*"|\S+?)(?: fillcolor=(\S+))?\]\n', re.DOTALL)
 _EDGE = re.compile(r"\t(\S+) -> (\S+)(?: \[(.*)\])?\n")
@@ -97,6 +105,15 @@ def read_make_dot(body: list[str]) -> TorchvizGraph:
     return graph
 
 
+_STATEMENT = re.compile(r'\t(?:[^"\n]|"(?:[^"\\]|\\.)*")*\n')
+
+
+def read_make_dot_source(source: str) -> TorchvizGraph:
+    """:func:`read_make_dot` of a written DOT file: its statements, the graph and node defaults left out."""
+    body = [m[0] for m in _STATEMENT.finditer(source) if not m[0].startswith(("\tgraph [", "\tnode ["))]
+    return read_make_dot(body)
+
+
 def _name_and_shape(label: str) -> tuple[str, str]:
     name, _, shape = label.strip('"').partition("\n ")
     return name, shape
@@ -141,6 +158,29 @@ def unreadable_slots(roots: Iterable[Any]) -> dict[str, set[str]]:
             except RuntimeError:
                 found.setdefault(str(id(fn)), set()).add(slot)
     return found
+
+
+def same_drawing(a: TorchvizGraph, b: TorchvizGraph) -> bool:
+    """Whether two ``make_dot`` drawings are the same graph whatever their ids: every node's type,
+    saved tensors, leaf and the nodes under it, counted, and the same roots."""
+    table: dict[tuple[Any, ...], int] = {}
+
+    def keys(g: TorchvizGraph) -> dict[str, int]:
+        done: dict[str, int] = {}
+
+        def key(fn: str) -> int:
+            if fn not in done:
+                kids = tuple(sorted(key(c) for c in g.children.get(fn, ())))
+                own = (g.names[fn], tuple(sorted(g.saved.get(fn, []))), g.leaves.get(fn))
+                done[fn] = table.setdefault((own, kids), len(table))
+            return done[fn]
+
+        return {fn: key(fn) for fn in g.names}
+
+    ka, kb = keys(a), keys(b)
+    return Counter(ka.values()) == Counter(kb.values()) and sorted(ka[r] for r in a.roots) == sorted(
+        kb[r] for r in b.roots
+    )
 
 
 # -- the comparison ---------------------------------------------------------------------------------

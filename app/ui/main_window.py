@@ -70,6 +70,7 @@ from app.ui.slides import SlideExporter
 from app.ui.stage import Stage
 from app.ui.step_counter import StepCounter
 from app.ui.timeline_bar import TimelineBar
+from app.ui.torchviz_exporter import TorchvizExporter
 
 if TYPE_CHECKING:  # imported for real later (see NOTE [fast start])
     from app.core.model.program import Program
@@ -148,6 +149,7 @@ class MainWindow(QMainWindow):
         self.navigation = GraphNavigation(self)
         self.commands = WindowActions(self)
         self.exporter = SlideExporter(self, self.session, lambda: self.graph_view, lambda: self.theme)
+        self.torchviz_exporter = TorchvizExporter(self)
         self._build_views()
         self._build_toolbar()
         self._build_status_bar()
@@ -326,6 +328,7 @@ class MainWindow(QMainWindow):
             (c.export_svg, lambda: self.exporter.ask_and_export_view("svg")),
             (c.export_png, lambda: self.exporter.ask_and_export_view("png")),
             (c.export_slides, self.exporter.ask_and_export_slides),
+            (c.export_torchviz, self._on_export_torchviz_requested),
             (c.quit, self.close),
             (c.undo, self._on_undo_requested),
             (c.new, lambda: self.files.new_program() if self.files else None),
@@ -355,6 +358,9 @@ class MainWindow(QMainWindow):
         self.exporter.wrote.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.exporter.failed.connect(self.show_notice)
         self.exporter.slides_exported.connect(self.slides_exported)
+        self.torchviz_exporter.busy_changed.connect(self._on_busy_changed)
+        self.torchviz_exporter.wrote.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        self.torchviz_exporter.failed.connect(self.show_notice)
         self.presentation.toggled.connect(self._on_presentation_toggled)
         self.notice.shown.connect(self.notice_shown)
 
@@ -563,7 +569,9 @@ class MainWindow(QMainWindow):
             self.navigation.follow(_step_node(state, running=False))
 
     def _on_busy_changed(self, busy: bool) -> None:
-        self.busy_label.set_busy(busy or self.session.busy or self.exporter.busy)
+        self.busy_label.set_busy(
+            busy or self.session.busy or self.exporter.busy or self.torchviz_exporter.busy
+        )
 
     def _on_failed(self, message: str) -> None:
         self._hide_preview()
@@ -815,6 +823,12 @@ class MainWindow(QMainWindow):
         """Draw every step to ``folder``; emits :attr:`slides_exported` with the files when done."""
         self.exporter.export_slides(folder, fmt)
 
+    def _on_export_torchviz_requested(self) -> None:
+        recording = self.session.recording
+        self.torchviz_exporter.ask_and_export(
+            None if recording is None else recording.program, self.session.device
+        )
+
     # -- closing -----------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.files is not None and not self.files.maybe_discard():
@@ -826,4 +840,5 @@ class MainWindow(QMainWindow):
         self.session.pause()
         self.hide()  # a long recording may still be finishing: let it end out of sight
         self.session.worker.wait_idle()
+        self.torchviz_exporter.wait_idle()
         event.accept()
