@@ -80,6 +80,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--out", metavar="FILE.lens", help="write the recording here (no window)")
     run.add_argument(
+        "--torchviz",
+        metavar="DIR",
+        help="instead of recording: run the script up to its first backward and write torchviz's make_dot "
+        "drawing there (torchviz.dot, torchviz.svg)",
+    )
+    run.add_argument(
         "--json",
         action="store_true",
         help="print the recording as one JSON object (no window); the script's own output goes to stderr",
@@ -277,7 +283,7 @@ def _export_torchviz(args: argparse.Namespace) -> int:
             raise
         raise ScenarioError(
             f"{args.scenario} holds no tensors for make_dot, and its program could not run again here "
-            f"({exc}); export the program itself (a script recorded with run cannot run in the limited child)"
+            f"({exc}); export the program itself, or for a script: run --torchviz DIR SCRIPT.py"
         ) from None
     from app.render.torchviz_export import write_torchviz
 
@@ -321,6 +327,8 @@ def _gui(args: argparse.Namespace) -> int:
 
 def _run_script(args: argparse.Namespace) -> int:
     """Record the user's own script; without --out or --json, open the window on it."""
+    if args.torchviz:
+        return _script_torchviz(args)
     if not (args.out or args.json):
         return _run_script_then_show(args)
     from pathlib import Path
@@ -368,6 +376,33 @@ def _print_json(recording: Recording, max_mb: float, keep: str) -> int:
         )
     sys.stdout.writelines(pieces)
     sys.stdout.write("\n")
+    return 0
+
+
+def _script_torchviz(args: argparse.Namespace) -> int:
+    """``run --torchviz DIR``: make_dot at the script's first backward, run here (the script is trusted)."""
+    if args.out or args.json:
+        return _fail(
+            "--torchviz draws the graph before the first backward and records nothing: drop --out/--json"
+        )
+    from app.core.recording.first_backward import script_first_backward_dot
+    from app.core.recording.script import script_traceback
+
+    try:
+        drawn = script_first_backward_dot(args.script, args.args, device=args.device or "cpu")
+    except Exception as exc:
+        from app.core.model.errors import ScenarioError
+
+        if isinstance(exc, ScenarioError):
+            raise
+        sys.stderr.write(script_traceback(exc, args.script))  # the script's own error, as Python shows it
+        return EXIT_BUG
+    from app.render.torchviz_export import write_torchviz
+
+    files = write_torchviz(drawn.source, args.torchviz)
+    if drawn.note:
+        _fail(drawn.note, 0)
+    print(f"wrote {len(files)} files to {args.torchviz}: make_dot's graph before the first backward")
     return 0
 
 

@@ -63,7 +63,32 @@ def test_a_lens_of_a_script_says_make_dot_needs_the_live_program(tmp_path, capsy
     assert main(["export", str(saved), "--format", "torchviz", "--out", str(tmp_path / "out")]) == 2
     line = _one_line(capsys.readouterr().err)
     assert "holds no tensors for make_dot" in line and "defining classes" in line
+    assert "run --torchviz DIR SCRIPT.py" in line
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("script", ["gan", "lstm_language_model"])
+def test_run_torchviz_draws_a_scripts_graph_before_its_first_backward(tmp_path, capsys, script):
+    path = SCRIPTS / f"{script}.py"
+    assert main(["run", "--torchviz", str(tmp_path), str(path)]) == 0
+    written = read_make_dot_source((tmp_path / "torchviz.dot").read_text(encoding="utf-8"))
+    oracle = first_call_make_dot(path.read_text(encoding="utf-8"), {"__name__": "__main__"})
+    assert oracle is not None and same_drawing(written, oracle)
+    assert all(leaf for leaf, _ in written.leaves.values()), "every parameter named from its module"
+
+
+def test_run_torchviz_shows_the_scripts_own_error_and_records_nothing(tmp_path, capsys):
+    script = tmp_path / "bad.py"
+    script.write_text("import torch\nx = torch.ones(2, requires_grad=True)\nraise ValueError('boom')\n")
+    assert main(["run", "--torchviz", str(tmp_path / "out"), str(script)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback") and "ValueError: boom" in err
+    assert (
+        main(["run", "--torchviz", str(tmp_path / "out"), "--out", str(tmp_path / "a.lens"), str(script)])
+        == 2
+    )
+    assert "records nothing" in _one_line(capsys.readouterr().err)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "a.lens").exists()
 
 
 def test_a_program_without_a_backward_has_nothing_to_draw(tmp_path, capsys):

@@ -5,7 +5,8 @@ program runs (checked, as a recording runs it: same seed, same limits) up to its
 call, ``make_dot(outputs, params=..., show_saved=True)`` is drawn on that call's outputs, and the
 program stops there. ``params`` are the leaves the program names (``x``, a module's ``lin.weight``),
 as a learner would pass them. Untrusted programs run this in the recording child
-(``app.child``); only the DOT text comes back.
+(``app.child``); only the DOT text comes back. A person's own script, trusted as
+``python -m app run`` trusts it, runs here (:func:`script_first_backward_dot`).
 
 >>> from app.core.model.program import Program
 >>> code = "x = torch.ones(2, requires_grad=True)\\nx.square().sum().backward()\\n"
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import torch
@@ -33,7 +34,14 @@ from app.core.model.program import CallKind, Program
 from app.core.recording.recorder import isolated
 from app.core.sizing.limits import Limits
 
-__all__ = ["NO_CALL", "TorchvizDot", "first_backward_dot", "load_make_dot"]
+__all__ = [
+    "NO_CALL",
+    "TorchvizDot",
+    "first_backward_dot",
+    "load_make_dot",
+    "named_leaves",
+    "script_first_backward_dot",
+]
 
 NO_CALL = "the program makes no backward or grad call: make_dot draws the graph such a call starts from"
 
@@ -62,9 +70,17 @@ def load_make_dot() -> Callable[..., Any]:
 class _Reached(BaseException):
     """Raised through the evaluator at the first autograd call: the program stops there."""
 
-    def __init__(self, outputs: list[torch.Tensor]) -> None:
+    def __init__(self, outputs: list[torch.Tensor], params: dict[str, torch.Tensor] | None = None) -> None:
         super().__init__()
         self.outputs = outputs
+        self.params = params or {}
+
+
+def _outputs(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> list[torch.Tensor]:
+    """The tensors a ``backward`` or ``grad`` call is given as its outputs (its first argument)."""
+    first = args[0] if args else kwargs.get("outputs", kwargs.get("tensors"))
+    items = [first] if isinstance(first, torch.Tensor) else list(first or ())
+    return [t for t in items if isinstance(t, torch.Tensor)]
 
 
 class _OutputsOf(TorchFunctionMode):
@@ -76,9 +92,7 @@ class _OutputsOf(TorchFunctionMode):
         kwargs = kwargs or {}
         if func not in self.CALLS:
             return func(*args, **kwargs)
-        first = args[0] if args else kwargs.get("outputs", kwargs.get("tensors"))
-        items = [first] if isinstance(first, torch.Tensor) else list(first or ())
-        raise _Reached([t for t in items if isinstance(t, torch.Tensor)])
+        raise _Reached(_outputs(args, kwargs))
 
 
 class _UntilFirstCall:
@@ -103,6 +117,8 @@ def named_leaves(env: Mapping[str, Any]) -> dict[str, torch.Tensor]:
     for name, value in env.items():
         if isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad:
             leaves[name] = value
+        elif isinstance(value, torch.nn.Module):  # a script's own module
+            leaves.update((f"{name}.{path}", p) for path, p in value.named_parameters() if p.requires_grad)
         elif isinstance(value, Checked):
             leaves.update(
                 (f"{name}.{path}", t) for path, t in value.named_tensors() if t.is_leaf and t.requires_grad
@@ -150,3 +166,46 @@ def _drawn(
             why = str(exc).split(" Hint:")[0].strip() or type(exc).__name__
             note = f"saved tensors left out: make_dot(show_saved=True) raised ({why})"
             return TorchvizDot(make_dot(root, params=params).source, note)
+
+
+def script_first_backward_dot(path: str, args: Sequence[str] = (), *, device: str = "cpu") -> TorchvizDot:
+    """``make_dot``'s DOT at the first autograd call of the script at ``path``, run here as
+    ``python path args...`` would run it (trusted). ``params`` are the leaves and modules the
+    script's own frames name at that call. The script's own exceptions propagate."""
+    import os
+    import runpy
+    import sys
+    from contextlib import nullcontext
+    from types import FrameType
+    from unittest import mock
+
+    from app.core.recording.script import as_main
+
+    make_dot = load_make_dot()
+    filename = os.path.abspath(path)
+
+    def stop(*args: Any, **kwargs: Any) -> Any:
+        frames: list[dict[str, Any]] = []
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename == filename:
+                frames.append({**frame.f_globals, **frame.f_locals})
+            frame = frame.f_back
+        names = {k: v for scope in reversed(frames) for k, v in scope.items()}  # the innermost wins
+        raise _Reached(_outputs(args, kwargs), named_leaves(names))
+
+    target = resolve_device(device)
+    with (
+        as_main(path, list(args)),
+        mock.patch.object(torch.Tensor, "backward", stop),
+        mock.patch.object(torch.autograd, "backward", stop),
+        mock.patch.object(torch.autograd, "grad", stop),
+        torch.device(target) if target.type != "cpu" else nullcontext(),
+    ):
+        try:
+            runpy.run_path(filename, run_name="__main__")
+        except _Reached as reached:
+            return _drawn(make_dot, [t for t in reached.outputs if t.grad_fn is not None], reached.params)
+        except SystemExit:
+            pass
+    raise ScenarioError(NO_CALL.replace("the program", "the script"))
