@@ -61,9 +61,12 @@ def load_make_dot() -> Callable[..., Any]:
             warnings.simplefilter("ignore", DeprecationWarning)
             from torchviz import make_dot
     except Exception as exc:  # ImportError, or whatever a broken install raises while importing
-        raise ScenarioError(
-            f"torchviz cannot be imported ({type(exc).__name__}: {exc}); install it: pip install torchviz"
-        ) from None
+        fix = (
+            "pip install setuptools (it provides distutils)"
+            if "distutils" in str(exc)
+            else "pip install torchviz"
+        )
+        raise ScenarioError(f"torchviz cannot be imported ({type(exc).__name__}: {exc}); {fix}") from None
     return make_dot  # type: ignore[no-any-return]
 
 
