@@ -61,7 +61,13 @@ def _build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="draw every step of a recording to files")
     export.add_argument("scenario", help=SOURCE_HELP)
     export.add_argument("--out", required=True, help="folder for the files")
-    export.add_argument("--format", choices=("svg", "png"), default="svg")
+    export.add_argument(
+        "--format",
+        choices=("svg", "png", "torchviz"),
+        default="svg",
+        help="svg or png: a file per step; torchviz: make_dot's own DOT and SVG of the graph before "
+        "the first backward (two files, so the --max-* budgets do not apply)",
+    )
     export.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
     _export_limit_options(export)
     _limit_options(export)
@@ -73,6 +79,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "the script; everything after it is the script's own arguments.",
     )
     run.add_argument("--out", metavar="FILE.lens", help="write the recording here (no window)")
+    run.add_argument(
+        "--torchviz",
+        metavar="DIR",
+        help="instead of recording: run the script up to its first backward and write torchviz's make_dot "
+        "drawing there (torchviz.dot, torchviz.svg)",
+    )
     run.add_argument(
         "--json",
         action="store_true",
@@ -239,6 +251,8 @@ def _trace(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    if args.format == "torchviz":
+        return _export_torchviz(args)
     recording = _recording(args.scenario, args.device)  # a bad source is told before Qt loads
     from app.render.export import export_recording
     from app.render.export_budget import ExportTooLarge
@@ -250,6 +264,34 @@ def _export(args: argparse.Namespace) -> int:
     except ExportTooLarge as exc:
         return _fail(_export_refusal(exc, args))
     print(f"wrote {len(files)} files to {args.out}")
+    return 0
+
+
+def _export_torchviz(args: argparse.Namespace) -> int:
+    """make_dot needs live tensors: the program runs (in the child) up to its first backward call.
+    A ``.lens`` file holds none, so the program text it keeps runs again."""
+    from app.child.client import torchviz_in_child
+    from app.core.lens import is_lens, open_lens
+    from app.core.model.errors import ScenarioError
+
+    source: Any = args.scenario
+    if is_lens(source):
+        source = open_lens(source)[0].program
+    try:
+        drawn = torchviz_in_child(source, args.device or "cpu")
+    except ScenarioError as exc:
+        if not is_lens(args.scenario):
+            raise
+        raise ScenarioError(
+            f"{args.scenario} holds no tensors for make_dot, and its program could not run again here "
+            f"({exc}); export the program itself, or for a script: run --torchviz DIR SCRIPT.py"
+        ) from None
+    from app.render.torchviz_export import write_torchviz
+
+    files = write_torchviz(drawn.source, args.out)
+    if drawn.note:
+        _fail(drawn.note, 0)
+    print(f"wrote {len(files)} files to {args.out}: make_dot's graph before the first backward")
     return 0
 
 
@@ -286,6 +328,8 @@ def _gui(args: argparse.Namespace) -> int:
 
 def _run_script(args: argparse.Namespace) -> int:
     """Record the user's own script; without --out or --json, open the window on it."""
+    if args.torchviz:
+        return _script_torchviz(args)
     if not (args.out or args.json):
         return _run_script_then_show(args)
     from pathlib import Path
@@ -333,6 +377,33 @@ def _print_json(recording: Recording, max_mb: float, keep: str) -> int:
         )
     sys.stdout.writelines(pieces)
     sys.stdout.write("\n")
+    return 0
+
+
+def _script_torchviz(args: argparse.Namespace) -> int:
+    """``run --torchviz DIR``: make_dot at the script's first backward, run here (the script is trusted)."""
+    if args.out or args.json:
+        return _fail(
+            "--torchviz draws the graph before the first backward and records nothing: drop --out/--json"
+        )
+    from app.core.recording.first_backward import script_first_backward_dot
+    from app.core.recording.script import script_traceback
+
+    try:
+        drawn = script_first_backward_dot(args.script, args.args, device=args.device or "cpu")
+    except Exception as exc:
+        from app.core.model.errors import ScenarioError
+
+        if isinstance(exc, ScenarioError):
+            raise
+        sys.stderr.write(script_traceback(exc, args.script))  # the script's own error, as Python shows it
+        return EXIT_BUG
+    from app.render.torchviz_export import write_torchviz
+
+    files = write_torchviz(drawn.source, args.torchviz)
+    if drawn.note:
+        _fail(drawn.note, 0)
+    print(f"wrote {len(files)} files to {args.torchviz}: make_dot's graph before the first backward")
     return 0
 
 

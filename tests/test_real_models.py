@@ -24,6 +24,7 @@ from app.core.model.recording import Recording
 from app.core.recording.script import record_script
 from app.core.report import to_json
 from tests.oracle import as_tensor, check_against_plain, run_plainly
+from tests.torchviz_oracle import differences, first_call_make_dot
 
 MLP = """\
 # An MLP regression step
@@ -311,6 +312,17 @@ def test_calls_nodes_errors_and_grads_equal_a_plain_run(recorded, name):
         assert len(entered(rec, index)) == len(call.entered) > 0
     if failing is not None:
         assert rec.timeline[-1].kind == "error" and rec.timeline[-1].error == plain.calls[failing].error
+
+
+@pytest.mark.parametrize("name", list(SCRIPTS))
+def test_the_graph_before_the_first_backward_is_what_make_dot_draws(recorded, name):
+    """torchviz as the oracle of the drawing (tests/torchviz_oracle.py): nodes, edges, leaves named
+    from the script's modules, saved tensors and shapes."""
+    _, rec = recorded[name]
+    drawn = first_call_make_dot(SCRIPTS[name][0], {"__name__": "__main__"})
+    assert drawn is not None
+    assert differences(rec, drawn) == []
+    assert any(leaf for leaf, _ in drawn.leaves.values()), "parameters are named: the names are compared"
 
 
 @pytest.mark.parametrize("name", list(SCRIPTS))

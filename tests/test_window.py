@@ -924,6 +924,26 @@ def test_slides_past_the_export_budget_write_nothing_and_say_how_to_go_on(
     assert not window.exporter.busy
 
 
+def test_export_torchviz_writes_make_dots_drawing_of_the_shown_program(
+    qtbot, open_window, tmp_path, monkeypatch
+):
+    from torchviz_oracle import first_call_make_dot, read_make_dot_source, same_drawing
+
+    from app.ui import torchviz_exporter
+
+    window = open_window()
+    folder = tmp_path / "torchviz"
+    monkeypatch.setattr(torchviz_exporter, "ask_torchviz_folder", lambda parent: folder)
+    assert window.commands.export_torchviz in window.menu_named("&File").actions()
+    with qtbot.waitSignal(window.torchviz_exporter.wrote, timeout=TIMEOUT) as blocker:
+        window.commands.export_torchviz.trigger()
+    assert "make_dot" in blocker.args[0] and not window.torchviz_exporter.busy
+    written = read_make_dot_source((folder / "torchviz.dot").read_text(encoding="utf-8"))
+    oracle = first_call_make_dot(window.session.recording.program.code)
+    assert oracle is not None and same_drawing(written, oracle)
+    assert ET.parse(folder / "torchviz.svg").getroot().tag.endswith("svg")
+
+
 def test_the_view_menu_holds_the_graphs_module_commands(open_window) -> None:
     from app.render.modules import module_groups
 

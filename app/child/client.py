@@ -45,6 +45,7 @@ from app.core.sizing.limits import Limits
 if TYPE_CHECKING:
     from app.core.model.program import Program
     from app.core.model.recording import Recording
+    from app.core.recording.first_backward import TorchvizDot
 
 __all__ = [
     "DEFAULT_MEMORY_MB",
@@ -57,6 +58,7 @@ __all__ = [
     "RecordingChild",
     "record_in_child",
     "set_default_limits",
+    "torchviz_in_child",
 ]
 
 DEFAULT_MEMORY_MB = 4096
@@ -353,16 +355,56 @@ def record_in_child(
     ``recorder_limits``: every bound of the recording (its time limit is
     ``limits.time_limit_s`` unless given).
     """
+    request = {"op": "record", "source": _source_json(source), "device": device}
+    answer, payload = _run_in_child(
+        request, limits=limits, pool=pool, recorder_limits=recorder_limits, fault=fault
+    )
+    return _outcome(answer, payload, source)
+
+
+MAX_TORCHVIZ_BYTES = 64_000_000  # make_dot's DOT of the largest graph a recording allows is a few MB
+
+
+def torchviz_in_child(
+    source: Program | str | Path,
+    device: str = "cpu",
+    *,
+    limits: ChildLimits | None = None,
+    pool: ChildPool | None = None,
+) -> TorchvizDot:
+    """torchviz's ``make_dot`` DOT for the graph ``source``'s first autograd call starts from, made
+    in a child process (``app.core.recording.first_backward``); raises as :func:`record_in_child`."""
+    from app.core.recording.first_backward import TorchvizDot
+
+    request = {"op": "torchviz", "source": _source_json(source), "device": device}
+    answer, payload = _run_in_child(request, limits=limits, pool=pool)
+    if not answer.get("ok"):
+        _outcome(answer, payload, source)  # raises what the child said
+    if len(payload) > MAX_TORCHVIZ_BYTES:
+        raise RecordingBug(f"ValueError: the child sent {len(payload):,} bytes of DOT")
+    try:
+        return TorchvizDot(payload.decode("utf-8"), str(answer.get("note") or ""))
+    except UnicodeDecodeError:
+        raise RecordingBug("UnicodeDecodeError: the child sent DOT that is not UTF-8") from None
+
+
+def _run_in_child(
+    request: dict[str, Any],
+    *,
+    limits: ChildLimits | None,
+    pool: ChildPool | None,
+    recorder_limits: Limits | None = None,
+    fault: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], bytes]:
+    """``request`` answered by a pooled child under ``limits``; the child goes back to the pool."""
     pool = pool or POOL
     limits = limits or pool.limits
     fault = fault or _fault_from_environment()
     if recorder_limits is not None:
         limits = dataclasses.replace(limits, time_limit_s=recorder_limits.time_limit_s)
-    memory_mb = limits.memory_mb if device == "cpu" else None
+    memory_mb = limits.memory_mb if request["device"] == "cpu" else None
     request = {
-        "op": "record",
-        "source": _source_json(source),
-        "device": device,
+        **request,
         "limits": dataclasses.asdict(recorder_limits or Limits(time_limit_s=limits.time_limit_s)),
         "cpu_s": (limits.time_limit_s + GRACE_S) * (os.cpu_count() or 1),
         "fault": fault,
@@ -374,7 +416,7 @@ def record_in_child(
         child.close()
     else:
         pool.give_back(child)
-    return _outcome(answer, payload, source)
+    return answer, payload
 
 
 def _fault_from_environment() -> dict[str, Any] | None:

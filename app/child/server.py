@@ -11,6 +11,10 @@ title, summary, notes, twin}}``. The answer is ``{"ok": true}`` with the
 recording's ``.lens`` bytes, ``{"ok": false, "error": {...}}`` for a
 :class:`ScenarioError` (its class, message and place), or ``{"ok": false,
 "limit": "memory"}`` when an allocation failed under the memory limit.
+
+``{"op": "torchviz", ...}`` (same fields) runs the program only up to its first
+autograd call and answers ``{"ok": true, "note": ...}`` with torchviz's
+``make_dot`` DOT text as UTF-8 (``app.core.recording.first_backward``).
 """
 
 from __future__ import annotations
@@ -118,6 +122,9 @@ def _answer(request: dict[str, Any], memory_mb: int | None) -> tuple[dict[str, A
     _limit_cpu(float(request.get("cpu_s", 0)))
     try:
         with _fault(request.get("fault")):
+            if request.get("op") == "torchviz":
+                drawn = _torchviz(request)
+                return {"ok": True, "note": drawn.note}, drawn.source.encode("utf-8")
             recording = _record(request)
     except ScenarioError as exc:
         error = {"type": type(exc).__name__, "message": exc.message, "field": exc.field}
@@ -148,20 +155,30 @@ def _device_fault(text: str) -> bool:
 
 
 def _record(request: dict[str, Any]) -> Any:
-    from app.core.loading import load_program
-    from app.core.model.program import Program
     from app.core.recording.recorder import record
     from app.core.sizing.limits import Limits
 
-    source = request["source"]
-    if "load" in source:
-        program = load_program(str(source["load"]))
-    else:
-        fields = source["program"]
-        code, name, title, summary, notes, twin = (str(fields.get(key, "")) for key in PROGRAM_FIELDS)
-        program = Program(code, name=name, title=title, summary=summary, notes=notes, twin=twin)
     limits = Limits(**request.get("limits", {}))
-    return record(program, device=str(request.get("device", "cpu")), limits=limits)
+    return record(_program(request["source"]), device=str(request.get("device", "cpu")), limits=limits)
+
+
+def _torchviz(request: dict[str, Any]) -> Any:
+    from app.core.recording.first_backward import first_backward_dot
+    from app.core.sizing.limits import Limits
+
+    limits = Limits(**request.get("limits", {}))
+    return first_backward_dot(_program(request["source"]), str(request.get("device", "cpu")), limits=limits)
+
+
+def _program(source: dict[str, Any]) -> Any:
+    from app.core.loading import load_program
+    from app.core.model.program import Program
+
+    if "load" in source:
+        return load_program(str(source["load"]))
+    fields = source["program"]
+    code, name, title, summary, notes, twin = (str(fields.get(key, "")) for key in PROGRAM_FIELDS)
+    return Program(code, name=name, title=title, summary=summary, notes=notes, twin=twin)
 
 
 PROGRAM_FIELDS = ("code", "name", "title", "summary", "notes", "twin")

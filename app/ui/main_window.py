@@ -71,6 +71,7 @@ from app.ui.slides import SlideExporter
 from app.ui.stage import Stage
 from app.ui.step_counter import StepCounter
 from app.ui.timeline_bar import TimelineBar
+from app.ui.torchviz_exporter import TorchvizExporter
 
 if TYPE_CHECKING:  # imported for real later (see NOTE [fast start])
     from app.core.model.program import Program
@@ -149,6 +150,7 @@ class MainWindow(QMainWindow):
         self.navigation = GraphNavigation(self)
         self.commands = WindowActions(self)
         self.exporter = SlideExporter(self, self.session, lambda: self.graph_view, lambda: self.theme)
+        self.torchviz_exporter = TorchvizExporter(self)
         self._build_views()
         self._build_toolbar()
         self._build_status_bar()
@@ -327,6 +329,7 @@ class MainWindow(QMainWindow):
             (c.export_svg, lambda: self.exporter.ask_and_export_view("svg")),
             (c.export_png, lambda: self.exporter.ask_and_export_view("png")),
             (c.export_slides, self.exporter.ask_and_export_slides),
+            (c.export_torchviz, self._on_export_torchviz_requested),
             (c.quit, self.close),
             (c.undo, self._on_undo_requested),
             (c.new, lambda: self.files.new_program() if self.files else None),
@@ -356,6 +359,9 @@ class MainWindow(QMainWindow):
         self.exporter.wrote.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.exporter.failed.connect(self.show_notice)
         self.exporter.slides_exported.connect(self.slides_exported)
+        self.torchviz_exporter.busy_changed.connect(self._on_busy_changed)
+        self.torchviz_exporter.wrote.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        self.torchviz_exporter.failed.connect(self.show_notice)
         self.presentation.toggled.connect(self._on_presentation_toggled)
         self.notice.shown.connect(self.notice_shown)
 
@@ -564,7 +570,9 @@ class MainWindow(QMainWindow):
             self.navigation.follow(_step_node(state, running=False))
 
     def _on_busy_changed(self, busy: bool) -> None:
-        self.busy_label.set_busy(busy or self.session.busy or self.exporter.busy)
+        self.busy_label.set_busy(
+            busy or self.session.busy or self.exporter.busy or self.torchviz_exporter.busy
+        )
 
     def _on_failed(self, message: str) -> None:
         self._hide_preview()
@@ -816,6 +824,12 @@ class MainWindow(QMainWindow):
         """Draw every step to ``folder``; emits :attr:`slides_exported` with the files when done."""
         self.exporter.export_slides(folder, fmt)
 
+    def _on_export_torchviz_requested(self) -> None:
+        recording = self.session.recording
+        self.torchviz_exporter.ask_and_export(
+            None if recording is None else recording.program, self.session.device
+        )
+
     # -- closing -----------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.files is not None and not self.files.maybe_discard():
@@ -829,4 +843,5 @@ class MainWindow(QMainWindow):
         self.session.worker.wait_idle()
         for panel in (self.error_panel, self.memory_chart.advice):
             panel.wait_idle()  # a lesson being found reads the recording: let it end first
+        self.torchviz_exporter.wait_idle()
         event.accept()

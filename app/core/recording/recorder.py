@@ -77,7 +77,7 @@ from app.core.model.values import PackedNumbers, Values
 from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors, storage_ref
 from app.core.sizing.limits import Budget, Limits, timeout_message
 
-__all__ = ["Recording", "probe_slot", "record", "values_of"]
+__all__ = ["Recording", "isolated", "probe_slot", "record", "values_of"]
 
 FREED_MARK = "freed"  # part of PyTorch's message for an access after release
 MODIFIED_MARK = "modified by an inplace operation"
@@ -203,7 +203,7 @@ class _Recorder:
     # -- the run ------------------------------------------------------
     def run(self) -> Recording:
         tree = parse(self.program.code, field="program", mode="exec")
-        with _isolated(self.device):
+        with isolated(self.device):
             evaluator = Evaluator(
                 self.env,
                 field="program",
@@ -831,7 +831,7 @@ def _holds_graph(value: Any) -> bool:
 
 
 @contextmanager
-def _isolated(device: torch.device) -> Iterator[None]:
+def isolated(device: torch.device) -> Iterator[None]:
     """Seeded, with the caller's random streams and grad mode untouched afterwards."""
     devices = [device.index or 0] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices), torch.enable_grad():

@@ -133,7 +133,7 @@ from app.core.recording.capture import SavedSlot, raw_saved_tensors
 from app.core.recording.recorder import _HOLDING, _graph_fns, _ProgramStopped, _Recorder
 from app.core.sizing.limits import Limits
 
-__all__ = ["BlockRecorder", "ScriptRun", "record_script", "script_traceback"]
+__all__ = ["BlockRecorder", "ScriptRun", "as_main", "record_script", "script_traceback"]
 
 _UNLIMITED = Limits(time_limit_s=math.inf)  # the user's own script runs as long as it runs
 _OWN_FILES = frozenset({__file__, sys.modules[_Recorder.__module__].__file__})
@@ -593,7 +593,7 @@ def record_script(
     recorder = _ScriptRecorder(program, filename, target)
     exception: BaseException | None = None
     exit_code = 0
-    with _as_main(shown, list(args)), recorder.tracing(stdout):
+    with as_main(shown, list(args)), recorder.tracing(stdout):
         try:
             with torch.device(target) if target.type != "cpu" else nullcontext():
                 runpy.run_path(filename, run_name="__main__")
@@ -608,7 +608,7 @@ def record_script(
 
 
 @contextmanager
-def _as_main(shown: str, args: list[str]) -> Iterator[None]:
+def as_main(shown: str, args: list[str]) -> Iterator[None]:
     """``sys.argv`` and ``sys.path[0]`` as ``python SCRIPT.py ARGS...`` sets them."""
     argv, path0 = sys.argv, sys.path[0] if sys.path else None
     sys.argv = [shown, *args]
