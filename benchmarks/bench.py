@@ -917,7 +917,7 @@ class GcPauses:
 
     def ms_within(self, start: float, end: float) -> float:
         """Milliseconds of collection between two ``time.perf_counter()`` times."""
-        return sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.spans) * 1000
+        return sum((max(0.0, min(b, end) - max(a, start)) for a, b in self.spans), 0.0) * 1000
 
     def slowest(self, count: int = 3) -> tuple[tuple[float, int, str], ...]:
         return tuple(sorted(self.passes, reverse=True)[:count])
