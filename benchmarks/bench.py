@@ -502,9 +502,16 @@ def flush_events() -> None:
     QApplication.processEvents()
 
 
-def timed_steps(view: Any, steps: Iterable[int], go: Callable[[int], None], full_every: int) -> StepTimes:
+def timed_steps(
+    view: Any,
+    steps: Iterable[int],
+    go: Callable[[int], None],
+    full_every: int,
+    mark: Callable[[str], None] | None = None,
+) -> StepTimes:
     """``go(i)`` then the events it posted, until the graph view has painted, in ms per step. Every
-    ``full_every`` steps, also the time of a full repaint of the view (what a pan or zoom costs)."""
+    ``full_every`` steps, also the time of a full repaint of the view (what a pan or zoom costs).
+    ``mark``: told ``"full frame"`` before each of those repaints (a heartbeat's phase)."""
     out = StepTimes()
     counter = PaintCounter(view.viewport())
     for n, index in enumerate(steps):
@@ -516,6 +523,8 @@ def timed_steps(view: Any, steps: Iterable[int], go: Callable[[int], None], full
         out.ms.append((time.perf_counter() - start) * 1000)
         out.painted += counter.count > before
         if n % full_every == 0:
+            if mark is not None:
+                mark("full frame")
             out.full_frame_ms.append(timed(view.viewport().repaint) * 1000)
     view.viewport().removeEventFilter(counter)
     return out
@@ -834,11 +843,14 @@ class Heartbeat:
         self.clock = QElapsedTimer()
         self.last = 0
         self.gaps: list[tuple[float, str]] = []
+        self.ends: list[float] = []  # time.perf_counter() at the tick that ended each gap
+        self.started = 0.0
         self.phase = "start"  # set from any thread: what is running now
         self._phase_at_last = "start"
 
     def start(self) -> None:
         self.clock.start()
+        self.started = time.perf_counter()
         self.last = 0
         self.timer.start()
 
@@ -847,6 +859,7 @@ class Heartbeat:
         now, phase = self.clock.nsecsElapsed(), self.phase
         during = phase if phase == self._phase_at_last else f"{self._phase_at_last} -> {phase}"
         self.gaps.append(((now - self.last) / 1e6, during))
+        self.ends.append(time.perf_counter())
         self.last, self._phase_at_last = now, phase
 
     def stop(self) -> tuple[float, str]:
@@ -855,6 +868,13 @@ class Heartbeat:
 
     def top(self, count: int = 3) -> tuple[tuple[float, str], ...]:
         return tuple(sorted(self.gaps, reverse=True)[:count])
+
+    def largest_span(self) -> tuple[float, float]:
+        """When the largest gap began and ended, in ``time.perf_counter()`` seconds."""
+        if not self.gaps:
+            return (math.nan, math.nan)
+        i = max(range(len(self.gaps)), key=lambda k: self.gaps[k][0])
+        return (self.ends[i - 1] if i else self.started, self.ends[i])
 
 
 @dataclass(frozen=True)
@@ -873,6 +893,7 @@ class GcPauses:
 
     def __init__(self) -> None:
         self.passes: list[tuple[float, int, str]] = []
+        self.spans: list[tuple[float, float]] = []  # each pass's start and end, time.perf_counter()
         self._started: dict[int, float] = {}
 
     def __enter__(self) -> GcPauses:
@@ -890,7 +911,13 @@ class GcPauses:
         began = self._started.pop(thread, None)
         if began is not None:
             name = "GUI thread" if threading.current_thread() is threading.main_thread() else "worker"
-            self.passes.append(((time.perf_counter() - began) * 1000, info["generation"], name))
+            end = time.perf_counter()
+            self.passes.append(((end - began) * 1000, info["generation"], name))
+            self.spans.append((began, end))
+
+    def ms_within(self, start: float, end: float) -> float:
+        """Milliseconds of collection between two ``time.perf_counter()`` times."""
+        return sum((max(0.0, min(b, end) - max(a, start)) for a, b in self.spans), 0.0) * 1000
 
     def slowest(self, count: int = 3) -> tuple[tuple[float, int, str], ...]:
         return tuple(sorted(self.passes, reverse=True)[:count])
@@ -1033,6 +1060,9 @@ opt.step()
 """
 STACK_NODES_PER_LAYER = 76  # nodes one layer adds to STACK_SCRIPT's graph (measured: 151 for 2, 303 for 4)
 STACK_NODES = 20_000
+# where the stack's largest heartbeat gap happened: the step in flight, its kind, the whole
+# label (``step 19988 (call_end) -> step 19989 (forward)``), and the collections inside the gap
+MAX_GAP_KEYS = ("max_gap_step", "max_gap_kind", "max_gap_during", "max_gap_gc_ms")
 LENS_OPEN_NODES = 5_000
 
 
@@ -1148,7 +1178,7 @@ def stack_child(nodes: int) -> None:
         measure_steps_in_window = None
     if measure_steps_in_window is not None:
         window = measure_steps_in_window(recording, steps=300)
-        row |= {key: window[key] for key in ("step_p95_ms", "max_heartbeat_gap_ms")}
+        row |= {key: window[key] for key in ("step_p95_ms", "max_heartbeat_gap_ms", *MAX_GAP_KEYS)}
     row["peak_rss_mb"] = round(_rss_mb(), 1)
     print(json.dumps(row))
 

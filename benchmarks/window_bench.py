@@ -27,6 +27,7 @@ if str(ROOT) not in sys.path:
 from app.core import Recording, record  # noqa: E402
 from benchmarks.bench import (  # noqa: E402  (sets QT_QPA_PLATFORM before Qt is imported)
     BIG_LIMITS,
+    GcPauses,
     Heartbeat,
     Window,
     application,
@@ -41,8 +42,10 @@ from benchmarks.scenarios import training_program  # noqa: E402
 WARM_UP_STEPS = 100
 
 
-def measure_steps_in_window(recording: Recording, steps: int = 500, layout: Any = None) -> dict[str, float]:
-    """Step the last ``steps`` steps of ``recording`` in the real window; p50/p95 ms and the largest gap.
+def measure_steps_in_window(recording: Recording, steps: int = 500, layout: Any = None) -> dict[str, Any]:
+    """Step the last ``steps`` steps of ``recording`` in the real window; p50/p95 ms and the largest
+    gap, with the step running when it ended (``max_gap_step``), that step's kind, what ran during
+    the gap and the garbage collection inside it.
 
     ``layout``: the recording's layout when already made (else Graphviz runs here, untimed).
     """
@@ -56,20 +59,31 @@ def measure_steps_in_window(recording: Recording, steps: int = 500, layout: Any 
     try:
         window.step_through(warm or measured[:1])
         beat = Heartbeat()
-        beat.start()
         cpu_ms: list[float] = []
         go = window.window.session.go_to
+        labels: dict[str, int] = {}
 
         def timed_go(index: int) -> None:  # the GUI thread's own CPU time: robust on a busy machine
+            label = f"step {index} ({step_kind(recording, index)})"
+            labels[label] = index
+            beat.phase = label  # the heartbeat names what ran in each gap
             start = time.thread_time()
             go(index)
             flush_events()
             cpu_ms.append((time.thread_time() - start) * 1000)
 
-        times = timed_steps(view, measured, timed_go, max(1, len(measured) // 20))
-        gap, _ = beat.stop()
+        def mark(phase: str) -> None:
+            beat.phase = phase
+
+        with GcPauses() as collections:
+            beat.start()
+            times = timed_steps(view, measured, timed_go, max(1, len(measured) // 20), mark)
+            gap, during = beat.stop()
+        start, end = beat.largest_span()
     finally:
         window.close()
+    # the step running when the late tick came (a full frame of the benchmark's own comes between steps)
+    at = next((labels[p] for p in reversed(during.split(" -> ")) if p in labels), -1)
     return {
         "steps": len(measured),
         "nodes": len(recording.graph),
@@ -81,7 +95,21 @@ def measure_steps_in_window(recording: Recording, steps: int = 500, layout: Any 
         "full_frame_ms": round(median(times.full_frame_ms), 3) if times.full_frame_ms else float("nan"),
         "painted_share": round(times.painted / max(1, len(measured)), 3),
         "max_heartbeat_gap_ms": round(gap, 1),
+        "max_gap_step": at,
+        "max_gap_kind": step_kind(recording, at) if at >= 0 else "none",
+        "max_gap_during": during,
+        "max_gap_gc_ms": round(collections.ms_within(start, end), 1),
     }
+
+
+def step_kind(recording: Recording, index: int) -> str:
+    """A step's kind as the window sees it: ``call_start`` for the first step of a call, else the
+    recorded kind (``forward``, ``node``, ``call_end``, ``error``)."""
+    steps = recording.timeline.steps
+    step = steps[index]
+    if step.call is not None and (index == 0 or steps[index - 1].call != step.call):
+        return "call_start"
+    return step.kind
 
 
 def main() -> None:

@@ -178,3 +178,33 @@ def test_the_report_judges_the_program_and_the_stack_against_their_targets() -> 
     assert "[MISS] 20,000-node stack: step p95 < 16 ms: 20.00" in lines
     assert "[ -- ] 20,000-node stack: heartbeat gap < 50 ms: not measured" in lines
     assert "[met ] .lens open <= 0.5x import torch: 0.40" in lines
+
+
+def test_the_window_benchmark_names_the_step_of_its_largest_gap(qtbot) -> None:
+    """``measure_steps_in_window`` says at which step and kind its largest heartbeat gap ended."""
+    from app.core import load_builtin
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        window_bench = importlib.import_module("benchmarks.window_bench")
+    finally:
+        sys.path.remove(str(ROOT))
+    rec = record(load_builtin("two-losses"))
+    total = len(rec.timeline)
+    kinds = [window_bench.step_kind(rec, i) for i in range(total)]
+    starts = [
+        s.index
+        for s in rec.timeline.steps[1:]
+        if s.call is not None and s.call != rec.timeline[s.index - 1].call
+    ]
+    assert [i for i, kind in enumerate(kinds) if kind == "call_start"] == starts and len(starts) == 2
+    assert {"forward", "node", "call_end"} <= set(kinds)
+    result = window_bench.measure_steps_in_window(rec, steps=12)
+    step = result["max_gap_step"]
+    assert total - 12 <= step < total
+    assert result["max_gap_kind"] == kinds[step]
+    assert f"step {step} ({kinds[step]})" in result["max_gap_during"]
+    assert (
+        math.isfinite(result["max_gap_gc_ms"])
+        and 0 <= result["max_gap_gc_ms"] <= result["max_heartbeat_gap_ms"]
+    )

@@ -148,7 +148,8 @@ class _StoredLayout:
         if width < 0 or height < 0:
             raise self.fail("a negative size")
         simplified = table.get("simplified", "")
-        if simplified not in {said for _, said in LADDER}:  # a rung's own words, never a file's text
+        rungs = {said for _, said in LADDER}  # a rung's own words, never a file's text
+        if type(simplified) is not str or simplified not in rungs:  # a list is not even hashable
             raise self.fail("an unknown simplification")
         frames = frame_names(drawn.graph)
         slots = {(n.id, s.name): (n.id, s.name) for n in drawn.graph.nodes for s in drawn_slots(n)}

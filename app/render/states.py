@@ -17,8 +17,10 @@ computes autograd facts of its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain, repeat
+from typing import cast
 
 from app.core.model.graph import Edge, GraphNode
 from app.core.model.recording import Recording
@@ -62,6 +64,7 @@ class ShownStates:
         self.recording = recording
         graph = recording.graph
         self.kinds: dict[str, NodeKind] = node_kinds(graph)
+        self.all_nodes = frozenset(n.id for n in graph.nodes)
         drawn = [(n.id, drawn_slots(n)) for n in graph.nodes]  # once: a 20,000-node graph's took 17 ms
         self.value_slots = frozenset(
             (node, s.name) for node, slots in drawn for s in slots if s.kind == "value"
@@ -162,32 +165,80 @@ class ShownStates:
         self._ran = cache
         return cache.nodes  # with the running node: its own state (running) is read first
 
+    def summary_state(self, state: StepState, members: frozenset[str]) -> NodeState:
+        """The first of ``NODE_SUMMARY`` among the states of ``members`` (a collapsed module's
+        box): what ``node_state`` of each would give, by set operations over the members alone
+        (scene.py's NOTE [restyle what is seen]).
+
+        >>> from app.core import load_builtin, record
+        >>> rec = record(load_builtin("two-losses"))
+        >>> shown, nodes = ShownStates(rec), frozenset(n.id for n in rec.graph.nodes)
+        >>> states = [rec.timeline.state(i) for i in range(len(rec.timeline))]
+        >>> [shown.summary_state(s, nodes) for s in states[:3]]
+        ['idle', 'running', 'running']
+        """
+        return next(self.summary_states(state, [members]))
+
+    def summary_states(self, state: StepState, groups: Iterable[frozenset[str]]) -> Iterator[NodeState]:
+        """:meth:`summary_state` of each of ``groups``, what is common to them looked up once."""
+        visible, gone, ran = state.visible_nodes, state.gone, self._ran_before(state)
+        every = self.all_nodes <= visible  # once the forward pass has made them all: no look-ups
+        ran_keys = ran.keys()
+        step = state.step
+        own = step.node if step.kind in ("node", "error") else None
+        own_state: NodeState = "running" if step.kind == "node" else "failed"
+        for members in groups:
+            seen = members if every else members & visible
+            if not seen:
+                yield "hidden"
+            elif own in seen:
+                yield own_state
+            else:
+                live = seen - gone if gone else seen
+                if not live:
+                    yield "gone"
+                elif not ran:
+                    yield "idle"
+                else:  # looks up the box's few members in the call's many, stopping at the first
+                    yield "idle" if ran_keys.isdisjoint(live) else "done"
+
+    def changed_nodes(self, before: StepState | None, after: StepState) -> set[str]:
+        """The nodes of :meth:`changes` alone: what a step restyles while only nodes are seen
+        (the overview's dots)."""
+        if before is None:
+            return set(self.slots_of)
+        _, nodes = self.recording.timeline.changed_between(before.step.index, after.step.index)
+        nodes |= self._ran_between(before, after)
+        nodes.update(n for n in (before.step.node, after.step.node) if n is not None)
+        return nodes
+
     def changes(self, before: StepState | None, after: StepState) -> Changes:
         """What to restyle going from ``before`` to ``after`` (everything when ``before`` is None)."""
-        graph = self.recording.graph
         if before is None:
-            nodes: set[str] = {n.id for n in graph.nodes}
-            slots: set[SlotKey] = {k for keys in self.slots_of.values() for k in keys}
+            nodes = set(self.slots_of)
+            slots: set[SlotKey] = set(chain.from_iterable(self.slots_of.values()))
         else:
-            slots, nodes = self.recording.timeline.changed_between(before.step.index, after.step.index)
-            nodes |= self._ran_between(before, after)
-            nodes |= {n for n in (before.step.node, after.step.node) if n is not None}
-            slots |= {k for n in nodes for k in self.slots_of.get(n, ())}
+            slots, _ = self.recording.timeline.changed_between(before.step.index, after.step.index)
+            nodes = self.changed_nodes(before, after)
+            slots.update(chain.from_iterable(map(self.slots_of.get, nodes, repeat(()))))
         return Changes(frozenset(nodes), frozenset(slots), frozenset(self._edges(nodes)))
 
     def _ran_between(self, before: StepState, after: StepState) -> set[str]:
         """Nodes whose running, ran or failed look may differ between the two steps. Within one
         call only those that ran between them (a step costs what it changed, not the call's size);
-        across calls every node either step's call ran."""
+        across calls every node either step's call ran (set operations: a call's end is every
+        node of a 20,000-node graph)."""
         b, a = before.step, after.step
         if b.call is not None and b.call == a.call:
             low, high = sorted((b.index, a.index))
             return {s.node for s in self.recording.timeline.steps[low + 1 : high + 1] if s.node is not None}
-        old, new = self.active(before), self.active(after)
-        return {n for n in old.keys() | new.keys() if old.get(n) != new.get(n)}
+        # "done" in both but for the running or failed node (a step's own, added by the caller)
+        changed = self.active(before).keys() ^ self.active(after).keys()
+        changed.update(n for n in (b.node, a.node) if n is not None)
+        return changed
 
     def _edges(self, nodes: Iterable[str]) -> set[Edge]:
-        return {e for n in nodes for e in self.edges_of.get(n, ())}
+        return set(chain.from_iterable(map(self.edges_of.get, nodes, repeat(()))))
 
 
 def _span(nodes: Iterable[GraphNode]) -> tuple[int, int | None]:
@@ -212,6 +263,9 @@ class DrawnStates:
         self.edges_of: dict[str, list[Edge]] = {box: [] for box in self.folded.members}
         self.tensor_keys: dict[str, tuple[SlotKey, ...]] = {}
         self.summary_slot: dict[str, str] = {}
+        self.member_sets = {box: frozenset(nodes) for box, nodes in self.folded.members.items()}
+        self.box_of = dict(self.folded.box_of)  # a dict's own get: a mapping proxy's is 10x slower
+        self.unboxed = shown.all_nodes.difference(self.box_of)  # the nodes drawn as themselves
         if not self.folded.members:
             return  # nothing collapsed: every node is drawn as itself (the GUI thread makes this)
         for edge in graph.edges:
@@ -227,11 +281,10 @@ class DrawnStates:
         }
 
     def node_state(self, state: StepState, node_id: str) -> NodeState:
-        members = self.folded.members.get(node_id)
+        members = self.member_sets.get(node_id)
         if members is None:
             return self.shown.node_state(state, node_id)
-        found = {self.shown.node_state(state, m) for m in members}
-        return next((s for s in NODE_SUMMARY if s in found), "hidden")
+        return self.shown.summary_state(state, members)
 
     def is_gone(self, state: StepState, node_id: str) -> bool:
         if node_id in self.folded.members:
@@ -258,18 +311,43 @@ class DrawnStates:
     def cluster_state(self, state: StepState, name: str) -> ClusterState:
         return self.shown.cluster_state(state, name)
 
+    def changed_nodes(self, before: StepState | None, after: StepState) -> set[str]:
+        """The drawn nodes of :meth:`changes` alone (a box when any of its nodes changed)."""
+        nodes = self.shown.changed_nodes(before, after)
+        if not self.box_of:
+            return nodes
+        if len(nodes) <= len(self.member_sets):
+            return set(map(self.box_of.get, nodes, nodes))
+        # more changed nodes than boxes (a call's end): bounded by what is drawn, not by the call
+        drawn = nodes & self.unboxed
+        drawn.update(box for box, members in self.member_sets.items() if not members.isdisjoint(nodes))
+        return drawn
+
+    def node_states(self, state: StepState, nodes: Iterable[str]) -> Iterator[tuple[str, NodeState]]:
+        """``(node, node_state(state, node))`` for each drawn node of ``nodes``; a box sums its
+        members up as :meth:`ShownStates.summary_states` does, with the step's sets looked up once."""
+        nodes = list(nodes)
+        boxes = [n for n in nodes if n in self.member_sets]
+        summed = self.shown.summary_states(state, map(self.member_sets.__getitem__, boxes))
+        yield from zip(boxes, summed, strict=True)
+        for node_id in nodes:
+            if node_id not in self.member_sets:
+                yield node_id, self.shown.node_state(state, node_id)
+
     def changes(self, before: StepState | None, after: StepState) -> Changes:
         """What to restyle among the drawn items (a box when any of its nodes changed)."""
         real = self.shown.changes(before, after)
         folded = self.folded
         if not folded.members:
             return real
-        nodes = {folded.shown_as(n) for n in real.nodes}
+        box_of = self.box_of
+        nodes = set(map(box_of.get, real.nodes, real.nodes))
         boxes = nodes & folded.members.keys()
-        slots = {k for k in real.slots if k[0] not in folded.box_of}
-        boxes |= {folded.box_of[k[0]] for k in real.slots if k[0] in folded.box_of}
+        slots = {k for k in real.slots if k[0] not in box_of}
+        boxes |= {box_of[k[0]] for k in real.slots if k[0] in box_of}
         slots |= {(b, self.summary_slot[b]) for b in boxes if b in self.summary_slot}
-        drawn_edges = (folded.edge_of.get(e, e) for e in real.edges)
-        edges = {e for e in drawn_edges if e is not None}
+        drawn: set[Edge | None] = set(map(folded.edge_of.get, real.edges, real.edges))
+        drawn.discard(None)  # an edge inside a box is not drawn
+        edges = cast("set[Edge]", drawn)
         edges |= {e for b in boxes for e in self.edges_of[b]}
         return Changes(frozenset(nodes), frozenset(slots), frozenset(edges))

@@ -1,0 +1,183 @@
+"""A step restyles what changed and what is seen (scene.py's NOTE [restyle what is seen]).
+
+Counted, never timed: how many items a step restyles, and whether the change sets of hidden
+kinds (saved values, edges) are made at all while the overview shows. The oracle for what is
+drawn is the per-node definition (``ShownStates.node_state`` of every member of a module's box)
+and a scene restyled eagerly at every step.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from app.core.recording.script import record_script
+from app.render.layout import layout_graph
+from app.render.modules import module_groups
+from app.render.states import NODE_SUMMARY, DrawnStates, ShownStates
+
+# two calls (the first keeps the graph), then the optimizer's step outside any call: the step
+# after each call's end turns every node the call ran from "done" back to "idle"
+SCRIPT = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(6, 4)
+out = model(x)
+first = out.pow(2).mean()
+first.backward(retain_graph=True)
+second = out.abs().sum()
+second.backward()
+opt.step()
+"""
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    path = Path(tmp_path_factory.mktemp("script")) / "mlp_two_calls.py"
+    path.write_text(SCRIPT, encoding="utf-8")
+    recording = record_script(path).recording
+    assert len(recording.calls) == 2
+    return recording
+
+
+@pytest.fixture(scope="module")
+def collapsed(recorded):
+    names = frozenset(g.name for g in module_groups(recorded.graph))
+    return recorded, layout_graph(recorded.graph, collapsed=names)
+
+
+def _call_boundaries(recording) -> list[int]:
+    """Steps whose call differs from the step before's: where every node the call ran changes."""
+    steps = recording.timeline.steps
+    return [s.index for s in steps[1:] if s.call != steps[s.index - 1].call]
+
+
+def test_a_box_sums_up_its_members_as_each_members_own_state_says(recorded):
+    """The set operations of ``summary_state`` against a call of ``node_state`` per member."""
+    shown = ShownStates(recorded)
+    groups = module_groups(recorded.graph)
+    for chosen in ({g.name for g in groups}, {groups[0].name}):
+        drawn = DrawnStates(shown, _folded(recorded, chosen))
+        seen = set()
+        for index in range(len(recorded.timeline)):
+            state = recorded.timeline.state(index)
+            for box, members in drawn.folded.members.items():
+                found = {shown.node_state(state, m) for m in members}
+                expected = next(s for s in NODE_SUMMARY if s in found)
+                assert drawn.node_state(state, box) == expected, (index, box)
+                assert dict(drawn.node_states(state, [box])) == {box: expected}
+                seen.add(expected)
+        assert {"idle", "running", "done"} <= seen  # the cases the sums tell apart were met
+
+
+def _folded(recording, names):
+    from app.render.modules import fold
+
+    return fold(recording.graph, names)
+
+
+def test_a_step_in_the_overview_makes_no_change_set_of_hidden_items(qtbot, collapsed, monkeypatch):
+    """Fitted, a big graph shows only dots: no saved value, edge or box is restyled, and the
+    slots' and edges' changes are not even looked up, also where a call ends."""
+    from app.render.scene import GraphScene
+
+    rec, lay = collapsed
+    scene = GraphScene(rec, lay)
+    scene.set_overview(True)
+    scene.set_details(False)
+    asked = []
+    real_changes = scene.drawn.changes
+    monkeypatch.setattr(scene.drawn, "changes", lambda *a: asked.append(a) or real_changes(*a))
+    boundaries = _call_boundaries(rec)
+    assert len(boundaries) >= 3  # each call's start, and the steps after its end
+    for index in range(len(rec.timeline)):
+        scene.show_state(rec.timeline.state(index))
+    for index in reversed(range(len(rec.timeline))):
+        scene.show_state(rec.timeline.state(index))
+    assert asked == [] and scene.restyled == 0
+    eager = GraphScene(rec, lay)
+    eager.set_overview(True)
+    eager.show_state(scene.state)
+    assert scene._overview_looks == eager._overview_looks  # every dot in its step's colour
+
+
+def test_a_shown_step_restyles_only_the_items_that_changed(qtbot, collapsed):
+    """Zoomed in, a node step restyles the boxes, saved values and edges its changes name, counted."""
+    from app.render.scene import GraphScene
+
+    rec, lay = collapsed
+    scene = GraphScene(rec, lay)
+    items = len(scene.nodes) + len(scene.slots) + len(scene.edges)
+    node_steps = [
+        s.index for s in rec.timeline.steps if s.kind == "node" and s.index not in _call_boundaries(rec)
+    ]
+    assert node_steps
+    for index in node_steps:
+        before = rec.timeline.state(index - 1)
+        scene.show_state(before)
+        after = rec.timeline.state(index)
+        changes = scene.drawn.changes(before, after)
+        expected = (
+            len(changes.nodes & scene.nodes.keys())
+            + len(changes.slots & scene.slots.keys())
+            + len(changes.edges & scene.edges.keys())
+        )
+        restyled = scene.restyled
+        scene.show_state(after)
+        assert scene.restyled - restyled == expected < items
+
+
+@pytest.mark.parametrize("collapse", [True, False])
+def test_hidden_items_catch_up_after_jumps_and_a_new_palette(qtbot, recorded, collapse):
+    """Put off over jumps back and forth across calls and a palette change, then read or shown:
+    every item looks as in a scene restyled eagerly at every step, and draws the same pixels."""
+    from app.render.scene import GraphScene
+    from app.render.style import PALETTES
+
+    names = {g.name for g in module_groups(recorded.graph)} if collapse else set()
+    lay = layout_graph(recorded.graph, collapsed=names)
+    eager, read, shown = (GraphScene(recorded, lay) for _ in range(3))
+    for scene in (read, shown):
+        scene.set_overview(True)
+        scene.set_details(False)
+    jumps = random.Random(7).choices(range(len(recorded.timeline)), k=40) + _call_boundaries(recorded)
+    other = next(name for name in PALETTES if name != eager.graph_palette.name)
+    for n, index in enumerate(jumps):
+        state = recorded.timeline.state(index)
+        for scene in (eager, read, shown):
+            scene.show_state(state)
+            if n == len(jumps) // 2:
+                scene.set_palette(other)
+
+    def looks(scene):
+        return (
+            {k: (i.state, i.text, i.style) for k, i in scene.nodes.items()},
+            {k: (i.state, i.text, i.style) for k, i in scene.slots.items()},
+            {k: (i.state, i.style) for k, i in scene.edges.items()},
+            {k: (i.state, i.style) for k, i in scene.slot_edges.items()},
+        )
+
+    assert any(read.is_stale(item) for item in (*read.nodes.values(), *read.slots.values()))
+    assert looks(read) == looks(eager)
+    shown.set_overview(False)
+    shown.set_details(True)
+    assert not any(shown.is_stale(item) for item in (*shown.nodes.values(), *shown.slots.values()))
+    assert _image(shown) == _image(eager)
+
+
+def _image(scene):
+    from PySide6.QtGui import QImage, QPainter
+
+    rect = scene.sceneRect()
+    image = QImage(int(rect.width()), int(rect.height()), QImage.Format.Format_ARGB32)
+    image.fill(0)
+    painter = QPainter(image)
+    scene.render(painter, image.rect().toRectF(), rect)
+    painter.end()
+    return image
