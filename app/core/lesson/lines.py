@@ -23,23 +23,23 @@ def iteration_text(loops: tuple[LoopMark, ...], program: Program | None = None) 
 
     >>> nested = (LoopMark(1, 0, 2), LoopMark(2, 4, None))
     >>> iteration_text(nested, Program("for epoch in range(2):\\n    for x, y in data:\\n"))
-    'epoch 1 of 2, line 2 iteration 5'
+    'epoch 1 of 2, iteration 5 (line 2)'
     >>> iteration_text(nested[:1], Program("for epoch in range(2):\\n"))
     'iteration 1 of 2'
     """
-    return ", ".join(
-        f"{_loop_name(mark, program) if len(loops) > 1 else 'iteration'} {mark.index + 1}"
-        + (f" of {mark.count}" if mark.count else "")
-        for mark in loops
-    )
+    return ", ".join(_iteration(mark, program if len(loops) > 1 else None) for mark in loops)
 
 
-def _loop_name(mark: LoopMark, program: Program | None) -> str:
-    """The loop's variable when its line reads ``for NAME in`` (or ``while``: its line)."""
-    words = program.line(mark.line).split(maxsplit=3) if program is not None else []
+def _iteration(mark: LoopMark, program: Program | None) -> str:
+    """One loop's counter; named by its variable when ``program`` is given and its line reads
+    ``for NAME in``, else placed by its line (no ``program``: alone, it needs neither)."""
+    count = f"{mark.index + 1}" + (f" of {mark.count}" if mark.count else "")
+    if program is None:
+        return f"iteration {count}"
+    words = program.line(mark.line).split(maxsplit=3)
     if len(words) >= 3 and words[0] == "for" and words[1].isidentifier() and words[2] == "in":
-        return words[1]
-    return f"line {mark.line} iteration"
+        return f"{words[1]} {count}"
+    return f"iteration {count} (line {mark.line})"
 
 
 def node_origin(node: GraphNode, program: Program | None = None) -> str:
