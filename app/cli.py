@@ -500,8 +500,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Every failure is one line on stderr: exit 2 for a bad scenario,
     file or usage, 1 for a bug in Autograd Lens; never a traceback (unless asked for)."""
     _safe_streams()
-    _warnings_to_stderr()
     args = _build_parser().parse_args(argv)
+    if args.command in ("trace", "export", "run"):  # the window logs its own way (app.ui.main)
+        _warnings_to_stderr()
     try:
         return _run(args)
     except KeyboardInterrupt:
