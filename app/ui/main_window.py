@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QScreen, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -156,7 +156,10 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._lay_out()
         self.recent_menu = QMenu("Open &Recent", self)
-        build_menus(self, self.commands, self.recent_menu, self.docks.toggle_actions())
+        panels_separator = QAction(self)
+        panels_separator.setSeparator(True)
+        panel_entries = [*self.docks.toggle_actions(), panels_separator, self.docks.reset_action]
+        build_menus(self, self.commands, self.recent_menu, panel_entries)
         self.presentation = Presentation(
             self, self.docks, [self.menuBar(), self.toolbar, self.statusBar(), self.playback_bar]
         )
@@ -290,7 +293,7 @@ class MainWindow(QMainWindow):
         # NOTE [layout fences]: the two panels whose text changes at every step
         self.fences = [LayoutFence(self.step_counter), LayoutFence(self.node_details)]
         counter, details = self.fences
-        stage = Stage(self.notice, self.caption_bar, counter, self.error_panel, self.graph_stack)
+        stage = self.stage = Stage(self.notice, self.caption_bar, counter, self.error_panel, self.graph_stack)
         self.setCentralWidget(stage)
         panels: dict[str, QWidget] = {
             "code": self.code_column,
@@ -363,6 +366,7 @@ class MainWindow(QMainWindow):
         self.torchviz_exporter.wrote.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.torchviz_exporter.failed.connect(self.show_notice)
         self.presentation.toggled.connect(self._on_presentation_toggled)
+        self.docks.reset_action.triggered.connect(self.reset_panels)
         self.notice.shown.connect(self.notice_shown)
 
     # -- where the window goes ------------------------------------------------------------
@@ -384,6 +388,25 @@ class MainWindow(QMainWindow):
         self._fresh_docks = not self.docks.restore(self.settings.dock_state)
         if self._fresh_docks:
             self.docks.arrange(dock_plan(self.width(), self.font_scale))
+        else:
+            self._refit_docks(available.size())
+
+    def _refit_docks(self, room: QSize) -> None:
+        """Panels saved in a larger window than ``room`` are arranged afresh for it."""
+        saved = self.settings.dock_room
+        if saved is not None and (saved.width() > room.width() or saved.height() > room.height()):
+            self.settings.dock_room = room  # re-fitted once, not at every resize
+            self.docks.refit(dock_plan(room.width(), self.font_scale), room.height())
+            self.navigation.fit_soon(100)
+
+    def reset_panels(self) -> None:
+        """View ▸ Panels ▸ Reset panels: every panel shown, docked and sized as on a fresh start."""
+        self.presentation.leave()
+        for dock in self.docks.docks.values():
+            dock.setFloating(False)
+        self.docks.arrange(dock_plan(self.width(), self.font_scale))
+        self.docks.size_columns(dock_plan(self.width(), self.font_scale), self.height())
+        self.navigation.fit_soon(100)
 
     def set_size(self, width: int, height: int) -> None:
         """Exactly this size (screenshots, tests), with the docks a fresh start would give it."""
@@ -393,6 +416,8 @@ class MainWindow(QMainWindow):
             self.docks.arrange(dock_plan(width, self.font_scale))
             if self.isVisible():
                 QTimer.singleShot(0, self._size_docks)
+        else:
+            self._refit_docks(QSize(width, height))
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -792,6 +817,14 @@ class MainWindow(QMainWindow):
         self.font_spin.blockSignals(False)
         if self.graph_view is not None:
             self.graph_view.set_font_scale(scale)
+        QTimer.singleShot(0, self._remeasure_panels)  # once the panels took the new text size
+
+    def _remeasure_panels(self) -> None:
+        """The heights kept so that stepping does not jump (NOTE [layout fences]) measured at the
+        new text size: kept from a larger one, they held the window's minimum above the screen."""
+        for fence in self.fences:
+            fence.release()
+        self.stage.remeasure()
 
     def _on_theme_chosen(self, position: int) -> None:
         self.set_theme(self.theme_picker.itemText(position))
@@ -837,6 +870,7 @@ class MainWindow(QMainWindow):
             return
         self.settings.geometry = self.saveGeometry()
         self.settings.dock_state = self.presentation.layout_state()
+        self.settings.dock_room = self.size()
         self.settings.sync()
         self.session.pause()
         self.hide()  # a long recording may still be finishing: let it end out of sight

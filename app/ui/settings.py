@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, QSize
 
 __all__ = ["DEFAULT_SCENARIO", "FONT_SCALE_RANGE", "THEMES", "AppSettings"]
 
@@ -90,6 +90,16 @@ class AppSettings(QSettings):
     @dock_state.setter
     def dock_state(self, value: QByteArray) -> None:
         self.setValue("window/docks", value)
+
+    @property
+    def dock_room(self) -> QSize | None:
+        """The window size the panels were saved at: a smaller window re-fits them."""
+        value = self.value("window/dock_room")
+        return value if isinstance(value, QSize) and value.isValid() else None
+
+    @dock_room.setter
+    def dock_room(self, value: QSize) -> None:
+        self.setValue("window/dock_room", value)
 
 
 def clamp_font_scale(value: float) -> float:
