@@ -118,6 +118,16 @@ def _step_node(state: StepState, *, running: bool) -> str | None:
     return None
 
 
+class _CodeColumn(QWidget):
+    """The code dock's column. In its dock's scroll area (``docks.py``) a wrapped summary made it
+    as tall as its size hint for the width (608 px in a 392 px dock with Predict's question): the
+    editor ran below the dock. It asks for its least height, as it did in a dock of its own: the
+    dock scrolls only when it is shorter than that."""
+
+    def heightForWidth(self, width: int) -> int:
+        return self.minimumSizeHint().height()
+
+
 class MainWindow(QMainWindow):
     """The whole program's window. Call :meth:`start` to record the first program."""
 
@@ -207,7 +217,7 @@ class MainWindow(QMainWindow):
         self.summary.setObjectName("scenarioSummary")
         self.summary.setWordWrap(True)
         self.summary.setProperty("role", "hint")
-        self.code_column = QWidget()
+        self.code_column = _CodeColumn()
         layout = self.code_column_layout = QVBoxLayout(self.code_column)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.summary)
