@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtWidgets import QToolButton, QWidget
 
-from app.ui.main_window import MainWindow
+from app.ui.main_window import SUMMARY_LINES, MainWindow
 from app.ui.settings import AppSettings
 
 TIMEOUT = 30_000
@@ -165,3 +165,17 @@ def test_a_closed_floating_panel_comes_back_docked(qtbot, window):
     toggle.trigger()
     assert not legend.isHidden() and not legend.isFloating()
     assert shown.dockWidgetArea(legend) == Qt.DockWidgetArea.LeftDockWidgetArea  # where it was
+
+
+def test_a_long_summary_leaves_the_editor_its_room_at_a_large_text_scale(qtbot, window):
+    shown = window()
+    _on_screen(shown, (1280, 720))
+    shown.set_font_scale(1.5)
+    room, summary = shown.summary_room, shown.summary
+    lines = SUMMARY_LINES * summary.fontMetrics().lineSpacing() + 2
+    qtbot.waitUntil(lambda: room.height() == lines, timeout=TIMEOUT)  # it would take more: it scrolls
+    assert summary.heightForWidth(room.viewport().width()) > room.height()
+    editor = shown.code_panel
+    assert editor.height() >= 3 * editor.fontMetrics().lineSpacing(), editor.height()
+    shown.appearance.reset()
+    qtbot.waitUntil(lambda: room.height() == summary.heightForWidth(room.viewport().width()), timeout=TIMEOUT)

@@ -68,7 +68,7 @@ from app.ui.screen_fit import clamp_geometry, dock_plan, fills_screen, fresh_geo
 from app.ui.session import Session
 from app.ui.settings import DEFAULT_SCENARIO, FONT_SCALE_RANGE, THEMES, AppSettings
 from app.ui.slides import SlideExporter
-from app.ui.stage import Stage
+from app.ui.stage import CaptionRoom, Stage
 from app.ui.step_counter import StepCounter
 from app.ui.timeline_bar import TimelineBar
 from app.ui.torchviz_exporter import TorchvizExporter
@@ -87,6 +87,7 @@ __all__ = ["MainWindow"]
 
 
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
+SUMMARY_LINES = 3  # the program's summary over the editor, at most; it scrolls beyond
 
 
 @functools.cache  # the shipped scenarios do not change while the window runs
@@ -220,7 +221,8 @@ class MainWindow(QMainWindow):
         self.code_column = _CodeColumn()
         layout = self.code_column_layout = QVBoxLayout(self.code_column)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.summary)
+        self.summary_room = CaptionRoom(self.summary)  # at most SUMMARY_LINES, scrolling beyond
+        layout.addWidget(self.summary_room)
         layout.addWidget(self.code_panel, 1)  # until the editor is made around it (NOTE [fast start])
         self.predict_panel = PredictPanel(self.session)  # Predict first (P): hidden until asked for
         layout.addWidget(self.predict_panel, 1)  # shown, it shares the column's height with the code
@@ -384,6 +386,7 @@ class MainWindow(QMainWindow):
         self.place_on(self.screen())
         self.font_spin.setValue(self.font_scale)
         self.set_theme(self.theme)  # applies the stylesheet at the remembered font scale
+        QTimer.singleShot(0, self._limit_summary)  # once the summary has the theme's font
 
     def place_on(self, screen: QScreen) -> None:
         """The remembered geometry, made to fit ``screen``; else a fresh one that fits it."""
@@ -519,6 +522,7 @@ class MainWindow(QMainWindow):
         if edited and summary:
             summary = f"Your edit of the built-in {program.name}, which began as: {summary}"
         self.summary.setText(summary)
+        self.summary_room.forget()  # another program's summary: as tall as it needs, up to its limit
         self.device_label.setText(
             f"Device: {self._device_text(recording.device)} · PyTorch {recording.torch_version}"
         )
@@ -835,6 +839,13 @@ class MainWindow(QMainWindow):
         for fence in self.fences:
             fence.release()
         self.stage.remeasure()
+        self._limit_summary()
+
+    def _limit_summary(self) -> None:
+        """The program's summary takes at most ``SUMMARY_LINES`` lines over the editor: whole, at text
+        1.5 in a 360 px column, it took 6 lines and left the editor 2."""
+        self.summary_room.set_limit(SUMMARY_LINES * self.summary.fontMetrics().lineSpacing() + 2)
+        self.summary_room.forget()
 
     def _on_theme_chosen(self, position: int) -> None:
         self.set_theme(self.theme_picker.itemText(position))
