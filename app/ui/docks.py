@@ -5,7 +5,7 @@ Each panel (code, calls, node details, gradients, memory, legend) sits in a
 Panels entries bring one back. A fresh window arranges them by
 :func:`app.ui.screen_fit.dock_plan` (one shared column on a small screen, two
 on a wide one); after that the window's own saved state is used, unless it was
-saved in a larger window (see :meth:`DockLayout.refit`). A closed floating panel,
+saved in a larger window than the screen: then the panels are arranged afresh. A closed floating panel,
 reopened from the View menu, comes back docked where it was docked.
 """
 
@@ -102,9 +102,10 @@ class DockLayout:
         return [key for key, dock in self.docks.items() if not dock.isHidden()]
 
     # -- arranging -------------------------------------------------------------------
-    def arrange(self, plan: DockPlan) -> None:
+    def arrange(self, plan: DockPlan, closed: tuple[str, ...] = ()) -> None:
         """A fresh layout: code on top of the left column, the others as tabs below it; with a
-        right column, gradients on top of it and memory and legend as tabs below."""
+        right column, gradients on top of it and memory and legend as tabs below; ``closed`` stay
+        closed."""
         window, d = self._window, self.docks
         for dock in d.values():
             window.removeDockWidget(dock)
@@ -113,18 +114,8 @@ class DockLayout:
         self._column(LEFT, TOP_LEFT, below_left)
         if right:
             self._column(RIGHT, TOP_RIGHT, BELOW_RIGHT)
-        for dock in d.values():
-            dock.show()
-
-    def refit(self, plan: DockPlan, window_height: int) -> None:
-        """The fresh arrangement for this window, keeping closed the panels that are closed (a
-        layout saved at 1920x1080 and restored at 1280x720 kept its two columns' widths and left
-        the graph ~530x240 px)."""
-        closed = [key for key, dock in self.docks.items() if dock.isHidden()]
-        self.arrange(plan)
-        for key in closed:
-            self.docks[key].hide()
-        self.size_columns(plan, window_height)
+        for key, dock in d.items():
+            dock.setVisible(key not in closed)
 
     def _column(self, area: Qt.DockWidgetArea, top: str, below: tuple[str, ...]) -> None:
         window, d = self._window, self.docks

@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QScreen, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -150,6 +150,7 @@ class MainWindow(QMainWindow):
         self._fresh_load = True
         self._shipped: dict[str, str] = {}  # each built-in's text as the window loaded it
         self._fresh_docks = False  # arranged by the plan, not restored: sized when first shown
+        self._closed_panels: tuple[str, ...] = ()  # kept closed when the layout is arranged afresh
         self._editor_sync: Callable[[], None] | None = None  # the editor's copy, once the graph is built
         self.graph_view: GraphView | None = None  # made after the first frame (NOTE [fast start])
         self.legend: Legend | None = None
@@ -398,19 +399,16 @@ class MainWindow(QMainWindow):
             self.setGeometry(fresh_geometry(available))
             if fills_screen(available.size()):
                 self.setWindowState(Qt.WindowState.WindowMaximized)
-        self._fresh_docks = not self.docks.restore(self.settings.dock_state)
+        state, saved_in = self.settings.dock_state, self.settings.dock_room
+        if saved_in is not None and (
+            saved_in.width() > available.width() or saved_in.height() > available.height()
+        ):
+            # saved in a larger window: its columns' widths left the graph ~530x240 px of a
+            # 1280x720 screen. Arranged afresh for this one, with the same panels closed.
+            state, self._closed_panels = None, tuple(self.settings.closed_panels)
+        self._fresh_docks = not self.docks.restore(state)
         if self._fresh_docks:
-            self.docks.arrange(dock_plan(self.width(), self.font_scale))
-        else:
-            self._refit_docks(available.size())
-
-    def _refit_docks(self, room: QSize) -> None:
-        """Panels saved in a larger window than ``room`` are arranged afresh for it."""
-        saved = self.settings.dock_room
-        if saved is not None and (saved.width() > room.width() or saved.height() > room.height()):
-            self.settings.dock_room = room  # re-fitted once, not at every resize
-            self.docks.refit(dock_plan(room.width(), self.font_scale), room.height())
-            self.navigation.fit_soon(100)
+            self.docks.arrange(dock_plan(self.width(), self.font_scale), self._closed_panels)
 
     def reset_panels(self) -> None:
         """View ▸ Panels ▸ Reset panels: every panel shown, docked and sized as on a fresh start."""
@@ -426,11 +424,9 @@ class MainWindow(QMainWindow):
         self.setWindowState(Qt.WindowState.WindowNoState)
         self.resize(width, height)
         if self._fresh_docks:
-            self.docks.arrange(dock_plan(width, self.font_scale))
+            self.docks.arrange(dock_plan(width, self.font_scale), self._closed_panels)
             if self.isVisible():
                 QTimer.singleShot(0, self._size_docks)
-        else:
-            self._refit_docks(QSize(width, height))
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -890,8 +886,10 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.settings.geometry = self.saveGeometry()
-        self.settings.dock_state = self.presentation.layout_state()
+        self.presentation.leave()  # the layout before it is the one to remember
+        self.settings.dock_state = self.docks.save()
         self.settings.dock_room = self.size()
+        self.settings.closed_panels = [key for key in self.docks.docks if key not in self.docks.shown()]
         self.settings.sync()
         self.session.pause()
         self.hide()  # a long recording may still be finishing: let it end out of sight

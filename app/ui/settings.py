@@ -101,6 +101,17 @@ class AppSettings(QSettings):
     def dock_room(self, value: QSize) -> None:
         self.setValue("window/dock_room", value)
 
+    @property
+    def closed_panels(self) -> list[str]:
+        """The panels closed when the window closed (kept when its layout is not)."""
+        value = self.value("window/closed_panels", [])
+        items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        return [str(item) for item in items if item]
+
+    @closed_panels.setter
+    def closed_panels(self, keys: list[str]) -> None:
+        self.setValue("window/closed_panels", list(keys))
+
 
 def clamp_font_scale(value: float) -> float:
     low, high = FONT_SCALE_RANGE
