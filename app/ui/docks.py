@@ -4,7 +4,9 @@ Each panel (code, calls, node details, gradients, memory, legend) sits in a
 :class:`QDockWidget` that the learner can close, float or move; the View menu's
 Panels entries bring one back. A fresh window arranges them by
 :func:`app.ui.screen_fit.dock_plan` (one shared column on a small screen, two
-on a wide one); after that the window's own saved state is used.
+on a wide one); after that the window's own saved state is used, unless it was
+saved in a larger window than the screen: then the panels are arranged afresh. A closed floating panel,
+reopened from the View menu, comes back docked where it was docked.
 """
 
 from __future__ import annotations
@@ -31,11 +33,15 @@ class Panel(NamedTuple):
 
 
 PANELS = (
-    Panel("code", "Code", scrolls=False),  # the code view and the editor scroll themselves
+    # Every panel scrolls when its dock is shorter than it: a panel's minimum height (a wrapped
+    # summary over the editor, Predict's question, the memory advice) is otherwise the dock's, and
+    # at text 1.5 the code and memory docks alone held the window's minimum at 744-822 px, past a
+    # 720 px screen. A taller dock gives the panel all its height (the editor scrolls itself then).
+    Panel("code", "Code", scrolls=True),
     Panel("details", "Details", scrolls=True),  # a short dock scrolls; a tall one gives its table the rest
     Panel("calls", "Calls", scrolls=True),
     Panel("gradients", "Gradients", scrolls=True),
-    Panel("memory", "Memory", scrolls=False),  # a chart: it draws to whatever size it gets
+    Panel("memory", "Memory", scrolls=True),  # a chart: it draws to whatever size it gets
     Panel("legend", "Legend", scrolls=True, keys="Ctrl+L"),
 )
 TOP_LEFT, BELOW_LEFT = "code", ("details", "calls")  # where each panel goes in a fresh layout
@@ -56,6 +62,8 @@ class DockLayout:
     def __init__(self, window: QMainWindow, widgets: dict[str, QWidget]) -> None:
         self._window = window
         self.docks: dict[str, QDockWidget] = {}
+        self.reset_action = QAction("&Reset panels", window)
+        self.reset_action.setToolTip("Every panel back in its place, sized for this window")
         window.setDockNestingEnabled(True)
         window.setCorner(Qt.Corner.BottomLeftCorner, LEFT)
         window.setCorner(Qt.Corner.BottomRightCorner, RIGHT)
@@ -68,11 +76,19 @@ class DockLayout:
         dock.setWidget(_scrolling(widget) if panel.scrolls else widget)
         toggle = dock.toggleViewAction()
         toggle.setText(panel.title)
+        toggle.triggered.connect(lambda shown, it=dock: self._reopen_docked(it, shown))
         if panel.keys is not None:
             toggle.setShortcut(QKeySequence(panel.keys))
             self._window.addAction(toggle)  # works with the menus hidden
         self._window.addDockWidget(LEFT, dock)
         return dock
+
+    @staticmethod
+    def _reopen_docked(dock: QDockWidget, shown: bool) -> None:
+        """A panel closed while floating comes back docked: a floating one reopened over the graph
+        (or on another screen) was easily lost. Qt keeps its docked place while it floats."""
+        if shown and dock.isFloating():
+            dock.setFloating(False)
 
     def dock(self, key: str) -> QDockWidget:
         return self.docks[key]
@@ -86,9 +102,10 @@ class DockLayout:
         return [key for key, dock in self.docks.items() if not dock.isHidden()]
 
     # -- arranging -------------------------------------------------------------------
-    def arrange(self, plan: DockPlan) -> None:
+    def arrange(self, plan: DockPlan, closed: tuple[str, ...] = ()) -> None:
         """A fresh layout: code on top of the left column, the others as tabs below it; with a
-        right column, gradients on top of it and memory and legend as tabs below."""
+        right column, gradients on top of it and memory and legend as tabs below; ``closed`` stay
+        closed."""
         window, d = self._window, self.docks
         for dock in d.values():
             window.removeDockWidget(dock)
@@ -97,8 +114,8 @@ class DockLayout:
         self._column(LEFT, TOP_LEFT, below_left)
         if right:
             self._column(RIGHT, TOP_RIGHT, BELOW_RIGHT)
-        for dock in d.values():
-            dock.show()
+        for key, dock in d.items():
+            dock.setVisible(key not in closed)
 
     def _column(self, area: Qt.DockWidgetArea, top: str, below: tuple[str, ...]) -> None:
         window, d = self._window, self.docks

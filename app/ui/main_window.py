@@ -68,7 +68,7 @@ from app.ui.screen_fit import clamp_geometry, dock_plan, fills_screen, fresh_geo
 from app.ui.session import Session
 from app.ui.settings import DEFAULT_SCENARIO, FONT_SCALE_RANGE, THEMES, AppSettings
 from app.ui.slides import SlideExporter
-from app.ui.stage import Stage
+from app.ui.stage import CaptionRoom, Stage
 from app.ui.step_counter import StepCounter
 from app.ui.timeline_bar import TimelineBar
 from app.ui.torchviz_exporter import TorchvizExporter
@@ -87,6 +87,7 @@ __all__ = ["MainWindow"]
 
 
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
+SUMMARY_LINES = 3  # the program's summary over the editor, at most; it scrolls beyond
 
 
 @functools.cache  # the shipped scenarios do not change while the window runs
@@ -118,6 +119,16 @@ def _step_node(state: StepState, *, running: bool) -> str | None:
     return None
 
 
+class _CodeColumn(QWidget):
+    """The code dock's column. In its dock's scroll area (``docks.py``) a wrapped summary made it
+    as tall as its size hint for the width (608 px in a 392 px dock with Predict's question): the
+    editor ran below the dock. It asks for its least height, as it did in a dock of its own: the
+    dock scrolls only when it is shorter than that."""
+
+    def heightForWidth(self, width: int) -> int:
+        return self.minimumSizeHint().height()
+
+
 class MainWindow(QMainWindow):
     """The whole program's window. Call :meth:`start` to record the first program."""
 
@@ -139,6 +150,7 @@ class MainWindow(QMainWindow):
         self._fresh_load = True
         self._shipped: dict[str, str] = {}  # each built-in's text as the window loaded it
         self._fresh_docks = False  # arranged by the plan, not restored: sized when first shown
+        self._closed_panels: tuple[str, ...] = ()  # kept closed when the layout is arranged afresh
         self._editor_sync: Callable[[], None] | None = None  # the editor's copy, once the graph is built
         self.graph_view: GraphView | None = None  # made after the first frame (NOTE [fast start])
         self.legend: Legend | None = None
@@ -156,7 +168,10 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._lay_out()
         self.recent_menu = QMenu("Open &Recent", self)
-        build_menus(self, self.commands, self.recent_menu, self.docks.toggle_actions())
+        panels_separator = QAction(self)
+        panels_separator.setSeparator(True)
+        panel_entries = [*self.docks.toggle_actions(), panels_separator, self.docks.reset_action]
+        build_menus(self, self.commands, self.recent_menu, panel_entries)
         self.presentation = Presentation(
             self, self.docks, [self.menuBar(), self.toolbar, self.statusBar(), self.playback_bar]
         )
@@ -204,10 +219,11 @@ class MainWindow(QMainWindow):
         self.summary.setObjectName("scenarioSummary")
         self.summary.setWordWrap(True)
         self.summary.setProperty("role", "hint")
-        self.code_column = QWidget()
+        self.code_column = _CodeColumn()
         layout = self.code_column_layout = QVBoxLayout(self.code_column)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.summary)
+        self.summary_room = CaptionRoom(self.summary)  # at most SUMMARY_LINES, scrolling beyond
+        layout.addWidget(self.summary_room)
         layout.addWidget(self.code_panel, 1)  # until the editor is made around it (NOTE [fast start])
         self.predict_panel = PredictPanel(self.session)  # Predict first (P): hidden until asked for
         layout.addWidget(self.predict_panel, 1)  # shown, it shares the column's height with the code
@@ -290,7 +306,7 @@ class MainWindow(QMainWindow):
         # NOTE [layout fences]: the two panels whose text changes at every step
         self.fences = [LayoutFence(self.step_counter), LayoutFence(self.node_details)]
         counter, details = self.fences
-        stage = Stage(self.notice, self.caption_bar, counter, self.error_panel, self.graph_stack)
+        stage = self.stage = Stage(self.notice, self.caption_bar, counter, self.error_panel, self.graph_stack)
         self.setCentralWidget(stage)
         panels: dict[str, QWidget] = {
             "code": self.code_column,
@@ -363,6 +379,7 @@ class MainWindow(QMainWindow):
         self.torchviz_exporter.wrote.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.torchviz_exporter.failed.connect(self.show_notice)
         self.presentation.toggled.connect(self._on_presentation_toggled)
+        self.docks.reset_action.triggered.connect(self.reset_panels)
         self.notice.shown.connect(self.notice_shown)
 
     # -- where the window goes ------------------------------------------------------------
@@ -370,6 +387,7 @@ class MainWindow(QMainWindow):
         self.place_on(self.screen())
         self.font_spin.setValue(self.font_scale)
         self.set_theme(self.theme)  # applies the stylesheet at the remembered font scale
+        QTimer.singleShot(0, self._limit_summary)  # once the summary has the theme's font
 
     def place_on(self, screen: QScreen) -> None:
         """The remembered geometry, made to fit ``screen``; else a fresh one that fits it."""
@@ -381,16 +399,32 @@ class MainWindow(QMainWindow):
             self.setGeometry(fresh_geometry(available))
             if fills_screen(available.size()):
                 self.setWindowState(Qt.WindowState.WindowMaximized)
-        self._fresh_docks = not self.docks.restore(self.settings.dock_state)
+        state, saved_in = self.settings.dock_state, self.settings.dock_room
+        if saved_in is not None and (
+            saved_in.width() > available.width() or saved_in.height() > available.height()
+        ):
+            # saved in a larger window: its columns' widths left the graph ~530x240 px of a
+            # 1280x720 screen. Arranged afresh for this one, with the same panels closed.
+            state, self._closed_panels = None, tuple(self.settings.closed_panels)
+        self._fresh_docks = not self.docks.restore(state)
         if self._fresh_docks:
-            self.docks.arrange(dock_plan(self.width(), self.font_scale))
+            self.docks.arrange(dock_plan(self.width(), self.font_scale), self._closed_panels)
+
+    def reset_panels(self) -> None:
+        """View ▸ Panels ▸ Reset panels: every panel shown, docked and sized as on a fresh start."""
+        self.presentation.leave()
+        for dock in self.docks.docks.values():
+            dock.setFloating(False)
+        self.docks.arrange(dock_plan(self.width(), self.font_scale))
+        self.docks.size_columns(dock_plan(self.width(), self.font_scale), self.height())
+        self.navigation.fit_soon(100)
 
     def set_size(self, width: int, height: int) -> None:
         """Exactly this size (screenshots, tests), with the docks a fresh start would give it."""
         self.setWindowState(Qt.WindowState.WindowNoState)
         self.resize(width, height)
         if self._fresh_docks:
-            self.docks.arrange(dock_plan(width, self.font_scale))
+            self.docks.arrange(dock_plan(width, self.font_scale), self._closed_panels)
             if self.isVisible():
                 QTimer.singleShot(0, self._size_docks)
 
@@ -484,6 +518,7 @@ class MainWindow(QMainWindow):
         if edited and summary:
             summary = f"Your edit of the built-in {program.name}, which began as: {summary}"
         self.summary.setText(summary)
+        self.summary_room.forget()  # another program's summary: as tall as it needs, up to its limit
         self.device_label.setText(
             f"Device: {self._device_text(recording.device)} · PyTorch {recording.torch_version}"
         )
@@ -792,6 +827,21 @@ class MainWindow(QMainWindow):
         self.font_spin.blockSignals(False)
         if self.graph_view is not None:
             self.graph_view.set_font_scale(scale)
+        QTimer.singleShot(0, self._remeasure_panels)  # once the panels took the new text size
+
+    def _remeasure_panels(self) -> None:
+        """The heights kept so that stepping does not jump (NOTE [layout fences]) measured at the
+        new text size: kept from a larger one, they held the window's minimum above the screen."""
+        for fence in self.fences:
+            fence.release()
+        self.stage.remeasure()
+        self._limit_summary()
+
+    def _limit_summary(self) -> None:
+        """The program's summary takes at most ``SUMMARY_LINES`` lines over the editor: whole, at text
+        1.5 in a 360 px column, it took 6 lines and left the editor 2."""
+        self.summary_room.set_limit(SUMMARY_LINES * self.summary.fontMetrics().lineSpacing() + 2)
+        self.summary_room.forget()
 
     def _on_theme_chosen(self, position: int) -> None:
         self.set_theme(self.theme_picker.itemText(position))
@@ -836,7 +886,10 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.settings.geometry = self.saveGeometry()
-        self.settings.dock_state = self.presentation.layout_state()
+        self.presentation.leave()  # the layout before it is the one to remember
+        self.settings.dock_state = self.docks.save()
+        self.settings.dock_room = self.size()
+        self.settings.closed_panels = [key for key in self.docks.docks if key not in self.docks.shown()]
         self.settings.sync()
         self.session.pause()
         self.hide()  # a long recording may still be finishing: let it end out of sight

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, QSize
 
 __all__ = ["DEFAULT_SCENARIO", "FONT_SCALE_RANGE", "THEMES", "AppSettings"]
 
@@ -90,6 +90,27 @@ class AppSettings(QSettings):
     @dock_state.setter
     def dock_state(self, value: QByteArray) -> None:
         self.setValue("window/docks", value)
+
+    @property
+    def dock_room(self) -> QSize | None:
+        """The window size the panels were saved at: a smaller window re-fits them."""
+        value = self.value("window/dock_room")
+        return value if isinstance(value, QSize) and value.isValid() else None
+
+    @dock_room.setter
+    def dock_room(self, value: QSize) -> None:
+        self.setValue("window/dock_room", value)
+
+    @property
+    def closed_panels(self) -> list[str]:
+        """The panels closed when the window closed (kept when its layout is not)."""
+        value = self.value("window/closed_panels", [])
+        items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        return [str(item) for item in items if item]
+
+    @closed_panels.setter
+    def closed_panels(self, keys: list[str]) -> None:
+        self.setValue("window/closed_panels", list(keys))
 
 
 def clamp_font_scale(value: float) -> float:

@@ -167,14 +167,19 @@ class Stage(QWidget):
         if self._error_panel.maximumHeight() != limit:
             self._error_panel.setMaximumHeight(limit)
 
+    def remeasure(self) -> None:
+        """Forget the tallest header so far (another text scale: at 1.5 it was 173 px, and kept
+        after going back to 1.0 it held the window's minimum ~100 px taller)."""
+        self._tallest_header = 0
+        self.header.setMinimumHeight(0)
+        self.caption_room.forget()
+        self._steady_header()
+
     def resizeEvent(self, event: QResizeEvent) -> None:
         height = event.size().height()
         self.caption_room.set_limit(round(height * CAPTION_SHARE))
         if event.size().width() != self._width:
             self._width = event.size().width()
-            self._tallest_header = 0
-            self.header.setMinimumHeight(0)
-            self.caption_room.forget()
-            self._steady_header()
+            self.remeasure()
         self._limit_error_panel()
         super().resizeEvent(event)
