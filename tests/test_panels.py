@@ -617,11 +617,11 @@ def test_call_toggles_show_each_calls_flags(qtbot, session, two_losses):
     toggles = _panel(qtbot, CallToggles, session)
     session.apply(two_losses)
     calls = [info.call for info in two_losses.calls]
-    assert [b.checkState() for b in toggles.retain_boxes] == [
-        Qt.CheckState.Checked if c.retain_graph else Qt.CheckState.PartiallyChecked for c in calls
-    ]
+    assert [c.retain_graph for c in calls] == [True, None]
+    # two states only: ticked when the call keeps its graph, its unset value included
+    assert [b.isTristate() for b in toggles.retain_boxes] == [False, False]
+    assert [b.checkState() for b in toggles.retain_boxes] == [Qt.CheckState.Checked, Qt.CheckState.Unchecked]
     unset = toggles.retain_boxes[1]
-    assert calls[1].retain_graph is None
     assert UNSET_TIP in unset.toolTip()
     assert f"unset → {calls[1].effective_retain}" in unset.text()
     assert [b.isChecked() for b in toggles.create_boxes] == [c.create_graph for c in calls]
@@ -713,12 +713,7 @@ def test_call_rows_reused_for_the_next_recording_show_what_new_ones_show(qtbot, 
             for c, s in zip(calls, sites, strict=True)
         ]
         assert [b.text() for b in toggles.retain_boxes] == [retain_text(c) for c in calls]
-        tick = {
-            True: Qt.CheckState.Checked,
-            False: Qt.CheckState.Unchecked,
-            None: Qt.CheckState.PartiallyChecked,
-        }
-        assert [b.checkState() for b in toggles.retain_boxes] == [tick[c.retain_graph] for c in calls]
+        assert [b.isChecked() for b in toggles.retain_boxes] == [c.effective_retain for c in calls]
         assert [b.isChecked() for b in toggles.create_boxes] == [c.create_graph for c in calls]
     assert len(counts) > 1  # the sequence grows and shrinks the rows
     assert toggles.retain_boxes[0] is first_box

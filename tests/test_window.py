@@ -680,14 +680,25 @@ def test_a_fixed_builtin_is_shown_as_an_edit(qtbot, open_window):
     assert window.scenario_picker.currentText() == "gan-no-detach" and window.summary.text() == summary
 
 
-def test_ticking_retain_again_removes_the_failure(qtbot, open_window):
+def test_one_click_retains_the_unset_graph_and_the_next_frees_it(qtbot, open_window):
     window = open_window("forgot-retain")
     box = window.call_toggles.retain_boxes[0]
-    assert box.checkState() == Qt.CheckState.PartiallyChecked
-    recording = _rerecorded(qtbot, window, box.click)  # unset -> True (Qt's tri-state order)
-    assert recording.calls[0].call.retain_graph is True
+    assert window.session.recording.calls[0].call.retain_graph is None
+    assert not box.isChecked() and "unset → False" in box.text()  # the value in effect
+    recording = _rerecorded(qtbot, window, box.click)  # unset (False) -> True: one click
     assert recording.calls[0].call.keywords["retain_graph"] == "True"
-    assert recording.failed is None
+    assert recording.failed is None  # PyTorch ran the second backward
+    assert len(recording.calls) == 2 and all(info.error is None for info in recording.calls)
+    box = window.call_toggles.retain_boxes[0]
+    assert box.isChecked() and box.text() == "retain_graph=True"
+    recording = _rerecorded(qtbot, window, box.click)  # True -> False: one click again
+    assert recording.calls[0].call.keywords["retain_graph"] == "False"
+    assert recording.failed is not None and recording.failed.index == 1
+    assert "Trying to backward through the graph a second time" in (recording.failed.error or "")
+    box = window.call_toggles.retain_boxes[0]
+    assert not box.isChecked() and box.text() == "retain_graph=False"
+    recording = _rerecorded(qtbot, window, box.click)  # False -> True: one click, not two
+    assert recording.calls[0].call.keywords["retain_graph"] == "True" and recording.failed is None
 
 
 # -- devices and faults --------------------------------------------------------------------------------

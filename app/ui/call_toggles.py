@@ -5,9 +5,12 @@ loop runs several times: one row, marked ``×3``). A box edits the call's
 keyword in the program text (:func:`~app.core.lesson.fixes.set_call_keyword`)
 and the program is recorded again at once.
 
-``retain_graph`` has three states, as in PyTorch: ticked (True), unticked
-(False) and unset (None, drawn partly ticked: the keyword is left out), which
-follows ``create_graph``. The box's text says what unset means right now.
+``retain_graph`` has three values in PyTorch: True, False and unset (None: the
+keyword is left out), which follows ``create_graph``. A learner means one of
+two things, the graph kept or not, so the box has two states: it is ticked
+when the call keeps its graph (the value in effect, unset included) and a
+click writes the other value, one click from either to the other. The box's
+text says when the value is unset and what it is then.
 """
 
 from __future__ import annotations
@@ -26,11 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["UNSET_TIP", "CallSite", "CallToggles", "call_sites", "edit_call"]
 
 UNSET_TIP = "unset: follows create_graph"
-_STATE_OF = {
-    True: Qt.CheckState.Checked,
-    False: Qt.CheckState.Unchecked,
-    None: Qt.CheckState.PartiallyChecked,
-}
 
 
 class CallSite(NamedTuple):
@@ -75,9 +73,7 @@ class CallToggles(QWidget):
         title = QLabel("Calls (a change edits the program and records again)")
         title.setProperty("role", "title")
         title.setWordWrap(True)
-        hint = QLabel(
-            "A partly ticked retain_graph box is unset: PyTorch's default, which follows create_graph."
-        )
+        hint = QLabel("retain_graph unset is PyTorch's default, which follows create_graph.")
         hint.setProperty("role", "hint")
         hint.setWordWrap(True)
         self._empty = QLabel("This program makes no backward or autograd.grad call.")
@@ -125,7 +121,7 @@ class CallToggles(QWidget):
             name.setText(site.label)
             with QSignalBlocker(retain), QSignalBlocker(create):
                 retain.setText(retain_text(site.call))
-                retain.setCheckState(_STATE_OF[site.call.retain_graph])
+                retain.setChecked(site.call.effective_retain)
                 create.setChecked(site.call.create_graph)
         self.retain_boxes = [retain for _, retain, _ in self._rows]
         self.create_boxes = [create for _, _, create in self._rows]
@@ -136,20 +132,21 @@ class CallToggles(QWidget):
         name.setWordWrap(True)
         name.setTextFormat(Qt.TextFormat.PlainText)
         retain = QCheckBox()
-        retain.setTristate(True)
-        retain.setToolTip(f"retain_graph of this call: ticked True, unticked False, {UNSET_TIP}")
+        retain.setToolTip(
+            "retain_graph of this call: ticked when it keeps its graph (its value in effect; "
+            f"{UNSET_TIP}); a click writes the other value"
+        )
         create = QCheckBox("create_graph")
         create.setToolTip("create_graph of this call: record the backward pass as a graph too")
-        retain.checkStateChanged.connect(lambda state, i=i: self._on_retain_toggled(i, state))
+        retain.toggled.connect(lambda on, i=i: self._on_retain_toggled(i, on))
         create.toggled.connect(lambda on, i=i: self._on_create_toggled(i, on))
         self._grid.addWidget(name, 2 * i, 0, 1, 2)
         self._grid.addWidget(retain, 2 * i + 1, 0)
         self._grid.addWidget(create, 2 * i + 1, 1)
         return name, retain, create
 
-    def _on_retain_toggled(self, index: int, state: Qt.CheckState) -> None:
-        value = {Qt.CheckState.Checked: "True", Qt.CheckState.Unchecked: "False"}.get(state)
-        self._change(index, "retain_graph", value)
+    def _on_retain_toggled(self, index: int, on: bool) -> None:
+        self._change(index, "retain_graph", "True" if on else "False")
 
     def _on_create_toggled(self, index: int, on: bool) -> None:
         self._change(index, "create_graph", "True" if on else None)
@@ -163,10 +160,7 @@ class CallToggles(QWidget):
             self._rebuild(recording)
             return
         if keyword == "retain_graph":
-            retain = None if value is None else value == "True"
-            shown = self.sites[index].call
-            unset = f"retain_graph unset → {shown.create_graph}"
-            self.retain_boxes[index].setText(unset if retain is None else f"retain_graph={retain}")
+            self.retain_boxes[index].setText(f"retain_graph={value}")
 
 
 def edit_call(session: Session, call: Call, keyword: str, value: str | None) -> bool:

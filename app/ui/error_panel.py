@@ -10,13 +10,23 @@ any autograd call shows its message and line. The fixes come from
 :func:`app.core.lesson.fixes.fixes_for`: each is an edit of the program text,
 shown as the lines it changes, and recorded again at once when chosen (the
 session can undo it).
+
+# NOTE [the first fix above the fold]
+At 1280x720 the stage gives the panel ~175 px (NOTE [the graph keeps the stage] in
+``app/ui/stage.py``). PyTorch's whole message (three to five lines) and the "Why" line
+(two or three) took all of it, so the first fix needed scrolling at every built-in's
+error. The panel shows the heading, the first sentence of PyTorch's message (where it
+says what went wrong) and the fixes; the whole message and the "Why" line are a click
+away, folded again for each new error, which opens at the panel's top.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QPushButton, QSizePolicy, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QToolButton, QWidget
 
 from app.core.lesson.fixes import Fix, changed_lines, fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
@@ -30,7 +40,35 @@ if TYPE_CHECKING:
     from app.core.model.recording import Recording
     from app.core.model.timeline import Step
 
-__all__ = ["ErrorPanel"]
+__all__ = ["ErrorPanel", "first_sentence"]
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
+
+
+def first_sentence(message: str) -> str:
+    """The message up to its first sentence's end, or its first line: what went wrong, in PyTorch's
+    words ("Trying to backward through the graph a second time (...).", "one of the variables
+    needed for gradient computation has been modified by an inplace operation: [...]").
+
+    >>> first_sentence("Trying to do x (or y). Saved values are freed. Specify z.")
+    'Trying to do x (or y).'
+    >>> first_sentence("element 0 of tensors does not require grad")
+    'element 0 of tensors does not require grad'
+    """
+    text = message.strip()
+    end = _SENTENCE_END.search(text)
+    return text if end is None else text[: end.end()].strip()
+
+
+def _fold_button(name: str) -> QToolButton:
+    """A flat checkable button that shows or hides a part of the panel (its text says which)."""
+    button = QToolButton()
+    button.setObjectName(name)
+    button.setCheckable(True)
+    button.setAutoRaise(True)
+    button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    button.setArrowType(Qt.ArrowType.RightArrow)
+    return button
 
 
 def _freed_slots(recording: Recording, info: CallInfo) -> list[tuple[str, int]]:
@@ -89,7 +127,8 @@ class ErrorPanel(FixesPanel):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         labels = [
             wrapped_label("errorTitle"),
-            wrapped_label("errorMessage"),
+            wrapped_label("errorMessage"),  # its first sentence (NOTE [the first fix above the fold])
+            wrapped_label("errorMessage"),  # all of it, on demand
             wrapped_label("errorExplanation"),
         ]
         super().__init__(
@@ -100,7 +139,58 @@ class ErrorPanel(FixesPanel):
             vertical=QSizePolicy.Policy.Minimum,  # all of it, if there is room
             parent=parent,
         )
-        self.title, self.message, self.explanation = labels
+        self.title, self.message_start, self.message, self.explanation = labels
+        self.more_button = _fold_button("errorMore")
+        self.more_button.setText("PyTorch's whole message")
+        self.more_button.setToolTip("Show all that PyTorch said, not only its first sentence")
+        self.why_button = _fold_button("errorWhy")
+        self.why_button.setText("Why?")
+        self.why_button.setToolTip("Why PyTorch refused: what the caption above leaves out")
+        self.more_button.toggled.connect(self._show_folded)
+        self.why_button.toggled.connect(self._show_folded)
+        # the folds share the heading's line: a line of their own pushed the first fix below the fold
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        self._layout.removeWidget(self.title)
+        row.addWidget(self.title, 1)
+        row.addWidget(self.why_button, 0, Qt.AlignmentFlag.AlignTop)
+        row.addWidget(self.more_button, 0, Qt.AlignmentFlag.AlignTop)
+        self._layout.insertLayout(0, row)
+        self._show_folded()
+
+    # -- the folded parts: PyTorch's whole message and the "Why" line ----------------------
+    def _show_folded(self) -> None:
+        more = self.message.text() != self.message_start.text()
+        self.more_button.setVisible(more)
+        whole = more and self.more_button.isChecked()
+        self.message.setVisible(whole)
+        self.message_start.setVisible(not whole)
+        self.explanation.setVisible(self.why_button.isChecked())
+        for button in (self.more_button, self.why_button):
+            down = button.isChecked()
+            button.setArrowType(Qt.ArrowType.DownArrow if down else Qt.ArrowType.RightArrow)
+
+    def _set_message(self, message: str) -> None:
+        """PyTorch's message: its first sentence shown, the whole of it folded (a new error: folded)."""
+        start = first_sentence(message)
+        self.message.setText(message)
+        self.message_start.setText(start if start == message.strip() else f"{start} …")
+        for button in (self.more_button, self.why_button):
+            button.blockSignals(True)
+            button.setChecked(False)
+            button.blockSignals(False)
+        self._show_folded()
+
+    def scroll_to_top(self) -> None:
+        self._scroll.verticalScrollBar().setValue(0)
+
+    def first_fix_visible(self) -> bool:
+        """Whether the first fix's button lies wholly inside the panel's viewport (no scrolling)."""
+        if not self.fix_buttons or not self.fix_buttons[0].isVisible():
+            return False
+        button, viewport = self.fix_buttons[0], self._scroll.viewport()
+        rect = button.rect().translated(button.mapTo(viewport, button.rect().topLeft()))
+        return viewport.rect().contains(rect)
 
     # -- updates ---------------------------------------------------------------------------
     def _on_recording_applied(self, recording: Recording) -> None:
@@ -112,17 +202,21 @@ class ErrorPanel(FixesPanel):
             return
         if info is not None:
             self.title.setText(self._title(recording, info))
-            self.message.setText(info.error or "")
             self.explanation.setText(self._explanation(recording, info))
+            self._set_message(info.error or "")
         else:
             where = "The program" if recording.error_line is None else f"Line {recording.error_line}"
             self.title.setText(f"✗ {where} raised an error, outside any backward call:")
-            self.message.setText(recording.error or "")
             self.explanation.setText("The program stopped there, as Python would.")
+            self._set_message(recording.error or "")
+        self.scroll_to_top()  # a new error opens at its heading, not at the last one's scroll
         self._ask_lesson(recording)
 
     def _on_step_applied(self, index: int) -> None:
-        self.setVisible(self._at_error(index))
+        at_error = self._at_error(index)
+        if at_error and self.isHidden():
+            self.scroll_to_top()
+        self.setVisible(at_error)
 
     def _at_error(self, index: int) -> bool:
         recording = self._recording
