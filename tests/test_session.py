@@ -149,7 +149,7 @@ def test_toggle_play_pauses(qtbot, session):
 
 
 # -- re-recording ------------------------------------------------------------------
-def test_rerecord_keeps_the_step_and_a_failure_jumps_to_the_error(qtbot, session, forgot_retain):
+def test_rerecord_jumps_to_a_failure_and_back_to_where_it_was(qtbot, session, forgot_retain):
     recording = _load(qtbot, session, "two-losses")
     session.go_to(5)
     forgot = recording.program.code.replace("backward(retain_graph=True)", "backward()")
@@ -163,7 +163,10 @@ def test_rerecord_keeps_the_step_and_a_failure_jumps_to_the_error(qtbot, session
     with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT):
         session.rerecord(recording.program)
     assert session.recording.failed is None
-    assert session.index == min(failed.last_step, session.last_index)
+    # where the error was: the failed call's end, now run through (its old step number is another step)
+    fixed = session.recording.calls[failed.index]
+    assert session.index == fixed.last_step != failed.last_step
+    assert fixed.call.line == failed.call.line
 
 
 def test_a_failed_recording_keeps_the_previous_one(qtbot, session, monkeypatch):

@@ -61,6 +61,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QTextEdit, QWidget
 
+from app.core.lesson.fixes import new_line_numbers
 from app.ui.call_toggles import CallSite, call_sites, edit_call
 from app.ui.code_edit import CodeEdit
 from app.ui.session import Session
@@ -82,6 +83,8 @@ LOOK_BACK = 64  # steps searched for the lines that ran before the current ones
 BAR_WIDTH, FAINT_BAR_WIDTH = 5, 2
 RECHECK_MS = 400  # after a typing pause: is the text the recorded one again?
 CURRENT_HUE, FAILED_HUE = 0.13, 0.0  # amber and red tints, without a stylesheet
+CHANGED_HUE = 0.33  # green: the lines a fix or a toggle just wrote
+FLASH_MS = 2000  # long enough to be seen from the back of a room, short enough not to read as a mark
 MARKS_OFF = (
     "✎ The step marks are off while the text differs from the recording; they return once it records again."
 )
@@ -121,6 +124,13 @@ class CodePanel(CodeEdit):
         self._fill_timer.setSingleShot(True)
         self._fill_timer.setInterval(1)
         self._fill_timer.timeout.connect(self._fill)
+        self._flash_timer = QTimer(self)
+        self._flash_timer.setSingleShot(True)
+        self._flash_timer.setInterval(FLASH_MS)
+        self._flash_timer.timeout.connect(lambda: self.flash_lines([]))
+        self._flashed: list[int] = []
+        self._flash_next: list[int] = []  # the lines to flash once this recording's text is written
+        self._change_seen: tuple[str, str] | None = None
         self._recheck = QTimer(self)
         self._recheck.setSingleShot(True)
         self._recheck.setInterval(RECHECK_MS)
@@ -177,6 +187,11 @@ class CodePanel(CodeEdit):
         self._recording = recording
         self._lines = recording.program.lines
         self._fill_timer.stop()
+        change = self._session.last_change  # a fix or a toggle: its lines flash once written
+        self._flash_next = []
+        if change is not None and change is not self._change_seen and change[1] == recording.program.code:
+            self._change_seen = change
+            self._flash_next = new_line_numbers(*change)
         if self._typed and self.keeps_typing(recording.program):
             self._on_typing_paused()  # the learner's text stays; marked if it is this recording's
             return
@@ -205,6 +220,35 @@ class CodePanel(CodeEdit):
         self._update_marks()
         self._scroll_to_marks()
         self.updateGeometry()  # the size hint follows the number of lines
+        if self._flash_next:
+            self.flash_lines(self._flash_next)
+            self._flash_next = []
+
+    # -- the lines a change just wrote, flashed -------------------------------------------------
+    def flashed_lines(self) -> list[int]:
+        """1-based lines flashing now: those the last fix or toggle added or changed."""
+        return list(self._flashed)
+
+    def flash_lines(self, lines: list[int]) -> None:
+        """Tint 1-based ``lines`` for ``FLASH_MS`` (none: end the flash)."""
+        document = self.document()
+        fmt = QTextCharFormat()
+        fmt.setBackground(tint_colour(self.palette(), CHANGED_HUE))
+        fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        selections = []
+        for line in lines:
+            block = document.findBlockByNumber(line - 1)
+            if block.isValid():
+                selection = QTextEdit.ExtraSelection()
+                selection.format = fmt
+                selection.cursor = QTextCursor(block)
+                selections.append(selection)
+        self._flashed = [line for line in lines if document.findBlockByNumber(line - 1).isValid()]
+        self.set_selections("flash", selections)
+        if selections:
+            self._flash_timer.start()
+        else:
+            self._flash_timer.stop()
 
     def _on_written(self) -> None:
         recording = self._recording

@@ -62,6 +62,7 @@ class Session(QObject):
         self._state: StepState | None = None
         self._requested: Program | None = None
         self._undo: list[Program] = []  # programs before each change_program, newest last
+        self.last_change: tuple[str, str] | None = None  # the last change_program's text: before, after
         self._default_device = "cpu"
         self._modes: dict[int, Mode] = {}
         self.layout: Any | None = None
@@ -117,6 +118,7 @@ class Session(QObject):
         """Record a program (object, built-in name, .toml or .py path), or read a ``.lens`` file;
         show it from step 0."""
         self._undo.clear()
+        self.last_change = None
         return self._request(source, device or self.device, "start")
 
     def change_program(self, program: Program) -> int:
@@ -124,6 +126,7 @@ class Session(QObject):
         current = self.program
         if current is not None:
             self._undo.append(current)
+            self.last_change = (current.code, program.code)
         return self.rerecord(program)
 
     @property
@@ -178,18 +181,31 @@ class Session(QObject):
         ``shown``: its ``ShownStates``, prepared off the GUI thread (the graph view builds one if None).
         """
         self.pause()
+        self._index = self._start_index(recording, mode)  # from the recording shown until now
         self._recording = recording
         self._state = None
         self.layout, self.layout_error, self.shown = layout, layout_error, shown
         self.last_error = None
-        self._index = self._start_index(recording, mode)
         self.recording_applied.emit(recording)
         self.step_applied.emit(self._index)
 
     def _start_index(self, recording: Recording, mode: Mode) -> int:
         if mode == "start" or recording.failed is not None or recording.error is not None:
             return recording.opening_step  # a failure, or the program's own error, where it happened
-        return min(self._index, len(recording.timeline) - 1)
+        return min(self._kept_index(recording), len(recording.timeline) - 1)
+
+    def _kept_index(self, recording: Recording) -> int:
+        """Where a changed program opens: the step shown, unless that was a failed call's end.
+
+        Then the same call of the new recording, at its end: where the error used to be (a fix or a
+        toggle adds or moves lines, so the old step number is another step now). A fix may join the
+        calls ("add the losses, one backward"): the last call there is, then.
+        """
+        old = self._recording
+        failed = None if old is None else old.failed
+        if failed is None or self._index != failed.last_step or not recording.calls:
+            return self._index
+        return recording.calls[min(failed.index, len(recording.calls) - 1)].last_step
 
     # -- stepping -------------------------------------------------------------------
     def go_to(self, index: int) -> None:

@@ -37,7 +37,7 @@ from app.core.model.program import Call, CallInfo
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey
 
-__all__ = ["Fix", "changed_lines", "find_call", "fixes_for", "set_call_keyword"]
+__all__ = ["Fix", "changed_lines", "find_call", "fixes_for", "new_line_numbers", "set_call_keyword"]
 
 _Positioned = ast.expr | ast.stmt | ast.keyword
 
@@ -76,6 +76,23 @@ def changed_lines(old: str, new: str, moved: str = "") -> list[str]:
             old_lines = old_lines[:was] + old_lines[was + 1 :]
             new_lines = new_lines[:now] + new_lines[now + 1 :]
     return [line.rstrip() for line in _line_diff(old_lines, new_lines)] + marks
+
+
+def new_line_numbers(old: str, new: str) -> list[int]:
+    """The 1-based lines of ``new`` that an edit of ``old`` added or changed (a moved line counts
+    wherever a line diff places it; a removed one has no line left to show).
+
+    >>> new_line_numbers("a\\nb\\nc\\n", "a\\nB\\nc\\nd\\n")
+    [2, 4]
+    """
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    return [
+        j + 1
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag in ("replace", "insert")
+        for j in range(j1, j2)
+    ]
 
 
 # ndiff pairs similar lines of a changed block, comparing every pair character by character and
