@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QApplication
 from app.core import load_builtin, parse_scenario, record
 from app.render.labels import NODE_FONT_PX, drawn_slots
 from app.render.layout import layout_graph
+from app.render.picture import png_bytes
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, SLOT_TAGS
 from app.ui.graph_view import READABLE_NODE_PX, ZOOM_STEP, GraphView
 from app.ui.legend import Legend
@@ -694,18 +695,6 @@ def test_a_step_shown_while_the_overview_is_made_colours_every_dot(deep):
     assert scene._overview_looks == looks_at(index)
 
 
-def _scene_image(scene) -> QImage:
-    from PySide6.QtGui import QPainter
-
-    rect = scene.sceneRect()
-    image = QImage(int(rect.width()), int(rect.height()), QImage.Format.Format_ARGB32)
-    image.fill(0)
-    painter = QPainter(image)
-    scene.render(painter, image.rect().toRectF(), rect)
-    painter.end()
-    return image
-
-
 @pytest.mark.parametrize("name", ["two-losses", "forgot-retain"])
 def test_hidden_items_are_restyled_when_read_or_shown(qtbot, models, name):
     """NOTE [restyle what is seen]: an overview puts off restyling; reads and showing catch up."""
@@ -737,7 +726,7 @@ def test_hidden_items_are_restyled_when_read_or_shown(qtbot, models, name):
     shown.set_overview(False)
     shown.set_details(True)
     assert not any(shown.is_stale(item) for item in (*shown.nodes.values(), *shown.slots.values()))
-    assert _scene_image(shown) == _scene_image(eager)  # drawn as if restyled at every step
+    assert png_bytes(shown) == png_bytes(eager)  # drawn as if restyled at every step
 
 
 def test_the_views_size_hint_does_not_follow_the_graph(qtbot, deep, models):
