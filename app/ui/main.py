@@ -6,7 +6,7 @@ Environment variables (for screenshots, benchmarks and tests):
 - ``AUTOGRAD_LENS_SCREENSHOT``: save the window to this PNG once the first graph
   is painted, then quit (exit status 0, or 1 when nothing could be recorded).
 - ``AUTOGRAD_LENS_STEP``: the step to show first: a number, ``end``, or
-  ``call:N`` (the last step of call N, counted from 1).
+  ``call:N`` (the last step of call N, counted from 1); with or without a screenshot.
 - ``AUTOGRAD_LENS_SIZE``: window size as ``WIDTHxHEIGHT`` (e.g. ``1600x1000``), whatever
   the screen; without it a fresh start fits the screen the window opens on.
 """
@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
 from app.ui.excepthook import install_exception_handler
@@ -65,32 +65,44 @@ def step_from_text(window: MainWindow, text: str) -> int | None:
     return int(text)
 
 
-class _Screenshot(QObject):
-    """Save the window to a PNG once the first recording is painted, then quit."""
+class StartStep(QObject):
+    """Go to the step ``text`` names once the first recording is on screen, then say so."""
 
-    def __init__(self, window: MainWindow, path: Path, step: str) -> None:
+    shown = Signal()
+
+    def __init__(self, window: MainWindow, text: str) -> None:
         super().__init__(window)
-        self._window, self._path, self._step = window, path, step
+        self._window, self._text = window, text
         window.session.recording_applied.connect(self._on_recording_applied)
-        window.session.failed.connect(self._on_failed)
-        QTimer.singleShot(GIVE_UP_MS, lambda: self._save(1))
 
     def _on_recording_applied(self, recording: object) -> None:
         self._window.session.recording_applied.disconnect(self._on_recording_applied)
         QTimer.singleShot(SETTLE_MS, self._go_to_step)
 
+    def _go_to_step(self) -> None:
+        try:
+            index = step_from_text(self._window, self._text)
+        except ValueError:
+            log.warning("AUTOGRAD_LENS_STEP=%r is not a step number, 'end' or 'call:N'", self._text)
+            index = None
+        if index is not None and 0 <= index <= self._window.session.last_index:
+            self._window.session.go_to(index)
+        self.shown.emit()
+
+
+class _Screenshot(QObject):
+    """Save the window to a PNG once the first recording is painted at its start step, then quit."""
+
+    def __init__(self, window: MainWindow, path: Path, start: StartStep) -> None:
+        super().__init__(window)
+        self._window, self._path = window, path
+        start.shown.connect(lambda: QTimer.singleShot(SETTLE_MS, lambda: self._save(0)))
+        window.session.failed.connect(self._on_failed)
+        QTimer.singleShot(GIVE_UP_MS, lambda: self._save(1))
+
     def _on_failed(self, message: str) -> None:
         if self._window.session.recording is None and self._window.session.busy is False:
             log.error("nothing to screenshot: %s", message)
-
-    def _go_to_step(self) -> None:
-        try:
-            index = step_from_text(self._window, self._step)
-        except ValueError:
-            index = None
-        if index is not None:
-            self._window.session.go_to(index)
-        QTimer.singleShot(SETTLE_MS, lambda: self._save(0))
 
     def _save(self, status: int) -> None:
         self._path.parent.mkdir(parents=True, exist_ok=True)
@@ -111,9 +123,10 @@ def run_gui(scenario: str | None = None) -> int:
     size = _size(os.environ.get("AUTOGRAD_LENS_SIZE", ""))
     if size is not None:
         window.set_size(*size)  # not fitted to the screen: pictures of a known size
+    start = StartStep(window, os.environ.get("AUTOGRAD_LENS_STEP", ""))
     screenshot = os.environ.get("AUTOGRAD_LENS_SCREENSHOT")
     if screenshot:
-        _Screenshot(window, Path(screenshot), os.environ.get("AUTOGRAD_LENS_STEP", ""))
+        _Screenshot(window, Path(screenshot), start)
     install_exception_handler(window.show_notice)  # a failing slot shows a notice; the program runs on
     window.start()  # the child records while the window is shown and painted (NOTE [fast start])
     window.show()

@@ -329,10 +329,12 @@ class RecordingWorker(QObject):
 
     def _start_checks_import(self) -> None:
         self._hold_gc("checks")  # released by _on_checks_imported, on this thread
-        self._pool.start(self._import_checks)
+        # A daemon thread, not the pool: closing the window waits for recordings, never for this
+        # import (a second or more of torch), and the process may end while it is under way.
+        threading.Thread(target=self._import_checks, name="import-checks", daemon=True).start()
 
     def _import_checks(self) -> None:
-        # Runs on a pool thread. The timer before it is safe: this worker is only ever collected
+        # Runs on its own thread. The timer before it is safe: this worker is only ever collected
         # on the GUI thread (NOTE [collect on the GUI thread]), and Qt drops a single shot whose
         # context object is gone.
         try:
