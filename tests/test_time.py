@@ -26,6 +26,7 @@ from app.ui.actions import WindowActions
 from app.ui.memory_chart import MemoryChart, _columns
 from app.ui.step_counter import StepCounter
 from app.ui.timeline_bar import TimelineBar
+from app.ui.timeline_marks import HIT_PX
 
 LOOPS = ["logged-loss", "rnn-no-detach", "rnn-detach", "retain-bandaid", "gan-detach"]
 _RECORDINGS: dict[str, Recording] = {}
@@ -80,6 +81,23 @@ def test_a_click_on_a_mark_jumps_to_its_step(qtbot, session, name):
         qtbot.mouseClick(strip, Qt.MouseButton.LeftButton, pos=QPoint(x, strip.height() // 2))
         assert session.index == mark.step, mark
         assert bar.slider.value() == mark.step
+
+
+@pytest.mark.parametrize("name", ["logged-loss", "gan-detach"])
+def test_a_click_on_a_marks_label_jumps_to_its_step(qtbot, session, name):
+    """The label is the target a hand aims at ("call 2", "iteration 3"), not only the 2 px tick."""
+    rec = recorded(name)
+    bar = _bar(qtbot, session, rec)
+    strip = bar.marks
+    strip.grab()  # the labels are placed when the strip is drawn
+    labels = strip.drawn_labels()
+    assert "call" in {mark.kind for _, _, mark in labels}
+    for tick, right, mark in labels:
+        assert right - tick > HIT_PX  # the label's far end is out of the tick's reach
+        session.go_to(session.last_index if mark.step == 0 else 0)
+        y = strip.height() - 3 if mark.kind == "call" else 3
+        qtbot.mouseClick(strip, Qt.MouseButton.LeftButton, pos=QPoint(round(right) - 1, y))
+        assert session.index == mark.step, mark
 
 
 def test_a_failing_call_is_marked_before_it_runs_without_its_message(qtbot, session):

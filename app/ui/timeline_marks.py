@@ -1,6 +1,6 @@
 """Marks under the timeline's slider: where each call and each loop iteration begins.
 
-A click on a mark jumps to its step; hovering names it. A call that is going to
+A click on a mark, its tick or its drawn label, jumps to its step; hovering names it. A call that is going to
 fail gets a small ``✖`` at its start, named "this call will fail" and nothing
 more: the error itself appears at the error step (no spoilers). The marks are
 read from the recording (``call_starts``, ``iteration_starts``), never computed
@@ -109,6 +109,7 @@ class TimelineMarks(QWidget):
         self._strip: QPixmap | None = None  # NOTE [marks drawn once]
         self._strip_key: tuple[QSize, float] | None = None
         self._drawn = 0
+        self._labels: list[tuple[float, float, Mark]] = []  # (left, right, mark) of each drawn label
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMouseTracking(True)
         self.setAccessibleName("Calls and loop iterations")
@@ -168,12 +169,17 @@ class TimelineMarks(QWidget):
         painter.drawPixmap(0, 0, self._strip)
         painter.end()
 
+    def drawn_labels(self) -> list[tuple[float, float, Mark]]:
+        """``(tick x, label's right end, mark)`` of each label drawn on the strip."""
+        return list(self._labels)
+
     def strips_drawn(self) -> int:
         """How many times the strip was drawn (a test's window onto NOTE [marks drawn once])."""
         return self._drawn
 
     def _forget_strip(self) -> None:
         self._strip = None
+        self._labels = []
         self.update()
 
     def changeEvent(self, event: QEvent) -> None:
@@ -211,6 +217,7 @@ class TimelineMarks(QWidget):
         metrics = self.fontMetrics()
         line = metrics.height()
         ticks = sorted(xs)
+        self._labels = []
         ends = {"call": -1e9, "iteration": -1e9}
         for mark, x in zip(self._marks, xs, strict=True):
             if mark.kind == "fail":
@@ -223,6 +230,7 @@ class TimelineMarks(QWidget):
                     top = self.height() - line - 1 if mark.kind == "call" else 0
                     painter.setPen(colours[mark.kind])
                     painter.drawText(QRectF(left, top, right - left + 2, line), label)
+                    self._labels.append((x, right, mark))
                     ends[mark.kind] = right
                     break
 
@@ -234,15 +242,22 @@ class TimelineMarks(QWidget):
         painter.drawText(QRectF(x - width - 2, 0, width + 1, metrics.height()), "✖")
 
     # -- clicks and hover --------------------------------------------------------------
-    def mark_at(self, x: float) -> Mark | None:
-        """The mark nearest ``x`` within a few pixels (a call's start before an iteration's)."""
+    def mark_at(self, x: float, y: float | None = None) -> Mark | None:
+        """The mark whose drawn label holds ``(x, y)`` (a call's label sits in the strip's lower
+        half, an iteration's in its upper half), else the one whose tick is nearest ``x`` within
+        a few pixels (a call's start before an iteration's)."""
+        if y is not None:
+            lower = y >= self.height() / 2
+            for left, right, mark in self._labels:
+                if left <= x <= right + 2 and (mark.kind == "call") == lower:
+                    return mark
         near = [m for m in self._marks if abs(self.x_of(m.step) - x) <= HIT_PX]
         if not near:
             return None
         return min(near, key=lambda m: (abs(self.x_of(m.step) - x), m.kind == "iteration"))
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
-        mark = self.mark_at(event.position().x())
+        mark = self.mark_at(event.position().x(), event.position().y())
         if mark is None:
             super().mousePressEvent(event)
             return
@@ -251,7 +266,7 @@ class TimelineMarks(QWidget):
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
-            mark = self.mark_at(event.pos().x())
+            mark = self.mark_at(event.pos().x(), event.pos().y())
             tips = [m.tip for m in self._marks if mark is not None and m.step == mark.step]
             if tips:
                 QToolTip.showText(event.globalPos(), plain_tip("\n".join(tips)), self)
