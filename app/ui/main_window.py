@@ -294,7 +294,7 @@ class MainWindow(QMainWindow):
         corner = QWidget()  # in a widget of their own: a toolbar decides its widgets' visibility
         layout = QHBoxLayout(corner)
         layout.setContentsMargins(6, 0, 4, 0)
-        layout.addWidget(self.busy_label)
+        self.busy_label.float_over(self.graph_stack)  # in no layout: a recording moves nothing
         layout.addWidget(self.device_label)
         self.playback_bar.addWidget(corner)
         status = self.statusBar()

@@ -8,15 +8,15 @@ they work wherever the focus is.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QSlider,
     QStyle,
+    QStyleOptionButton,
     QStyleOptionSlider,
     QVBoxLayout,
     QWidget,
@@ -30,6 +30,36 @@ __all__ = ["MIN_TRACK_PX", "TimelineBar"]
 MIN_TRACK_PX = 160  # narrower than this, the track moves to a row of its own above the buttons
 
 
+PLAY_FACES = ("▶ Play", "❚❚ Pause")
+
+
+class FacedButton(QPushButton):
+    """A button whose text switches between ``faces`` and whose size fits the widest of them,
+    so "▶ Play" turning into "❚❚ Pause" moves nothing beside it (measured as QPushButton
+    measures its own text, through the style)."""
+
+    def __init__(self, faces: tuple[str, ...], parent: QWidget | None = None) -> None:
+        super().__init__(faces[0], parent)
+        self._faces = faces
+
+    def _hint_for(self, text: str) -> QSize:
+        option = QStyleOptionButton()
+        self.initStyleOption(option)
+        option.text = text
+        size = self.fontMetrics().size(Qt.TextFlag.TextShowMnemonic, text)
+        option.rect.setSize(size)
+        return self.style().sizeFromContents(QStyle.ContentsType.CT_PushButton, option, size, self)
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        for face in self._faces:
+            hint = hint.expandedTo(self._hint_for(face))
+        return hint
+
+    def minimumSizeHint(self) -> QSize:
+        return self._hint_for(self.text())  # squeezed (a small screen), it may change with its face
+
+
 class TimelineBar(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -37,7 +67,7 @@ class TimelineBar(QWidget):
         self.home_button = self._button("|◀ Start", "Jump to the first step (Home)", session.home)
         self.prev_call_button = self._button("◀◀ Call", "Back one call (Shift+Left)", session.prev_call)
         self.prev_button = self._button("◀ Step", "Back one node (Left)", session.prev_step)
-        self.play_button = self._button("▶ Play", "Play / pause (Space)", session.toggle_play)
+        self.play_button = self._button(PLAY_FACES, "Play / pause (Space)", session.toggle_play)
         self.next_button = self._button("Step ▶", "Forward one node (Right)", session.next_step)
         self.next_call_button = self._button("Call ▶▶", "Forward one call (Shift+Right)", session.next_call)
         self.end_button = self._button("End ▶|", "Jump to the last step (End)", session.end)
@@ -66,8 +96,8 @@ class TimelineBar(QWidget):
         session.step_applied.connect(self._on_step_applied)
         session.playing_changed.connect(self._on_playing_changed)
 
-    def _button(self, text: str, tip: str, slot: object) -> QPushButton:
-        button = QPushButton(text)
+    def _button(self, text: str | tuple[str, ...], tip: str, slot: object) -> QPushButton:
+        button = FacedButton(text) if isinstance(text, tuple) else QPushButton(text)
         button.setToolTip(tip)
         button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keep arrow keys for the window's actions
         button.clicked.connect(slot)
@@ -102,7 +132,6 @@ class TimelineBar(QWidget):
             self.next_button,
             self.next_call_button,
             self.end_button,
-            QLabel("Speed"),
             self.speed,
         ]
         for widget in right:
@@ -200,4 +229,4 @@ class TimelineBar(QWidget):
         self._session.set_speed(float(self.speed.itemData(position)))
 
     def _on_playing_changed(self, playing: bool) -> None:
-        self.play_button.setText("❚❚ Pause" if playing else "▶ Play")
+        self.play_button.setText(PLAY_FACES[1] if playing else PLAY_FACES[0])

@@ -1,0 +1,71 @@
+"""Nothing moves when Play turns into Pause or while a recording runs: the playback row keeps
+its widgets where they are, and the graph keeps its height."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QRect
+from PySide6.QtWidgets import QApplication, QWidget
+
+from app.ui.main_window import MainWindow
+from app.ui.settings import AppSettings
+
+TIMEOUT = 60_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    window = MainWindow(AppSettings(tmp_path / "settings.ini"), "two-losses")
+    qtbot.addWidget(window)
+    window.set_size(1280, 720)
+    window.show()
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
+        window.start()
+    qtbot.waitUntil(lambda: window.graph_view is not None, timeout=TIMEOUT)
+    qtbot.wait(200)
+    yield window
+    window.session.pause()
+    window.session.worker.wait_idle()
+
+
+def _places(window: MainWindow) -> dict[str, QRect]:
+    bar = window.timeline_bar
+    widgets: dict[str, QWidget] = {
+        "graph": window.graph_view,
+        "playback row": window.playback_bar,
+        "play": bar.play_button,
+        "step": bar.next_button,
+        "slider": bar.slider,
+        "device": window.device_label,
+    }
+    return {name: QRect(w.mapTo(window, w.rect().topLeft()), w.size()) for name, w in widgets.items()}
+
+
+def _settled(qtbot) -> None:
+    for _ in range(3):
+        QApplication.processEvents()
+        qtbot.wait(30)
+
+
+def test_play_becoming_pause_moves_nothing(qtbot, window):
+    before = _places(window)
+    window.session.go_to(0)
+    window.session.set_speed(0.5)  # slow: the pause face stays while the places are read
+    window.session.play()
+    _settled(qtbot)
+    assert window.timeline_bar.play_button.text() != "▶ Play"
+    during = _places(window)
+    window.session.pause()
+    assert {k: v for k, v in during.items() if v != before[k]} == {}
+
+
+def test_a_recording_under_way_moves_nothing(qtbot, window):
+    before = _places(window)
+    window.busy_label.set_busy(True)  # what a recording, an export or a layout shows
+    _settled(qtbot)
+    assert window.busy_label.isVisible()
+    during = _places(window)
+    window.busy_label.set_busy(False)
+    _settled(qtbot)
+    assert {k: v for k, v in during.items() if v != before[k]} == {}
+    assert _places(window) == before
