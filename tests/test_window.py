@@ -98,7 +98,7 @@ def _key(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
 def test_opens_on_the_seed_scenario(qtbot, open_window, two_losses):
     window = open_window(None)  # no scenario named: the remembered one, at first the seed
     assert window.session.recording.program == two_losses.program
-    assert window.scenario_picker.currentText() == "two-losses"
+    assert window.scenario_picker.current_name() == "two-losses"
     assert window.graph_view is not None and window.graph_stack.currentWidget() is window.graph_page
     assert "two-losses" in window.windowTitle()
     assert "Device: CPU" in window.device_label.text()
@@ -677,7 +677,7 @@ def test_a_fixed_builtin_is_shown_as_an_edit(qtbot, open_window):
     )
     window.setFocus()
     _rerecorded(qtbot, window, lambda: _key(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier))
-    assert window.scenario_picker.currentText() == "gan-no-detach" and window.summary.text() == summary
+    assert window.scenario_picker.current_name() == "gan-no-detach" and window.summary.text() == summary
 
 
 def test_one_click_retains_the_unset_graph_and_the_next_frees_it(qtbot, open_window):
@@ -805,7 +805,7 @@ def test_geometry_persists(qtbot, open_window, settings_path, monkeypatch):
 
 def test_scenario_picker_loads_a_builtin(qtbot, open_window):
     window = open_window()
-    position = window.scenario_picker.findText("weight-and-input")
+    position = window.scenario_picker.findData("weight-and-input")
     recording = _rerecorded(qtbot, window, lambda: window.scenario_picker.activated.emit(position))
     assert recording.program.name == "weight-and-input"
     assert window.grad_panel.leaf_names() == list(recording.leaves)

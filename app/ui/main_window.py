@@ -64,6 +64,7 @@ from app.ui.notice import NoticeBanner
 from app.ui.plain_text import plain
 from app.ui.predict import PredictPanel
 from app.ui.presentation import Presentation
+from app.ui.program_picker import ProgramPicker
 from app.ui.screen_fit import clamp_geometry, dock_plan, fills_screen, fresh_geometry
 from app.ui.session import Session
 from app.ui.settings import DEFAULT_SCENARIO, FONT_SCALE_RANGE, THEMES, AppSettings
@@ -232,14 +233,7 @@ class MainWindow(QMainWindow):
         self.legend_area.setFrameShape(QFrame.Shape.NoFrame)
 
     def _build_controls(self) -> None:
-        self.scenario_picker = QComboBox()
-        self.scenario_picker.setToolTip("Built-in programs (File ▸ Open… for a .toml, .py or .lens file)")
-        self.scenario_picker.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.scenario_picker.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.scenario_picker.setMinimumContentsLength(14)  # long file names are cut, not the toolbar
-        self.scenario_picker.addItems(_builtin_names())
+        self.scenario_picker = ProgramPicker()
         self.find_field = QLineEdit()
         self.find_field.setPlaceholderText("Find node…")
         self.find_field.setClearButtonEnabled(True)
@@ -492,10 +486,7 @@ class MainWindow(QMainWindow):
             self.graph_preview.clear()
 
     def _on_scenario_chosen(self, position: int) -> None:
-        builtin = position < len(_builtin_names())
-        source = (
-            self.scenario_picker.itemText(position) if builtin else self.scenario_picker.itemData(position)
-        )
+        source = self.scenario_picker.source_at(position)
         if source is None:
             return  # the edited program already on screen
         if self.files is not None and not self.files.maybe_discard():
@@ -646,16 +637,13 @@ class MainWindow(QMainWindow):
         """Show the program on screen in the picker; a file gets one entry after the built-ins."""
         if recording is None:
             return
-        program, builtins = recording.program, len(_builtin_names())
+        program = recording.program
         if self._lens_path is None and self._is_builtin(program):
-            self.scenario_picker.setCurrentIndex(self.scenario_picker.findText(program.name))
+            self.scenario_picker.show_builtin(program.name)
             return
-        while self.scenario_picker.count() > builtins:
-            self.scenario_picker.removeItem(builtins)
         path = self._lens_path or program.path
         label = f"{program.name} ({path.name})" if path else f"{program.name} (edited)"
-        self.scenario_picker.addItem(label, str(path) if path else None)
-        self.scenario_picker.setCurrentIndex(builtins)
+        self.scenario_picker.show_file(label, str(path) if path else None)
 
     def _is_builtin(self, program: Program) -> bool:
         """The built-in program as shipped (not one with a fix or an edit applied)."""
