@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.ui import dialogs
 from app.ui.main_window import MainWindow
 from app.ui.settings import AppSettings
 
@@ -69,3 +70,20 @@ def test_a_recording_under_way_moves_nothing(qtbot, window):
     _settled(qtbot)
     assert {k: v for k, v in during.items() if v != before[k]} == {}
     assert _places(window) == before
+
+
+def test_an_empty_program_says_so_and_offers_nothing_to_play(qtbot, window, tmp_path, monkeypatch):
+    asked: list[str] = []
+    monkeypatch.setattr(dialogs, "ask", lambda parent, title, *rest: asked.append(title) or "Discard")
+    empty = tmp_path / "empty.py"
+    empty.write_text("# nothing yet\n")
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
+        window.load_program(str(empty))
+    recording = window.session.recording
+    assert len(recording.timeline) == 1 and len(recording.graph) == 0 and not recording.calls
+    assert not window.timeline_bar.play_button.isEnabled()
+    assert "nothing autograd records" in recording.timeline.steps[0].caption
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
+        window.load_program("two-losses")
+    assert window.timeline_bar.play_button.isEnabled()
+    assert asked == []  # opening a file and another program is no edit to save

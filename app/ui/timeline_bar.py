@@ -221,6 +221,7 @@ class TimelineBar(QWidget):
             button.setEnabled(not at_start)
         for button in (self.next_button, self.next_call_button, self.end_button):
             button.setEnabled(not at_end)
+        self.play_button.setEnabled(self._session.last_index > 0)  # one step: nothing to play
 
     def _on_slider_moved(self, value: int) -> None:
         self._session.go_to(value)

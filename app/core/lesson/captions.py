@@ -12,6 +12,11 @@ from app.core.model.values import Values
 
 __all__ = ["call_name", "format_bytes", "format_values", "node_title", "write_captions"]
 
+EMPTY_PROGRAM = (
+    "The program holds nothing autograd records: no tensor, no graph, no backward call. Type or "
+    "paste PyTorch code that calls backward(), or pick a built-in such as two-losses."
+)
+
 
 def node_title(node: GraphNode) -> str:
     return f"{node.name} ({node.label})" if node.label else node.name
@@ -137,6 +142,8 @@ class _Captioner:
         if grads and not added:
             more = [f"{len(grads) - LISTED} more"] if len(grads) > LISTED else []
             parts.append(f"set {_listed(grads[:LISTED] + more)}")
+        if not parts and step.line is None and not step.printed and len(self.graph) == 0 and not self.total:
+            return EMPTY_PROGRAM
         if not parts:
             parts.append("ran" if not step.printed else "printed " + repr(step.printed[-1][:60]))
         elif step.printed:
