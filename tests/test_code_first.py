@@ -13,11 +13,11 @@ from pytestqt.qtbot import QtBot
 from app.core import load_builtin, record
 from app.core.lesson.lines import first_step_of_line, node_origin, node_tooltip
 from app.core.model.program import Program
-from app.ui.code_edit import CodeEdit, error_colour
-from app.ui.code_panel import FAILED, MARKS_OFF, MARKS_OFF_SHORT, RUNNING, CodePanel
-from app.ui.editor import ProgramEditor
-from app.ui.python_highlighter import colour_for, token_spans
-from app.ui.session import Session
+from app.ui.editor.code_edit import CodeEdit, error_colour
+from app.ui.editor.code_panel import FAILED, MARKS_OFF, MARKS_OFF_SHORT, RUNNING, CodePanel
+from app.ui.editor.editor import ProgramEditor
+from app.ui.editor.python_highlighter import colour_for, token_spans
+from app.ui.runtime.session import Session
 
 TIMEOUT = 60_000
 
@@ -337,9 +337,9 @@ def test_create_graph_from_a_calls_line(qtbot: QtBot, session: Session, two_loss
 def window(qtbot: QtBot, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QApplication
 
-    from app.ui import dialogs
-    from app.ui.main_window import MainWindow
-    from app.ui.settings import AppSettings
+    from app.ui.runtime.settings import AppSettings
+    from app.ui.window import dialogs
+    from app.ui.window.main_window import MainWindow
 
     monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
     monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)

@@ -11,9 +11,9 @@ from app.render.labels import NODE_FONT_PX, drawn_slots
 from app.render.layout import layout_graph
 from app.render.picture import png_bytes
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, SLOT_TAGS
-from app.ui.graph_view import READABLE_NODE_PX, ZOOM_STEP, GraphView
-from app.ui.legend import Legend
-from app.ui.worker import NEVER
+from app.ui.graph.graph_view import READABLE_NODE_PX, ZOOM_STEP, GraphView
+from app.ui.panels.legend import Legend
+from app.ui.runtime.worker import NEVER
 
 
 @pytest.fixture(scope="module")

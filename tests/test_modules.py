@@ -104,7 +104,7 @@ def _check_states(view, recording, index):
 
 
 def test_collapse_expand_and_step_in_the_view(qtbot, recorded):
-    from app.ui.graph_view import GraphView
+    from app.ui.graph.graph_view import GraphView
 
     view = GraphView()
     qtbot.addWidget(view)
@@ -141,7 +141,7 @@ def test_collapse_expand_and_step_in_the_view(qtbot, recorded):
 
 
 def test_collapse_all_then_expand_all_comes_back_from_the_cache(qtbot, recorded):
-    from app.ui.graph_view import GraphView
+    from app.ui.graph.graph_view import GraphView
 
     view = GraphView()
     qtbot.addWidget(view)
@@ -159,7 +159,7 @@ def test_collapse_all_then_expand_all_comes_back_from_the_cache(qtbot, recorded)
 def test_a_double_click_on_a_frame_collapses_its_module_and_on_the_box_expands_it(qtbot, recorded):
     from PySide6.QtCore import QPoint, Qt
 
-    from app.ui.graph_view import GraphView
+    from app.ui.graph.graph_view import GraphView
 
     view = GraphView()
     qtbot.addWidget(view)

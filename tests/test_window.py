@@ -19,13 +19,13 @@ from app.core.lesson.captions import format_values
 from app.core.loading import builtin_names
 from app.core.toml_writer import to_toml
 from app.render.labels import NODE_FONT_PX
-from app.ui import dialogs
-from app.ui import slides as slides_module
-from app.ui import worker as worker_module
-from app.ui.excepthook import install_exception_handler
-from app.ui.graph_view import READABLE_NODE_PX
-from app.ui.main_window import MainWindow
-from app.ui.settings import AppSettings
+from app.ui.graph.graph_view import READABLE_NODE_PX
+from app.ui.runtime import worker as worker_module
+from app.ui.runtime.excepthook import install_exception_handler
+from app.ui.runtime.settings import AppSettings
+from app.ui.window import dialogs
+from app.ui.window import slides as slides_module
+from app.ui.window.main_window import MainWindow
 
 TIMEOUT = 30_000
 
@@ -48,7 +48,7 @@ def no_modal_dialogs(monkeypatch):
 def _no_widgets_of_earlier_files(qapp):
     """Windows and panels the earlier test files left behind (closed, never deleted) are deleted
     here, so that this file's windows start from an application holding only their own (each window
-    styles only itself: NOTE [a theme per window] in app/ui/theme.py)."""
+    styles only itself: NOTE [a theme per window] in app/ui/look/theme.py)."""
     import gc
 
     for widget in QApplication.topLevelWidgets():
@@ -176,7 +176,7 @@ def test_the_graph_view_is_made_after_the_windows_first_paint(qtbot, settings_pa
     """NOTE [fast start]: made in the wait for the child, but after the window's first frame."""
     import threading
 
-    from app.ui import after_paint
+    from app.ui.window import after_paint
 
     release = threading.Event()
     real = worker_module.record_program
@@ -738,7 +738,7 @@ def test_a_file_recorded_on_a_device_not_listed_here_shows_that_device(qtbot, op
 
 def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open_window, monkeypatch):
     monkeypatch.setattr(
-        "app.ui.device_selector._devices",
+        "app.ui.panels.device_selector._devices",
         lambda: [DeviceInfo("cpu", "CPU", True), DeviceInfo("cuda:0", "Test GPU (cuda:0)", True)],
     )
     window = open_window()
@@ -940,7 +940,7 @@ def test_export_torchviz_writes_make_dots_drawing_of_the_shown_program(
 ):
     from torchviz_oracle import first_call_make_dot, read_make_dot_source, same_drawing
 
-    from app.ui import torchviz_exporter
+    from app.ui.window import torchviz_exporter
 
     window = open_window()
     folder = tmp_path / "torchviz"
