@@ -709,7 +709,7 @@ def test_call_rows_reused_for_the_next_recording_show_what_new_ones_show(qtbot, 
         sites = call_sites(recording)
         calls = [site.call for site in sites]
         assert toggles.call_texts() == [
-            f"Line {c.line}: {c.text}" + (f"  ×{s.count}" if s.count > 1 else "")
+            f"Line {c.line}: {c.text}" + (f"  ×{s.calls}" if s.calls > 1 else "")
             for c, s in zip(calls, sites, strict=True)
         ]
         assert [b.text() for b in toggles.retain_boxes] == [retain_text(c) for c in calls]

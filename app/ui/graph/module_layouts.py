@@ -9,7 +9,7 @@ before is answered at once from the cache; a new one runs Graphviz on a thread o
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Hashable
 from functools import partial
 
 from PySide6.QtCore import QObject, Signal
@@ -36,7 +36,7 @@ class ModuleLayouts(QObject):
         self._cache: dict[frozenset[str], Layout] = {}
         self._pending: set[frozenset[str]] = set()
         self._arrived.connect(self._on_arrived)
-        self._held: set[tuple[int, frozenset[str]]] = set()  # GcPause keys of layouts on their thread
+        self._held: set[Hashable] = set()  # GcPause keys of layouts on their thread
         self.destroyed.connect(partial(GcPause.release_all, self._held))
 
     def reset(self, recording: Recording, layout: Layout) -> None:

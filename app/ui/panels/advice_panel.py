@@ -63,7 +63,7 @@ class AdvicePanel(FixesPanel):
         self._on_step_applied(self._session.index)
 
     @staticmethod
-    def find(recording: Recording, deadline: float) -> Lesson:
+    def find_lesson(recording: Recording, deadline: float) -> Lesson:
         advice = advice_for(recording)
         if advice is None:
             return Lesson([], [])

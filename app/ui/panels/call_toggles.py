@@ -35,11 +35,11 @@ class CallSite(NamedTuple):
     """One place in the program that made autograd calls: the first call there and how many."""
 
     call: Call
-    count: int
+    calls: int
 
     @property
     def label(self) -> str:
-        times = f"  ×{self.count}" if self.count > 1 else ""
+        times = f"  ×{self.calls}" if self.calls > 1 else ""
         return f"Line {self.call.line}: {self.call.text}{times}"
 
 

@@ -247,7 +247,7 @@ class ErrorPanel(FixesPanel):
         return "PyTorch refused this call; its message above says why."
 
     @staticmethod
-    def find(recording: Recording, deadline: float) -> Lesson:
+    def find_lesson(recording: Recording, deadline: float) -> Lesson:
         old = recording.program.code
         fixes = fixes_for(recording, deadline)
         return Lesson(fixes, ["\n".join(changed_lines(old, fix.code, fix.moved)) for fix in fixes])

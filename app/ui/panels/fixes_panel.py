@@ -49,7 +49,7 @@ def wrapped_label(name: str = "", role: str | None = None) -> QLabel:
 
 
 class FixesPanel(QFrame):
-    """Labels over edit buttons; ``_on_recording_applied`` / ``_on_step_applied`` / ``find`` /
+    """Labels over edit buttons; ``_on_recording_applied`` / ``_on_step_applied`` / ``find_lesson`` /
     ``_show_lesson`` are the subclass's.
 
     ``names``: the object names of the body, of the i-th button and of its changed lines
@@ -75,7 +75,7 @@ class FixesPanel(QFrame):
         self._fixes: list[Fix] = []
         self._changed: list[str] = []
         self._names = names
-        self._lesson = LessonWorker(type(self).find, self)
+        self._lesson = LessonWorker(type(self).find_lesson, self)
         self._lesson.ready.connect(self._on_lesson_ready)
         self.fix_buttons: list[QPushButton] = []
         self.fix_codes: list[QLabel] = []  # per edit: the lines it removes (-) and adds (+)
@@ -107,7 +107,7 @@ class FixesPanel(QFrame):
         raise NotImplementedError
 
     @staticmethod
-    def find(recording: Recording, deadline: float) -> Lesson | None:
+    def find_lesson(recording: Recording, deadline: float) -> Lesson | None:
         """The lesson of ``recording``, found by ``deadline`` (runs on a pool thread: no widgets)."""
         raise NotImplementedError
 
@@ -137,7 +137,7 @@ class FixesPanel(QFrame):
     def sizeHint(self) -> QSize:
         hint = super().sizeHint()
         body = self._scroll.widget()
-        if self.width() <= 0 or body.heightForWidth(self.width()) < 0:
+        if body is None or self.width() <= 0 or body.heightForWidth(self.width()) < 0:
             return hint
         return QSize(hint.width(), body.heightForWidth(self.width()) + 2 * self.frameWidth())
 

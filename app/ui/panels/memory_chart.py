@@ -14,6 +14,7 @@ offers the edit that lets them go: the rising line is the evidence it cites.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Property, QEvent, QPointF, QRectF, Qt, QTimer
@@ -51,7 +52,7 @@ def _bytes(n: float) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def named_stops(xs: list[float], widths: list[float], gap: float) -> list[int]:
+def named_stops(xs: Sequence[float], widths: Sequence[float], gap: float) -> list[int]:
     """Which call ends get their label, each right-aligned at its line: the last call always,
     then, right to left, every one whose label clears the next label named (calls close together
     wrote "call 1" over "call 2").

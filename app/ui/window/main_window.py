@@ -717,8 +717,9 @@ class MainWindow(QMainWindow):
     def menu_named(self, title: str) -> QMenu | None:
         """The menu bar's menu with this title (``"&View"``), or None."""
         for action in self.menuBar().actions():
-            if action.text() == title and action.menu() is not None:
-                return action.menu()
+            menu = action.menu()
+            if action.text() == title and isinstance(menu, QMenu):
+                return menu
         return None
 
     def _make_editor(self) -> None:
