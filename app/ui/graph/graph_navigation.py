@@ -1,5 +1,8 @@
 """Zoom, fit and find in the graph view, and keeping the graph fitted while nobody zoomed.
 
+The window's policy over the view's :class:`~app.ui.graph.camera.Camera` (its zoom and pan): the
+learner's commands, fitting again as the view changes size, following a step's node.
+
 # NOTE [auto fit]
 Until the learner zooms (keys, a plain wheel over the graph, finding a node),
 the graph stays fitted to its view: when the window, a dock or the presentation
@@ -66,39 +69,39 @@ class GraphNavigation(QObject):
     def zoom_in(self) -> None:
         if self._view is not None:
             self._learner_zoomed()
-            self._view.zoom_in()
+            self._view.camera.zoom_in()
 
     def zoom_out(self) -> None:
         if self._view is not None:
             self._learner_zoomed()
-            self._view.zoom_out()
+            self._view.camera.zoom_out()
 
     def fit(self) -> None:
         self._followed = None
         if self._view is not None:
             self.auto_fit = True  # and keep it fitted as the window changes size
-            self._view.fit()
+            self._view.camera.fit()
 
     def follow(self, node_id: str | None) -> None:
         """The node the shown step is about (an error step's failing node; following, a backward
         step's node or a line's newest one), or None: while the learner has not zoomed, show it
-        readable (``GraphView.show_readable``), else the whole graph."""
+        readable (``Camera.show_readable``), else the whole graph."""
         self._step_node = node_id
         if node_id == self._followed or self._view is None or not self.auto_fit:
             return
         self._followed = node_id
         if node_id is None:
-            self._view.fit()
+            self._view.camera.fit()
         else:
-            self._view.show_readable(node_id)
+            self._view.camera.show_readable(node_id)
 
     def _refit(self) -> None:
         if self._view is None or not self.auto_fit:
             return
         if self._followed is not None:
-            self._view.show_readable(self._followed)
+            self._view.camera.show_readable(self._followed)
         else:
-            self._view.fit()
+            self._view.camera.fit()
 
     def fit_soon(self, delay_ms: int = 0) -> None:
         """Fit again after the view changed size (full screen, presentation): as :meth:`fit`, but

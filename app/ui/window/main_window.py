@@ -712,7 +712,8 @@ class MainWindow(QMainWindow):
         view_menu = self.menu_named("&View")
         if view_menu is not None:  # the graph's module commands, beside its right-click menu
             view_menu.addSeparator()
-            view_menu.addActions([self.graph_view.collapse_all_action, self.graph_view.expand_all_action])
+            modules = self.graph_view.modules
+            view_menu.addActions([modules.collapse_all_action, modules.expand_all_action])
 
     def menu_named(self, title: str) -> QMenu | None:
         """The menu bar's menu with this title (``"&View"``), or None."""
