@@ -383,12 +383,13 @@ def test_window_keys_for_the_program(qtbot: QtBot, window) -> None:
     assert blocker.args[0].program.code == "" and window.editor.code_edit.text() == ""
 
 
-def test_a_late_sync_of_the_previous_recording_does_not_undo_ctrl_n(qtbot: QtBot, window) -> None:
-    previous = window.session.recording.program
+def test_a_late_recording_of_the_previous_program_does_not_undo_ctrl_n(qtbot: QtBot, window) -> None:
+    previous = window.session.recording
     window.commands.new.trigger()  # Ctrl+N: the empty program is asked for, not yet recorded
     assert window.editor.code_edit.text() == "" and window.session.program == Program("")
-    window._sync_editor(previous, modified=True)  # the previous recording's copy, arriving late
-    assert window.editor.code_edit.text() == ""
+    window.session.apply(previous, mode="keep")  # the previous program's recording, arriving late
+    assert window.editor.code_edit.text() == "" and window.editor.last_program() == Program("")
+    assert not window.editor.is_modified()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
         pass
     assert blocker.args[0].program.code == "" and window.editor.code_edit.text() == ""

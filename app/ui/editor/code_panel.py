@@ -1,5 +1,9 @@
 """The program: one code editor that also shows where the run is.
 
+One concept, kept in one file past 500 lines: the recording's lines laid over the text. The
+marks, the jump from a line number and the keyword menu of a call's line all read the same
+mapping, and all turn off together while the text is not the recorded one.
+
 The text is the program's code, as the learner typed or pasted it, and editable
 (:class:`~app.ui.editor.code_edit.CodeEdit`: line numbers, Python colours from the
 palette, errors underlined). At a forward step the mark is on the statement's

@@ -12,6 +12,12 @@ The code is the whole editor; the details live in a small dialog
 (:mod:`app.ui.editor.details_dialog`) behind the "Details…" button. The code box may
 be given (the window's :class:`~app.ui.editor.code_panel.CodePanel`, which also shows
 where the run is): then there is one code editor, not a second copy of the text.
+
+In the window the editor follows the :class:`~app.ui.runtime.session.Session`, which owns the
+program (:meth:`ProgramEditor.follow`): each valid edit goes to the session to be recorded, and a
+recording the editor did not ask for (a fix, a toggle, Undo, a file) brings the editor its
+name, path and details. Its text is written once, by the code panel, which shows the session's
+program itself.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
@@ -28,6 +35,10 @@ from app.core.model.program import Program
 from app.ui.editor.code_edit import CodeEdit, plain_text
 from app.ui.editor.details_dialog import DetailsDialog, ProgramDetails
 from app.ui.look.plain_text import plain, plain_tip
+
+if TYPE_CHECKING:
+    from app.core.model.recording import Recording
+    from app.ui.runtime.session import Session
 
 __all__ = [
     "DEBOUNCE_MS",
@@ -116,6 +127,7 @@ class ProgramEditor(QWidget):
         self._last_emitted: Program | None = None
         self._error: ScenarioError | None = None
         self._error_mark: ErrorMark | None = None
+        self._session: Session | None = None
         self.ask_details: AskDetails = DetailsDialog.ask  # the seam tests replace
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -129,6 +141,10 @@ class ProgramEditor(QWidget):
         """Show ``program``; it becomes the unmodified state (unless ``modified``)."""
         self._timer.stop()
         self.code_edit.write(program.code)  # not an edit (and nothing is written when it is there)
+        self._take(program, modified=modified)
+
+    def _take(self, program: Program, *, modified: bool) -> None:
+        """Everything of ``program`` but its text: details, path, the last program, no error."""
         self._details = ProgramDetails.of(program)
         self._path = program.path
         self._twin = program.twin
@@ -136,6 +152,30 @@ class ProgramEditor(QWidget):
         self._update_heading()
         self.clear_error()
         self.set_modified(modified)
+
+    def follow(self, session: Session) -> None:
+        """Edit ``session``'s program: valid edits are recorded by it, and its recordings of other
+        programs are taken in (their text is the code box's to write, a ``CodePanel``)."""
+        self._session = session
+        self.program_edited.connect(session.rerecord)
+        session.recording_applied.connect(self._on_recording_applied)
+        session.failed.connect(self._on_failed)
+        if session.recording is not None:
+            self.set_program(session.recording.program)
+
+    def _on_recording_applied(self, recording: Recording) -> None:
+        session, program = self._session, recording.program
+        if session is None or session.program is not program:
+            return  # a newer program was asked for meanwhile (Ctrl+N, an edit)
+        if program == self._last_emitted:
+            return  # this editor made it (the learner may have typed on since)
+        self._timer.stop()
+        self._take(program, modified=not session.opened)  # a fix or a toggle counts as unsaved
+
+    def _on_failed(self, message: str) -> None:
+        error = None if self._session is None else self._session.last_error
+        if isinstance(error, ScenarioError):
+            self.show_error(error)
 
     def new_program(self) -> Program:
         """Start from an empty program (nothing to save yet); returns it."""

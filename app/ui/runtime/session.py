@@ -69,6 +69,7 @@ class Session(QObject):
         self.layout_error: str | None = None
         self.shown: Any | None = None  # app.render.states.ShownStates of the recording, when prepared
         self.last_error: BaseException | None = None
+        self.opened = False  # the recording on screen was opened afresh, not a change of the last
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._on_tick)
         self._speed = 2.0
@@ -184,6 +185,7 @@ class Session(QObject):
         self._index = self._start_index(recording, mode)  # from the recording shown until now
         self._recording = recording
         self._state = None
+        self.opened = mode == "start"
         self.layout, self.layout_error, self.shown = layout, layout_error, shown
         self.last_error = None
         self.recording_applied.emit(recording)

@@ -11,6 +11,9 @@ every byte was written, so a failed save (read-only folder, full disk) leaves
 the old file exactly as it was. The editor stays modified after a failure, and
 nothing replaces modified edits without :meth:`FileController.maybe_discard`
 asking first. Every dialog goes through :mod:`app.ui.window.dialogs`.
+
+:class:`FileMenu` is the window's File menu over a controller, made with the editor after the
+first graph is painted (NOTE [fast start] in ``main_window.py``); until then its commands wait.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QIODevice, QObject, QSaveFile, QSettings, Signal
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QMenu, QWidget
 
 from app.core.model.errors import ScenarioError
 from app.core.model.program import Program
@@ -27,8 +30,9 @@ from app.core.resources import resource_path
 from app.core.toml_writer import to_toml
 from app.ui.editor.editor import ProgramEditor
 from app.ui.window import dialogs
+from app.ui.window.actions import WindowActions
 
-__all__ = ["MAX_RECENT", "RECENT_KEY", "FileController", "write_atomically"]
+__all__ = ["MAX_RECENT", "RECENT_KEY", "FileController", "FileMenu", "write_atomically"]
 
 MAX_RECENT = 8
 RECENT_KEY = "files/recent"
@@ -232,6 +236,51 @@ class FileController(QObject):
         self._settings.setValue(LAST_DIR_KEY, str(path.resolve().parent))
         self._settings.sync()
         self.recent_files_changed.emit()
+
+
+class FileMenu(QObject):
+    """New, Open, Save, Save As and Open Recent of ``commands``, run by the :class:`FileController`
+    that :meth:`attach` makes; ``opened`` hands on what was opened (a Program, or a ``.lens`` Path)."""
+
+    opened = Signal(object)
+
+    def __init__(self, window: QWidget, commands: WindowActions, settings: QSettings) -> None:
+        super().__init__(window)
+        self._window, self._commands, self._settings = window, commands, settings
+        self.controller: FileController | None = None
+        self.recent_menu = QMenu("Open &Recent", window)
+        self.recent_menu.aboutToShow.connect(self._update_recent_menu)
+        for action, run in (
+            (commands.new, FileController.new_program),
+            (commands.open, FileController.open_dialog),
+            (commands.save, FileController.save),
+            (commands.save_as, FileController.save_as),
+        ):
+            action.triggered.connect(lambda checked=False, run=run: self.controller and run(self.controller))
+
+    def attach(self, editor: ProgramEditor) -> FileController:
+        """The controller for ``editor``; the file commands work from now on."""
+        controller = self.controller = FileController(self._window, editor, self._settings)
+        controller.program_opened.connect(self.opened)
+        controller.recording_opened.connect(self.opened)
+        c = self._commands
+        for action in (c.new, c.open, c.save, c.save_as, c.details):
+            action.setEnabled(True)
+        return controller
+
+    def maybe_discard(self) -> bool:
+        """True when the program on screen may be replaced (nothing to lose, saved, or discarded)."""
+        return self.controller is None or self.controller.maybe_discard()
+
+    def _update_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        controller = self.controller
+        paths = controller.recent_files() if controller is not None else []
+        for path in paths:
+            action = self.recent_menu.addAction(str(path))
+            action.triggered.connect(lambda checked=False, p=path: controller and controller.open_path(p))
+        if not paths:
+            self.recent_menu.addAction("(no recent files)").setEnabled(False)
 
 
 def _file_text(path: Path, program: Program) -> str | None:

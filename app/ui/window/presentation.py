@@ -1,4 +1,5 @@
-"""The presentation layout (F5): the graph, the caption, the step counter and the code, large.
+"""The presentation layout (F5): the graph, the caption, the step counter and the code, large;
+and full screen (F11).
 
 Every other panel and the window's chrome (menus, toolbar, status bar, playback
 bar) are hidden; the keys still step, since the window's actions live on the
@@ -21,6 +22,7 @@ class Presentation(QObject):
     """Toggles ``window`` between its layout and the presentation one; ``chrome`` is hidden in it."""
 
     toggled = Signal(bool)
+    full_screen_toggled = Signal(bool)
 
     def __init__(self, window: QMainWindow, docks: DockLayout, chrome: list[QWidget]) -> None:
         super().__init__(window)
@@ -59,6 +61,12 @@ class Presentation(QObject):
             widget.show()
         self._hidden = []
         self.toggled.emit(False)
+
+    def toggle_full_screen(self) -> None:
+        """Full screen on or off; a maximized window is maximized again after it."""
+        window = self._window
+        window.setWindowState(window.windowState() ^ Qt.WindowState.WindowFullScreen)
+        self.full_screen_toggled.emit(window.isFullScreen())
 
     def layout_state(self) -> QByteArray:
         """The layout to remember: the one before the presentation, while it is on."""
