@@ -443,7 +443,7 @@ def layout_of(recording: Recording) -> Any:
 
 
 def make_graph_view(recording: Recording, layout: Any) -> Any:
-    from app.ui.graph_view import GraphView
+    from app.ui.graph.graph_view import GraphView
 
     keep_none_alive()
     view = GraphView()
@@ -548,8 +548,8 @@ class Window:
 
     @classmethod
     def open(cls, recording: Recording, layout: Any) -> Window:
-        from app.ui.main_window import MainWindow
-        from app.ui.settings import AppSettings
+        from app.ui.runtime.settings import AppSettings
+        from app.ui.window.main_window import MainWindow
 
         keep_none_alive()
         settings = AppSettings(str(Path(tempfile.mkdtemp(prefix="lens-bench-")) / "settings.ini"))
@@ -926,8 +926,8 @@ class GcPauses:
 def measure_heartbeat(scenario: Program, log: Callable[[str], None]) -> Responsiveness:
     """Load ``scenario`` through the window (worker thread: record + layout, then the view is filled
     on the GUI thread) while a 10 ms heartbeat runs; the largest gap between its ticks."""
-    from app.ui.main_window import MainWindow
-    from app.ui.settings import AppSettings
+    from app.ui.runtime.settings import AppSettings
+    from app.ui.window.main_window import MainWindow
 
     beat = Heartbeat()
     patched = _lift_worker_limits(beat)
@@ -1006,7 +1006,7 @@ def _lift_worker_limits(beat: Heartbeat) -> str:
     """The worker's default recording limit (30 s) and layout timeout (20 s) would refuse a big graph
     before its load can be observed. Replace the two seams it offers (module attributes) with the same
     calls under the benchmark's limits, marking the heartbeat's phase as each one ends."""
-    import app.ui.worker as worker_module
+    import app.ui.runtime.worker as worker_module
 
     def record_program(source: Program | str, device: str) -> Recording:
         from app.child.client import record_in_child  # the window's own path: the warm child
@@ -1219,7 +1219,7 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 100_000))  # torchviz recurses once per node
     machine = machine_info()
     record(chain_scenario(10))  # warm imports and torch's first-call paths
-    # As the window's worker does after its imports (NOTE [gc freeze] in app/ui/worker.py): full
+    # As the window's worker does after its imports (NOTE [gc freeze] in app/ui/runtime/worker.py): full
     # collections then skip torch's import-time objects instead of walking them mid-recording.
     gc.collect()
     gc.freeze()

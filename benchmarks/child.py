@@ -45,7 +45,7 @@ def measure_rerecord(runs: int) -> dict[str, Any]:
     from app.core.lesson.fixes import set_call_keyword
     from app.core.loading import load_program
     from app.core.recording.recorder import record
-    from app.ui.worker import layout_recording, prepare_shown
+    from app.ui.runtime.worker import layout_recording, prepare_shown
 
     program = load_program("rnn-no-detach")
     first_call = record(program).calls[0].call
@@ -85,7 +85,7 @@ def heartbeat_child(nodes: int) -> None:
     pool = ChildPool()
 
     def lift(beat: Any) -> str:
-        import app.ui.worker as worker_module
+        import app.ui.runtime.worker as worker_module
 
         def record_program(source: Any, device: str) -> Any:
             recording = record_in_child(source, device, pool=pool, recorder_limits=bench.BIG_LIMITS)

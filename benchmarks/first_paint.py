@@ -6,7 +6,7 @@ reading a line, next to spawning ``python -c "import torch"``. The window is sta
 the command line's ``gui`` command (the same code path as ``autograd-lens``), with one
 application-wide event filter that watches paints. The first picture is either the graph view's
 (its viewport painted while its scene draws the whole graph) or a big ``.lens`` file's preview
-(``app.ui.graph_preview``, painted while the recording is read: nothing can be stepped until
+(``app.ui.graph.graph_preview``, painted while the recording is read: nothing can be stepped until
 ``graph-ready``). For anything without a preview the two lines come together. Imports here stay
 as light as the app's own start: no torch.
 

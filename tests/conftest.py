@@ -51,7 +51,7 @@ def lens_reads(monkeypatch):
 
 @pytest.fixture
 def session(qtbot):
-    from app.ui.session import Session
+    from app.ui.runtime.session import Session
 
     made = Session()
     yield made
@@ -67,7 +67,7 @@ def _collect_between_tests():
     import sys
 
     yield
-    collector_module = sys.modules.get("app.ui.collector")
+    collector_module = sys.modules.get("app.ui.runtime.collector")
     collector = collector_module.GuiCollector.installed() if collector_module else None
     if collector is not None:
         collector.check()

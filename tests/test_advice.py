@@ -16,7 +16,7 @@ from app.core.loading import builtin_names, load_builtin
 from app.core.model.program import Program
 from app.core.model.recording import Recording
 from app.core.recording.recorder import record
-from app.ui.advice_panel import AdvicePanel
+from app.ui.panels.advice_panel import AdvicePanel
 from tests.oracle import run_plainly, same
 
 LOOP = """\
@@ -221,7 +221,7 @@ def test_applying_the_advice_records_the_twin_and_undo_brings_the_leak_back(qtbo
 
 
 def test_the_memory_chart_shows_the_advice_under_its_rising_line(qtbot, session, logged) -> None:
-    from app.ui.memory_chart import MemoryChart
+    from app.ui.panels.memory_chart import MemoryChart
 
     chart = MemoryChart(session)
     qtbot.addWidget(chart)

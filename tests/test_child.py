@@ -300,7 +300,7 @@ def test_the_window_records_in_the_child_never_here(qtbot, session, monkeypatch:
 def test_a_crash_in_the_child_leaves_the_window_working(
     qtbot, session, faulty: ChildPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.ui import worker as worker_module
+    from app.ui.runtime import worker as worker_module
 
     with qtbot.waitSignal(session.recording_applied, timeout=60_000):
         session.load("two-losses")

@@ -13,11 +13,11 @@ from pytestqt.qtbot import QtBot
 from app.core import load_builtin, record
 from app.core.lesson.lines import first_step_of_line, node_origin, node_tooltip
 from app.core.model.program import Program
-from app.ui.code_edit import CodeEdit, error_colour
-from app.ui.code_panel import FAILED, MARKS_OFF, MARKS_OFF_SHORT, RUNNING, CodePanel
-from app.ui.editor import ProgramEditor
-from app.ui.python_highlighter import colour_for, token_spans
-from app.ui.session import Session
+from app.ui.editor.code_edit import CodeEdit, error_colour
+from app.ui.editor.code_panel import FAILED, MARKS_OFF, MARKS_OFF_SHORT, RUNNING, CodePanel
+from app.ui.editor.editor import ProgramEditor
+from app.ui.editor.python_highlighter import colour_for, token_spans
+from app.ui.runtime.session import Session
 
 TIMEOUT = 60_000
 
@@ -337,9 +337,9 @@ def test_create_graph_from_a_calls_line(qtbot: QtBot, session: Session, two_loss
 def window(qtbot: QtBot, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QApplication
 
-    from app.ui import dialogs
-    from app.ui.main_window import MainWindow
-    from app.ui.settings import AppSettings
+    from app.ui.runtime.settings import AppSettings
+    from app.ui.window import dialogs
+    from app.ui.window.main_window import MainWindow
 
     monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
     monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
@@ -383,12 +383,13 @@ def test_window_keys_for_the_program(qtbot: QtBot, window) -> None:
     assert blocker.args[0].program.code == "" and window.editor.code_edit.text() == ""
 
 
-def test_a_late_sync_of_the_previous_recording_does_not_undo_ctrl_n(qtbot: QtBot, window) -> None:
-    previous = window.session.recording.program
+def test_a_late_recording_of_the_previous_program_does_not_undo_ctrl_n(qtbot: QtBot, window) -> None:
+    previous = window.session.recording
     window.commands.new.trigger()  # Ctrl+N: the empty program is asked for, not yet recorded
     assert window.editor.code_edit.text() == "" and window.session.program == Program("")
-    window._sync_editor(previous, modified=True)  # the previous recording's copy, arriving late
-    assert window.editor.code_edit.text() == ""
+    window.session.apply(previous, mode="keep")  # the previous program's recording, arriving late
+    assert window.editor.code_edit.text() == "" and window.editor.last_program() == Program("")
+    assert not window.editor.is_modified()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
         pass
     assert blocker.args[0].program.code == "" and window.editor.code_edit.text() == ""

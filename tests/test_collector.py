@@ -11,9 +11,9 @@ import pytest
 from PySide6.QtCore import QObject, QRunnable, QThreadPool
 
 from app.core.collection import collection_paused
-from app.ui.collector import CHECK_MS, PAUSED_CHECK_MS, YOUNG_WHILE_PAUSED, GuiCollector
-from app.ui.session import Session
-from app.ui.worker import GcPause
+from app.ui.runtime.collector import CHECK_MS, PAUSED_CHECK_MS, YOUNG_WHILE_PAUSED, GuiCollector
+from app.ui.runtime.session import Session
+from app.ui.runtime.worker import GcPause
 
 TIMEOUT = 10_000
 
@@ -117,10 +117,10 @@ def test_loads_in_the_window_leave_no_cycle_uncollected(qtbot, tmp_path, monkeyp
     are collected by the next full pass, and nothing frozen is a garbage cycle."""
     from test_timeline import tanh_chain_program
 
-    from app.ui import dialogs
-    from app.ui import worker as worker_module
-    from app.ui.main_window import MainWindow
-    from app.ui.settings import AppSettings
+    from app.ui.runtime import worker as worker_module
+    from app.ui.runtime.settings import AppSettings
+    from app.ui.window import dialogs
+    from app.ui.window.main_window import MainWindow
 
     monkeypatch.setattr(worker_module, "FREEZE_NODES", 1)  # every load is frozen once it is in
     monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
@@ -183,9 +183,9 @@ THEME_CHANGE = textwrap.dedent(
     """
     import gc, sys
     from PySide6.QtWidgets import QApplication, QLabel, QWidget
-    from app.ui.grad_panel import GradBars
-    from app.ui.session import Session
-    from app.ui.theme import apply_theme
+    from app.ui.panels.grad_panel import GradBars
+    from app.ui.runtime.session import Session
+    from app.ui.look.theme import apply_theme
 
     app = QApplication(sys.argv[:1])
     session = Session() if "--session" in sys.argv else None
@@ -236,7 +236,7 @@ def _offscreen() -> dict[str, str]:
 
 
 def test_a_lesson_waited_for_at_closing_holds_no_pause_after_it(qapp, two_losses):
-    from app.ui.lesson_worker import LessonWorker
+    from app.ui.runtime.lesson_worker import LessonWorker
 
     assert not GcPause.held()
     worker = LessonWorker(lambda recording, deadline: len(recording.timeline))

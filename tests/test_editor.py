@@ -13,8 +13,8 @@ from app.core.loading import builtin_names, load_builtin, program_from_dict
 from app.core.model.errors import ScenarioError
 from app.core.model.program import Program
 from app.core.recording.recorder import record
-from app.ui.details_dialog import DetailsDialog
-from app.ui.editor import ErrorMark, ProgramDetails, ProgramEditor, locate_error
+from app.ui.editor.details_dialog import DetailsDialog
+from app.ui.editor.editor import ErrorMark, ProgramDetails, ProgramEditor, locate_error
 
 HEAD = "import torch\n\nx = torch.tensor([1., 2.], requires_grad=True)\n"
 DEBOUNCE_WAIT = 600

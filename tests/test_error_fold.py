@@ -6,9 +6,9 @@ from PySide6.QtCore import QSize
 
 from app.core import record
 from app.core.loading import builtin_names, load_builtin
-from app.ui.error_panel import first_sentence
-from app.ui.main_window import MainWindow
-from app.ui.settings import AppSettings
+from app.ui.panels.error_panel import first_sentence
+from app.ui.runtime.settings import AppSettings
+from app.ui.window.main_window import MainWindow
 
 TIMEOUT = 30_000
 

@@ -27,11 +27,11 @@ from app.core.recording.recorder import record
 from app.core.toml_writer import to_toml
 from app.render import layout as layout_module
 from app.render.layout import INSTALL_HINT
-from app.ui import dialogs, file_actions
-from app.ui import worker as worker_module
-from app.ui.excepthook import install_exception_handler
-from app.ui.main_window import MainWindow
-from app.ui.settings import AppSettings
+from app.ui.runtime import worker as worker_module
+from app.ui.runtime.excepthook import install_exception_handler
+from app.ui.runtime.settings import AppSettings
+from app.ui.window import dialogs, file_actions
+from app.ui.window.main_window import MainWindow
 
 TIMEOUT = 30_000
 SEED = load_builtin("two-losses").code

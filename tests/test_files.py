@@ -19,10 +19,10 @@ from pytestqt.qtbot import QtBot
 from app.core.loading import load_builtin, load_file, parse_scenario
 from app.core.model.program import Program
 from app.core.toml_writer import to_toml
-from app.ui import dialogs, file_actions
-from app.ui.editor import ProgramEditor
-from app.ui.excepthook import install_exception_handler
-from app.ui.file_actions import MAX_RECENT, FileController, write_atomically
+from app.ui.editor.editor import ProgramEditor
+from app.ui.runtime.excepthook import install_exception_handler
+from app.ui.window import dialogs, file_actions
+from app.ui.window.file_actions import MAX_RECENT, FileController, write_atomically
 
 
 @dataclass
@@ -476,7 +476,7 @@ def test_an_exception_in_a_slot_is_shown_logged_and_survived(
     emitter.fired.connect(handled.append)
     uninstall = install_exception_handler(shown.append)
     try:
-        with caplog.at_level(logging.ERROR, logger="app.ui.excepthook"):
+        with caplog.at_level(logging.ERROR, logger="app.ui.runtime.excepthook"):
             emitter.fired.emit(1)
             qtbot.wait(10)  # the event loop keeps running
             emitter.fired.emit(2)

@@ -11,9 +11,11 @@ from app.render.labels import NODE_FONT_PX, drawn_slots
 from app.render.layout import layout_graph
 from app.render.picture import png_bytes
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, SLOT_TAGS
-from app.ui.graph_view import READABLE_NODE_PX, ZOOM_STEP, GraphView
-from app.ui.legend import Legend
-from app.ui.worker import NEVER
+from app.ui.graph.camera import READABLE_NODE_PX, ZOOM_STEP
+from app.ui.graph.graph_view import GraphView
+from app.ui.graph.pointer import tip_at
+from app.ui.panels.legend import Legend
+from app.ui.runtime.worker import NEVER
 
 
 @pytest.fixture(scope="module")
@@ -182,15 +184,15 @@ def test_stepping_back_shows_the_same_as_stepping_forward(make_view):
 
 def test_zoom_in_out_and_fit(make_view):
     view, _ = make_view("two-losses")
-    start = view.zoom
-    view.zoom_in()
-    assert view.zoom == pytest.approx(start * ZOOM_STEP)
-    view.zoom_out()
-    view.zoom_out()
-    assert view.zoom == pytest.approx(start / ZOOM_STEP)
+    start = view.camera.zoom
+    view.camera.zoom_in()
+    assert view.camera.zoom == pytest.approx(start * ZOOM_STEP)
+    view.camera.zoom_out()
+    view.camera.zoom_out()
+    assert view.camera.zoom == pytest.approx(start / ZOOM_STEP)
     for _ in range(40):
-        view.zoom_in()
-    view.fit()
+        view.camera.zoom_in()
+    view.camera.fit()
     shown = view.mapToScene(view.viewport().rect()).boundingRect()
     scene_rect = view.graph_scene.sceneRect()
     assert shown.adjusted(-2, -2, 2, 2).contains(scene_rect)
@@ -213,25 +215,25 @@ def _wheel(view: GraphView, dy: int, modifiers=Qt.KeyboardModifier.NoModifier) -
 
 def test_wheel_zooms_but_ctrl_wheel_is_left_to_the_window(make_view):
     view, _ = make_view("two-losses")
-    start = view.zoom
+    start = view.camera.zoom
     _wheel(view, 120)
-    assert view.zoom == pytest.approx(start * ZOOM_STEP)
+    assert view.camera.zoom == pytest.approx(start * ZOOM_STEP)
     _wheel(view, -240)
-    assert view.zoom == pytest.approx(start / ZOOM_STEP)
-    before = view.zoom
+    assert view.camera.zoom == pytest.approx(start / ZOOM_STEP)
+    before = view.camera.zoom
     _wheel(view, 120, Qt.KeyboardModifier.ControlModifier)
-    assert view.zoom == pytest.approx(before)
+    assert view.camera.zoom == pytest.approx(before)
 
 
 def test_saved_value_text_hidden_when_zoomed_far_out(make_view):
     view, _ = make_view("two-losses")
-    view.fit()
-    assert view.details_visible
+    view.camera.fit()
+    assert view.camera.details_visible
     for _ in range(30):
-        view.zoom_out()
-    assert not view.details_visible
-    view.fit()
-    assert view.details_visible
+        view.camera.zoom_out()
+    assert not view.camera.details_visible
+    view.camera.fit()
+    assert view.camera.details_visible
 
 
 def test_level_of_detail_drops_text_but_keeps_state_colour(make_view):
@@ -273,13 +275,13 @@ def test_level_of_detail_drops_text_but_keeps_state_colour(make_view):
 def test_find_node_selects_centres_and_cycles(make_view):
     view, rec = make_view("two-losses")
     for _ in range(10):
-        view.zoom_out()
+        view.camera.zoom_out()
     found = view.find_node("powbackward")
     assert found == _node_named(rec, "PowBackward0")
     assert view.selected_node == found and view.node_item(found).selected
     visible = view.mapToScene(view.viewport().rect()).boundingRect()
     assert visible.contains(view.node_item(found).sceneBoundingRect())
-    assert view.details_visible  # zoomed in far enough to read it
+    assert view.camera.details_visible  # zoomed in far enough to read it
     sums = {n.id for n in rec.graph.nodes if n.name == "SumBackward0"}
     first = view.find_node("SumBackward0")
     second = view.find_node("SumBackward0")
@@ -422,8 +424,8 @@ def test_proxies_mirror_their_node_and_lead_to_it(qtbot, deep):
         for proxy in proxies:
             assert proxy.state == view.node_item(w).state
             assert proxy.opacity() == view.node_item(w).opacity()
-    view.zoom_in()
-    view.zoom_in()
+    view.camera.zoom_in()
+    view.camera.zoom_in()
     proxy = proxies[0]
     view.centerOn(proxy)
     with qtbot.waitSignal(view.node_clicked, timeout=2000) as blocker:
@@ -437,15 +439,15 @@ def test_proxies_mirror_their_node_and_lead_to_it(qtbot, deep):
 def test_zoomed_far_out_hides_saved_value_boxes(make_view):
     view, _ = make_view("two-losses")
     scene = view.graph_scene
-    assert view.boxes_visible and all(item.isVisible() for item in scene.slots.values())
-    while view.boxes_visible:
-        view.zoom_out()
-    assert view.zoom >= scene.overview_zoom  # small boxes go well before the overview
+    assert view.camera.boxes_visible and all(item.isVisible() for item in scene.slots.values())
+    while view.camera.boxes_visible:
+        view.camera.zoom_out()
+    assert view.camera.zoom >= scene.overview_zoom  # small boxes go well before the overview
     assert not any(item.isVisible() for item in scene.slots.values())
     assert not any(line.isVisible() for line in scene.slot_edges.values())
     assert all(item.isVisible() for item in scene.nodes.values())  # nodes stay
-    view.fit()
-    assert view.boxes_visible and all(item.isVisible() for item in scene.slots.values())
+    view.camera.fit()
+    assert view.camera.boxes_visible and all(item.isVisible() for item in scene.slots.values())
 
 
 def test_progressive_build_ends_equal_to_a_direct_build(qtbot, deep):
@@ -503,7 +505,7 @@ def test_a_progressive_model_goes_on_screen_at_the_next_tick_fitted(qtbot, deep,
     old = view.scene()
     view.set_model(rec, lay, progressive=True)
     assert view.building and view.scene() is old and view.graph_scene is not old
-    view.fit()  # the window asks for a fit once its page has its size: done when shown
+    view.camera.fit()  # the window asks for a fit once its page has its size: done when shown
     qtbot.waitUntil(lambda: view.scene() is view.graph_scene, timeout=5000)
     shown = view.mapToScene(view.viewport().rect()).boundingRect()
     assert shown.adjusted(-2, -2, 2, 2).contains(view.graph_scene.sceneRect())
@@ -522,9 +524,9 @@ def test_progressive_build_stays_fitted_unless_the_user_zoomed(qtbot, deep):
     assert shown.adjusted(-2, -2, 2, 2).contains(view.graph_scene.sceneRect())
     with qtbot.waitSignal(view.model_ready, timeout=20000):
         view.set_model(rec, lay, progressive=True)
-        view.zoom_in()  # the learner zooms while it builds: the view must not jump back to fit
-        zoom = view.zoom
-    assert view.zoom == pytest.approx(zoom)
+        view.camera.zoom_in()  # the learner zooms while it builds: the view must not jump back to fit
+        zoom = view.camera.zoom
+    assert view.camera.zoom == pytest.approx(zoom)
 
 
 def _visible(view: GraphView):
@@ -536,17 +538,19 @@ def test_show_readable_zooms_in_on_a_node_only_where_the_fitted_graph_is_too_sma
     failing = rec.failed.failed_node
     big = _shown_view(qtbot, 1200, 900)
     big.set_model(rec, lay)
-    assert not big.show_readable(failing)  # readable fitted: the whole graph stays
-    assert big.reading is None and _visible(big).adjusted(-2, -2, 2, 2).contains(big.graph_scene.sceneRect())
+    assert not big.camera.show_readable(failing)  # readable fitted: the whole graph stays
+    assert big.camera.reading is None and _visible(big).adjusted(-2, -2, 2, 2).contains(
+        big.graph_scene.sceneRect()
+    )
     small = _shown_view(qtbot, 220, 130)
     small.set_model(rec, lay)
-    small.fit()
-    assert small.zoom * NODE_FONT_PX < READABLE_NODE_PX  # fitted, its names are too small to read
-    assert small.show_readable(failing) and small.reading == failing
-    assert small.zoom * NODE_FONT_PX >= READABLE_NODE_PX
+    small.camera.fit()
+    assert small.camera.zoom * NODE_FONT_PX < READABLE_NODE_PX  # fitted, its names are too small to read
+    assert small.camera.show_readable(failing) and small.camera.reading == failing
+    assert small.camera.zoom * NODE_FONT_PX >= READABLE_NODE_PX
     assert _visible(small).contains(small.node_item(failing).sceneBoundingRect())
-    small.zoom_in()  # the learner's zoom ends it
-    assert small.reading is None
+    small.camera.zoom_in()  # the learner's zoom ends it
+    assert small.camera.reading is None
 
 
 def test_showing_one_node_readable_after_another_pans_without_fitting_between(qtbot, deep, monkeypatch):
@@ -555,21 +559,21 @@ def test_showing_one_node_readable_after_another_pans_without_fitting_between(qt
     rec, lay = deep
     view = _shown_view(qtbot, 100, 60)
     view.set_model(rec, lay)
-    view.fit()
-    fitted = view.zoom
-    assert view._fit_zoom() == pytest.approx(fitted)
-    assert view.overview  # so small, fitted, that boxes are dots
+    view.camera.fit()
+    fitted = view.camera.zoom
+    assert view.camera.fit_zoom() == pytest.approx(fitted)
+    assert view.camera.overview  # so small, fitted, that boxes are dots
     first, second = rec.graph.nodes[0].id, rec.graph.nodes[-1].id
-    assert view.show_readable(first)
+    assert view.camera.show_readable(first)
     toggles: list[bool] = []
     original = view.graph_scene.set_overview
     monkeypatch.setattr(view.graph_scene, "set_overview", lambda on: (toggles.append(on), original(on)))
-    zoom = view.zoom
-    assert view.show_readable(second) and view.reading == second
-    assert view.zoom == pytest.approx(zoom) and True not in toggles
+    zoom = view.camera.zoom
+    assert view.camera.show_readable(second) and view.camera.reading == second
+    assert view.camera.zoom == pytest.approx(zoom) and True not in toggles
     assert _visible(view).intersects(view.node_item(second).sceneBoundingRect())  # a tiny view: part of it
-    view.fit()
-    assert view.zoom == pytest.approx(fitted) and view.reading is None
+    view.camera.fit()
+    assert view.camera.zoom == pytest.approx(fitted) and view.camera.reading is None
 
 
 def test_show_readable_asked_while_a_big_graph_builds_holds_once_it_is_shown(qtbot, deep):
@@ -578,17 +582,17 @@ def test_show_readable_asked_while_a_big_graph_builds_holds_once_it_is_shown(qtb
     view = _shown_view(qtbot, 300, 200)
     view.set_palette("projector")  # bigger text: the first slice spreads the layout out
     view.set_model(rec, lay, progressive=True)
-    assert not view.show_readable(node)  # not on screen yet: done when it is
+    assert not view.camera.show_readable(node)  # not on screen yet: done when it is
     qtbot.waitUntil(lambda: view.scene() is view.graph_scene, timeout=5000)
-    assert view.reading == node
+    assert view.camera.reading == node
     qtbot.waitUntil(lambda: not view.building, timeout=20000)
-    assert view.graph_scene.spread > 1.0 and view.reading == node
+    assert view.graph_scene.spread > 1.0 and view.camera.reading == node
     assert _visible(view).contains(view.node_item(node).sceneBoundingRect())
 
 
 def _zoom_to_overview(view) -> None:
-    while not view.overview:
-        view.zoom_out()
+    while not view.camera.overview:
+        view.camera.zoom_out()
 
 
 def test_overview_hides_the_items_and_draws_every_node_in_its_state_colours(make_view):
@@ -602,7 +606,7 @@ def test_overview_hides_the_items_and_draws_every_node_in_its_state_colours(make
         return (item.style.border if pale else item.style.fill).lower()
 
     _zoom_to_overview(view)
-    assert view.zoom < scene.overview_zoom
+    assert view.camera.zoom < scene.overview_zoom
     assert not any(item.isVisible() for item in (*scene.nodes.values(), *scene.edges.values()))
     for index in range(len(rec.timeline)):
         view.show_state(rec.timeline.state(index))
@@ -615,8 +619,8 @@ def test_overview_hides_the_items_and_draws_every_node_in_its_state_colours(make
     for item in scene.nodes.values():
         centre = view.mapFromScene(item.scenePos())
         assert image.pixelColor(centre).name() == dot_colour(item)
-    view.fit()
-    assert not view.overview and all(item.isVisible() for item in scene.nodes.values())
+    view.camera.fit()
+    assert not view.camera.overview and all(item.isVisible() for item in scene.nodes.values())
 
 
 def test_pictures_show_every_box_whatever_the_view_hides(make_view, tmp_path):
@@ -629,7 +633,7 @@ def test_pictures_show_every_box_whatever_the_view_hides(make_view, tmp_path):
     assert scene.overview and not scene.details  # as the view left them
     fitted = tmp_path / "fitted.png"
     view.export_png(tmp_path / "overview.png")
-    view.fit()
+    view.camera.fit()
     view.export_png(fitted)
     assert (tmp_path / "overview.png").read_bytes() == fitted.read_bytes()
 
@@ -772,7 +776,7 @@ def test_hovering_a_node_names_the_line_and_iteration_that_made_it(qtbot, rnn):
     assert {len(n.loops) for n in rec.graph.nodes} == {1}  # every node made inside the loop
     for node in rec.graph.nodes:
         (loop,) = node.loops
-        text = view.tip_at(view.mapFromScene(view.node_item(node.id).scenePos()))
+        text = tip_at(view, view.mapFromScene(view.node_item(node.id).scenePos()))
         assert f"made by line {node.line}, iteration {loop.index + 1} of {loop.count}\n" in text
         state = view.node_item(node.id).state
         assert text.splitlines()[-1].startswith(NODE_TAGS[state] or state)
@@ -788,7 +792,7 @@ def test_hovering_a_saved_value_names_its_slot_state_and_version(qtbot):
     item = view.slot_item(sigmoid, "result")
     view.select_node(sigmoid)
     view.show_state(rec.timeline.state(0))
-    assert "saved at v0\n" in view.tip_at(view.mapFromScene(item.scenePos())) + "\n"
+    assert "saved at v0\n" in tip_at(view, view.mapFromScene(item.scenePos())) + "\n"
     modified = next(i for i in range(len(rec.timeline)) if rec.timeline.state(i).versions.get(item.key))
     view.show_state(rec.timeline.state(modified))
     text = _hover(qtbot, view, item)
@@ -799,7 +803,7 @@ def test_hovering_a_saved_value_names_its_slot_state_and_version(qtbot):
 
 def test_hovering_between_boxes_shows_no_tooltip(make_view):
     view, _ = make_view("two-losses")
-    assert view.tip_at(view.mapFromScene(view.graph_scene.sceneRect().topLeft())) == ""
+    assert tip_at(view, view.mapFromScene(view.graph_scene.sceneRect().topLeft())) == ""
 
 
 def test_hovering_an_overview_dot_names_its_node(qtbot, rnn):
@@ -809,8 +813,8 @@ def test_hovering_an_overview_dot_names_its_node(qtbot, rnn):
     _zoom_to_overview(view)
     for node in rec.graph.nodes:
         dot = view.mapFromScene(view.graph_scene.nodes[node.id].scenePos())
-        assert view.tip_at(dot).startswith(f"{node.name}")
-        assert f"made by line {node.line}, iteration {node.loops[0].index + 1} " in view.tip_at(dot)
+        assert tip_at(view, dot).startswith(f"{node.name}")
+        assert f"made by line {node.line}, iteration {node.loops[0].index + 1} " in tip_at(view, dot)
 
 
 # -- saved values too small for their text ---------------------------------------------

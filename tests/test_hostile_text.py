@@ -37,9 +37,9 @@ from app.core.recording.recorder import record
 from app.core.report import to_table
 from app.core.terminal import terminal_text
 from app.core.toml_writer import toml_string
-from app.ui.breakable import breakable, breakable_code, code_breaks
-from app.ui.plain_text import plain_tip
-from app.ui.python_highlighter import token_spans
+from app.ui.editor.python_highlighter import token_spans
+from app.ui.look.breakable import breakable, breakable_code, code_breaks
+from app.ui.look.plain_text import plain_tip
 
 RUN = 200_000  # characters of hostile text per call
 DEADLINE_S = 5.0  # per call, in a process of its own: linear takes well under a second
@@ -206,9 +206,9 @@ def test_a_window_opening_a_hostile_recording_steps_while_its_fixes_are_found(
     opened as a ``.lens``: the fixes are found on a pool thread, held here until the test has
     stepped through the whole recording, then shown."""
     from app.core.lens import save_lens
-    from app.ui import error_panel
-    from app.ui.main_window import MainWindow
-    from app.ui.settings import AppSettings
+    from app.ui.panels import error_panel
+    from app.ui.runtime.settings import AppSettings
+    from app.ui.window.main_window import MainWindow
 
     recording = record(Program(HOSTILE.format(spaces=" " * 20_000), name="hostile"))
     assert recording.failed is not None and len(recording.program.code.splitlines()) == 12
@@ -332,8 +332,8 @@ def test_a_recordings_tags_show_as_text_in_every_label(qtbot, tmp_path) -> None:
     from PySide6.QtWidgets import QLabel
 
     from app.core.lens import save_lens
-    from app.ui.main_window import MainWindow
-    from app.ui.settings import AppSettings
+    from app.ui.runtime.settings import AppSettings
+    from app.ui.window.main_window import MainWindow
 
     rec = record(Program(TAGGED, name="tagged", title="<b>bold</b> title"))
     nodes = tuple(replace(n, name=f"<i>{n.name}</i>") for n in rec.graph.nodes)

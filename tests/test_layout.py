@@ -16,9 +16,9 @@ import pytest
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtWidgets import QApplication
 
-from app.ui.main_window import MainWindow
-from app.ui.screen_fit import MIN_WINDOW, clamp_geometry, dock_plan, fresh_geometry
-from app.ui.settings import AppSettings
+from app.ui.runtime.settings import AppSettings
+from app.ui.window.main_window import MainWindow
+from app.ui.window.screen_fit import MIN_WINDOW, clamp_geometry, dock_plan, fresh_geometry
 
 TIMEOUT = 30_000
 ROOMS = {"projector": (1280, 720), "laptop": (1366, 768)}

@@ -1,4 +1,4 @@
-"""Layout fences (NOTE [layout fences] in app/ui/layout_fence.py): a panel's text changes stay
+"""Layout fences (NOTE [layout fences] in app/ui/window/layout_fence.py): a panel's text changes stay
 inside the fence unless the panel needs more room; the panel is always shown whole."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from app.ui.layout_fence import LayoutFence
+from app.ui.window.layout_fence import LayoutFence
 
 STYLE = "QLabel { font-size: 14pt; padding: 0px; margin: 0px; }"
 

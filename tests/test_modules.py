@@ -104,7 +104,7 @@ def _check_states(view, recording, index):
 
 
 def test_collapse_expand_and_step_in_the_view(qtbot, recorded):
-    from app.ui.graph_view import GraphView
+    from app.ui.graph.graph_view import GraphView
 
     view = GraphView()
     qtbot.addWidget(view)
@@ -113,11 +113,11 @@ def test_collapse_expand_and_step_in_the_view(qtbot, recorded):
     view.set_model(recorded, layout_graph(recorded.graph), shown=ShownStates(recorded))
     last = len(recorded.timeline) - 1
     _check_states(view, recorded, last)
-    group = next(g for g in view.module_groups if g.module == "model.2")
+    group = next(g for g in view.modules.groups if g.module == "model.2")
     with qtbot.waitSignal(view.modules_changed, timeout=30_000):
-        view.collapse(group.name)
-    assert view.collapsed == {group.name}
-    box = view.module_box(group.name)
+        view.modules.collapse(group.name)
+    assert view.modules.collapsed == {group.name}
+    box = view.modules.box(group.name)
     assert box is not None
     nodes = _nodes_of(recorded, group)
     saved = sum(slot.nbytes or 0 for node in nodes for slot in node.tensor_slots)
@@ -133,33 +133,33 @@ def test_collapse_expand_and_step_in_the_view(qtbot, recorded):
     order = ("modified", "freed", "retained", "alive")
     assert slot_item.state == next(s for s in order if s in worst)
     with qtbot.waitSignal(view.modules_changed, timeout=30_000):
-        view.expand(group.name)
-    assert view.collapsed == frozenset() and view.module_box(group.name) is None
+        view.modules.expand(group.name)
+    assert view.modules.collapsed == frozenset() and view.modules.box(group.name) is None
     assert {n.id for n in nodes} <= set(view.graph_scene.nodes)
     for index in range(len(recorded.timeline)):
         _check_states(view, recorded, index)
 
 
 def test_collapse_all_then_expand_all_comes_back_from_the_cache(qtbot, recorded):
-    from app.ui.graph_view import GraphView
+    from app.ui.graph.graph_view import GraphView
 
     view = GraphView()
     qtbot.addWidget(view)
     view.set_model(recorded, layout_graph(recorded.graph), shown=ShownStates(recorded))
-    assert view.collapse_all_action.isEnabled() and not view.expand_all_action.isEnabled()
+    assert view.modules.collapse_all_action.isEnabled() and not view.modules.expand_all_action.isEnabled()
     with qtbot.waitSignal(view.modules_changed, timeout=30_000):
-        view.collapse_all_action.trigger()
-    assert view.collapsed == {g.name for g in view.module_groups}
-    assert view.expand_all_action.isEnabled() and not view.collapse_all_action.isEnabled()
+        view.modules.collapse_all_action.trigger()
+    assert view.modules.collapsed == {g.name for g in view.modules.groups}
+    assert view.modules.expand_all_action.isEnabled() and not view.modules.collapse_all_action.isEnabled()
     with qtbot.waitSignal(view.modules_changed, timeout=1_000):  # laid out before: no Graphviz run
-        view.expand_all_action.trigger()
-    assert view.collapsed == frozenset()
+        view.modules.expand_all_action.trigger()
+    assert view.modules.collapsed == frozenset()
 
 
 def test_a_double_click_on_a_frame_collapses_its_module_and_on_the_box_expands_it(qtbot, recorded):
     from PySide6.QtCore import QPoint, Qt
 
-    from app.ui.graph_view import GraphView
+    from app.ui.graph.graph_view import GraphView
 
     view = GraphView()
     qtbot.addWidget(view)
@@ -169,13 +169,13 @@ def test_a_double_click_on_a_frame_collapses_its_module_and_on_the_box_expands_i
     view.set_model(recorded, layout_graph(recorded.graph), shown=ShownStates(recorded))
     frame = next(f for f in view.graph_scene.clusters.values() if f.module)
     inside = view.mapFromScene(frame.frame_rect.bottomLeft()) + QPoint(6, -6)  # in the frame, off its boxes
-    assert view.group_at(inside) == frame.module
+    assert view.modules.group_at(inside) == frame.module
     with qtbot.waitSignal(view.modules_changed, timeout=30_000):
         qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=inside)
-    assert view.collapsed == {frame.module}
-    box = view.module_box(frame.module)
+    assert view.modules.collapsed == {frame.module}
+    box = view.modules.box(frame.module)
     with qtbot.waitSignal(view.modules_changed, timeout=30_000):
         qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(box.scenePos()))
-    assert view.collapsed == frozenset()
-    labels = [a.text() for a in view.module_menu(view.mapFromScene(box.scenePos())).actions()]
+    assert view.modules.collapsed == frozenset()
+    labels = [a.text() for a in view.modules.menu(view.mapFromScene(box.scenePos())).actions()]
     assert "Collapse all modules" in labels

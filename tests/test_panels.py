@@ -23,21 +23,21 @@ from app.core.lesson.fixes import changed_lines, fixes_for
 from app.core.model.program import Program
 from app.core.model.timeline import Timeline
 from app.core.model.values import Values
-from app.ui import device_selector as device_selector_module
-from app.ui import theme
-from app.ui.breakable import unbroken
-from app.ui.call_toggles import UNSET_TIP, CallToggles, call_sites, retain_text
-from app.ui.caption_bar import CaptionBar
-from app.ui.code_panel import CodePanel
-from app.ui.device_selector import DeviceSelector
-from app.ui.error_panel import ErrorPanel
-from app.ui.grad_panel import MAX_BARS, GradPanel
-from app.ui.memory_chart import MemoryChart
-from app.ui.node_details import NodeDetails
-from app.ui.session import Session
-from app.ui.settings import AppSettings
-from app.ui.step_counter import StepCounter
-from app.ui.timeline_bar import TimelineBar
+from app.ui.editor.code_panel import CodePanel
+from app.ui.look import theme
+from app.ui.look.breakable import unbroken
+from app.ui.panels import device_selector as device_selector_module
+from app.ui.panels.call_toggles import UNSET_TIP, CallToggles, call_sites, retain_text
+from app.ui.panels.caption_bar import CaptionBar
+from app.ui.panels.device_selector import DeviceSelector
+from app.ui.panels.error_panel import ErrorPanel
+from app.ui.panels.grad_panel import MAX_BARS, GradPanel
+from app.ui.panels.memory_chart import MemoryChart
+from app.ui.panels.node_details import NodeDetails
+from app.ui.panels.step_counter import StepCounter
+from app.ui.panels.timeline_bar import TimelineBar
+from app.ui.runtime.session import Session
+from app.ui.runtime.settings import AppSettings
 
 
 def _panel(qtbot, cls, session):
@@ -476,7 +476,7 @@ def test_memory_chart_draws_the_recorded_bytes_and_marks_the_step(qtbot, session
 def test_a_long_memory_series_is_drawn_a_turn_after_the_first_paint(qtbot, session, two_losses, monkeypatch):
     """NOTE [chart cache]: the first paint shows the title and marker, a timer then draws the series,
     the same picture as drawing it at once."""
-    import app.ui.memory_chart as chart_module
+    import app.ui.panels.memory_chart as chart_module
 
     at_once = _panel(qtbot, MemoryChart, session)
     at_once.resize(400, 200)
@@ -709,7 +709,7 @@ def test_call_rows_reused_for_the_next_recording_show_what_new_ones_show(qtbot, 
         sites = call_sites(recording)
         calls = [site.call for site in sites]
         assert toggles.call_texts() == [
-            f"Line {c.line}: {c.text}" + (f"  ×{s.count}" if s.count > 1 else "")
+            f"Line {c.line}: {c.text}" + (f"  ×{s.calls}" if s.calls > 1 else "")
             for c, s in zip(calls, sites, strict=True)
         ]
         assert [b.text() for b in toggles.retain_boxes] == [retain_text(c) for c in calls]
@@ -750,7 +750,7 @@ def test_device_selector_offers_every_reported_device(qtbot, session, two_losses
         DeviceInfo("cuda:1", "Small GPU (cuda:1)", True),
         DeviceInfo("mps", "Apple GPU (MPS)", False, "MPS needs macOS"),
     ]
-    monkeypatch.setattr("app.ui.device_selector._devices", lambda: fake)
+    monkeypatch.setattr("app.ui.panels.device_selector._devices", lambda: fake)
     selector = _panel(qtbot, DeviceSelector, session)
     session.apply(two_losses)
     assert selector.device_names() == ["cpu", "cuda:0", "cuda:1", "mps"]
@@ -826,7 +826,7 @@ def test_memory_chart_columns_keep_every_peak() -> None:
     """Thousands of steps are drawn one pixel column each, as the largest value it covers."""
     import random
 
-    from app.ui.memory_chart import _columns
+    from app.ui.panels.memory_chart import _columns
 
     assert _columns([1, 5, 2, 2, 9, 0], 3) == [5, 2, 9]
     assert _columns([1, 2], 10) == [1, 2]  # fewer steps than columns: drawn as they are
@@ -845,7 +845,7 @@ def test_a_long_node_name_wraps_at_its_words(qtbot):
     shown breakable, it wraps at its inner words and reads the same; short names stay whole."""
     from PySide6.QtWidgets import QLabel
 
-    from app.ui.breakable import BREAK, breakable, unbroken
+    from app.ui.look.breakable import BREAK, breakable, unbroken
 
     name = "BinaryCrossEntropyBackward0"
     assert breakable(f"{name} ran").split(BREAK) == ["Binary", "Cross", "Entropy", "Backward0 ran"]
@@ -860,7 +860,7 @@ def test_a_long_node_name_wraps_at_its_words(qtbot):
 
 
 def test_code_wraps_at_its_dots_and_reads_the_same() -> None:
-    from app.ui.breakable import BREAK, breakable_code, unbroken
+    from app.ui.look.breakable import BREAK, breakable_code, unbroken
 
     call = "y.sum().backward(retain_graph=True)"
     # at the points the Code panel wraps at (code_breaks): an empty "()" and a keyword stay whole
@@ -869,7 +869,7 @@ def test_code_wraps_at_its_dots_and_reads_the_same() -> None:
 
 
 def test_the_memory_charts_call_labels_never_overlap_and_the_last_is_named() -> None:
-    from app.ui.memory_chart import named_stops
+    from app.ui.panels.memory_chart import named_stops
 
     xs, widths = [100.0, 105.0, 140.0, 300.0], [40.0] * 4
     named = named_stops(xs, widths, 4.0)

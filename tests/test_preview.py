@@ -307,9 +307,9 @@ def test_a_big_lens_file_opens_on_its_picture_then_on_its_graph(
 ) -> None:
     from PySide6.QtCore import QEvent, QObject
 
-    from app.ui import worker as worker_module
-    from app.ui.main_window import MainWindow
-    from app.ui.settings import AppSettings
+    from app.ui.runtime import worker as worker_module
+    from app.ui.runtime.settings import AppSettings
+    from app.ui.window.main_window import MainWindow
 
     recording, layout = training_run
     assert len(layout.nodes) >= preview_module.PREVIEW_FROM_NODES
@@ -373,8 +373,8 @@ def test_a_big_lens_file_opens_on_its_picture_then_on_its_graph(
 def test_a_damaged_recording_behind_its_picture_keeps_the_graph_on_screen(
     qtbot: Any, tmp_path: Path, forgot_retain_run: tuple[Recording, Layout]
 ) -> None:
-    from app.ui.main_window import MainWindow
-    from app.ui.settings import AppSettings
+    from app.ui.runtime.settings import AppSettings
+    from app.ui.window.main_window import MainWindow
 
     path = _saved(tmp_path, forgot_retain_run)
     path.write_bytes(path.read_bytes()[:-50])  # the header whole, the recording cut short

@@ -5,11 +5,11 @@ from __future__ import annotations
 from app.core import load_builtin
 from app.core.builtins import builtin_entries
 from app.core.loading import builtin_names
-from app.ui.program_picker import TWIN_PREFIX, ProgramPicker
+from app.ui.window.program_list import TWIN_PREFIX, ProgramList
 
 
 def test_the_list_shows_every_builtin_by_its_title_seed_first_twins_together(qtbot):
-    picker = ProgramPicker()
+    picker = ProgramList()
     qtbot.addWidget(picker)
     names = picker.builtin_names
     assert sorted(names) == sorted(builtin_names())  # every file that ships, once
@@ -26,7 +26,7 @@ def test_the_list_shows_every_builtin_by_its_title_seed_first_twins_together(qtb
 
 
 def test_a_file_is_listed_after_the_builtins_and_choosing_opens_what_it_names(qtbot):
-    picker = ProgramPicker()
+    picker = ProgramList()
     qtbot.addWidget(picker)
     count = len(builtin_entries())
     picker.show_file("mine (mine.py)", "/somewhere/mine.py")

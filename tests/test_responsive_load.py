@@ -22,11 +22,11 @@ from app.core.json_pieces import loads_in_pieces
 from app.render.dot_source import dot_source
 from app.render.layout import LayoutError, parse_layout
 from app.render.states import ShownStates
-from app.ui import worker as worker_module
-from app.ui.code_panel import FAILED, RUNNING, CodePanel
-from app.ui.graph_view import GraphView
-from app.ui.session import Session
-from app.ui.worker import NEVER, GcPause
+from app.ui.editor.code_panel import FAILED, RUNNING, CodePanel
+from app.ui.graph.graph_view import GraphView
+from app.ui.runtime import worker as worker_module
+from app.ui.runtime.session import Session
+from app.ui.runtime.worker import NEVER, GcPause
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz 'dot' is not installed")
 

@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtWidgets import QToolButton, QWidget
 
-from app.ui.main_window import SUMMARY_LINES, MainWindow
-from app.ui.settings import AppSettings
+from app.ui.runtime.settings import AppSettings
+from app.ui.window.main_window import SUMMARY_LINES, MainWindow
 
 TIMEOUT = 30_000
 ROOMS = [((1280, 720), 1.0), ((1280, 720), 1.3), ((1280, 720), 1.5), ((1024, 640), 1.0)]

@@ -7,7 +7,7 @@ import threading
 import torch
 
 from app.render.layout import LayoutError
-from app.ui import worker as worker_module
+from app.ui.runtime import worker as worker_module
 
 TIMEOUT = 30_000
 
@@ -247,7 +247,7 @@ def test_set_device_records_again_on_that_device(qtbot, session, monkeypatch):
 FRESH_PROCESS = """
 import sys
 from PySide6.QtCore import QCoreApplication, QTimer
-from app.ui.session import Session
+from app.ui.runtime.session import Session
 app = QCoreApplication([])
 assert "torch" not in sys.modules
 session = Session()

@@ -44,9 +44,9 @@ from pytestqt.qtbot import QtBot
 
 from app.core.loading import load_builtin
 from app.core.model.program import Program
-from app.ui import worker as worker_module
-from app.ui.graph_view import GraphView
-from app.ui.session import Session
+from app.ui.graph.graph_view import GraphView
+from app.ui.runtime import worker as worker_module
+from app.ui.runtime.session import Session
 
 RERECORDS = 200
 STEPS = 10_000

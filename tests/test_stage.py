@@ -1,12 +1,12 @@
 """The stage: the graph keeps its size while captions of any length come and go
-(NOTE [the graph keeps its size while stepping] in app/ui/stage.py)."""
+(NOTE [the graph keeps its size while stepping] in app/ui/window/stage.py)."""
 
 from __future__ import annotations
 
 import pytest
 from PySide6.QtWidgets import QLabel, QScrollArea, QWidget
 
-from app.ui.stage import CAPTION_SHARE, ERROR_MAX_SHARE, ERROR_SHARE, GRAPH_SHARE, Stage
+from app.ui.window.stage import CAPTION_SHARE, ERROR_MAX_SHARE, ERROR_SHARE, GRAPH_SHARE, Stage
 
 SHORT = "x.grad is now [2, 4]."
 LONG = " ".join(["PowBackward0 ran and released its saved self;"] * 12)
@@ -72,7 +72,7 @@ def test_a_wider_stage_measures_the_caption_afresh(qtbot):
 def test_the_caption_bar_is_never_cut_off_below_its_share(qtbot, session):
     """The window's own caption (word-wrapped, height for width): every caption that fits the
     room's share is shown whole, none hidden below a scroll bar."""
-    from app.ui.caption_bar import CaptionBar
+    from app.ui.panels.caption_bar import CaptionBar
 
     caption = CaptionBar(session)
     stage, *_ = _stage(qtbot, caption, width=1000)

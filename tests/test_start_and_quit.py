@@ -7,10 +7,10 @@ import threading
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from app.ui import worker as worker_module
 from app.ui.main import StartStep
-from app.ui.main_window import MainWindow
-from app.ui.settings import AppSettings
+from app.ui.runtime import worker as worker_module
+from app.ui.runtime.settings import AppSettings
+from app.ui.window.main_window import MainWindow
 
 TIMEOUT = 60_000
 

@@ -7,9 +7,9 @@ import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.ui import dialogs
-from app.ui.main_window import MainWindow
-from app.ui.settings import AppSettings
+from app.ui.runtime.settings import AppSettings
+from app.ui.window import dialogs
+from app.ui.window.main_window import MainWindow
 
 TIMEOUT = 60_000
 

@@ -17,7 +17,7 @@ from app.render import layout as layout_module
 from app.render.layout import LayoutError, layout_graph
 from app.render.layout_store import STYLE, layout_from_json, layout_json, save_with_layout
 from app.render.modules import module_groups
-from app.ui import worker as worker_module
+from app.ui.runtime import worker as worker_module
 
 TIMEOUT = 30_000
 

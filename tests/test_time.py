@@ -22,11 +22,11 @@ from app.render.layout import Box, layout_graph
 from app.render.modules import module_groups
 from app.render.scene import GraphScene
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, node_style
-from app.ui.actions import WindowActions
-from app.ui.memory_chart import MemoryChart, _columns
-from app.ui.step_counter import StepCounter
-from app.ui.timeline_bar import TimelineBar
-from app.ui.timeline_marks import HIT_PX
+from app.ui.panels.memory_chart import MemoryChart, _columns
+from app.ui.panels.step_counter import StepCounter
+from app.ui.panels.timeline_bar import TimelineBar
+from app.ui.panels.timeline_marks import HIT_PX
+from app.ui.window.actions import WindowActions
 
 LOOPS = ["logged-loss", "rnn-no-detach", "rnn-detach", "retain-bandaid", "gan-detach"]
 _RECORDINGS: dict[str, Recording] = {}

@@ -19,13 +19,13 @@ from app.core.lesson.captions import format_values
 from app.core.loading import builtin_names
 from app.core.toml_writer import to_toml
 from app.render.labels import NODE_FONT_PX
-from app.ui import dialogs
-from app.ui import slides as slides_module
-from app.ui import worker as worker_module
-from app.ui.excepthook import install_exception_handler
-from app.ui.graph_view import READABLE_NODE_PX
-from app.ui.main_window import MainWindow
-from app.ui.settings import AppSettings
+from app.ui.graph.camera import READABLE_NODE_PX
+from app.ui.runtime import worker as worker_module
+from app.ui.runtime.excepthook import install_exception_handler
+from app.ui.runtime.settings import AppSettings
+from app.ui.window import dialogs
+from app.ui.window import slides as slides_module
+from app.ui.window.main_window import MainWindow
 
 TIMEOUT = 30_000
 
@@ -48,7 +48,7 @@ def no_modal_dialogs(monkeypatch):
 def _no_widgets_of_earlier_files(qapp):
     """Windows and panels the earlier test files left behind (closed, never deleted) are deleted
     here, so that this file's windows start from an application holding only their own (each window
-    styles only itself: NOTE [a theme per window] in app/ui/theme.py)."""
+    styles only itself: NOTE [a theme per window] in app/ui/look/theme.py)."""
     import gc
 
     for widget in QApplication.topLevelWidgets():
@@ -176,7 +176,7 @@ def test_the_graph_view_is_made_after_the_windows_first_paint(qtbot, settings_pa
     """NOTE [fast start]: made in the wait for the child, but after the window's first frame."""
     import threading
 
-    from app.ui import after_paint
+    from app.ui.window import after_paint
 
     release = threading.Event()
     real = worker_module.record_program
@@ -246,17 +246,17 @@ def test_classroom_shortcuts(qtbot, open_window):
     qtbot.waitUntil(lambda: bool(window.windowState() & Qt.WindowState.WindowFullScreen), timeout=TIMEOUT)
     _key(qtbot, window, Qt.Key.Key_F11)
     qtbot.waitUntil(lambda: not window.windowState() & Qt.WindowState.WindowFullScreen, timeout=TIMEOUT)
-    zoom = window.graph_view.zoom
+    zoom = window.graph_view.camera.zoom
     _key(qtbot, window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
-    assert window.graph_view.zoom > zoom
+    assert window.graph_view.camera.zoom > zoom
     _key(qtbot, window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
     _key(qtbot, window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
-    assert window.graph_view.zoom < zoom
-    window.graph_view.fit()
-    fitted = window.graph_view.zoom
+    assert window.graph_view.camera.zoom < zoom
+    window.graph_view.camera.fit()
+    fitted = window.graph_view.camera.zoom
     _key(qtbot, window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
     _key(qtbot, window, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
-    assert window.graph_view.zoom == pytest.approx(fitted)
+    assert window.graph_view.camera.zoom == pytest.approx(fitted)
     scale = window.font_scale
     ctrl_alt = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
     _key(qtbot, window, Qt.Key.Key_Equal, ctrl_alt)
@@ -330,10 +330,10 @@ def test_ctrl_wheel_scales_the_text_everywhere(qtbot, open_window):
         Qt.ScrollPhase.NoScrollPhase,
         False,
     )
-    zoom = window.graph_view.zoom
+    zoom = window.graph_view.camera.zoom
     QApplication.sendEvent(viewport, event)
     assert window.font_scale == pytest.approx(scale + 0.1)
-    assert window.graph_view.zoom == pytest.approx(zoom)  # the wheel scaled text, it did not zoom
+    assert window.graph_view.camera.zoom == pytest.approx(zoom)  # the wheel scaled text, it did not zoom
 
 
 def test_busy_indicator_shows_while_recording(qtbot, open_window):
@@ -436,15 +436,15 @@ def test_each_fix_removes_the_error_and_ctrl_z_brings_it_back(qtbot, open_window
 
 def _whole_graph_shown(view) -> bool:
     shown = view.mapToScene(view.viewport().rect()).boundingRect()
-    return view.reading is None and shown.adjusted(-2, -2, 2, 2).contains(view.graph_scene.sceneRect())
+    return view.camera.reading is None and shown.adjusted(-2, -2, 2, 2).contains(view.graph_scene.sceneRect())
 
 
 def _readable(view, node_id: str) -> bool:
     """``node_id`` shown by ``show_readable``, its name drawn large enough and all of it in view."""
     shown = view.mapToScene(view.viewport().rect()).boundingRect()
     return (
-        view.reading == node_id
-        and view.zoom * NODE_FONT_PX >= READABLE_NODE_PX
+        view.camera.reading == node_id
+        and view.camera.zoom * NODE_FONT_PX >= READABLE_NODE_PX
         and shown.contains(view.node_item(node_id).sceneBoundingRect())
     )
 
@@ -469,7 +469,7 @@ def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, op
 
     session.home()
     qtbot.waitUntil(whole_graph_shown, timeout=TIMEOUT)
-    assert view.zoom * NODE_FONT_PX < READABLE_NODE_PX  # fitted, this graph's names cannot be read
+    assert view.camera.zoom * NODE_FONT_PX < READABLE_NODE_PX  # fitted, this graph's names cannot be read
     session.end()
     assert session.state().step.kind == "error"
     qtbot.waitUntil(failing_node_readable, timeout=TIMEOUT)
@@ -483,10 +483,10 @@ def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, op
     session.end()
     assert failing_node_readable()
     _key(qtbot, window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)  # the learner zooms
-    zoom = view.zoom
+    zoom = view.camera.zoom
     session.prev_step()
     session.end()
-    assert view.reading is None and view.zoom == pytest.approx(zoom)
+    assert view.camera.reading is None and view.camera.zoom == pytest.approx(zoom)
 
 
 def test_following_the_running_node_pans_with_the_run_on_a_projector(qtbot, open_window, settings_path):
@@ -502,16 +502,16 @@ def test_following_the_running_node_pans_with_the_run_on_a_projector(qtbot, open
     assert steps[first + 1].kind == "node" and steps[first + 1].node != steps[first].node
     session.go_to(first)
     qtbot.waitUntil(lambda: _whole_graph_shown(view), timeout=TIMEOUT)
-    assert view.zoom * NODE_FONT_PX < READABLE_NODE_PX  # fitted, this graph's names cannot be read
+    assert view.camera.zoom * NODE_FONT_PX < READABLE_NODE_PX  # fitted, this graph's names cannot be read
     follow.trigger()  # View ▸ Follow the running node
     assert _readable(view, steps[first].node) and AppSettings(settings_path).follow_nodes
-    zoom = view.zoom
+    zoom = view.camera.zoom
     session.next_step()
-    assert _readable(view, steps[first + 1].node) and view.zoom == pytest.approx(zoom)  # it pans
+    assert _readable(view, steps[first + 1].node) and view.camera.zoom == pytest.approx(zoom)  # it pans
     end = next(i for i in range(first, len(steps)) if steps[i].kind == "call_end")
     session.go_to(end - 1)
     session.next_step()  # a call's end is about no node: the view stays
-    assert view.reading == steps[end - 1].node and view.zoom == pytest.approx(zoom)
+    assert view.camera.reading == steps[end - 1].node and view.camera.zoom == pytest.approx(zoom)
     line = next(i for i in range(end, len(steps)) if steps[i].kind == "forward" and steps[i].added_nodes)
     session.go_to(line)
     assert _readable(view, steps[line].added_nodes[-1])  # where the graph just grew
@@ -538,9 +538,9 @@ def test_predict_first_fits_a_projector_and_its_choices_wrap(qtbot, open_window)
     assert not panel.revealed()
     qtbot.wait(200)  # the relayout that grew the window past the screen came a turn later
     assert window.height() <= 720 and window.width() <= 1280, window.size()
-    content = panel.scroll.widget()
-    qtbot.waitUntil(lambda: content.width() <= panel.scroll.viewport().width(), timeout=TIMEOUT)
-    assert content.minimumSizeHint().width() <= panel.scroll.viewport().width()
+    content = panel.scroll_area.widget()
+    qtbot.waitUntil(lambda: content.width() <= panel.scroll_area.viewport().width(), timeout=TIMEOUT)
+    assert content.minimumSizeHint().width() <= panel.scroll_area.viewport().width()
     row = next(r for r in panel.rows if r.labels)
     qtbot.mouseClick(row.labels[-1], Qt.MouseButton.LeftButton)
     assert row.chosen() == row.question.choices[-1]
@@ -630,37 +630,37 @@ def test_the_failing_node_stays_readable_through_modules_resizes_and_presentatio
         shown = view.mapToScene(view.viewport().rect()).boundingRect()
         drawn = view.graph_scene.folded.shown_as(failing)
         return (
-            view.reading == failing
-            and view.zoom * NODE_FONT_PX >= READABLE_NODE_PX
+            view.camera.reading == failing
+            and view.camera.zoom * NODE_FONT_PX >= READABLE_NODE_PX
             and shown.contains(view.graph_scene.nodes[drawn].sceneBoundingRect())
         )
 
     session.end()
     qtbot.waitUntil(failing_node_readable, timeout=TIMEOUT)
     own = session.recording.graph.node(failing).module
-    other = next(g.name for g in view.module_groups if g.module != own)
+    other = next(g.name for g in view.modules.groups if g.module != own)
     qtbot.wait(300)  # resizes still queued from opening the window would show the node again
     with qtbot.waitSignal(view.modules_changed, timeout=TIMEOUT):
-        view.collapse(other)
+        view.modules.collapse(other)
     qtbot.waitUntil(failing_node_readable, timeout=2000)
     size = view.viewport().size()
     window.resize(1100, 650)
     qtbot.waitUntil(lambda: view.viewport().size() != size, timeout=TIMEOUT)
     qtbot.waitUntil(failing_node_readable, timeout=TIMEOUT)
     _key(qtbot, window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)  # the learner zooms out
-    assert view.reading is None
+    assert view.camera.reading is None
     _key(qtbot, window, Qt.Key.Key_F5)  # presentation: fitted again, so the failing node again
     qtbot.waitUntil(failing_node_readable, timeout=TIMEOUT)
     _key(qtbot, window, Qt.Key.Key_F5)
     qtbot.waitUntil(failing_node_readable, timeout=TIMEOUT)
     session.home()
-    qtbot.waitUntil(lambda: view.reading is None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: view.camera.reading is None, timeout=TIMEOUT)
     scene = view.graph_scene
     drawn = next(n for n in scene.nodes if n != failing and not scene.folded.is_box(n))
     view.select_node(drawn)  # as a click on a stand-in box does
-    zoom, centre = view.zoom, view.mapToScene(view.viewport().rect().center())
+    zoom, centre = view.camera.zoom, view.mapToScene(view.viewport().rect().center())
     session.end()
-    assert view.reading is None and view.zoom == pytest.approx(zoom)
+    assert view.camera.reading is None and view.camera.zoom == pytest.approx(zoom)
     assert view.mapToScene(view.viewport().rect().center()) == centre
 
 
@@ -738,7 +738,7 @@ def test_a_file_recorded_on_a_device_not_listed_here_shows_that_device(qtbot, op
 
 def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open_window, monkeypatch):
     monkeypatch.setattr(
-        "app.ui.device_selector._devices",
+        "app.ui.panels.device_selector._devices",
         lambda: [DeviceInfo("cpu", "CPU", True), DeviceInfo("cuda:0", "Test GPU (cuda:0)", True)],
     )
     window = open_window()
@@ -940,7 +940,7 @@ def test_export_torchviz_writes_make_dots_drawing_of_the_shown_program(
 ):
     from torchviz_oracle import first_call_make_dot, read_make_dot_source, same_drawing
 
-    from app.ui import torchviz_exporter
+    from app.ui.window import torchviz_exporter
 
     window = open_window()
     folder = tmp_path / "torchviz"
@@ -962,7 +962,10 @@ def test_the_view_menu_holds_the_graphs_module_commands(open_window) -> None:
     view_menu = window.menu_named("&View")
     assert view_menu is not None and window.graph_view is not None
     actions = view_menu.actions()
-    assert window.graph_view.collapse_all_action in actions and window.graph_view.expand_all_action in actions
+    assert (
+        window.graph_view.modules.collapse_all_action in actions
+        and window.graph_view.modules.expand_all_action in actions
+    )
     has_modules = bool(module_groups(window.session.recording.graph))  # a scenario names no modules
-    assert window.graph_view.collapse_all_action.isEnabled() == has_modules
-    assert not window.graph_view.expand_all_action.isEnabled()
+    assert window.graph_view.modules.collapse_all_action.isEnabled() == has_modules
+    assert not window.graph_view.modules.expand_all_action.isEnabled()

@@ -2,7 +2,7 @@
 
 Two places want it: a ``.lens`` file read back (millions of new objects and no
 cycles, which the full collections they set off would walk again and again),
-and a Qt call that walks a snapshot of widgets (``app.ui.collector``: a
+and a Qt call that walks a snapshot of widgets (``app.ui.runtime.collector``: a
 collection in the middle of it may delete one).
 
 >>> import gc

@@ -5,7 +5,7 @@ NOTE [overview]): a dot per node in its state's colour, a line per edge, the loo
 frames. That picture needs only where the boxes are and how each node looks at the step the
 window opens on, a small fraction of the file: this module writes it for ``lens.py``'s header
 (NOTE [picture first]) and reads it back, checked, with no Qt and no torch. The window paints it
-while the recording is read (``app.ui.graph_preview``).
+while the recording is read (``app.ui.graph.graph_preview``).
 
 Numbers are packed as in ``lens.py``'s NOTE [packed values in files], little-endian, base64::
 

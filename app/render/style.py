@@ -1,6 +1,6 @@
 """Colours, line styles and text tags for every state the graph can show (Qt-free).
 
-The view (``app.ui.graph_view``), the headless export and the legend all ask
+The view (``app.ui.graph.graph_view``), the headless export and the legend all ask
 the same pure functions here, so a state looks the same everywhere.
 
 # NOTE [state is never colour alone]

@@ -21,9 +21,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
-from app.ui.excepthook import install_exception_handler
-from app.ui.main_window import MainWindow
-from app.ui.settings import APPLICATION, ORGANIZATION, AppSettings
+from app.ui.runtime.excepthook import install_exception_handler
+from app.ui.runtime.settings import APPLICATION, ORGANIZATION, AppSettings
+from app.ui.window.main_window import MainWindow
 
 __all__ = ["run_gui"]
 

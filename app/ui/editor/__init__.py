@@ -1,0 +1,1 @@
+"""The program editor: its code box, syntax colours and the details dialog."""

@@ -1,0 +1,542 @@
+"""The program: one code editor that also shows where the run is.
+
+One concept, kept in one file past 500 lines: the recording's lines laid over the text. The
+marks, the jump from a line number and the keyword menu of a call's line all read the same
+mapping, and all turn off together while the text is not the recorded one.
+
+The text is the program's code, as the learner typed or pasted it, and editable
+(:class:`~app.ui.editor.code_edit.CodeEdit`: line numbers, Python colours from the
+palette, errors underlined). At a forward step the mark is on the statement's
+line; while a call runs, on every line of that call. The mark is a background
+colour, a strong bar at the left edge *and* a glyph in the margin (``▶`` for
+what runs now, ``✗`` for what failed), so it survives a washed-out projector.
+The lines that ran just before get a faint background and a thin bar, as
+Python Tutor marks them.
+
+A click on a line *number* jumps to the first step that ran the line; a click
+in the text only places the cursor, for editing. A right click on a line that
+makes an autograd call offers its ``retain_graph`` and ``create_graph``
+keywords, edited in the program text and recorded again at once (Ctrl+Z undoes,
+as for the call list).
+
+# NOTE [marks follow the recorded text]
+The marks are the recording's, and the recording's line numbers are those of
+the text it was made from. Once the learner types, the lines may no longer be
+those, so the marks, the jump and the keyword menu are off until the text is
+the recorded one again: a new recording of it is applied, or the edit is taken
+back (checked after a typing pause). Meanwhile a note under the code says so
+(``MARKS_OFF``), so the marks do not seem lost. ``keeps_typing`` says which recordings
+leave the learner's text alone (the window's: the ones the editor asked for);
+any other recording (a fix, a toggle, a file) writes its program's text.
+
+# NOTE [marks cost what changed]
+A long program is thousands of lines. The text is written once per recording
+(and not at all when it is already the recording's); a step changes one
+full-width selection spanning the marked lines, however many there are, and
+repaints the margin.
+
+Writing the text of such a model costs ~10-15 ms on the GUI thread. So a
+long one (over ``FILL_LATER_LINES``) is written on a 1 ms timer after the
+recording is applied: the window's own updates and their paint run in one
+event-loop turn, this text in a later one, never both in the same turn
+(the heartbeat in ``benchmarks/bench.py`` measures such turns). Steps shown
+before it is written only move the marks it will be written with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Property, QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QColor,
+    QContextMenuEvent,
+    QKeyEvent,
+    QKeySequence,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QMenu, QPlainTextEdit, QTextEdit, QWidget
+
+from app.core.lesson.fixes import new_line_numbers
+from app.ui.editor.code_edit import CodeEdit
+from app.ui.look.theme import tint_colour
+from app.ui.panels.call_toggles import CallSite, call_sites, edit_call
+from app.ui.runtime.session import Session
+
+if TYPE_CHECKING:
+    from app.core.model.program import Program
+    from app.core.model.recording import Recording
+    from app.core.model.timeline import Step
+
+__all__ = ["FAILED", "RUNNING", "CodePanel", "node_tooltip"]
+
+RUNNING, FAILED = "▶", "✗"
+MAX_LINES = 12
+MIN_LINES = 4
+FILL_LATER_LINES = 500  # a longer text is written one event-loop turn after the recording is applied
+HIGHLIGHT_MAX_LINES = 1000  # past this, uncoloured: colouring costs ~18 ms per 1000 lines on the GUI thread
+LOOK_BACK = 64  # steps searched for the lines that ran before the current ones
+BAR_WIDTH, FAINT_BAR_WIDTH = 5, 2
+RECHECK_MS = 400  # after a typing pause: is the text the recorded one again?
+CURRENT_HUE, FAILED_HUE = 0.13, 0.0  # amber and red tints, without a stylesheet
+CHANGED_HUE = 0.33  # green: the lines a fix or a toggle just wrote
+FLASH_MS = 2000  # long enough to be seen from the back of a room, short enough not to read as a mark
+MARKS_OFF = (
+    "✎ The step marks are off while the text differs from the recording; they return once it records again."
+)
+MARKS_OFF_SHORT = "✎ Marks return once it records again."
+GUTTER_TIP = "Click a line number to go to the first step that ran that line"
+
+
+def node_tooltip(recording: Recording, node_id: str) -> str:
+    """What a graph node shows under the pointer: its name and the line (and iteration) that made it."""
+    from app.core.lesson.lines import node_tooltip as tooltip
+
+    return tooltip(recording, node_id)
+
+
+class CodePanel(CodeEdit):
+    line_clicked = Signal(int)  # the 1-based program line whose number was clicked
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._lines: list[str] = []
+        self._recording: Recording | None = None
+        self._marked: range = range(0)
+        self._previous: range = range(0)  # the lines that ran before the marked ones
+        self._failed_mark = False
+        self._in_sync = False  # the text is the recorded program's (NOTE [marks follow the recorded text])
+        self._typed = False  # the learner changed the text since it was last the recorded one
+        self.keeps_typing: Callable[[Program], bool] = lambda program: False
+        self._current: QColor | None = None  # None: a tint from the palette (NOTE [palette colours])
+        self._failed: QColor | None = None
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # arrow keys stay with stepping until clicked
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # no line hides its end
+        self.document().setDocumentMargin(BAR_WIDTH + 3)  # the bars are drawn left of the text
+        self.setPlaceholderText("# recording…")
+        self.line_numbers().setToolTip(GUTTER_TIP)
+        self._fill_timer = QTimer(self)
+        self._fill_timer.setSingleShot(True)
+        self._fill_timer.setInterval(1)
+        self._fill_timer.timeout.connect(self._fill)
+        self._flash_timer = QTimer(self)
+        self._flash_timer.setSingleShot(True)
+        self._flash_timer.setInterval(FLASH_MS)
+        self._flash_timer.timeout.connect(lambda: self.flash_lines([]))
+        self._flashed: list[int] = []
+        self._flash_next: list[int] = []  # the lines to flash once this recording's text is written
+        self._change_seen: tuple[str, str] | None = None
+        self._recheck = QTimer(self)
+        self._recheck.setSingleShot(True)
+        self._recheck.setInterval(RECHECK_MS)
+        self._recheck.timeout.connect(self._on_typing_paused)
+        self.text_edited.connect(self._on_typed)
+        self.text_written.connect(self._on_written)
+        self.gutter_clicked.connect(self._on_gutter_clicked)
+        session.recording_applied.connect(self._on_recording_applied)
+        session.step_applied.connect(self._on_step_applied)
+
+    # Colours come from the stylesheet: CodePanel { qproperty-currentLineColor: ... }
+    def _get_current(self) -> QColor:
+        return QColor(self._current or tint_colour(self.palette(), CURRENT_HUE))
+
+    def _set_current(self, color: QColor) -> None:
+        self._current = QColor(color)
+        self._highlight()
+
+    def _get_failed(self) -> QColor:
+        return QColor(self._failed or tint_colour(self.palette(), FAILED_HUE))
+
+    def _set_failed(self, color: QColor) -> None:
+        self._failed = QColor(color)
+        self._highlight()
+
+    currentLineColor = Property(QColor, _get_current, _set_current)
+    failedLineColor = Property(QColor, _get_failed, _set_failed)
+
+    @property
+    def marks_shown(self) -> bool:
+        """Whether the step marks are on: the text is the recorded program's."""
+        return self._in_sync and self._recording is not None
+
+    def highlighted_lines(self) -> list[int]:
+        """0-based numbers of the marked lines (what a learner sees highlighted)."""
+        return list(self._marked) if self.marks_shown else []
+
+    def marked_line_numbers(self) -> list[int]:
+        """1-based program line numbers of the marked lines, as the program counts them."""
+        return [i + 1 for i in self.highlighted_lines()]
+
+    def previous_line_numbers(self) -> list[int]:
+        """1-based program lines marked faintly: those that ran just before the current ones."""
+        return [i + 1 for i in self._previous] if self.marks_shown else []
+
+    def marker(self, line: int) -> str:
+        """The glyph in the margin before 0-based ``line``: RUNNING, FAILED or ""."""
+        if not self.marks_shown or line not in self._marked:
+            return ""
+        return FAILED if self._failed_mark else RUNNING
+
+    # -- the text: the recording's, unless the learner is typing past it -------------------------
+    def _on_recording_applied(self, recording: Recording) -> None:
+        self._recording = recording
+        self._lines = recording.program.lines
+        self._fill_timer.stop()
+        change = self._session.last_change  # a fix or a toggle: its lines flash once written
+        self._flash_next = []
+        if change is not None and change is not self._change_seen and change[1] == recording.program.code:
+            self._change_seen = change
+            self._flash_next = new_line_numbers(*change)
+        if self._typed and self.keeps_typing(recording.program):
+            self._on_typing_paused()  # the learner's text stays; marked if it is this recording's
+            return
+        if len(self._lines) > FILL_LATER_LINES:
+            self._in_sync = False
+            self._update_marks()
+            self._fill_timer.start()
+        else:
+            self._fill()
+
+    @property
+    def filled(self) -> bool:
+        """Whether the text of the recording applied last is written (see FILL_LATER_LINES)."""
+        return not self._fill_timer.isActive()
+
+    def _fill(self) -> None:
+        """Write the recording's text (unless it is there already), marked for the step shown now."""
+        recording = self._recording
+        if recording is None or self._session.program not in (None, recording.program):
+            return  # a newer program was asked for meanwhile (Ctrl+N, a file): its recording fills
+        colour = len(self._lines) <= HIGHLIGHT_MAX_LINES
+        if (self.highlighter.document() is not None) != colour:
+            self.highlighter.setDocument(self.document() if colour else None)  # type: ignore[arg-type]
+        self.write(recording.program.code)
+        self._typed, self._in_sync = False, True
+        self._update_marks()
+        self._scroll_to_marks()
+        self.updateGeometry()  # the size hint follows the number of lines
+        if self._flash_next:
+            self.flash_lines(self._flash_next)
+            self._flash_next = []
+
+    # -- the lines a change just wrote, flashed -------------------------------------------------
+    def flashed_lines(self) -> list[int]:
+        """1-based lines flashing now: those the last fix or toggle added or changed."""
+        return list(self._flashed)
+
+    def flash_lines(self, lines: list[int]) -> None:
+        """Tint 1-based ``lines`` for ``FLASH_MS`` (none: end the flash)."""
+        document = self.document()
+        fmt = QTextCharFormat()
+        fmt.setBackground(tint_colour(self.palette(), CHANGED_HUE))
+        fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        selections = []
+        for line in lines:
+            block = document.findBlockByNumber(line - 1)
+            if block.isValid():
+                selection = QTextEdit.ExtraSelection()
+                selection.format = fmt
+                selection.cursor = QTextCursor(block)
+                selections.append(selection)
+        self._flashed = [line for line in lines if document.findBlockByNumber(line - 1).isValid()]
+        self.set_selections("flash", selections)
+        if selections:
+            self._flash_timer.start()
+        else:
+            self._flash_timer.stop()
+
+    def _on_written(self) -> None:
+        recording = self._recording
+        self._typed = False
+        self._in_sync = recording is not None and self.known_text() == recording.program.code
+        self._update_marks()
+
+    def _on_typed(self) -> None:
+        self._typed = True
+        self._recheck.start()
+        if self._in_sync:
+            self._in_sync = False
+            self._update_marks()
+        else:
+            self._update_note()
+
+    def _on_typing_paused(self) -> None:
+        """The text may be the recorded one again (an edit taken back, or this recording's)."""
+        self._recheck.stop()
+        recording = self._recording
+        in_sync = recording is not None and self.known_text() == recording.program.code
+        self._typed = not in_sync
+        if in_sync != self._in_sync:
+            self._in_sync = in_sync
+            self._update_marks()
+
+    # -- size -------------------------------------------------------------------------------------
+    def sizeHint(self) -> QSize:
+        """Tall enough for the whole program (up to MAX_LINES), so the failing line shows."""
+        shown = max(self.blockCount(), int(self.document().size().height()))  # wrapped lines count too
+        return QSize(super().sizeHint().width(), self._height_of(min(max(shown, 1), MAX_LINES)))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(super().minimumSizeHint().width(), self._height_of(MIN_LINES))
+
+    def _height_of(self, lines: int) -> int:
+        margins = self.contentsMargins().top() + self.contentsMargins().bottom()
+        bar = self.horizontalScrollBar().sizeHint().height()
+        return lines * self.fontMetrics().lineSpacing() + margins + bar + 12
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._scroll_to_marks()  # the marked line stays in view as the panel changes size
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self.updateGeometry()
+
+    # -- Ctrl+Z: the text's own undo while there is one, else the window's (a fix, a toggle) -------
+    def event(self, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and event.matches(QKeySequence.StandardKey.Undo)
+            and not self.document().isUndoAvailable()
+        ):
+            event.ignore()  # not taken here: the window's Undo action gets it
+            return False
+        return super().event(event)
+
+    # -- marks --------------------------------------------------------------------------------------
+    def _on_step_applied(self, index: int) -> None:
+        if not (self.filled and self._in_sync):
+            return  # the marks are worked out when the text is the recording's
+        marked, failed = self._marks_now()
+        previous = self._previous_now()
+        if (marked, failed, previous) == (self._marked, self._failed_mark, self._previous):
+            return
+        self._marked, self._failed_mark, self._previous = marked, failed, previous
+        self._show_marks()
+        self._scroll_to_marks()
+
+    def _update_marks(self) -> None:
+        """Work out the marks for the step shown now (none while the text is not the recording's)."""
+        if self.marks_shown:
+            self._marked, self._failed_mark = self._marks_now()
+            self._previous = self._previous_now()
+        self._update_note()
+        self._show_marks()
+
+    def _update_note(self) -> None:
+        """The note under the code while typing keeps the marks off (NOTE [marks follow the recorded text])"""
+        off = self._typed and not self._in_sync and self._recording is not None
+        self.set_note(MARKS_OFF if off else "", MARKS_OFF_SHORT)
+
+    def _show_marks(self) -> None:
+        self._highlight()
+        self.line_numbers().update()
+        self.viewport().update()
+
+    def _marks_now(self) -> tuple[range, bool]:
+        """The 0-based lines to mark at the current step and whether they failed."""
+        state = self._session.state()
+        if state is None or self._recording is None:
+            return range(0), False
+        step = state.step
+        return _step_lines(self._recording, step, len(self._lines)), step.kind == "error"
+
+    def _previous_now(self) -> range:
+        """The 0-based lines of the last earlier step that ran other lines than the current ones.
+
+        A call's steps all mark the call's lines: from inside a call the search skips to the step
+        before the call began, so it takes a few steps however long the call is.
+        """
+        state = self._session.state()
+        recording = self._recording
+        if state is None or recording is None:
+            return range(0)
+        steps, count = recording.timeline.steps, len(self._lines)
+        current = _step_lines(recording, state.step, count)
+        index = state.step.index - 1
+        for _ in range(LOOK_BACK):
+            if index < 0:
+                break
+            step = steps[index]
+            lines = _step_lines(recording, step, count)
+            if lines and lines != current:
+                return lines
+            call = step.call
+            in_call = call is not None and 0 <= call < len(recording.calls) and step.kind != "error"
+            index = recording.calls[call].first_step - 1 if in_call and call is not None else index - 1
+        return range(0)
+
+    def line_marker(self, number: int) -> tuple[str, QColor] | None:
+        glyph = self.marker(number - 1)
+        if not glyph:
+            return None
+        colour = self._get_failed() if self._failed_mark else self._get_current()
+        return glyph, colour.darker(220)
+
+    def _scroll_to_marks(self) -> None:
+        """Bring the marked lines into view without moving the learner's cursor."""
+        lines = self.highlighted_lines()
+        if not lines or self._lines_rect(range(lines[0], lines[0] + 1), whole=True) is not None:
+            return
+        # The scroll bar counts the lines on screen, not the program's: a wrapped line is two or
+        # three (a narrow column scrolled to line 19 for line 27).
+        document, above = self.document(), 0
+        block = document.firstBlock()
+        while block.isValid() and block.blockNumber() < lines[0]:
+            self.blockBoundingRect(block)  # laid out, so that its count of lines is known
+            above += max(block.lineCount(), 1)
+            block = block.next()
+        self.verticalScrollBar().setValue(max(above - 2, 0))
+
+    def _highlight(self) -> None:
+        """One full-width selection spanning the marked block of lines (their number does not matter)."""
+        marked = self.highlighted_lines()
+        document = self.document()
+        first = document.findBlockByNumber(marked[0]) if marked else None
+        last = document.findBlockByNumber(marked[-1]) if marked else None
+        if first is None or last is None or not (first.isValid() and last.isValid()):
+            self.set_selections("step", [])
+            return
+        fmt = QTextCharFormat()
+        fmt.setBackground(self._get_failed() if self._failed_mark else self._get_current())
+        fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        cursor = QTextCursor(first)
+        if last != first:  # up to the start of the next line, so the last line is full width too
+            end = last.position() + last.length() - (0 if last.next().isValid() else 1)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        selection = QTextEdit.ExtraSelection()
+        selection.format = fmt
+        selection.cursor = cursor
+        self.set_selections("step", [selection])
+
+    # -- bars: strong for the current lines, faint for the ones before ------------------------
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if not self.marks_shown or not (self._marked or self._previous):
+            return
+        painter = QPainter(self.viewport())
+        current = self._get_failed() if self._failed_mark else self._get_current()
+        faint = self._get_current()
+        faint.setAlpha(70)
+        rect = self._lines_rect(self._previous)
+        if rect is not None:
+            painter.fillRect(rect, faint)
+            bar = QRect(rect.left(), rect.top(), FAINT_BAR_WIDTH, rect.height())
+            painter.fillRect(bar, self._get_current().darker(160))
+        rect = self._lines_rect(self._marked)
+        if rect is not None:
+            painter.fillRect(QRect(rect.left(), rect.top(), BAR_WIDTH, rect.height()), current.darker(220))
+        painter.end()
+
+    def _lines_rect(self, lines: range, *, whole: bool = False) -> QRect | None:
+        """The viewport rectangle of a run of lines, full width; None when it is not on screen
+        (``whole``: unless all of it is)."""
+        if not lines:
+            return None
+        document = self.document()
+        first, last = document.findBlockByNumber(lines[0]), document.findBlockByNumber(lines[-1])
+        if not (first.isValid() and last.isValid()):
+            return None
+        offset = self.contentOffset()
+        top = self.blockBoundingGeometry(first).translated(offset).top()
+        bottom = self.blockBoundingGeometry(last).translated(offset).bottom()
+        height = self.viewport().height()
+        if (top < 0 or bottom > height) if whole else (bottom < 0 or top > height):
+            return None
+        return QRect(0, round(top), self.viewport().width(), round(bottom - top))
+
+    # -- a click on a line number jumps to the line's first step ------------------------------------
+    def line_at(self, position: QPoint) -> int:
+        """The 1-based program line under ``position`` (viewport coordinates)."""
+        return self.cursorForPosition(position).blockNumber() + 1
+
+    def go_to_line(self, line: int) -> int | None:
+        """Show the first step that ran ``line``; returns it (None: the line never ran, or the text
+        is not the recorded one)."""
+        from app.core.lesson.lines import first_step_of_line
+
+        if self._recording is None or not self.marks_shown:
+            return None
+        step = first_step_of_line(self._recording, line)
+        if step is not None:
+            self._session.go_to(step)
+        return step
+
+    def _on_gutter_clicked(self, line: int) -> None:
+        self.line_clicked.emit(line)
+        self.go_to_line(line)
+        if self.hasFocus():
+            self.clearFocus()  # a click to navigate: the arrow keys step on from there
+
+    # -- a right click on a call's line edits its keywords -----------------------------------------
+    def call_sites_at(self, line: int) -> list[CallSite]:
+        """The places on ``line`` (or whose call spans it) that make autograd calls."""
+        if self._recording is None or not self.marks_shown:
+            return []  # the recording's lines are not the text's (NOTE [marks follow the recorded text])
+        return [site for site in call_sites(self._recording) if site.call.line <= line <= site.call.end_line]
+
+    def keyword_actions(self, line: int, parent: QMenu | None = None) -> list[QAction]:
+        """One group of actions per call on ``line``: retain_graph True / False / unset, create_graph."""
+        actions: list[QAction] = []
+        owner = parent or self
+        sites = self.call_sites_at(line)
+        for site in sites:
+            call = site.call
+            where = f" ({call.text})" if len(sites) > 1 else ""
+            group = QActionGroup(owner)
+            for value, text in ((True, "retain_graph=True"), (False, "retain_graph=False"), (None, "")):
+                label = text or f"retain_graph unset (follows create_graph: {call.create_graph})"
+                action = QAction(f"{label} on this call{where}", owner, checkable=True)
+                action.setChecked(call.retain_graph is value)
+                keyword_value = None if value is None else str(value)
+                action.triggered.connect(
+                    lambda checked=False, c=call, v=keyword_value: self._edit(c, "retain_graph", v)
+                )
+                group.addAction(action)
+                actions.append(action)
+            create = QAction(f"create_graph=True on this call{where}", owner, checkable=True)
+            create.setChecked(call.create_graph)
+            create.triggered.connect(
+                lambda checked, c=call: self._edit(c, "create_graph", "True" if checked else None)
+            )
+            actions.append(create)
+        return actions
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        menu = self.createStandardContextMenu()
+        actions = self.keyword_actions(self.line_at(event.pos()), menu)
+        if actions:
+            menu.insertSeparator(menu.actions()[0] if menu.actions() else None)  # type: ignore[arg-type]
+            first = menu.actions()[0]
+            menu.insertActions(first, actions)
+        menu.exec(event.globalPos())
+        menu.deleteLater()
+
+    def _edit(self, call: object, keyword: str, value: str | None) -> None:
+        from app.core.model.program import Call
+
+        if isinstance(call, Call):
+            edit_call(self._session, call, keyword, value)
+
+
+def _step_lines(recording: Recording, step: Step, count: int) -> range:
+    """The lines of the running call (all of them), else the statement's line (0-based)."""
+    if step.call is not None and 0 <= step.call < len(recording.calls):
+        call = recording.calls[step.call].call
+        first, last = call.line, call.end_line
+    elif step.line is not None:
+        first = last = step.line
+    else:
+        return range(0)
+    return range(max(first - 1, 0), min(last, count))

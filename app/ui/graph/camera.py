@@ -1,0 +1,196 @@
+"""One graph view's zoom and pan: what part of the scene it shows, and what that zoom hides.
+
+Zoomed far out, saved-value boxes are hidden (level of detail) and a big graph is drawn as an
+overview of dots, so fit-to-window of a 5,000-node graph paints only the nodes and arrows. A
+node's name fitted too small to read is shown readable instead (:meth:`Camera.show_readable`).
+The window's policy over it (fit again, follow a step's node) is ``graph_navigation.py``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import QGraphicsView
+
+from app.render.items import MIN_SLOT_LOD
+from app.render.labels import NODE_FONT_PX, SLOT_FONT_PX
+from app.render.preview import MAX_FIT_ZOOM
+from app.render.style import PALETTES, text_readable
+
+if TYPE_CHECKING:
+    from app.ui.graph.graph_view import GraphView
+
+__all__ = ["READABLE_NODE_PX", "ZOOM_STEP", "Camera"]
+
+ZOOM_STEP = 1.25
+MIN_ZOOM = 0.02
+MAX_ZOOM = 12.0
+READ_ZOOM = 1.0  # finding a node zooms in at least this far so the found node can be read
+# a node's name drawn smaller than this on screen cannot be read from the back of a classroom
+READABLE_NODE_PX = 8.0
+FOCUS_MARGIN = 16  # pixels kept between a node shown readable and the view's edge
+
+
+class Camera:
+    """One graph view's zoom and pan. A scene built in slices is not on screen yet
+    (``GraphView.unshown``): a fit or a node shown readable asked for meanwhile is done when it is."""
+
+    def __init__(self, view: GraphView) -> None:
+        self._view = view
+        self._fit_when_shown = False  # no zoom asked for since the model was set: fit when shown
+        self._fitted: tuple[QRectF, float] | None = None  # scene rect and zoom of the last fit()
+        self._reading: str | None = None  # the node show_readable() zoomed in on, until a zoom
+        self._read_when_shown: str | None = None  # show_readable() asked before the scene was shown
+
+    @property
+    def zoom(self) -> float:
+        return self._view.transform().m11()
+
+    @property
+    def reading(self) -> str | None:
+        """The node :meth:`show_readable` zoomed in on, while the view still shows it so."""
+        return self._reading
+
+    def new_model(self, *, shown_later: bool) -> None:
+        """A new model is set; ``shown_later``: its scene goes on screen at a later tick."""
+        self._reading = self._read_when_shown = None
+        self._fit_when_shown = shown_later
+
+    def scene_shown(self) -> None:
+        """The scene of the last model is on screen: fitted, unless the learner zoomed since."""
+        read, self._read_when_shown = self._read_when_shown, None
+        if self._fit_when_shown and read is not None:
+            self.show_readable(read)
+        elif self._fit_when_shown:
+            self.fit()
+        else:
+            self._fitted = None
+            self.update_details()
+
+    def zoom_in(self) -> None:
+        self._zoom_about_centre(ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self._zoom_about_centre(1 / ZOOM_STEP)
+
+    def fit(self) -> None:
+        """Show the whole graph (Ctrl+0)."""
+        view, graph = self._view, self._view.graph_scene
+        if graph is None:
+            return
+        self._read_when_shown = None
+        if view.unshown is not None:
+            self._fit_when_shown = True
+            return
+        view.fitInView(graph.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.zoom > MAX_FIT_ZOOM:
+            self.set_zoom(MAX_FIT_ZOOM)
+        view.centerOn(graph.sceneRect().center())
+        self.update_details()
+        self._fitted = (graph.sceneRect(), self.zoom)
+        self._reading = None
+
+    def show_readable(self, node_id: str) -> bool:
+        """Fit the graph; if that draws node names too small to read, zoom in to
+        :data:`READ_ZOOM` around ``node_id`` and its saved values instead (the failing node of an
+        error step on a projector, the node a backward step runs). Returns whether it zoomed in.
+        A zoom by the learner ends it; a resize or a wider scene while the graph builds shows the
+        node again."""
+        view, graph = self._view, self._view.graph_scene
+        if graph is None:
+            return False
+        if view.unshown is not None:
+            self.fit()
+            self._read_when_shown = node_id
+            return False
+        rects = graph.focus_rects(node_id)
+        if rects is None or self.fit_zoom() * self._node_px() >= READABLE_NODE_PX:
+            self.fit()
+            return False
+        # Not fitted first: from one followed node to the next the zoom stays and the view pans,
+        # where a fit in between hid and showed every item of a big graph's overview twice a step.
+        alone, together = rects
+        room = view.viewport().rect()
+        fits = min(room.width() / max(together.width(), 1.0), room.height() / max(together.height(), 1.0))
+        readable = READABLE_NODE_PX / self._node_px()
+        self.set_zoom(max(readable, min(READ_ZOOM, fits)))  # with its saved values where they fit
+        view.centerOn(together.center())
+        view.ensureVisible(alone, FOCUS_MARGIN, FOCUS_MARGIN)  # the node itself, when all is too wide
+        self._fitted = (graph.sceneRect(), self.zoom)
+        self._reading = node_id
+        return True
+
+    def show_node(self, node_id: str) -> None:
+        """Centre ``node_id``, zoomed in at least to :data:`READ_ZOOM` (a found or clicked node)."""
+        graph = self._view.graph_scene
+        if graph is None or node_id not in graph.nodes:
+            return
+        if self.zoom < READ_ZOOM:
+            self.set_zoom(READ_ZOOM)
+        self._view.centerOn(graph.nodes[node_id])
+
+    def fit_zoom(self) -> float:
+        """The zoom :meth:`fit` would set, without setting it (``fitInView`` keeps 2 px a side)."""
+        graph = self._view.graph_scene
+        assert graph is not None
+        rect, room = graph.sceneRect(), self._view.viewport().rect().adjusted(2, 2, -2, -2)
+        scale = min(room.width() / max(rect.width(), 1e-9), room.height() / max(rect.height(), 1e-9))
+        return min(MAX_FIT_ZOOM, scale)
+
+    def _node_px(self) -> float:
+        return NODE_FONT_PX * self._view.font_scale * PALETTES[self._view.palette_name].text_scale
+
+    def refit_if_untouched(self) -> None:
+        """The first slice of a build may widen the scene (text spread): keep it fitted unless zoomed."""
+        graph = self._view.graph_scene
+        if graph is None or self._fitted is None:
+            return
+        rect, zoom = self._fitted
+        if graph.sceneRect() != rect and self.zoom == zoom:
+            if self._reading is not None:
+                self.show_readable(self._reading)
+            else:
+                self.fit()
+
+    def _zoom_about_centre(self, factor: float) -> None:
+        view = self._view
+        anchor = view.transformationAnchor()
+        view.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.set_zoom(self.zoom * factor)
+        view.setTransformationAnchor(anchor)
+
+    def set_zoom(self, zoom: float) -> None:
+        """Zoom to ``zoom`` (clamped) about the view's anchor: the learner's zoom wins over a
+        pending fit and ends a node shown readable."""
+        zoom = min(MAX_ZOOM, max(MIN_ZOOM, zoom))
+        self._fit_when_shown = False
+        self._reading = self._read_when_shown = None
+        current = self.zoom
+        if current > 0 and zoom != current:
+            self._view.scale(zoom / current, zoom / current)
+        self.update_details()
+
+    def update_details(self) -> None:
+        graph = self._view.graph_scene
+        if graph is not None:
+            graph.set_details(self.zoom >= MIN_SLOT_LOD)
+            graph.set_overview(self.zoom < graph.overview_zoom)  # NOTE [overview]
+
+    @property
+    def overview(self) -> bool:
+        """Whether the graph is drawn as an overview (zoomed out so far that boxes are dots)."""
+        graph = self._view.graph_scene
+        return graph is not None and graph.overview
+
+    @property
+    def boxes_visible(self) -> bool:
+        """Whether saved-value boxes are shown at all (hidden when zoomed far out)."""
+        graph = self._view.graph_scene
+        return graph is not None and graph.details
+
+    @property
+    def details_visible(self) -> bool:
+        """Whether saved-value text is large enough on screen to be drawn (level of detail)."""
+        px = SLOT_FONT_PX * self._view.font_scale * PALETTES[self._view.palette_name].text_scale
+        return text_readable(self.zoom, px)

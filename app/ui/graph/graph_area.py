@@ -1,0 +1,208 @@
+"""The window's graph page: a message while there is no graph, else the graph view, and over it the
+picture a big ``.lens`` file opens with until the view draws the graph.
+
+The view and the legend are made late (NOTE [fast start] in ``main_window.py``): their modules
+and widgets cost ~60-90 ms, spent after the window's first frame rather than in the turn the
+first recording arrives. Until then this area shows its message, or the file's picture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QStackedWidget, QWidget
+
+from app.ui.graph.graph_navigation import GraphNavigation
+from app.ui.look.plain_text import plain
+from app.ui.runtime.session import Session
+from app.ui.window.after_paint import after_first_paint
+
+if TYPE_CHECKING:
+    from app.core.model.recording import Recording
+    from app.core.model.timeline import StepState
+    from app.ui.graph.graph_preview import GraphPreview
+    from app.ui.graph.graph_view import GraphView
+    from app.ui.panels.legend import Legend
+
+__all__ = ["GraphArea", "step_node"]
+
+GRAPH_PAGE, MESSAGE_PAGE = 1, 0
+
+
+def step_node(state: StepState, *, running: bool) -> str | None:
+    """The node a step is about, to show readable (NOTE [auto fit]): the node an error step failed
+    at, and with ``running`` the node a backward step ran or the last node a line's forward step
+    added; None for every other step and for an error that no node raised."""
+    step = state.step
+    if step.kind == "error" or (running and step.kind == "node"):
+        return step.node
+    if running and step.kind == "forward" and step.added_nodes:
+        return step.added_nodes[-1]
+    return None
+
+
+class GraphArea(QStackedWidget):
+    """The session's graph, fitted and followed through ``navigation``; the legend goes in
+    ``legend_area`` when the view is made."""
+
+    view_made = Signal(object)  # the GraphView, made once
+    said = Signal(str)  # a quiet line for the status bar: what Graphviz left out, or why
+
+    def __init__(
+        self,
+        session: Session,
+        navigation: GraphNavigation,
+        legend_area: QScrollArea,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._navigation = navigation
+        self._legend_area = legend_area
+        self._palette, self._font_scale = "light", 1.0
+        self.view: GraphView | None = None
+        self.legend: Legend | None = None
+        self.preview: GraphPreview | None = None  # made when a file with a preview is opened
+        self._previewed: Callable[[], object] | None = None  # the load waiting for the preview's paint
+        self.message = plain(QLabel("Recording the program…"))
+        self.message.setObjectName("graphMessage")
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.page = QWidget()
+        # one cell: the graph view under the preview, shown until the view draws the graph
+        self._cell = QGridLayout(self.page)
+        self._cell.setContentsMargins(0, 0, 0, 0)
+        self.addWidget(self.message)
+        self.addWidget(self.page)
+
+    def make_view(self) -> None:
+        """The graph view and the legend, made once (NOTE [fast start])."""
+        if self.view is not None:
+            return
+        from app.ui.graph.graph_view import GraphView
+        from app.ui.panels.legend import Legend
+
+        view = self.view = GraphView()
+        self.legend = Legend()
+        self._cell.addWidget(view, 0, 0)
+        if self.preview is not None:
+            self.preview.raise_()  # over the view while it waits for the recording
+        self._legend_area.setWidget(self.legend)
+        view.layout_said.connect(self.said)
+        view.set_palette(self._palette)
+        self.legend.set_palette(self._palette)
+        view.set_font_scale(self._font_scale)
+        self._navigation.attach(view)  # NOTE [auto fit]
+        self.view_made.emit(view)
+
+    def set_palette(self, name: str) -> None:
+        self._palette = name
+        for shown in (self.preview, self.view, self.legend):
+            if shown is not None:
+                shown.set_palette(name)
+
+    def set_font_scale(self, scale: float) -> None:
+        self._font_scale = scale
+        if self.view is not None:
+            self.view.set_font_scale(scale)
+
+    # -- opening: the picture first (lens.py's NOTE [picture first]) -------------------------
+    def open(self, text: str, lens_path: Path | None, load: Callable[[], object]) -> None:
+        """Say ``text`` while ``load`` runs; a ``.lens`` file's picture is painted first, and
+        ``load`` waits for that paint: run at once, the worker's decoding would share the
+        interpreter with it."""
+        self.message.setText(text)
+        self._previewed = None
+        if lens_path is not None and self._show_preview(lens_path):
+            self._previewed = load
+            assert self.preview is not None
+            after_first_paint(self.preview, partial(self._load_previewed, load))
+            return
+        load()
+
+    def _show_preview(self, path: Path) -> bool:
+        """Paint the picture a big ``.lens`` file opens with, if it has one that checks out."""
+        from app.core.lens import lens_preview
+        from app.render.preview import preview_from_json
+
+        preview = preview_from_json(lens_preview(path))
+        if preview is None:
+            return False
+        if self.preview is None:
+            from app.ui.graph.graph_preview import GraphPreview
+
+            self.preview = GraphPreview()
+            self.preview.set_palette(self._palette)
+            self._cell.addWidget(self.preview, 0, 0)
+        self.preview.show_preview(preview, f"Reading {path.name}… the picture first, then the steps.")
+        self.preview.show()
+        self.preview.raise_()
+        self.setCurrentIndex(GRAPH_PAGE)
+        return True
+
+    def _load_previewed(self, load: Callable[[], object]) -> None:
+        if self._previewed is load:  # not replaced by another load meanwhile
+            load()
+
+    def hide_preview(self) -> None:
+        self._previewed = None
+        if self.preview is not None:
+            self.preview.hide()
+            self.preview.clear()
+
+    # -- the recording and its steps ---------------------------------------------------------
+    def show_recording(self, recording: Recording) -> None:
+        """Draw the session's new recording, or say why it cannot be drawn."""
+        layout, error = self._session.layout, self._session.layout_error
+        if self.view is None or layout is None:
+            self.hide_preview()
+            why = error or "the graph view is not available in this build"
+            self.message.setText(
+                f"The graph cannot be drawn: {why}\n\nEvery other panel still works: step with ← →."
+            )
+            self.setCurrentIndex(MESSAGE_PAGE)
+            return
+        self.view.set_model(recording, layout, shown=self._session.shown)
+        self.setCurrentIndex(GRAPH_PAGE)
+        previewing = self.preview is not None and self.preview.isVisible()
+        if previewing and not self.view.shows_graph:
+            # the picture stays over the view until the view draws the graph: not a blank frame
+            self.view.graph_shown.connect(self.hide_preview, Qt.ConnectionType.SingleShotConnection)
+        else:
+            self.hide_preview()
+        QTimer.singleShot(0, self._fit)  # once the page has its final size
+
+    def _fit(self) -> None:
+        recording = self._session.recording
+        if self.view is None or recording is None:
+            return
+        failed = recording.failed
+        scene = self.view.graph_scene
+        if scene is not None and failed is not None and failed.failed_node is not None:
+            scene.select(failed.failed_node)  # outlined as well as drawn as failed
+        self._navigation.fit()
+        state = self._session.state()
+        if state is not None:
+            # opened at the error step: its node readable; at any other, the whole graph first
+            self._navigation.follow(step_node(state, running=False))
+
+    def show_step(self, *, following: bool) -> None:
+        """Restyle the graph for the session's step; show the node it is about (NOTE [auto fit])."""
+        state = self._session.state()
+        if self.view is None or state is None or self.currentIndex() != GRAPH_PAGE:
+            return
+        self.view.show_state(state)
+        node = step_node(state, running=following)
+        if node is not None or not following:
+            self._navigation.follow(node)  # following, a step about no node keeps the view
+
+    def follow(self, following: bool) -> None:
+        """ "Follow the running node" turned on or off: show what the current step is about now."""
+        state = self._session.state()
+        if state is not None and self.view is not None:
+            self._navigation.follow(step_node(state, running=following))

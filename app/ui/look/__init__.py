@@ -1,0 +1,1 @@
+"""How every view looks: theme, text scale, plain text, wrapping of long names."""

@@ -1,0 +1,1 @@
+"""The views around the graph, each taking the session it shows."""

@@ -1,0 +1,100 @@
+"""At the last step of a program that ran without an error but kept old graphs: advice.
+
+Logging the loss tensor (``total_loss += loss``) fails nowhere; the memory
+chart's alive-node line just rises. When the recording shows graphs of earlier
+iterations kept for nothing (:func:`app.core.lesson.advice.advice_for`), this
+panel says so with the numbers and offers the edits, each shown as the lines it
+changes; a click records the edited program (the session can undo it), as the
+error panel's fixes do.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
+
+from app.core.lesson.advice import Advice, advice_for
+from app.core.lesson.fixes import Fix, changed_lines
+from app.ui.look.plain_text import plain_tip
+from app.ui.panels.fixes_panel import FixesPanel, Lesson, wrapped_label
+from app.ui.runtime.session import Session
+
+if TYPE_CHECKING:
+    from app.core.model.recording import Recording
+
+__all__ = ["AdvicePanel"]
+
+
+def _dedented(diff: list[str]) -> str:
+    """The ``- ``/``+ `` lines without the indentation they share: a narrow dock keeps the code.
+
+    >>> print(_dedented(["-     total += loss", "+     total += loss.item()"]))
+    - total += loss
+    + total += loss.item()
+    """
+    bodies = [line[2:] for line in diff]
+    indent = min((len(b) - len(b.lstrip(" ")) for b in bodies if b.strip()), default=0)
+    return "\n".join(f"{line[:2]}{body[indent:]}" for line, body in zip(diff, bodies, strict=True))
+
+
+class AdvicePanel(FixesPanel):
+    """Hidden except at the last step of a recording that has advice."""
+
+    advice_shown = Signal()  # it has just come into view: a host may bring it to the front
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        labels = [wrapped_label("adviceTitle"), wrapped_label("adviceEvidence", "hint")]
+        super().__init__(
+            session,
+            labels,
+            ("adviceBody", "advice", "adviceCode"),
+            margins=(8, 6),
+            vertical=QSizePolicy.Policy.Maximum,
+            spacing=4,
+            parent=parent,
+        )
+        self.title, self.evidence = labels
+
+    def _on_recording_applied(self, recording: Recording) -> None:
+        self._recording = recording
+        self._ask_lesson(recording)
+        self._on_step_applied(self._session.index)
+
+    @staticmethod
+    def find_lesson(recording: Recording, deadline: float) -> Lesson:
+        advice = advice_for(recording)
+        if advice is None:
+            return Lesson([], [])
+        old = recording.program.code
+        changed = [_dedented(changed_lines(old, fix.code, fix.moved)) for fix in advice.fixes]
+        return Lesson(list(advice.fixes), changed, advice)
+
+    def _show_lesson(self, lesson: Lesson) -> None:
+        advice = lesson.said
+        if isinstance(advice, Advice):
+            self.title.setText(f"⚠ {advice.headline}")
+            self.evidence.setText(advice.evidence)
+        self._on_step_applied(self._session.index)
+
+    def _on_step_applied(self, index: int) -> None:
+        recording = self._recording
+        at_end = recording is not None and index == len(recording.timeline) - 1
+        show = bool(self._fixes) and at_end
+        appearing = show and self.isHidden()
+        self.setVisible(show)
+        if appearing:
+            self.advice_shown.emit()
+
+    def _new_fix_widgets(self, i: int) -> tuple[QPushButton, QLabel]:
+        button, code = super()._new_fix_widgets(i)
+        # its text may be wider than a narrow dock: the labels must still wrap at the dock's width
+        button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        code.setProperty("code", True)  # monospace, as the program is shown
+        return button, code
+
+    def _show_fix(self, i: int, fix: Fix, button: QPushButton) -> None:
+        short, _, why = fix.title.partition(": ")  # the button stays narrow in a side dock
+        button.setText(f"Edit {i + 1}: {short}")
+        button.setToolTip(plain_tip(f"{why.capitalize()}. {fix.explanation}" if why else fix.explanation))

@@ -1,0 +1,207 @@
+"""One node up close: PyTorch's name, its label, and each saved slot with its state now.
+
+Shows the node clicked in the graph; until one is clicked, it follows the node
+of the current step (or the last one that ran before it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.lesson.lines import node_origin
+from app.ui.look.breakable import breakable, unbroken
+from app.ui.look.steady_label import SteadyLabel
+from app.ui.runtime.session import Session
+
+if TYPE_CHECKING:
+    from app.core.model.graph import GraphNode, SavedSlot
+    from app.core.model.recording import Recording
+    from app.core.model.timeline import StepState
+
+__all__ = ["COLUMNS", "NodeDetails"]
+
+COLUMNS = ("Slot", "Shape", "Dtype", "Bytes", "State")
+STATE_COLUMN = COLUMNS.index("State")
+
+
+def _shape(slot: SavedSlot) -> str:
+    return "—" if slot.shape is None else f"({', '.join(map(str, slot.shape))})"
+
+
+def _nbytes(slot: SavedSlot) -> str:
+    from app.core.model.text import format_bytes
+
+    return "—" if slot.nbytes is None else format_bytes(slot.nbytes)
+
+
+def _latest_node(recording: Recording, index: int) -> str | None:
+    """The node of step ``index``, or of the latest step before it that ran one."""
+    steps = recording.timeline.steps
+    for i in range(index, -1, -1):
+        if steps[i].node is not None:
+            return steps[i].node
+    return None
+
+
+TABLE_MIN_HEIGHT = 60
+
+
+class _Table(QTableWidget):
+    """The slots' table asks for no more than its minimum and takes what the dock leaves: a
+    short dock scrolls the panel (labels whole, NOTE [layout fences]), a tall one grows the table.
+    (Qt's default hint, 192 px, made every fresh dock tall; an ignored hint left the table out
+    of the panel's height for its width, and the labels were cut.)"""
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumHeight())
+
+
+class NodeDetails(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._pinned: str | None = None
+        self._program_name: str | None = None
+        self._table_node: str | None = None  # the node whose rows the table holds
+        self.node_id: str | None = None
+        # NOTE [steady heights]: the node changes at every step of a call
+        self.title = SteadyLabel("Click a node in the graph")
+        self.title.setObjectName("nodeTitle")
+        self.subtitle = SteadyLabel("")
+        self.subtitle.setObjectName("nodeSubtitle")
+        self.table = _Table(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setMinimumHeight(TABLE_MIN_HEIGHT)  # a header and a row; it scrolls when short
+        self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.title)
+        layout.addWidget(self.subtitle)
+        layout.addWidget(self.table, 1)
+        session.recording_applied.connect(self._on_recording_applied)
+        session.step_applied.connect(self._on_step_applied)
+
+    def show_node(self, node_id: str | None) -> None:
+        """Pin ``node_id`` (None: follow the current step's node again)."""
+        self._pinned = node_id
+        self._update_node()
+
+    def shown_name(self) -> str:
+        """The node name the title shows (without its wrapping points)."""
+        return unbroken(self.title.text())
+
+    def slot_states(self) -> dict[str, str]:
+        """Slot name -> the state text shown in the table."""
+        return {self._cell(row, 0): self._cell(row, STATE_COLUMN) for row in range(self.table.rowCount())}
+
+    def _cell(self, row: int, column: int) -> str:
+        item = self.table.item(row, column)
+        return item.text() if item is not None else ""
+
+    def _on_recording_applied(self, recording: Recording) -> None:
+        self._table_node = None  # a new recording: shapes and bytes may differ
+        self.title.release()
+        self.subtitle.release()
+        same = recording.program.name == self._program_name
+        self._program_name = recording.program.name
+        if self._pinned is not None and (not same or self._pinned not in recording.graph):
+            self._pinned = None  # another program: its ids name other nodes
+
+    def _on_step_applied(self, index: int) -> None:
+        self._update_node()
+
+    def _update_node(self) -> None:
+        state, recording = self._session.state(), self._session.recording
+        if state is None or recording is None:
+            return
+        node_id = self._pinned or _latest_node(recording, state.step.index)
+        self.node_id = node_id
+        if node_id is None or node_id not in recording.graph:
+            self.title.show_text("Click a node in the graph")
+            self.subtitle.show_text("Its saved values and their state at this step appear here.")
+            self.table.setRowCount(0)
+            self._table_node = None
+            return
+        node = recording.graph.node(node_id)
+        self.title.show_text(breakable(node.name))
+        self.subtitle.show_text(breakable(self._subtitle(recording, state, node)))
+        self._fill_table(node, state)
+
+    def _subtitle(self, recording: Recording, state: StepState, node: GraphNode) -> str:
+        from app.core.model.text import format_values
+
+        text = node.label or ("" if node.line is None else recording.program.line(node.line).strip())
+        parts = [text] if text else []  # a node with no text of its own: its line's
+        if node.line is not None:
+            parts.append(node_origin(node, recording.program))
+        parts.append(
+            "forward graph" if node.added_at_call is None else f"added by call {node.added_at_call + 1}"
+        )
+        if node.id in state.gone:
+            parts.append("nothing in the program reaches it any more")
+        calls = recording.needed_by.get(node.id, ())
+        if calls:
+            parts.append("reached by call " + ", ".join(str(c + 1) for c in calls))
+        leaf = next((name for name, nid in recording.leaves.items() if nid == node.id), None)
+        if leaf is not None:
+            parts.append(f"{leaf}.grad = {format_values(state.grads.get(leaf))}")
+        if not node.saved:
+            parts.append("saves nothing")
+        return " · ".join(parts)
+
+    def _fill_table(self, node: GraphNode, state: StepState) -> None:
+        rows = _rows(node)
+        if self._table_node == node.id:  # same node, next step: only the states can change
+            for row, slot in enumerate(rows):
+                self._set_cell(row, STATE_COLUMN, _state_text(node, slot, state))
+            return
+        self._table_node = node.id
+        self.table.setRowCount(len(rows))
+        for row, slot in enumerate(rows):
+            if slot.kind == "tensor":
+                cells = [slot.name, _shape(slot), slot.dtype or "—", _nbytes(slot)]
+            else:
+                cells = [slot.name, "—", "—", "—"]
+            cells.append(_state_text(node, slot, state))
+            for column, text in enumerate(cells):
+                self._set_cell(row, column, text)
+
+    def _set_cell(self, row: int, column: int, text: str) -> None:
+        item = self.table.item(row, column)  # reused: rewriting text is cheaper than new items
+        if item is None:
+            self.table.setItem(row, column, QTableWidgetItem(text))
+        elif item.text() != text:  # setText repaints and re-measures the table even when equal
+            item.setText(text)
+
+
+def _rows(node: GraphNode) -> list[SavedSlot]:
+    """The node's slots, its saved tensors first: they are what is freed or modified (``addmm``
+    saves ``alpha`` and ``beta`` too, and a short panel shows only its first row or two)."""
+    return sorted(node.saved, key=lambda slot: slot.kind != "tensor")
+
+
+def _state_text(node: GraphNode, slot: SavedSlot, state: StepState) -> str:
+    if slot.kind == "tensor":
+        key = (node.id, slot.name)
+        text = state.slots.get(key, "—")
+        now = state.versions.get(key)
+        if text == "modified" and slot.saved_version is not None and now is not None:
+            return f"modified (saved at v{slot.saved_version}, now v{now})"
+        return text
+    return f"value {slot.value}" if slot.kind == "value" else "None"

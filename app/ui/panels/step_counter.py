@@ -1,0 +1,58 @@
+"""A large step counter, readable from the back row: "Step 5 / 9", the loop iteration and which call runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from app.core.lesson.lines import iteration_text
+from app.ui.look.plain_text import plain
+from app.ui.runtime.session import Session
+
+if TYPE_CHECKING:
+    from app.core.model.recording import Recording
+    from app.core.model.timeline import StepState
+
+__all__ = ["StepCounter"]
+
+
+class StepCounter(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self.number = QLabel("Step – / –")
+        self.number.setObjectName("stepNumber")
+        self.detail = plain(QLabel(""))
+        self.detail.setObjectName("stepDetail")
+        self.detail.setWordWrap(True)  # at text scale 1.5 a narrow dock wraps the line, never cuts it
+        for label in (self.number, self.detail):
+            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(0)
+        layout.addWidget(self.number)
+        layout.addWidget(self.detail)
+        session.step_applied.connect(self._on_step_applied)
+
+    def _on_step_applied(self, index: int) -> None:
+        self.number.setText(f"Step {index} / {self._session.last_index}")
+        self.detail.setText(self._detail_text())
+
+    def _detail_text(self) -> str:
+        state, recording = self._session.state(), self._session.recording
+        if state is None or recording is None:
+            return ""
+        where = iteration_text(state.step.loops, recording.program)  # "epoch 1 of 2, batch 3" nested
+        return " · ".join(part for part in (where, _call_text(state, recording)) if part)
+
+
+def _call_text(state: StepState, recording: Recording) -> str:
+    step = state.step
+    if step.call is None:
+        if step.kind == "error":
+            return "the program FAILED" if step.line is None else f"line {step.line} FAILED"
+        return "forward pass" if step.line is None else f"line {step.line}"
+    kinds = {"node": "running", "call_end": "finished", "error": "FAILED"}
+    return f"call {step.call + 1} of {len(recording.calls)} · {kinds.get(step.kind, step.kind)}"

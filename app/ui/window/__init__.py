@@ -1,0 +1,1 @@
+"""The main window and its parts: commands, docks, files, the stage, exports."""

@@ -1,0 +1,61 @@
+"""The code dock's column: the program's summary over its code, and Predict's questions under it.
+
+One code editor: until the editor is made (after the first graph is painted, NOTE [fast start]
+in ``main_window.py``) the column holds the code panel alone; then the editor takes the code
+panel in, which keeps marking the step that runs.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from app.ui.editor.code_panel import CodePanel
+from app.ui.look.plain_text import plain
+from app.ui.panels.predict import PredictPanel
+from app.ui.window.stage import CaptionRoom
+
+__all__ = ["SUMMARY_LINES", "CodeColumn"]
+
+SUMMARY_LINES = 3  # the program's summary over the editor, at most; it scrolls beyond
+
+
+class CodeColumn(QWidget):
+    """In its dock's scroll area (``docks.py``) a wrapped summary made the column as tall as its
+    size hint for the width (608 px in a 392 px dock with Predict's question): the editor ran
+    below the dock. It asks for its least height, as it did in a dock of its own: the dock
+    scrolls only when it is shorter than that."""
+
+    def __init__(
+        self, code_panel: CodePanel, predict_panel: PredictPanel, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.code_panel = code_panel
+        self.summary = plain(QLabel(""))
+        self.summary.setObjectName("scenarioSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setProperty("role", "hint")
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(4, 4, 4, 4)
+        self.summary_room = CaptionRoom(self.summary)  # at most SUMMARY_LINES, scrolling beyond
+        self._layout.addWidget(self.summary_room)
+        self._layout.addWidget(code_panel, 1)  # until the editor is made around it
+        self._layout.addWidget(predict_panel, 1)  # shown, it shares the column's height with the code
+
+    def heightForWidth(self, width: int) -> int:
+        return self.minimumSizeHint().height()
+
+    def put_editor(self, editor: QWidget) -> None:
+        """Put ``editor`` (made around the code panel) where the code panel was."""
+        at = self._layout.indexOf(self.code_panel)
+        self._layout.removeWidget(self.code_panel)
+        self._layout.insertWidget(at, editor, 1)
+
+    def show_summary(self, text: str) -> None:
+        self.summary.setText(text)
+        self.summary_room.forget()  # another program's summary: as tall as it needs, up to its limit
+
+    def limit_summary(self) -> None:
+        """The program's summary takes at most ``SUMMARY_LINES`` lines over the editor: whole, at text
+        1.5 in a 360 px column, it took 6 lines and left the editor 2."""
+        self.summary_room.set_limit(SUMMARY_LINES * self.summary.fontMetrics().lineSpacing() + 2)
+        self.summary_room.forget()
