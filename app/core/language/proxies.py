@@ -70,19 +70,63 @@ NN_MODULES: tuple[str, ...] = (
     "Embedding",
     "Conv1d",
     "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "Upsample",
+    "Flatten",
+    "Unflatten",
+    "Identity",
     "LayerNorm",
     "BatchNorm1d",
+    "BatchNorm2d",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "MultiheadAttention",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
     "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "PReLU",
+    "ELU",
+    "SELU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Softplus",
+    "Softsign",
+    "Hardtanh",
     "Tanh",
     "Sigmoid",
     "Softmax",
+    "LogSoftmax",
+    "CosineSimilarity",
+    "PairwiseDistance",
     "MSELoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "KLDivLoss",
     "BCELoss",
     "BCEWithLogitsLoss",
     "CrossEntropyLoss",
     "NLLLoss",
-)  # and Sequential, which takes modules
+    "CosineEmbeddingLoss",
+    "MarginRankingLoss",
+    "TripletMarginLoss",
+)  # and Sequential and TransformerEncoder, which take modules
 
 # The settings a program may give each optimizer, besides its list of tensors.
 OPTIMIZER_SETTINGS: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -90,6 +134,8 @@ OPTIMIZER_SETTINGS: Mapping[str, frozenset[str]] = MappingProxyType(
         "SGD": frozenset({"lr", "momentum", "dampening", "weight_decay", "nesterov"}),
         "Adam": frozenset({"lr", "betas", "eps", "weight_decay", "amsgrad"}),
         "AdamW": frozenset({"lr", "betas", "eps", "weight_decay", "amsgrad"}),
+        "RMSprop": frozenset({"lr", "alpha", "eps", "weight_decay", "momentum", "centered"}),
+        "Adagrad": frozenset({"lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"}),
     }
 )
 
@@ -122,6 +168,7 @@ def nn_members() -> dict[str, Any]:
     """
     members: dict[str, Any] = {name: ModuleFactory(getattr(nn, name)) for name in NN_MODULES}
     members["Sequential"] = SequentialFactory()
+    members["TransformerEncoder"] = TransformerEncoderFactory()
     return members
 
 
@@ -129,7 +176,7 @@ def optim_members() -> dict[str, Any]:
     """The ``torch.optim`` optimizers a program may build, by name (each makes an :class:`OptimizerProxy`).
 
     >>> sorted(optim_members())
-    ['Adam', 'AdamW', 'SGD']
+    ['Adagrad', 'Adam', 'AdamW', 'RMSprop', 'SGD']
     """
     return {name: OptimizerFactory(getattr(torch.optim, name)) for name in OPTIMIZER_SETTINGS}
 
@@ -187,6 +234,33 @@ class SequentialFactory(ModuleFactory):
                 raise ScenarioError(f"nn.Sequential takes modules such as nn.Linear(2, 3), not {_kind(arg)}")
             modules.append(arg._module)
         return ModuleProxy(nn.Sequential(*modules))
+
+
+class TransformerEncoderFactory(ModuleFactory):
+    """``nn.TransformerEncoder(layer, num_layers)``: copies of one layer module, and an optional norm.
+
+    >>> layer = nn_members()["TransformerEncoderLayer"](4, 2, dim_feedforward=8)
+    >>> encoder = TransformerEncoderFactory()(layer, num_layers=2, enable_nested_tensor=False)
+    >>> encoder.call(torch.ones(3, 1, 4)).shape
+    torch.Size([3, 1, 4])
+    """
+
+    def __init__(self) -> None:
+        super().__init__(nn.TransformerEncoder)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ModuleProxy:
+        where = "nn.TransformerEncoder"
+        settings = _named_arguments(self._cls, args, kwargs)
+        layer, norm = settings.pop("encoder_layer", None), settings.pop("norm", None)
+        if not isinstance(layer, ModuleProxy) or not isinstance(layer._module, nn.TransformerEncoderLayer):
+            raise ScenarioError(
+                f"{where} takes a layer module first, such as nn.TransformerEncoderLayer(8, 2)"
+            )
+        if norm is not None and not isinstance(norm, ModuleProxy):
+            raise ScenarioError(f"{where} takes a module such as nn.LayerNorm(8) for norm, not {_kind(norm)}")
+        _check_settings(where, settings)
+        built = {**settings, "norm": norm._module if norm is not None else None}
+        return ModuleProxy(nn.TransformerEncoder(layer._module, **built))
 
 
 class OptimizerFactory:
@@ -295,9 +369,11 @@ def _build_optimizer(
     optimizer = cls.__new__(cls)
     add_group = inspect.unwrap(cls.add_param_group)
     optimizer.add_param_group = types.MethodType(add_group, optimizer)  # type: ignore[method-assign]
+    plain = {"foreach": False, "fused": None}  # RMSprop has no fused implementation, nor its setting
+    known = inspect.signature(cls).parameters
     try:
         init: Callable[..., None] = cls.__init__
-        init(optimizer, params, *args, foreach=False, fused=None, **kwargs)
+        init(optimizer, params, *args, **{k: v for k, v in plain.items() if k in known}, **kwargs)
     finally:
         del optimizer.add_param_group
     return optimizer
@@ -496,6 +572,8 @@ class OptimizerProxy(Checked):
         raw_step = inspect.unwrap(type(self._optimizer).step)
         with torch.no_grad():  # what the wrapper does when differentiable=False
             raw_step(self._optimizer)
+        # What a scheduler's wrapper of step() marks, so its step() knows this one came first.
+        setattr(self._optimizer, "_opt_called", True)  # noqa: B010
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of the optimizer's parameters (to ``None`` by default)."""
