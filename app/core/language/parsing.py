@@ -57,7 +57,8 @@ def parse(source: str, *, field: str, mode: Mode) -> ast.AST:
     ...     parse("x.__class__", field="calls[0].loss", mode="eval")
     ... except ScenarioError as exc:
     ...     print(exc.where(), "|", exc.message.replace(RUN_HINT, "RUN_HINT"))
-    calls[0].loss, line 1, column 1 | attribute '__class__' is private: names starting with _ are refused; RUN_HINT
+    calls[0].loss, line 1, column 1 | attribute '__class__' is private: names starting with _ are refused;
+    RUN_HINT
     """
     _check_text(source, field, mode)
     tree = _parse_python(source, field, mode)
