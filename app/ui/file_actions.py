@@ -27,6 +27,7 @@ from app.core.resources import resource_path
 from app.core.toml_writer import to_toml
 from app.ui import dialogs
 from app.ui.editor import ProgramEditor
+from app.ui.trusted_script import show_refused_file
 
 __all__ = ["MAX_RECENT", "RECENT_KEY", "FileController", "write_atomically"]
 
@@ -126,6 +127,8 @@ class FileController(QObject):
 
             program = load_file(path)
         except ScenarioError as err:
+            if show_refused_file(self._editor, path, err):  # its refusal at its line, and the offer
+                return None
             dialogs.inform(self._parent, "Cannot open program", f"{path.name} cannot be opened.\n\n{err}")
             return None
         except Exception as exc:  # a classroom program explains a bad file, whatever it is

@@ -724,6 +724,7 @@ class MainWindow(QMainWindow):
     def _make_editor(self) -> None:
         from app.ui.editor import ProgramEditor
         from app.ui.file_actions import FileController
+        from app.ui.trusted_script import TrustedScriptOffer
 
         if self.editor is not None:
             return
@@ -736,6 +737,10 @@ class MainWindow(QMainWindow):
         editor = self.editor
         self.code_panel.keeps_typing = lambda program: program == editor.last_program()
         self.editor.program_edited.connect(self._on_program_edited)
+        self.trusted_offer = TrustedScriptOffer(self.editor)  # NOTE [trusted script offer]
+        layout.insertWidget(at + 1, self.trusted_offer)
+        self.trusted_offer.recorded.connect(self.load_program)
+        self.trusted_offer.failed.connect(self.show_notice)
         self.files = FileController(self, self.editor, self.settings)
         self.files.program_opened.connect(self._on_program_opened)
         self.files.recording_opened.connect(self._on_program_opened)
