@@ -225,3 +225,31 @@ def test_step_lr_with_rmsprop_matches_pytorch_without_its_order_warning() -> Non
         lrs.append(sched.get_last_lr()[0])
     assert env["lrs"] == lrs and torch.equal(env["w"], w)
     assert evaluator.warnings == []
+
+
+def test_a_loader_over_many_samples_gives_pytorchs_batches_in_few_operations() -> None:
+    code = (
+        "from torch.utils.data import TensorDataset, DataLoader, random_split\n"
+        "data = TensorDataset(torch.randn(15000, 3), torch.randint(0, 4, (15000,)))\n"
+        "part, rest = random_split(data, [0.8, 0.2])\n"
+        "batches = []\n"
+        "loaders = [DataLoader(data, batch_size=64, shuffle=True, drop_last=True), DataLoader(part, 100)]\n"
+        "for loader in loaders:\n"
+        "    for x, y in loader:\n"
+        "        batches.append(x)\n"
+        "        batches.append(y)\n"
+    )
+    torch.manual_seed(0)
+    env = run(code)
+    torch.manual_seed(0)
+    tud = torch.utils.data
+    dataset = tud.TensorDataset(torch.randn(15000, 3), torch.randint(0, 4, (15000,)))
+    part, _ = tud.random_split(dataset, [0.8, 0.2])
+    loaders = [
+        tud.DataLoader(dataset, batch_size=64, shuffle=True, drop_last=True),
+        tud.DataLoader(part, 100),
+    ]
+    expected = [t for loader in loaders for x, y in loader for t in (x, y)]
+    assert len(env["batches"]) == len(expected) == 2 * (15000 // 64 + 120)
+    for ours, plain in zip(env["batches"], expected, strict=True):
+        assert ours.dtype == plain.dtype and torch.equal(ours, plain)
