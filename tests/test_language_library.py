@@ -253,3 +253,28 @@ def test_a_loader_over_many_samples_gives_pytorchs_batches_in_few_operations() -
     assert len(env["batches"]) == len(expected) == 2 * (15000 // 64 + 120)
     for ours, plain in zip(env["batches"], expected, strict=True):
         assert ours.dtype == plain.dtype and torch.equal(ours, plain)
+
+
+# -- hostile: the library's new doors stay shut -------------------------------------------------
+
+HOSTILE = [
+    ("from random import random as r\ny = r.__self__", 2, "attribute '__self__' is private"),
+    ("import random\nr = random.random", 2, "random.random is a function: call it"),
+    ("import random\ny = random.sample(range(10**9), 3)", 2, "the limit is 1,000,000"),
+    ("from torch.utils.data import DataLoader as DL\nx = DL.dataset", 2, "'dataset' is not available"),
+    ("from torch.autograd import Variable\nx = Variable(nn.Linear(2, 2))", 2, "Variable takes a tensor"),
+    (
+        "layer = nn.TransformerEncoderLayer(4, 2, dim_feedforward=8)\n"
+        "e = nn.TransformerEncoder(layer, num_layers=10**6)",
+        2,
+        "at most 100 layers",
+    ),
+    ("w = torch.zeros(3000, 3000)\nnn.init.orthogonal_(w)", 2, "the limit is 10,000,000,000"),
+    ("loader = torch.utils.data.DataLoader([print])", 1, "takes a dataset such as TensorDataset"),
+]
+
+
+@pytest.mark.parametrize(("code", "line", "words"), HOSTILE, ids=[h[2][:30] for h in HOSTILE])
+def test_library_escapes_and_bombs_end_the_program_at_their_line(code: str, line: int, words: str) -> None:
+    err = refusal(code)
+    assert err.line == line and words in err.message, err

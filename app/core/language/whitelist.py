@@ -447,7 +447,7 @@ def _variable(data: Any, requires_grad: Any = False, volatile: Any = False) -> A
     """``Variable(t, requires_grad=...)``, as PyTorch treats it today: ``t`` as a new leaf
     (detached), requiring grad when asked; ``volatile`` has no effect (PyTorch warns)."""
     if not isinstance(data, torch.Tensor):
-        raise TypeError(f"Variable takes a tensor, not {type(data).__name__}")
+        raise TypeError("Variable takes a tensor, as in Variable(torch.randn(3), requires_grad=True)")
     if not isinstance(requires_grad, bool) or not isinstance(volatile, bool):
         raise TypeError("Variable(t, requires_grad=...) takes True or False")
     return torch.autograd.Variable(data, requires_grad=requires_grad, volatile=volatile)
