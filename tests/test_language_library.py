@@ -278,3 +278,30 @@ HOSTILE = [
 def test_library_escapes_and_bombs_end_the_program_at_their_line(code: str, line: int, words: str) -> None:
     err = refusal(code)
     assert err.line == line and words in err.message, err
+
+
+def test_autograd_functional_takes_a_module_or_a_function_bound_by_name() -> None:
+    env = run(
+        "from torch.autograd.functional import jacobian, hessian, vjp\n"
+        "from torch import tanh\n"
+        "torch.manual_seed(0)\n"
+        "net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))\n"
+        "x = torch.randn(3)\n"
+        "J = jacobian(net, x)\n"
+        "H = hessian(tanh, torch.tensor([0.3, -1.0]).sum())\n"
+        "out, back = vjp(net, x, torch.ones(2))\n"
+    )
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    x = torch.randn(3)
+    functional = torch.autograd.functional
+    assert torch.equal(env["J"], functional.jacobian(net, x))
+    assert torch.equal(env["H"], functional.hessian(torch.tanh, torch.tensor([0.3, -1.0]).sum()))
+    out, back = functional.vjp(net, x, torch.ones(2))
+    assert torch.equal(env["out"], out) and torch.equal(env["back"], back)
+    err = refusal(
+        "lin = nn.Linear(2, 1)\nJ = torch.autograd.functional.jacobian(lin, torch.ones(2), vectorize=True)"
+    )
+    assert err.line == 2 and "takes only create_graph= and strict=" in err.message
+    err = refusal("J = torch.autograd.functional.jacobian(3, torch.ones(2))")
+    assert "takes something the program can call first" in err.message

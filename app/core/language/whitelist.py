@@ -25,6 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from app.core.language.autograd_functional import functional_members
 from app.core.language.data import data_members
 from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.proxies import nn_members, optim_members
@@ -472,6 +473,7 @@ def build_namespaces() -> dict[str, Any]:
             "backward": AutogradEntry("backward", torch.autograd.backward),
             "grad": AutogradEntry("grad", torch.autograd.grad),
             "Variable": _variable,
+            "functional": Namespace("torch.autograd.functional", functional_members()),
         },
     )
     utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", data_members())})
