@@ -12,7 +12,7 @@ import torch
 
 from app.core import record
 from app.core.language.expr import Evaluator, Limits, parse
-from app.core.language.grammar import RUN_HINT
+from app.core.language.hints import RUN_HINT
 from app.core.language.python_modules import PROGRAM_RANDOM
 from app.core.model.errors import ScenarioError
 from app.core.model.program import Program

@@ -17,8 +17,8 @@ from typing import Any
 
 from torch.autograd import functional
 
+from app.core.language.hints import refused
 from app.core.language.objects import Checked
-from app.core.model.errors import ScenarioError
 
 __all__ = ["FUNCTIONAL_AUTOGRAD", "functional_members"]
 
@@ -42,13 +42,13 @@ def _checked(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
     def call(func: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         where = f"torch.autograd.functional.{name}"
         if not isinstance(func, Checked):
-            raise ScenarioError(
+            raise refused(
                 f"{where} takes something the program can call first, such as a module "
                 "(nn.Linear(2, 1)) or a function imported by name (from torch import tanh)"
             )
         for key, value in kwargs.items():
             if key not in SETTINGS or not isinstance(value, bool):
-                raise ScenarioError(f"{where} takes only create_graph= and strict= (True or False) here")
+                raise refused(f"{where} takes only create_graph= and strict= (True or False) here")
         return real(func.call, inputs, *args, **kwargs)
 
     call.__name__ = name

@@ -24,8 +24,8 @@ from typing import Any
 import torch
 from torch.utils import data
 
+from app.core.language.hints import refused
 from app.core.language.objects import Checked
-from app.core.model.errors import ScenarioError
 
 __all__ = ["DataLoaderFactory", "DataLoaderProxy", "DatasetProxy", "data_members"]
 
@@ -107,7 +107,7 @@ def tensor_dataset(*tensors: Any) -> DatasetProxy:
     """``TensorDataset(x, y)``: tensors of the same first size, sample by sample."""
     for tensor in tensors:
         if not isinstance(tensor, torch.Tensor):
-            raise ScenarioError(f"TensorDataset takes tensors, not {_kind(tensor)}")
+            raise refused(f"TensorDataset takes tensors, not {_kind(tensor)}")
     return DatasetProxy(_BatchedTensors(*tensors), "a TensorDataset")
 
 
@@ -115,7 +115,7 @@ def random_split(dataset: Any, lengths: Any) -> list[DatasetProxy]:
     """``random_split(ds, [80, 20])`` or ``[0.8, 0.2]``: parts drawn with torch's generator."""
     source = _dataset_of(dataset, "random_split")
     if not isinstance(lengths, (list, tuple)) or not all(isinstance(n, (int, float)) for n in lengths):
-        raise ScenarioError("random_split takes the lengths of the parts as a list, e.g. [80, 20]")
+        raise refused("random_split takes the lengths of the parts as a list, e.g. [80, 20]")
     parts = data.random_split(source, list(lengths))
     return [DatasetProxy(part, "a part of a dataset (random_split)") for part in parts]
 
@@ -136,17 +136,17 @@ class DataLoaderFactory:
         source = _dataset_of(dataset, "DataLoader")
         for name in settings:
             if name in REFUSED_LOADER_SETTINGS:
-                raise ScenarioError(f"DataLoader(..., {name}=...): {REFUSED_LOADER_SETTINGS[name]}")
+                raise refused(f"DataLoader(..., {name}=...): {REFUSED_LOADER_SETTINGS[name]}")
             if name not in LOADER_SETTINGS:
                 listed = ", ".join(sorted(LOADER_SETTINGS))
-                raise ScenarioError(f"DataLoader has no setting '{name}' in programs; it takes {listed}")
+                raise refused(f"DataLoader has no setting '{name}' in programs; it takes {listed}")
         workers = settings.pop("num_workers", 0)
         if not isinstance(workers, int) or not 0 <= workers <= MAX_WORKERS:
-            raise ScenarioError(f"DataLoader takes num_workers from 0 to {MAX_WORKERS}")
+            raise refused(f"DataLoader takes num_workers from 0 to {MAX_WORKERS}")
         settings.pop("pin_memory", None)
         for name, value in {"batch_size": batch_size, "shuffle": shuffle, **settings}.items():
             if not isinstance(value, (bool, int, type(None))):
-                raise ScenarioError(f"DataLoader takes a whole number or True/False for {name}")
+                raise refused(f"DataLoader takes a whole number or True/False for {name}")
         loader = data.DataLoader(
             source, batch_size=batch_size, shuffle=shuffle, num_workers=0, collate_fn=_collate, **settings
         )
@@ -186,7 +186,7 @@ def _dataset_of(value: Any, where: str) -> Any:
         return value
     if isinstance(value, (list, tuple)) and all(_is_sample(item) for item in value):
         return list(value)
-    raise ScenarioError(
+    raise refused(
         f"{where} takes a dataset such as TensorDataset(x, y), a tensor or a list of samples, "
         f"not {_kind(value)}"
     )

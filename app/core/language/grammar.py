@@ -13,6 +13,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from app.core.language.hints import RUN_HINT, with_run_hint
 from app.core.language.whitelist import REFUSED_TORCH_MEMBERS, Namespace, denied_attribute
 
 __all__ = [
@@ -123,9 +124,7 @@ ALLOWED_NODES: tuple[type[ast.AST], ...] = (
     *COMPARE,
 )
 
-# NOTE [own scripts]: what the checked language leaves out, a learner's own trusted script can
-# still do; the refusals that matter most say how to record one (never that it will be run here).
-RUN_HINT = "to record a script of your own with full Python, run: python -m app run SCRIPT.py"
+# NOTE [own scripts] in hints.py: every refusal ends with RUN_HINT.
 _NO_COMPREHENSIONS = "comprehensions are not allowed: write a for loop, or the values out, e.g. [1., 2., 3.]"
 _NO_FUNCTIONS = f"defining functions is not part of the checked language; {RUN_HINT}"
 _NO_TRY = (
@@ -220,14 +219,3 @@ def missing_member(owner: Namespace, attr: str) -> str:
     close = difflib.get_close_matches(attr, list(owner.members), n=1)
     hint = f" (did you mean {owner.path}.{close[0]}?)" if close else ""
     return with_run_hint(f"{owner.path}.{attr} is not available in programs{hint}")
-
-
-def with_run_hint(message: str) -> str:
-    """``message`` ending with how to record the text as a trusted script (NOTE [own scripts]).
-
-    >>> with_run_hint("comprehensions are not allowed.").replace(RUN_HINT, "RUN_HINT")
-    'comprehensions are not allowed; RUN_HINT'
-    """
-    if message.endswith(RUN_HINT):
-        return message
-    return f"{message.rstrip('. ')}; {RUN_HINT}"

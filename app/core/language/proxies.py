@@ -43,8 +43,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from app.core.language.hints import refused
 from app.core.language.objects import Checked
-from app.core.model.errors import ScenarioError
 
 __all__ = [
     "NN_MODULES",
@@ -197,7 +197,8 @@ class ModuleFactory:
     Traceback (most recent call last):
     ...
     app.core.model.errors.ScenarioError: nn.ReLU takes numbers, True/False, text and torch dtypes
-    as settings, not a tensor for inplace
+    as settings, not a tensor for inplace; to record a script of your own with full Python,
+    run: python -m app run SCRIPT.py
     """
 
     def __init__(self, cls: type[nn.Module]) -> None:
@@ -227,11 +228,11 @@ class SequentialFactory(ModuleFactory):
 
     def __call__(self, *args: Any, **kwargs: Any) -> ModuleProxy:
         if kwargs:
-            raise ScenarioError("nn.Sequential takes its modules in order, without keywords")
+            raise refused("nn.Sequential takes its modules in order, without keywords")
         modules = []
         for arg in args:
             if not isinstance(arg, ModuleProxy):
-                raise ScenarioError(f"nn.Sequential takes modules such as nn.Linear(2, 3), not {_kind(arg)}")
+                raise refused(f"nn.Sequential takes modules such as nn.Linear(2, 3), not {_kind(arg)}")
             modules.append(arg._module)
         return ModuleProxy(nn.Sequential(*modules))
 
@@ -253,11 +254,9 @@ class TransformerEncoderFactory(ModuleFactory):
         settings = _named_arguments(self._cls, args, kwargs)
         layer, norm = settings.pop("encoder_layer", None), settings.pop("norm", None)
         if not isinstance(layer, ModuleProxy) or not isinstance(layer._module, nn.TransformerEncoderLayer):
-            raise ScenarioError(
-                f"{where} takes a layer module first, such as nn.TransformerEncoderLayer(8, 2)"
-            )
+            raise refused(f"{where} takes a layer module first, such as nn.TransformerEncoderLayer(8, 2)")
         if norm is not None and not isinstance(norm, ModuleProxy):
-            raise ScenarioError(f"{where} takes a module such as nn.LayerNorm(8) for norm, not {_kind(norm)}")
+            raise refused(f"{where} takes a module such as nn.LayerNorm(8) for norm, not {_kind(norm)}")
         _check_settings(where, settings)
         built = {**settings, "norm": norm._module if norm is not None else None}
         return ModuleProxy(nn.TransformerEncoder(layer._module, **built))
@@ -276,7 +275,8 @@ class OptimizerFactory:
     Traceback (most recent call last):
     ...
     app.core.model.errors.ScenarioError: optim.SGD has no setting 'foreach' in programs;
-    it takes dampening, lr, momentum, nesterov, weight_decay
+    it takes dampening, lr, momentum, nesterov, weight_decay; to record a script of your own
+    with full Python, run: python -m app run SCRIPT.py
     """
 
     def __init__(self, cls: type[torch.optim.Optimizer]) -> None:
@@ -293,7 +293,7 @@ class OptimizerFactory:
         for name, value in settings.items():
             if name not in allowed:
                 listed = ", ".join(sorted(allowed))
-                raise ScenarioError(f"{where} has no setting '{name}' in programs; it takes {listed}")
+                raise refused(f"{where} has no setting '{name}' in programs; it takes {listed}")
             _check_number_setting(where, name, value)
         return OptimizerProxy(_build_optimizer(self._cls, tensors, args, kwargs))
 
@@ -319,16 +319,16 @@ def _named_arguments(cls: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any])
 def _check_settings(where: str, settings: Mapping[str, Any]) -> None:
     for name, value in settings.items():
         if name.startswith("_"):
-            raise ScenarioError(f"{where} has no setting '{name}' in programs")
+            raise refused(f"{where} has no setting '{name}' in programs")
         if name in REFUSED_SETTINGS and value:
-            raise ScenarioError(f"{where}: {REFUSED_SETTINGS[name]}")
+            raise refused(f"{where}: {REFUSED_SETTINGS[name]}")
         if name == "num_layers" and isinstance(value, int) and value > MAX_LAYERS:
-            raise ScenarioError(f"{where} has at most {MAX_LAYERS} layers in programs")
+            raise refused(f"{where} has at most {MAX_LAYERS} layers in programs")
         if isinstance(value, torch.Tensor) and name in TENSOR_SETTINGS:
             continue
         if not _is_plain_setting(value):
             setting = "" if name.startswith("*") else f" for {name}"
-            raise ScenarioError(
+            raise refused(
                 f"{where} takes numbers, True/False, text and torch dtypes as settings, "
                 f"not {_kind(value)}{setting}"
             )
@@ -338,7 +338,7 @@ def _check_number_setting(where: str, name: str, value: Any) -> None:
     numbers = (bool, int, float)
     items = value if isinstance(value, (tuple, list)) and name == "betas" else (value,)
     if len(items) > MAX_SETTING_ITEMS or not all(isinstance(item, numbers) for item in items):
-        raise ScenarioError(f"{where} takes a plain number for {name}, not {_kind(value)}")
+        raise refused(f"{where} takes a plain number for {name}, not {_kind(value)}")
 
 
 def _is_plain_setting(value: Any) -> bool:
@@ -350,12 +350,12 @@ def _is_plain_setting(value: Any) -> bool:
 def _parameter_list(where: str, params: Any) -> list[torch.Tensor]:
     hint = "a list of tensors, such as model.parameters() or [w, b]"
     if isinstance(params, ModuleProxy):
-        raise ScenarioError(f"{where} takes {hint}, not {_kind(params)}: pass its parameters()")
+        raise refused(f"{where} takes {hint}, not {_kind(params)}: pass its parameters()")
     if not isinstance(params, (list, tuple)):
-        raise ScenarioError(f"{where} takes {hint}, not {_kind(params)}")
+        raise refused(f"{where} takes {hint}, not {_kind(params)}")
     for item in params:
         if not isinstance(item, torch.Tensor):
-            raise ScenarioError(f"{where} takes {hint}; this list holds {_kind(item)}")
+            raise refused(f"{where} takes {hint}; this list holds {_kind(item)}")
     return list(params)
 
 
@@ -448,10 +448,10 @@ class ModuleProxy(Checked):
         for value in (*args, *kwargs.values()):
             _check_input(self.kind, value)
         if any(name.startswith("_") for name in kwargs):
-            raise ScenarioError(f"{self.kind} takes no private keywords")
+            raise refused(f"{self.kind} takes no private keywords")
         result = self._module(*args, **kwargs)
         if not _is_plain_result(result):
-            raise ScenarioError(f"{self.kind} gave back something programs cannot hold")
+            raise refused(f"{self.kind} gave back something programs cannot hold")
         return result
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
@@ -471,13 +471,13 @@ class ModuleProxy(Checked):
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the parameters' gradients (to ``None`` by default, as PyTorch does)."""
         if not isinstance(set_to_none, bool):
-            raise ScenarioError("zero_grad(set_to_none=...) takes True or False")
+            raise refused("zero_grad(set_to_none=...) takes True or False")
         self._module.zero_grad(set_to_none=set_to_none)
 
     def train(self, mode: bool = True) -> ModuleProxy:
         """Training mode (dropout active, batch statistics); returns this proxy."""
         if not isinstance(mode, bool):
-            raise ScenarioError("train(mode) takes True or False")
+            raise refused("train(mode) takes True or False")
         self._module.train(mode)
         return self
 
@@ -503,7 +503,7 @@ def _check_input(kind: str, value: Any, depth: int = 0) -> None:
         for item in value:
             _check_input(kind, item, depth + 1)
         return
-    raise ScenarioError(f"{kind} takes tensors, numbers and tuples of tensors, not {_kind(value)}")
+    raise refused(f"{kind} takes tensors, numbers and tuples of tensors, not {_kind(value)}")
 
 
 def _is_plain_result(value: Any) -> bool:
@@ -566,7 +566,7 @@ class OptimizerProxy(Checked):
     def step(self, *closure: Any, **kwargs: Any) -> None:
         """One update of every parameter from its ``.grad``; takes no closure."""
         if closure or kwargs:
-            raise ScenarioError(
+            raise refused(
                 "step() takes no closure in programs: compute the loss and call backward() before step()"
             )
         raw_step = inspect.unwrap(type(self._optimizer).step)
@@ -578,7 +578,7 @@ class OptimizerProxy(Checked):
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of the optimizer's parameters (to ``None`` by default)."""
         if not isinstance(set_to_none, bool):
-            raise ScenarioError("zero_grad(set_to_none=...) takes True or False")
+            raise refused("zero_grad(set_to_none=...) takes True or False")
         inspect.unwrap(torch.optim.Optimizer.zero_grad)(self._optimizer, set_to_none)
 
     def _params(self) -> list[torch.Tensor]:

@@ -13,9 +13,9 @@ from typing import Any
 
 from torch.optim import lr_scheduler
 
+from app.core.language.hints import refused
 from app.core.language.objects import Checked
 from app.core.language.proxies import MAX_SETTING_ITEMS, OptimizerProxy
-from app.core.model.errors import ScenarioError
 
 __all__ = ["SCHEDULER_SETTINGS", "SchedulerFactory", "SchedulerProxy", "scheduler_members"]
 
@@ -52,18 +52,18 @@ class SchedulerFactory:
     def __call__(self, optimizer: Any, *args: Any, **kwargs: Any) -> SchedulerProxy:
         where = f"lr_scheduler.{self.__name__}"
         if not isinstance(optimizer, OptimizerProxy):
-            raise ScenarioError(f"{where} takes an optimizer such as optim.SGD(...) first")
+            raise refused(f"{where} takes an optimizer such as optim.SGD(...) first")
         allowed = SCHEDULER_SETTINGS[self.__name__]
         for name in kwargs:
             if name not in allowed:
-                raise ScenarioError(
+                raise refused(
                     f"{where} has no setting '{name}' in programs; it takes {', '.join(sorted(allowed))}"
                 )
         for value in (*args, *kwargs.values()):
             items = value if isinstance(value, (list, tuple)) else (value,)
             plain = all(isinstance(item, (int, float)) for item in items)
             if not plain or len(items) > MAX_SETTING_ITEMS:
-                raise ScenarioError(f"{where} takes numbers as settings")
+                raise refused(f"{where} takes numbers as settings")
         return SchedulerProxy(self._cls(optimizer._optimizer, *args, **kwargs))
 
 
