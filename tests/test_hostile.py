@@ -551,7 +551,7 @@ CASES: list[Case] = [
         "apply", LINEAR + "lin.apply(print)\n", 4, 1, "'apply' is not available on an nn.Linear", "record"
     ),
     program_refused(
-        "to", LINEAR + "lin.to('cpu')\n", 4, 1, "'to' is not available on an nn.Linear", "record"
+        "to", LINEAR + "lin.to('meta')\n", 4, 1, "an nn.Linear module cannot move to meta", "record"
     ),
     program_refused(
         "forward", LINEAR + "f = lin.forward\n", 4, 5, "'forward' is not available on an nn.Linear", "record"

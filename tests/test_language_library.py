@@ -305,3 +305,22 @@ def test_autograd_functional_takes_a_module_or_a_function_bound_by_name() -> Non
     assert err.line == 2 and "takes only create_graph= and strict=" in err.message
     err = refusal("J = torch.autograd.functional.jacobian(3, torch.ones(2))")
     assert "takes something the program can call first" in err.message
+
+
+def test_the_device_idiom_names_the_device_the_program_runs_on() -> None:
+    env = run(
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "torch.manual_seed(0)\n"
+        "model = nn.Sequential(nn.Linear(2, 3), nn.ReLU()).to(device)\n"
+        "y = model(torch.ones(1, 2).to(device))\n"
+    )
+    assert env["device"] == torch.device("cpu")  # recorded on the CPU here, whatever the machine has
+    torch.manual_seed(0)
+    assert torch.equal(
+        env["y"], torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU())(torch.ones(1, 2))
+    )
+    err = refusal("model = nn.Linear(2, 2)\nmodel = model.to('cuda:0')")
+    assert err.line == 2 and "this program runs on cpu (chosen in the window or with --device)" in err.message
+    assert (
+        "to() on an nn.Linear module takes a device" in refusal("m = nn.Linear(2, 2).to(torch.half)").message
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 from oracle import check_against_plain, run_plainly
 
 from app.core import record
@@ -28,9 +29,11 @@ def test_the_library_corpus_is_there() -> None:
 
 
 @pytest.mark.parametrize("path", LIBRARY, ids=[path.stem for path in LIBRARY])
-def test_snippet_is_recorded_as_a_plain_run_would_go(path: Path) -> None:
+def test_snippet_is_recorded_as_a_plain_run_would_go(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     code = path.read_text(encoding="utf-8")
     rec = record(Program(code, name=path.stem))
+    # recorded on the CPU: the plain run picks the CPU too ("cuda" if torch.cuda.is_available() ...)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     plain = run_plainly(code)
     assert plain.calls, "the snippet makes at least one autograd call"
     check_against_plain(rec, plain)

@@ -157,7 +157,7 @@ MAX_LAYERS = 100
 # nn.RNN, nn.LSTM and nn.GRU take ``*args``; their first positional settings are these.
 _RNN_POSITIONAL = ("input_size", "hidden_size", "num_layers")
 
-_PLAIN = (bool, int, float, str, type(None), torch.dtype)
+_PLAIN = (bool, int, float, str, type(None), torch.dtype, torch.device)
 
 
 def nn_members() -> dict[str, Any]:
@@ -413,7 +413,7 @@ class ModuleProxy(Checked):
     KeyError: 'state_dict'
     """
 
-    METHODS = ("eval", "named_parameters", "parameters", "train", "zero_grad")
+    METHODS = ("eval", "named_parameters", "parameters", "to", "train", "zero_grad")
 
     def __init__(self, module: nn.Module) -> None:
         self._module = module
@@ -484,6 +484,27 @@ class ModuleProxy(Checked):
     def eval(self) -> ModuleProxy:
         """Evaluation mode; returns this proxy."""
         self._module.eval()
+        return self
+
+    def to(self, device: Any) -> ModuleProxy:
+        """``model.to(device)`` for the device the program runs on: the module is there already.
+
+        The device is chosen in the window or with ``--device`` (the program is made there), so
+        ``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`` names it.
+        """
+        if not isinstance(device, (str, torch.device)):
+            raise refused(f"to() on {self.kind} takes a device here, such as model.to(device)")
+        tensors = [t for _, t in self.named_tensors()]
+        here = tensors[0].device if tensors else torch.get_default_device()
+        try:
+            wanted = torch.device(device)
+        except RuntimeError:
+            raise refused(f"{device!r} is not a device: write 'cpu' or 'cuda'") from None
+        if wanted.type != here.type or (wanted.index is not None and wanted != here):
+            raise refused(
+                f"this program runs on {here} (chosen in the window or with --device), "
+                f"so {self.kind} cannot move to {wanted}"
+            )
         return self
 
     # -- helpers --

@@ -193,6 +193,7 @@ TORCH_FUNCTIONS = frozenset(
         "sigmoid",
         "is_tensor",
         "is_grad_enabled",
+        "device",
     ]
 )
 
@@ -408,7 +409,6 @@ REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
         "frombuffer": _MEMORY,
         "as_strided": _MEMORY,
         "empty": "an empty tensor holds whatever was in memory; use torch.zeros",
-        "cuda": "choose the device in the window or with --device, not in the program",
         "backends": "choose the device in the window or with --device, not in the program",
         "distributed": "programs run in one process",
         "multiprocessing": "programs run in one process",
@@ -458,6 +458,16 @@ _variable.__name__ = "Variable"
 _variable.__module__ = "torch"
 
 
+def _cuda_is_available() -> bool:
+    """Whether the program runs on CUDA: the device is chosen in the window or with ``--device``, so
+    ``torch.device("cuda" if torch.cuda.is_available() else "cpu")`` names the one it runs on."""
+    return torch.get_default_device().type == "cuda"
+
+
+_cuda_is_available.__name__ = "is_available"
+_cuda_is_available.__module__ = "torch"
+
+
 @cache
 def build_namespaces() -> dict[str, Any]:
     """The names every program starts with: ``torch``, ``F`` and a few builtins (shared; do not mutate)."""
@@ -477,12 +487,14 @@ def build_namespaces() -> dict[str, Any]:
         },
     )
     utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", data_members())})
+    cuda = Namespace("torch.cuda", {"is_available": _cuda_is_available})
     torch_members = _members(torch, TORCH_FUNCTIONS | TORCH_DTYPES)
     torch_members.update(
         nn=nn,
         optim=optim,
         autograd=autograd,
         utils=utils,
+        cuda=cuda,
         no_grad=GradModeEntry("no_grad", enabled=False),
         enable_grad=GradModeEntry("enable_grad", enabled=True),
     )
