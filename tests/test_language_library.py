@@ -324,3 +324,18 @@ def test_the_device_idiom_names_the_device_the_program_runs_on() -> None:
     assert (
         "to() on an nn.Linear module takes a device" in refusal("m = nn.Linear(2, 2).to(torch.half)").message
     )
+
+
+def test_a_loader_gives_its_dataset_and_batch_size() -> None:
+    env = run(
+        "from torch.utils.data import TensorDataset, DataLoader\n"
+        "loader = DataLoader(TensorDataset(torch.zeros(10, 2)), batch_size=4)\n"
+        "n, b = len(loader.dataset), loader.batch_size\n"
+        "raw = DataLoader(torch.zeros(7, 2), batch_size=3)\n"
+        "m = len(raw.dataset)\n"
+    )
+    assert (env["n"], env["b"], env["m"]) == (10, 4, 7)
+    assert (
+        "'sampler' is not available on a DataLoader"
+        in refusal("l = torch.utils.data.DataLoader([1.0])\ns = l.sampler").message
+    )

@@ -150,22 +150,36 @@ class DataLoaderFactory:
         loader = data.DataLoader(
             source, batch_size=batch_size, shuffle=shuffle, num_workers=0, collate_fn=_collate, **settings
         )
-        return DataLoaderProxy(loader)
+        held = dataset if isinstance(dataset, DatasetProxy) else DatasetProxy(source, "a dataset")
+        return DataLoaderProxy(loader, held)
 
 
 class DataLoaderProxy(Checked):
-    """A loader as a program holds it: ``len(loader)`` and ``for x, y in loader``.
+    """A loader as a program holds it: ``len(loader)``, ``for x, y in loader``, and its
+    ``dataset`` and ``batch_size`` (``len(loader.dataset)`` in an accuracy).
 
     >>> ds = tensor_dataset(torch.arange(10.0), torch.arange(10))
     >>> loader = DataLoaderFactory()(ds, batch_size=4)
-    >>> len(loader), [x.tolist() for x, _ in loader][-1]
-    (3, [8.0, 9.0])
+    >>> len(loader), [x.tolist() for x, _ in loader][-1], len(loader.get_attribute("dataset"))
+    (3, [8.0, 9.0], 10)
     """
 
     kind = "a DataLoader"
 
-    def __init__(self, loader: data.DataLoader[Any]) -> None:
+    def __init__(self, loader: data.DataLoader[Any], dataset: DatasetProxy) -> None:
         self._loader = loader
+        self._dataset = dataset
+
+    def get_attribute(self, name: str) -> Any:
+        """``dataset`` (the proxy it was given) or ``batch_size``."""
+        if name == "dataset":
+            return self._dataset
+        if name == "batch_size":
+            return self._loader.batch_size
+        raise KeyError(name)
+
+    def members(self) -> list[str]:
+        return ["batch_size", "dataset"]
 
     def __len__(self) -> int:
         return len(self._loader)
