@@ -339,3 +339,42 @@ def test_a_loader_gives_its_dataset_and_batch_size() -> None:
         "'sampler' is not available on a DataLoader"
         in refusal("l = torch.utils.data.DataLoader([1.0])\ns = l.sampler").message
     )
+
+
+def test_plateau_and_one_cycle_schedules_match_pytorch() -> None:
+    code = (
+        "w = torch.ones(3, requires_grad=True)\n"
+        "opt = optim.SGD([w], lr=0.1, momentum=0.9)\n"
+        "plateau = optim.lr_scheduler.ReduceLROnPlateau(opt, mode='min', factor=0.5, patience=1)\n"
+        "opt2 = optim.Adam([w], lr=0.01)\n"
+        "cycle = optim.lr_scheduler.OneCycleLR(opt2, max_lr=0.1, total_steps=6, anneal_strategy='linear')\n"
+        "lrs = []\n"
+        "for i in range(6):\n"
+        "    loss = (w * w).sum()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+        "    opt2.step()\n"
+        "    plateau.step(loss * 0 + 1.0)\n"
+        "    cycle.step()\n"
+        "    lrs.append([plateau.get_last_lr()[0], cycle.get_last_lr()[0]])\n"
+    )
+    env = run(code)
+    w = torch.ones(3, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+    schedulers = torch.optim.lr_scheduler
+    plateau = schedulers.ReduceLROnPlateau(opt, mode="min", factor=0.5, patience=1)
+    opt2 = torch.optim.Adam([w], lr=0.01)
+    cycle = schedulers.OneCycleLR(opt2, max_lr=0.1, total_steps=6, anneal_strategy="linear")
+    lrs = []
+    for _ in range(6):
+        loss = (w * w).sum()
+        loss.backward()
+        opt.step()
+        opt2.step()
+        plateau.step(loss * 0 + 1.0)
+        cycle.step()
+        lrs.append([plateau.get_last_lr()[0], cycle.get_last_lr()[0]])
+    assert env["lrs"] == lrs and torch.equal(env["w"], w)
+    code = "opt = optim.SGD([torch.ones(1, requires_grad=True)], lr=1)\n"
+    err = refusal(code + "s = optim.lr_scheduler.StepLR(opt, 2)\ns.step(3)")
+    assert err.line == 3 and "step() takes nothing: step()" in err.message

@@ -25,6 +25,27 @@ SCHEDULER_SETTINGS: Mapping[str, frozenset[str]] = MappingProxyType(
         "MultiStepLR": frozenset({"milestones", "gamma", "last_epoch"}),
         "ExponentialLR": frozenset({"gamma", "last_epoch"}),
         "CosineAnnealingLR": frozenset({"T_max", "eta_min", "last_epoch"}),
+        "LinearLR": frozenset({"start_factor", "end_factor", "total_iters", "last_epoch"}),
+        "OneCycleLR": frozenset(
+            {
+                "max_lr",
+                "total_steps",
+                "epochs",
+                "steps_per_epoch",
+                "pct_start",
+                "anneal_strategy",
+                "cycle_momentum",
+                "base_momentum",
+                "max_momentum",
+                "div_factor",
+                "final_div_factor",
+                "three_phase",
+                "last_epoch",
+            }
+        ),
+        "ReduceLROnPlateau": frozenset(
+            {"mode", "factor", "patience", "threshold", "threshold_mode", "cooldown", "min_lr", "eps"}
+        ),
     }
 )
 
@@ -32,8 +53,9 @@ SCHEDULER_SETTINGS: Mapping[str, frozenset[str]] = MappingProxyType(
 def scheduler_members() -> dict[str, Any]:
     """The listed schedulers, by name.
 
-    >>> sorted(scheduler_members())
-    ['CosineAnnealingLR', 'ExponentialLR', 'MultiStepLR', 'StepLR']
+    >>> sorted(scheduler_members())  # doctest: +NORMALIZE_WHITESPACE
+    ['CosineAnnealingLR', 'ExponentialLR', 'LinearLR', 'MultiStepLR', 'OneCycleLR',
+     'ReduceLROnPlateau', 'StepLR']
     """
     return {name: SchedulerFactory(name) for name in SCHEDULER_SETTINGS}
 
@@ -61,9 +83,9 @@ class SchedulerFactory:
                 )
         for value in (*args, *kwargs.values()):
             items = value if isinstance(value, (list, tuple)) else (value,)
-            plain = all(isinstance(item, (int, float)) for item in items)
+            plain = all(isinstance(item, (int, float, str)) for item in items)  # mode="min"
             if not plain or len(items) > MAX_SETTING_ITEMS:
-                raise refused(f"{where} takes numbers as settings")
+                raise refused(f"{where} takes numbers and words (mode='min') as settings")
         return SchedulerProxy(self._cls(optimizer._optimizer, *args, **kwargs))
 
 
@@ -85,9 +107,16 @@ class SchedulerProxy(Checked):
     def members(self) -> list[str]:
         return list(self.METHODS)
 
-    def step(self) -> None:
-        """Move to the next epoch's learning rate."""
-        self._scheduler.step()
+    def step(self, *metrics: Any) -> None:
+        """Move to the next epoch's learning rate; ``ReduceLROnPlateau`` takes the loss it watches."""
+        plateau = isinstance(self._scheduler, lr_scheduler.ReduceLROnPlateau)
+        if len(metrics) != int(plateau):
+            wanted = "the value it watches, e.g. step(val_loss)" if plateau else "nothing: step()"
+            raise refused(f"{self.kind}'s step() takes {wanted}")
+        if isinstance(self._scheduler, lr_scheduler.ReduceLROnPlateau):
+            self._scheduler.step(float(metrics[0]))
+        else:
+            self._scheduler.step()
 
     def get_last_lr(self) -> list[float]:
         """The learning rate of each parameter group, as the last step set it."""
