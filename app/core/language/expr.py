@@ -47,15 +47,8 @@ from typing import Any
 
 import torch
 
-from app.core.language.grammar import (
-    BINOPS,
-    COMPARE,
-    INPLACE,
-    UNARY,
-    attribute_refusal,
-    missing_member,
-    with_run_hint,
-)
+from app.core.language.grammar import BINOPS, COMPARE, INPLACE, UNARY, attribute_refusal, missing_member
+from app.core.language.hints import with_run_hint
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry, ProgramHooks
 from app.core.language.parsing import (
     DATA_ASSIGNMENT,

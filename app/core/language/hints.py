@@ -4,7 +4,8 @@
 What the checked language leaves out, a learner's own trusted script can still do: every
 refusal of the language ends with how to record one (never that it will be run here), and the
 window offers the same under a refusal (NOTE [trusted script offer] in ``app/ui/trusted_script.py``).
-Limits (sizes, loops, time) are not refusals of the language: they say what to make smaller.
+The limits a program meets while it runs (sizes, loops, statements, time) are not refusals of
+the language: they say what to make smaller, and the window offers nothing under them.
 """
 
 from __future__ import annotations
