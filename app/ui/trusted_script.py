@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -97,6 +98,7 @@ class ScriptRun(QObject):
         super().__init__(parent)
         self.process: QProcess | None = None
         self._out: Path | None = None
+        self._folder: Path | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._on_time_limit)
@@ -111,8 +113,11 @@ class ScriptRun(QObject):
         from app.child.client import child_env  # no torch: the child imports it
 
         self.stop()
+        if self._folder is not None:  # the last run's recording was read when it was shown
+            shutil.rmtree(self._folder, ignore_errors=True)
         stem = re.sub(r"[^A-Za-z0-9_-]", "-", name)[:60].strip("-") or "program"
-        folder = Path(tempfile.mkdtemp(prefix="autograd-lens-script-"))
+        # A folder of its own: the script's folder comes first on its sys.path, as with python file.py
+        folder = self._folder = Path(tempfile.mkdtemp(prefix="autograd-lens-script-"))
         script = folder / f"{stem}.py"
         script.write_text(code, encoding="utf-8")
         self._out = folder / f"{stem}.lens"
