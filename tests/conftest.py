@@ -73,5 +73,6 @@ def _collect_between_tests():
         collector.check()
 
 
-# Scripts the tests record as a learner's own files: data, never collected or imported as tests.
-collect_ignore_glob = ["scripts/*"]
+# Scripts and pasted snippets the tests record as a learner's own files: data, never collected
+# or imported as tests.
+collect_ignore_glob = ["scripts/*", "snippets/*"]

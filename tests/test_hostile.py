@@ -212,18 +212,18 @@ CASES: list[Case] = [
     forward_refused("import os", 1, 1, "'os' cannot be imported", "load"),
     forward_refused("from subprocess import run", 1, 1, "'subprocess' cannot be imported", "load"),
     loss_refused("__import__('os').system('echo pwned')", 1, "name '__import__' is private"),
-    forward_refused("y = open('/etc/passwd')", 1, 5, "scenarios cannot read or write files", "load"),
-    forward_refused("y = eval('x * 2')", 1, 5, "scenarios never run text as code", "load"),
-    forward_refused("y = ｅｖａｌ('x * 2')", 1, 5, "scenarios never run text as code", "load"),
+    forward_refused("y = open('/etc/passwd')", 1, 5, "programs cannot read or write files", "load"),
+    forward_refused("y = eval('x * 2')", 1, 5, "programs never run text as code", "load"),
+    forward_refused("y = ｅｖａｌ('x * 2')", 1, 5, "programs never run text as code", "load"),
     forward_refused("y = getattr(x, '__class__')", 1, 5, "read attributes with a dot", "load"),
     forward_refused("y = x\nz = F.__builtins__", 2, 5, "attribute '__builtins__' is private", "load"),
     forward_refused("y = torch.save(x, '/tmp/lens.pt')", 1, 5, "torch.save is not available", "load"),
     forward_refused("y = torch.load('/tmp/lens.pt')", 1, 5, "torch.load is not available", "load"),
     forward_refused("y = torch.hub.load('a/b', 'c')", 1, 5, "torch.hub is not available", "load"),
     forward_refused("y = torch.ops.aten.mul(x, 2)", 1, 5, "torch.ops is not available", "load"),
-    forward_refused("y = x.numpy()", 1, 5, "NumPy is not part of scenarios", "load"),
-    forward_refused("y = x.ｎｕｍｐｙ()", 1, 5, "NumPy is not part of scenarios", "load"),
-    forward_refused("y = x.tofile('/tmp/lens.bin')", 1, 5, "scenarios cannot read or write files", "load"),
+    forward_refused("y = x.numpy()", 1, 5, "NumPy is not part of programs", "load"),
+    forward_refused("y = x.ｎｕｍｐｙ()", 1, 5, "NumPy is not part of programs", "load"),
+    forward_refused("y = x.tofile('/tmp/lens.bin')", 1, 5, "programs cannot read or write files", "load"),
     forward_refused("y = x.untyped_storage()", 1, 5, "it reaches raw memory", "load"),
     forward_refused("y = x.const_data_ptr()", 1, 5, "it reaches raw memory", "load"),
     forward_refused("y = x.mutable_data_ptr()", 1, 5, "it reaches raw memory", "load"),
@@ -551,7 +551,7 @@ CASES: list[Case] = [
         "apply", LINEAR + "lin.apply(print)\n", 4, 1, "'apply' is not available on an nn.Linear", "record"
     ),
     program_refused(
-        "to", LINEAR + "lin.to('cpu')\n", 4, 1, "'to' is not available on an nn.Linear", "record"
+        "to", LINEAR + "lin.to('meta')\n", 4, 1, "an nn.Linear module cannot move to meta", "record"
     ),
     program_refused(
         "forward", LINEAR + "f = lin.forward\n", 4, 5, "'forward' is not available on an nn.Linear", "record"

@@ -48,6 +48,7 @@ from typing import Any
 import torch
 
 from app.core.language.grammar import BINOPS, COMPARE, INPLACE, UNARY, attribute_refusal, missing_member
+from app.core.language.hints import with_run_hint
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry, ProgramHooks
 from app.core.language.parsing import (
     DATA_ASSIGNMENT,
@@ -60,7 +61,7 @@ from app.core.language.parsing import (
     parse,
 )
 from app.core.language.positions import error_at, node_position
-from app.core.language.python_values import NOTHING, PySizes, is_lazy, kind, python_arith_refusal
+from app.core.language.python_values import NOTHING, PySizes, is_iterable, is_lazy, kind, python_arith_refusal
 from app.core.language.whitelist import (
     LAZY_BUILTINS,
     Namespace,
@@ -271,7 +272,9 @@ class Evaluator:
 
     def _iterate(self, value: Any, node: ast.expr) -> Iterator[Any]:
         """The items a for loop goes through; a tensor's rows are made at once, under the guard."""
-        if isinstance(value, (Checked, Namespace, SafeBuiltin)):
+        if isinstance(value, (Namespace, SafeBuiltin)) or (
+            isinstance(value, Checked) and not is_iterable(value)
+        ):
             raise self._error(f"a for loop cannot go over {kind(value)}", node)
         iterator = self._apply(iter, [value], {}, node, lazy=True)
         self._sizes.forget_lazy(value)
@@ -449,7 +452,7 @@ class Evaluator:
             return self._attribute(node)
         if isinstance(node, ast.JoinedStr):
             return self._fstring(node)
-        raise self._error(f"{type(node).__name__} is not part of the scenario language", node)
+        raise self._error(f"{type(node).__name__} is not part of the checked language", node)
 
     def _constant(self, node: ast.Constant) -> Any:
         if isinstance(node.value, bytes) or (isinstance(node.value, str) and len(node.value) > MAX_TEXT):
@@ -848,7 +851,7 @@ def read_public_attribute(owner: Any, name: str) -> Any:
     reach a private or denied member even if a check above is lost.
     """
     if name.startswith("_") or denied_attribute(name) is not None:
-        raise ScenarioError(f"'{name}' is not available in scenarios")
+        raise ScenarioError(f"'{name}' is not available in programs")
     return getattr(owner, name)
 
 
@@ -890,7 +893,7 @@ def _written_text(node: ast.expr) -> str:
 def _not_listed(owner: Checked, name: str) -> str:
     close = difflib.get_close_matches(name, owner.members(), n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return f"'{name}' is not available on {owner.kind}{hint}"
+    return with_run_hint(f"'{name}' is not available on {owner.kind}{hint}")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,4 +1,4 @@
-"""What the scenario language accepts, and the words it uses to refuse the rest.
+"""What the checked language accepts, and the words it uses to refuse the rest.
 
 Tables only, and the messages built from them: :func:`~app.core.language.parsing.parse`
 checks a tree against them, :class:`~app.core.language.expr.Evaluator` maps operators
@@ -13,6 +13,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from app.core.language.hints import RUN_HINT, with_run_hint
 from app.core.language.whitelist import REFUSED_TORCH_MEMBERS, Namespace, denied_attribute
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "UNARY",
     "attribute_refusal",
     "missing_member",
+    "with_run_hint",
 ]
 
 BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
@@ -122,9 +124,7 @@ ALLOWED_NODES: tuple[type[ast.AST], ...] = (
     *COMPARE,
 )
 
-# NOTE [own scripts]: what the checked language leaves out, a learner's own trusted script can
-# still do; the refusals that matter most say how to record one (never that it will be run here).
-RUN_HINT = "to record a script of your own with full Python, run: python -m app run SCRIPT.py"
+# NOTE [own scripts] in hints.py: every refusal ends with RUN_HINT.
 _NO_COMPREHENSIONS = "comprehensions are not allowed: write a for loop, or the values out, e.g. [1., 2., 3.]"
 _NO_FUNCTIONS = f"defining functions is not part of the checked language; {RUN_HINT}"
 _NO_TRY = (
@@ -164,8 +164,8 @@ _REFUSALS_BY_NAME: dict[str, str] = {
     "Match": "match statements are not allowed: use if and elif",
     "AnnAssign": "type annotations are not allowed: write name = value",
     "TypeAlias": "type aliases are not allowed",
-    "In": "'in' is not part of the scenario language",
-    "NotIn": "'not in' is not part of the scenario language",
+    "In": "'in' is not part of the checked language",
+    "NotIn": "'not in' is not part of the checked language",
     "LShift": "bit shifts (<< and >>) are not allowed",
     "RShift": "bit shifts (<< and >>) are not allowed",
 }
@@ -179,15 +179,15 @@ def _words(text: str) -> list[str]:
 
 
 # Python builtins people reach for; none is defined, and naming one says why.
-_OUTSIDE = "it would reach outside the scenario language"
+_OUTSIDE = "it would reach outside the checked language"
 _ATTRS = "read attributes with a dot, and only public ones"
 FORBIDDEN_NAMES: dict[str, str] = {
-    "eval": "scenarios never run text as code",
-    "exec": "scenarios never run text as code",
-    "compile": "scenarios never run text as code",
-    "open": "scenarios cannot read or write files",
-    "os": "scenarios cannot reach the system",
-    "sys": "scenarios cannot reach the system",
+    "eval": "programs never run text as code",
+    "exec": "programs never run text as code",
+    "compile": "programs never run text as code",
+    "open": "programs cannot read or write files",
+    "os": "programs cannot reach the system",
+    "sys": "programs cannot reach the system",
     "getattr": _ATTRS,
     "setattr": _ATTRS,
     "delattr": _ATTRS,
@@ -208,14 +208,14 @@ def attribute_refusal(attr: str) -> str | None:
         return f"attribute '{attr}' is private: names starting with _ are refused"
     reason = denied_attribute(attr)
     if reason is not None:
-        return f"'.{attr}' is not allowed in scenarios: {reason}"
+        return f"'.{attr}' is not allowed in programs: {reason}"
     return None
 
 
 def missing_member(owner: Namespace, attr: str) -> str:
     """Why ``owner.attr`` is not there, with the closest listed name as a hint."""
     if owner.path == "torch" and attr in REFUSED_TORCH_MEMBERS:
-        return f"torch.{attr} is not available in scenarios: {REFUSED_TORCH_MEMBERS[attr]}"
+        return with_run_hint(f"torch.{attr} is not available in programs: {REFUSED_TORCH_MEMBERS[attr]}")
     close = difflib.get_close_matches(attr, list(owner.members), n=1)
     hint = f" (did you mean {owner.path}.{close[0]}?)" if close else ""
-    return f"{owner.path}.{attr} is not available in scenarios{hint}; only a listed set of functions is"
+    return with_run_hint(f"{owner.path}.{attr} is not available in programs{hint}")

@@ -1,4 +1,4 @@
-"""Parsing scenario text, and everything that can be refused without running it.
+"""Parsing program text, and everything that can be refused without running it.
 
 :func:`parse` reads text with :mod:`ast` (never ``eval``/``exec``) and walks
 the tree once against the tables in ``grammar.py``: refused syntax, private
@@ -14,6 +14,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
+import torch
+
 from app.core.language.grammar import (
     ALLOWED_NODES,
     FORBIDDEN_NAMES,
@@ -22,10 +24,12 @@ from app.core.language.grammar import (
     RUN_HINT,
     attribute_refusal,
     missing_member,
+    with_run_hint,
 )
-from app.core.language.objects import AutogradEntry, GradModeEntry
+from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.positions import error_at, index_position, source_lines
-from app.core.language.whitelist import Namespace, build_namespaces
+from app.core.language.python_modules import ListedFunction
+from app.core.language.whitelist import Namespace, build_namespaces, python_modules
 from app.core.model.errors import ScenarioError
 from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
 
@@ -47,13 +51,14 @@ SOURCE_ATTR = "lens_source"  # parse() leaves the text on the tree, for columns 
 
 
 def parse(source: str, *, field: str, mode: Mode) -> ast.AST:
-    """Parse and statically check scenario text; raise :class:`ScenarioError`.
+    """Parse and statically check program text; raise :class:`ScenarioError`.
 
     >>> try:
     ...     parse("x.__class__", field="calls[0].loss", mode="eval")
     ... except ScenarioError as exc:
-    ...     print(exc.where(), "|", exc.message)
-    calls[0].loss, line 1, column 1 | attribute '__class__' is private: names starting with _ are refused
+    ...     print(exc.where(), "|", exc.message.replace(RUN_HINT, "RUN_HINT"))
+    calls[0].loss, line 1, column 1 | attribute '__class__' is private: names starting with _ are refused;
+    RUN_HINT
     """
     _check_text(source, field, mode)
     tree = _parse_python(source, field, mode)
@@ -164,7 +169,7 @@ class _StaticChecker:
         self.builtins = build_namespaces()
 
     def error(self, message: str, node: ast.AST) -> ScenarioError:
-        return error_at(message, self.field, node, self.source)
+        return error_at(with_run_hint(message), self.field, node, self.source)
 
     def check(self, tree: ast.AST) -> None:
         # Iterative, so a deep tree cannot overflow our own stack. Operators and
@@ -191,7 +196,7 @@ class _StaticChecker:
         if kind in REFUSALS:
             raise self.error(REFUSALS[kind], anchor)
         if not isinstance(node, ALLOWED_NODES):
-            raise self.error(f"{kind.__name__} is not part of the scenario language", anchor)
+            raise self.error(f"{kind.__name__} is not part of the checked language", anchor)
         if isinstance(node, ast.Name):
             self.check_name(node)
         elif isinstance(node, ast.Attribute):
@@ -230,7 +235,7 @@ class _StaticChecker:
         if node.id.startswith("_"):
             raise self.error(f"name '{node.id}' is private: names starting with _ are refused", node)
         if node.id in FORBIDDEN_NAMES:
-            raise self.error(f"'{node.id}' is not available in scenarios: {FORBIDDEN_NAMES[node.id]}", node)
+            raise self.error(f"'{node.id}' is not available in programs: {FORBIDDEN_NAMES[node.id]}", node)
         if isinstance(node.ctx, ast.Store) and node.id in self.builtins:
             raise self.error(f"'{node.id}' is a built-in name and cannot be assigned", node)
         if isinstance(node.ctx, ast.Del) and node.id in self.builtins:
@@ -309,7 +314,20 @@ DATA_ASSIGNMENT = (
     "write with torch.no_grad(): t.copy_(...)"
 )
 WITH_REFUSAL = "only with torch.no_grad(): and with torch.enable_grad(): are part of the checked language"
-IMPORTABLE = "torch, torch.nn, torch.nn.functional, torch.optim and torch.autograd"
+IMPORTABLE = (
+    "torch, torch.nn, torch.nn.functional, torch.nn.init, torch.optim, torch.optim.lr_scheduler, "
+    "torch.autograd, torch.utils.data, math and random"
+)
+# Modules snippets often import that stay out, with the reason a learner is shown.
+REFUSED_MODULES = {
+    "numpy": "NumPy is not part of programs: build tensors with torch (torch.tensor, torch.randn)",
+    "torchvision": "torchvision reads datasets and downloads models, which programs never do",
+    "matplotlib": "programs draw no plots: print the values, or see them in the window",
+}
+# ``from __future__ import ...`` in older snippets changes nothing in Python 3.
+FUTURE_FEATURES = frozenset(
+    {"print_function", "division", "absolute_import", "unicode_literals", "annotations"}
+)
 
 
 MAX_FORMAT_WIDTH = 100  # width and precision in an f-string's format spec
@@ -361,14 +379,18 @@ def import_bindings(
     out: list[tuple[str, Any]] = []
 
     def refuse(message: str) -> ScenarioError:
-        return error_at(message, field, node, source)
+        return error_at(with_run_hint(message), field, node, source)
 
     if isinstance(node, ast.Import):
         for alias in node.names:
             module = _module_at(alias.name, builtins)
             if module is None:
                 raise refuse(_import_refusal(alias.name))
-            out.append((alias.asname, module) if alias.asname else ("torch", builtins["torch"]))
+            first = alias.name.split(".")[0]
+            out.append((alias.asname, module) if alias.asname else (first, _module_at(first, builtins)))
+    elif node.module == "__future__" and node.level == 0:
+        if not all(alias.name in FUTURE_FEATURES for alias in node.names):
+            raise refuse(f"this from __future__ import is not part of programs; {RUN_HINT}")
     else:
         module = _module_at(node.module or "", builtins) if node.level == 0 else None
         if module is None:
@@ -385,7 +407,7 @@ def import_bindings(
 
 def _module_at(path: str, builtins: dict[str, Any]) -> Namespace | None:
     first, *rest = path.split(".")
-    module = builtins.get(first) if first == "torch" else None
+    module = builtins.get(first) if first == "torch" else python_modules().get(first)
     for part in rest:
         module = module.members.get(part) if isinstance(module, Namespace) else None
     return module if isinstance(module, Namespace) else None
@@ -399,16 +421,15 @@ def _imported_member(module: Namespace, name: str, refuse: Callable[[str], Scena
     if name not in module.members:
         raise refuse(missing_member(module, name))
     member = module.members[name]
-    if not isinstance(member, (Namespace, AutogradEntry, GradModeEntry)):
-        short = module.path.rsplit(".", 1)[-1]
-        raise refuse(
-            f"from {module.path} import {name}: import the module instead "
-            f"(import {module.path} as {short}) and write {short}.{name}"
-        )
-    return member
+    if isinstance(member, (Namespace, AutogradEntry, GradModeEntry, Checked, torch.dtype, int, float)):
+        return member  # a module, a marker, a proxy, a dtype or a number (math.pi) as it is
+    return ListedFunction(f"{module.path}.{name}", member)  # a function or a factory: callable by name
 
 
 def _import_refusal(module: str) -> str:
+    reason = REFUSED_MODULES.get(module.split(".", maxsplit=1)[0])
+    if reason is not None:
+        return f"'{module}' cannot be imported: {reason}; {RUN_HINT}"
     return f"'{module}' cannot be imported: a program can import {IMPORTABLE}; {RUN_HINT}"
 
 

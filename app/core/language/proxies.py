@@ -43,8 +43,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from app.core.language.hints import refused
 from app.core.language.objects import Checked
-from app.core.model.errors import ScenarioError
 
 __all__ = [
     "NN_MODULES",
@@ -70,19 +70,63 @@ NN_MODULES: tuple[str, ...] = (
     "Embedding",
     "Conv1d",
     "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "Upsample",
+    "Flatten",
+    "Unflatten",
+    "Identity",
     "LayerNorm",
     "BatchNorm1d",
+    "BatchNorm2d",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "MultiheadAttention",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
     "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "PReLU",
+    "ELU",
+    "SELU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Softplus",
+    "Softsign",
+    "Hardtanh",
     "Tanh",
     "Sigmoid",
     "Softmax",
+    "LogSoftmax",
+    "CosineSimilarity",
+    "PairwiseDistance",
     "MSELoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "KLDivLoss",
     "BCELoss",
     "BCEWithLogitsLoss",
     "CrossEntropyLoss",
     "NLLLoss",
-)  # and Sequential, which takes modules
+    "CosineEmbeddingLoss",
+    "MarginRankingLoss",
+    "TripletMarginLoss",
+)  # and Sequential and TransformerEncoder, which take modules
 
 # The settings a program may give each optimizer, besides its list of tensors.
 OPTIMIZER_SETTINGS: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -90,6 +134,8 @@ OPTIMIZER_SETTINGS: Mapping[str, frozenset[str]] = MappingProxyType(
         "SGD": frozenset({"lr", "momentum", "dampening", "weight_decay", "nesterov"}),
         "Adam": frozenset({"lr", "betas", "eps", "weight_decay", "amsgrad"}),
         "AdamW": frozenset({"lr", "betas", "eps", "weight_decay", "amsgrad"}),
+        "RMSprop": frozenset({"lr", "alpha", "eps", "weight_decay", "momentum", "centered"}),
+        "Adagrad": frozenset({"lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"}),
     }
 )
 
@@ -111,7 +157,7 @@ MAX_LAYERS = 100
 # nn.RNN, nn.LSTM and nn.GRU take ``*args``; their first positional settings are these.
 _RNN_POSITIONAL = ("input_size", "hidden_size", "num_layers")
 
-_PLAIN = (bool, int, float, str, type(None), torch.dtype)
+_PLAIN = (bool, int, float, str, type(None), torch.dtype, torch.device)
 
 
 def nn_members() -> dict[str, Any]:
@@ -122,6 +168,7 @@ def nn_members() -> dict[str, Any]:
     """
     members: dict[str, Any] = {name: ModuleFactory(getattr(nn, name)) for name in NN_MODULES}
     members["Sequential"] = SequentialFactory()
+    members["TransformerEncoder"] = TransformerEncoderFactory()
     return members
 
 
@@ -129,7 +176,7 @@ def optim_members() -> dict[str, Any]:
     """The ``torch.optim`` optimizers a program may build, by name (each makes an :class:`OptimizerProxy`).
 
     >>> sorted(optim_members())
-    ['Adam', 'AdamW', 'SGD']
+    ['Adagrad', 'Adam', 'AdamW', 'RMSprop', 'SGD']
     """
     return {name: OptimizerFactory(getattr(torch.optim, name)) for name in OPTIMIZER_SETTINGS}
 
@@ -150,7 +197,8 @@ class ModuleFactory:
     Traceback (most recent call last):
     ...
     app.core.model.errors.ScenarioError: nn.ReLU takes numbers, True/False, text and torch dtypes
-    as settings, not a tensor for inplace
+    as settings, not a tensor for inplace; to record a script of your own with full Python,
+    run: python -m app run SCRIPT.py
     """
 
     def __init__(self, cls: type[nn.Module]) -> None:
@@ -180,13 +228,38 @@ class SequentialFactory(ModuleFactory):
 
     def __call__(self, *args: Any, **kwargs: Any) -> ModuleProxy:
         if kwargs:
-            raise ScenarioError("nn.Sequential takes its modules in order, without keywords")
+            raise refused("nn.Sequential takes its modules in order, without keywords")
         modules = []
         for arg in args:
             if not isinstance(arg, ModuleProxy):
-                raise ScenarioError(f"nn.Sequential takes modules such as nn.Linear(2, 3), not {_kind(arg)}")
+                raise refused(f"nn.Sequential takes modules such as nn.Linear(2, 3), not {_kind(arg)}")
             modules.append(arg._module)
         return ModuleProxy(nn.Sequential(*modules))
+
+
+class TransformerEncoderFactory(ModuleFactory):
+    """``nn.TransformerEncoder(layer, num_layers)``: copies of one layer module, and an optional norm.
+
+    >>> layer = nn_members()["TransformerEncoderLayer"](4, 2, dim_feedforward=8)
+    >>> encoder = TransformerEncoderFactory()(layer, num_layers=2, enable_nested_tensor=False)
+    >>> encoder.call(torch.ones(3, 1, 4)).shape
+    torch.Size([3, 1, 4])
+    """
+
+    def __init__(self) -> None:
+        super().__init__(nn.TransformerEncoder)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ModuleProxy:
+        where = "nn.TransformerEncoder"
+        settings = _named_arguments(self._cls, args, kwargs)
+        layer, norm = settings.pop("encoder_layer", None), settings.pop("norm", None)
+        if not isinstance(layer, ModuleProxy) or not isinstance(layer._module, nn.TransformerEncoderLayer):
+            raise refused(f"{where} takes a layer module first, such as nn.TransformerEncoderLayer(8, 2)")
+        if norm is not None and not isinstance(norm, ModuleProxy):
+            raise refused(f"{where} takes a module such as nn.LayerNorm(8) for norm, not {_kind(norm)}")
+        _check_settings(where, settings)
+        built = {**settings, "norm": norm._module if norm is not None else None}
+        return ModuleProxy(nn.TransformerEncoder(layer._module, **built))
 
 
 class OptimizerFactory:
@@ -202,7 +275,8 @@ class OptimizerFactory:
     Traceback (most recent call last):
     ...
     app.core.model.errors.ScenarioError: optim.SGD has no setting 'foreach' in programs;
-    it takes dampening, lr, momentum, nesterov, weight_decay
+    it takes dampening, lr, momentum, nesterov, weight_decay; to record a script of your own
+    with full Python, run: python -m app run SCRIPT.py
     """
 
     def __init__(self, cls: type[torch.optim.Optimizer]) -> None:
@@ -219,7 +293,7 @@ class OptimizerFactory:
         for name, value in settings.items():
             if name not in allowed:
                 listed = ", ".join(sorted(allowed))
-                raise ScenarioError(f"{where} has no setting '{name}' in programs; it takes {listed}")
+                raise refused(f"{where} has no setting '{name}' in programs; it takes {listed}")
             _check_number_setting(where, name, value)
         return OptimizerProxy(_build_optimizer(self._cls, tensors, args, kwargs))
 
@@ -245,16 +319,16 @@ def _named_arguments(cls: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any])
 def _check_settings(where: str, settings: Mapping[str, Any]) -> None:
     for name, value in settings.items():
         if name.startswith("_"):
-            raise ScenarioError(f"{where} has no setting '{name}' in programs")
+            raise refused(f"{where} has no setting '{name}' in programs")
         if name in REFUSED_SETTINGS and value:
-            raise ScenarioError(f"{where}: {REFUSED_SETTINGS[name]}")
+            raise refused(f"{where}: {REFUSED_SETTINGS[name]}")
         if name == "num_layers" and isinstance(value, int) and value > MAX_LAYERS:
-            raise ScenarioError(f"{where} has at most {MAX_LAYERS} layers in programs")
+            raise refused(f"{where} has at most {MAX_LAYERS} layers in programs")
         if isinstance(value, torch.Tensor) and name in TENSOR_SETTINGS:
             continue
         if not _is_plain_setting(value):
             setting = "" if name.startswith("*") else f" for {name}"
-            raise ScenarioError(
+            raise refused(
                 f"{where} takes numbers, True/False, text and torch dtypes as settings, "
                 f"not {_kind(value)}{setting}"
             )
@@ -264,7 +338,7 @@ def _check_number_setting(where: str, name: str, value: Any) -> None:
     numbers = (bool, int, float)
     items = value if isinstance(value, (tuple, list)) and name == "betas" else (value,)
     if len(items) > MAX_SETTING_ITEMS or not all(isinstance(item, numbers) for item in items):
-        raise ScenarioError(f"{where} takes a plain number for {name}, not {_kind(value)}")
+        raise refused(f"{where} takes a plain number for {name}, not {_kind(value)}")
 
 
 def _is_plain_setting(value: Any) -> bool:
@@ -276,12 +350,12 @@ def _is_plain_setting(value: Any) -> bool:
 def _parameter_list(where: str, params: Any) -> list[torch.Tensor]:
     hint = "a list of tensors, such as model.parameters() or [w, b]"
     if isinstance(params, ModuleProxy):
-        raise ScenarioError(f"{where} takes {hint}, not {_kind(params)}: pass its parameters()")
+        raise refused(f"{where} takes {hint}, not {_kind(params)}: pass its parameters()")
     if not isinstance(params, (list, tuple)):
-        raise ScenarioError(f"{where} takes {hint}, not {_kind(params)}")
+        raise refused(f"{where} takes {hint}, not {_kind(params)}")
     for item in params:
         if not isinstance(item, torch.Tensor):
-            raise ScenarioError(f"{where} takes {hint}; this list holds {_kind(item)}")
+            raise refused(f"{where} takes {hint}; this list holds {_kind(item)}")
     return list(params)
 
 
@@ -295,9 +369,11 @@ def _build_optimizer(
     optimizer = cls.__new__(cls)
     add_group = inspect.unwrap(cls.add_param_group)
     optimizer.add_param_group = types.MethodType(add_group, optimizer)  # type: ignore[method-assign]
+    plain = {"foreach": False, "fused": None}  # RMSprop has no fused implementation, nor its setting
+    known = inspect.signature(cls).parameters
     try:
         init: Callable[..., None] = cls.__init__
-        init(optimizer, params, *args, foreach=False, fused=None, **kwargs)
+        init(optimizer, params, *args, **{k: v for k, v in plain.items() if k in known}, **kwargs)
     finally:
         del optimizer.add_param_group
     return optimizer
@@ -337,7 +413,7 @@ class ModuleProxy(Checked):
     KeyError: 'state_dict'
     """
 
-    METHODS = ("eval", "named_parameters", "parameters", "train", "zero_grad")
+    METHODS = ("eval", "named_parameters", "parameters", "to", "train", "zero_grad")
 
     def __init__(self, module: nn.Module) -> None:
         self._module = module
@@ -372,10 +448,10 @@ class ModuleProxy(Checked):
         for value in (*args, *kwargs.values()):
             _check_input(self.kind, value)
         if any(name.startswith("_") for name in kwargs):
-            raise ScenarioError(f"{self.kind} takes no private keywords")
+            raise refused(f"{self.kind} takes no private keywords")
         result = self._module(*args, **kwargs)
         if not _is_plain_result(result):
-            raise ScenarioError(f"{self.kind} gave back something programs cannot hold")
+            raise refused(f"{self.kind} gave back something programs cannot hold")
         return result
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
@@ -395,19 +471,40 @@ class ModuleProxy(Checked):
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the parameters' gradients (to ``None`` by default, as PyTorch does)."""
         if not isinstance(set_to_none, bool):
-            raise ScenarioError("zero_grad(set_to_none=...) takes True or False")
+            raise refused("zero_grad(set_to_none=...) takes True or False")
         self._module.zero_grad(set_to_none=set_to_none)
 
     def train(self, mode: bool = True) -> ModuleProxy:
         """Training mode (dropout active, batch statistics); returns this proxy."""
         if not isinstance(mode, bool):
-            raise ScenarioError("train(mode) takes True or False")
+            raise refused("train(mode) takes True or False")
         self._module.train(mode)
         return self
 
     def eval(self) -> ModuleProxy:
         """Evaluation mode; returns this proxy."""
         self._module.eval()
+        return self
+
+    def to(self, device: Any) -> ModuleProxy:
+        """``model.to(device)`` for the device the program runs on: the module is there already.
+
+        The device is chosen in the window or with ``--device`` (the program is made there), so
+        ``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`` names it.
+        """
+        if not isinstance(device, (str, torch.device)):
+            raise refused(f"to() on {self.kind} takes a device here, such as model.to(device)")
+        tensors = [t for _, t in self.named_tensors()]
+        here = tensors[0].device if tensors else torch.get_default_device()
+        try:
+            wanted = torch.device(device)
+        except RuntimeError:
+            raise refused(f"{device!r} is not a device: write 'cpu' or 'cuda'") from None
+        if wanted.type != here.type or (wanted.index is not None and wanted != here):
+            raise refused(
+                f"this program runs on {here} (chosen in the window or with --device), "
+                f"so {self.kind} cannot move to {wanted}"
+            )
         return self
 
     # -- helpers --
@@ -427,7 +524,7 @@ def _check_input(kind: str, value: Any, depth: int = 0) -> None:
         for item in value:
             _check_input(kind, item, depth + 1)
         return
-    raise ScenarioError(f"{kind} takes tensors, numbers and tuples of tensors, not {_kind(value)}")
+    raise refused(f"{kind} takes tensors, numbers and tuples of tensors, not {_kind(value)}")
 
 
 def _is_plain_result(value: Any) -> bool:
@@ -490,17 +587,19 @@ class OptimizerProxy(Checked):
     def step(self, *closure: Any, **kwargs: Any) -> None:
         """One update of every parameter from its ``.grad``; takes no closure."""
         if closure or kwargs:
-            raise ScenarioError(
+            raise refused(
                 "step() takes no closure in programs: compute the loss and call backward() before step()"
             )
         raw_step = inspect.unwrap(type(self._optimizer).step)
         with torch.no_grad():  # what the wrapper does when differentiable=False
             raw_step(self._optimizer)
+        # What a scheduler's wrapper of step() marks, so its step() knows this one came first.
+        setattr(self._optimizer, "_opt_called", True)  # noqa: B010
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of the optimizer's parameters (to ``None`` by default)."""
         if not isinstance(set_to_none, bool):
-            raise ScenarioError("zero_grad(set_to_none=...) takes True or False")
+            raise refused("zero_grad(set_to_none=...) takes True or False")
         inspect.unwrap(torch.optim.Optimizer.zero_grad)(self._optimizer, set_to_none)
 
     def _params(self) -> list[torch.Tensor]:

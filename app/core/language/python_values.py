@@ -17,7 +17,7 @@ from app.core.language.objects import Checked
 from app.core.language.whitelist import Namespace
 from app.core.sizing.limits import MAX_INT_BITS, MAX_NESTING, MAX_SEQUENCE
 
-__all__ = ["NOTHING", "PySizes", "is_lazy", "kind", "python_arith_refusal", "range_length"]
+__all__ = ["NOTHING", "PySizes", "is_iterable", "is_lazy", "kind", "python_arith_refusal", "range_length"]
 
 
 NOTHING: Any = object()  # "no item": None is an item like any other
@@ -70,6 +70,8 @@ class PySizes:
             return len(value)
         if isinstance(value, torch.Tensor):
             return int(value.shape[0]) if value.dim() > 0 else None
+        if is_iterable(value):  # a dataset or a loader: its length, as len() gives it
+            return len(value)
         known = self._lazy.get(id(value))
         return known[0] if known is not None and known[1] is value else None
 
@@ -190,6 +192,11 @@ def _contains(container: Any, target: Any) -> bool:
     return False
 
 
+def is_iterable(value: Any) -> bool:
+    """Whether ``value`` is a checked object a for loop may go through (a dataset, a loader)."""
+    return isinstance(value, Checked) and hasattr(value, "__iter__") and hasattr(value, "__len__")
+
+
 def is_lazy(value: Any) -> bool:
     """Whether ``value`` is an ``enumerate`` or ``zip`` object, which gives its items one by one."""
     return isinstance(value, (enumerate, zip))
@@ -214,7 +221,7 @@ def python_arith_refusal(op: ast.operator, left: Any, right: Any, sizes: PySizes
 
 def _sequence_refusal(op: ast.operator, left: Any, right: Any, sizes: PySizes) -> str | None:
     if isinstance(op, ast.Mod) and isinstance(left, str):
-        return "text formatting with % is not part of the scenario language"
+        return "text formatting with % is not part of the checked language"
     if isinstance(op, ast.Mult):
         seq, count = (left, right) if isinstance(left, (list, tuple, str)) else (right, left)
         if not isinstance(count, int):

@@ -1,4 +1,4 @@
-"""What the scenario language may reach: a closed list, nothing by default.
+"""What the checked language may reach: a closed list, nothing by default.
 
 # NOTE [whitelist]
 Module members are listed explicitly. Tensor methods are open (every public
@@ -25,8 +25,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from app.core.language.autograd_functional import functional_members
+from app.core.language.data import data_members
 from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.proxies import nn_members, optim_members
+from app.core.language.python_modules import math_members, random_members
+from app.core.language.schedulers import scheduler_members
 from app.core.model.errors import ScenarioError
 from app.core.sizing.limits import MAX_SEQUENCE
 
@@ -34,7 +38,9 @@ __all__ = [
     "DENIED_FAMILIES",
     "DENIED_TENSOR_ATTRS",
     "FUNCTIONAL_FUNCTIONS",
+    "INIT_FUNCTIONS",
     "LAZY_BUILTINS",
+    "NN_UTILS_FUNCTIONS",
     "PRINT_LIMIT",
     "REFUSED_TORCH_MEMBERS",
     "RETURN_TYPES_MODULE",
@@ -46,6 +52,7 @@ __all__ = [
     "denied_attribute",
     "format_field",
     "print_text",
+    "python_modules",
     "result_fields",
     "without_addresses",
 ]
@@ -173,6 +180,20 @@ TORCH_FUNCTIONS = frozenset(
         "isnan",
         "numel",
         "manual_seed",
+        "randperm",
+        "normal",
+        "bernoulli",
+        "multinomial",
+        "sort",
+        "argsort",
+        "topk",
+        "repeat_interleave",
+        "tile",
+        "broadcast_to",
+        "sigmoid",
+        "is_tensor",
+        "is_grad_enabled",
+        "device",
     ]
 )
 
@@ -221,8 +242,60 @@ FUNCTIONAL_FUNCTIONS = frozenset(
         "kl_div",
         "cosine_similarity",
         "dropout",
+        "dropout1d",
+        "dropout2d",
+        "mish",
+        "hardswish",
+        "hardsigmoid",
+        "glu",
+        "softmin",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "adaptive_avg_pool1d",
+        "adaptive_avg_pool2d",
+        "adaptive_max_pool1d",
+        "adaptive_max_pool2d",
+        "interpolate",
+        "scaled_dot_product_attention",
+        "pairwise_distance",
+        "cosine_embedding_loss",
+        "margin_ranking_loss",
+        "triplet_margin_loss",
+        "gaussian_nll_loss",
+        "poisson_nll_loss",
+        "soft_margin_loss",
     ]
 )
+
+# torch.nn.init: the functions fill a tensor in place without recording it (the deprecated
+# names without the underscore too, which older snippets use); calculate_gain is arithmetic.
+INIT_FUNCTIONS = frozenset(
+    [
+        "calculate_gain",
+        "uniform_",
+        "normal_",
+        "constant_",
+        "ones_",
+        "zeros_",
+        "eye_",
+        "dirac_",
+        "xavier_uniform_",
+        "xavier_normal_",
+        "kaiming_uniform_",
+        "kaiming_normal_",
+        "trunc_normal_",
+        "orthogonal_",
+        "uniform",
+        "normal",
+        "constant",
+        "xavier_uniform",
+        "xavier_normal",
+        "kaiming_uniform",
+        "kaiming_normal",
+        "orthogonal",
+    ]
+)
+NN_UTILS_FUNCTIONS = frozenset(["clip_grad_norm_", "clip_grad_value_"])
 
 TORCH_DTYPES = frozenset(
     [
@@ -246,15 +319,15 @@ TORCH_DTYPES = frozenset(
     ]
 )
 
-_FILES = "scenarios cannot read or write files"
-_MEMORY = "it reaches raw memory, which scenarios never touch"
-_CODE = "it would run Python code of its own, which scenarios never do"
+_FILES = "programs cannot read or write files"
+_MEMORY = "it reaches raw memory, which programs never touch"
+_CODE = "it would run Python code of its own, which programs never do"
 _UNINITIALISED = "it holds whatever was in memory, different from run to run; use new_zeros"
 
 # Tensor members a scenario may not use, and why (the rest of the public API is open).
 DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
     {
-        "numpy": "NumPy is not part of scenarios",
+        "numpy": "NumPy is not part of programs",
         "tofile": _FILES,
         "storage": _MEMORY,
         "untyped_storage": _MEMORY,
@@ -286,7 +359,7 @@ DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
         "map2_": _CODE,
         "new_empty": _UNINITIALISED,
         "new_empty_strided": _UNINITIALISED,
-        "grad_fn": "the program draws the graph itself; grad_fn objects are not values in scenarios",
+        "grad_fn": "the program draws the graph itself; grad_fn objects are not values in programs",
     }
 )
 
@@ -324,24 +397,22 @@ REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
         "from_file": _FILES,
         "serialization": _FILES,
         "package": _FILES,
-        "hub": "scenarios cannot download code or models",
+        "hub": "programs cannot download code or models",
         "ops": "torch.ops reaches PyTorch's raw operators, outside the checked language",
         "library": "torch.library reaches PyTorch's raw operators, outside the checked language",
         "classes": "torch.classes reaches PyTorch's raw operators, outside the checked language",
-        "jit": "scenarios cannot compile code",
-        "compile": "scenarios cannot compile code",
-        "fx": "scenarios cannot compile code",
-        "export": "scenarios cannot compile code",
-        "from_numpy": "NumPy is not part of scenarios",
+        "jit": "programs cannot compile code",
+        "compile": "programs cannot compile code",
+        "fx": "programs cannot compile code",
+        "export": "programs cannot compile code",
+        "from_numpy": "NumPy is not part of programs",
         "frombuffer": _MEMORY,
         "as_strided": _MEMORY,
         "empty": "an empty tensor holds whatever was in memory; use torch.zeros",
-        "utils": "torch.utils is not part of scenarios",
-        "cuda": "choose the device in the program, not in the scenario",
-        "backends": "choose the device in the program, not in the scenario",
-        "distributed": "scenarios run in one process",
-        "multiprocessing": "scenarios run in one process",
-        "set_default_device": "choose the device in the program, not in the scenario",
+        "backends": "choose the device in the window or with --device, not in the program",
+        "distributed": "programs run in one process",
+        "multiprocessing": "programs run in one process",
+        "set_default_device": "choose the device in the window or with --device, not in the program",
         "set_default_dtype": "global settings would leak into later recordings",
         "set_grad_enabled": "global settings would leak into later recordings: use with torch.no_grad():",
         "use_deterministic_algorithms": "global settings would leak into later recordings",
@@ -373,30 +444,73 @@ def _members(module: Any, names: frozenset[str]) -> dict[str, Any]:
     return {name: getattr(module, name) for name in sorted(names) if hasattr(module, name)}
 
 
+def _variable(data: Any, requires_grad: Any = False, volatile: Any = False) -> Any:
+    """``Variable(t, requires_grad=...)``, as PyTorch treats it today: ``t`` as a new leaf
+    (detached), requiring grad when asked; ``volatile`` has no effect (PyTorch warns)."""
+    if not isinstance(data, torch.Tensor):
+        raise TypeError("Variable takes a tensor, as in Variable(torch.randn(3), requires_grad=True)")
+    if not isinstance(requires_grad, bool) or not isinstance(volatile, bool):
+        raise TypeError("Variable(t, requires_grad=...) takes True or False")
+    return torch.autograd.Variable(data, requires_grad=requires_grad, volatile=volatile)
+
+
+_variable.__name__ = "Variable"
+_variable.__module__ = "torch"
+
+
+def _cuda_is_available() -> bool:
+    """Whether the program runs on CUDA: the device is chosen in the window or with ``--device``, so
+    ``torch.device("cuda" if torch.cuda.is_available() else "cpu")`` names the one it runs on."""
+    return torch.get_default_device().type == "cuda"
+
+
+_cuda_is_available.__name__ = "is_available"
+_cuda_is_available.__module__ = "torch"
+
+
 @cache
 def build_namespaces() -> dict[str, Any]:
-    """The names every scenario starts with: ``torch``, ``F`` and a few builtins (shared; do not mutate)."""
+    """The names every program starts with: ``torch``, ``F`` and a few builtins (shared; do not mutate)."""
     functional = Namespace("torch.nn.functional", _members(F, FUNCTIONAL_FUNCTIONS))
-    nn = Namespace("torch.nn", {"functional": functional, **nn_members()})
-    optim = Namespace("torch.optim", optim_members())
+    init = Namespace("torch.nn.init", _members(torch.nn.init, INIT_FUNCTIONS))
+    nn_utils = Namespace("torch.nn.utils", _members(torch.nn.utils, NN_UTILS_FUNCTIONS))
+    nn = Namespace("torch.nn", {"functional": functional, "init": init, "utils": nn_utils, **nn_members()})
+    schedulers = Namespace("torch.optim.lr_scheduler", scheduler_members())
+    optim = Namespace("torch.optim", {"lr_scheduler": schedulers, **optim_members()})
     autograd = Namespace(
         "torch.autograd",
         {
             "backward": AutogradEntry("backward", torch.autograd.backward),
             "grad": AutogradEntry("grad", torch.autograd.grad),
+            "Variable": _variable,
+            "functional": Namespace("torch.autograd.functional", functional_members()),
         },
     )
+    utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", data_members())})
+    cuda = Namespace("torch.cuda", {"is_available": _cuda_is_available})
     torch_members = _members(torch, TORCH_FUNCTIONS | TORCH_DTYPES)
     torch_members.update(
         nn=nn,
         optim=optim,
         autograd=autograd,
+        utils=utils,
+        cuda=cuda,
         no_grad=GradModeEntry("no_grad", enabled=False),
         enable_grad=GradModeEntry("enable_grad", enabled=True),
     )
     builtins = {name: SafeBuiltin(name, fn) for name, fn in _BUILTINS.items()}
     # nn and optim are bound from the start, as F is: a pasted snippet may leave out its imports.
     return {"torch": Namespace("torch", torch_members), "F": functional, "nn": nn, "optim": optim, **builtins}
+
+
+@cache
+def python_modules() -> dict[str, Namespace]:
+    """The plain-Python modules a program may import (not bound until it does): ``math``, ``random``.
+
+    >>> sorted(python_modules()), python_modules()["math"].member("sqrt")(4.0)
+    (['math', 'random'], 2.0)
+    """
+    return {"math": Namespace("math", math_members()), "random": Namespace("random", random_members())}
 
 
 MAX_ROUND_DIGITS = 1000

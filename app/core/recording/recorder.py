@@ -67,6 +67,7 @@ from app.core.language.expr import Evaluator
 from app.core.language.objects import Checked
 from app.core.language.parsing import parse
 from app.core.language.positions import SourceText
+from app.core.language.python_modules import seeded_random
 from app.core.lesson.captions import write_captions
 from app.core.model.errors import ProgramError, RecordingTimeout
 from app.core.model.graph import Graph, LoopMark, SavedSlot, SourceRef, StorageRef
@@ -834,7 +835,7 @@ def _holds_graph(value: Any) -> bool:
 def isolated(device: torch.device) -> Iterator[None]:
     """Seeded, with the caller's random streams and grad mode untouched afterwards."""
     devices = [device.index or 0] if device.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices), torch.enable_grad():
+    with torch.random.fork_rng(devices=devices), torch.enable_grad(), seeded_random(SEED):
         torch.manual_seed(SEED)
         if device.type == "cpu":
             yield

@@ -134,7 +134,7 @@ class SizeGuard(TorchDispatchMode):
         if pieces > MAX_PIECES:
             return f"this would make or take {pieces:,} separate tensors; the limit is {MAX_PIECES:,}"
         if _has_exotic_tensor(args, kwargs):
-            return "only ordinary (dense) tensors can be used in scenarios"
+            return "only ordinary (dense) tensors can be used in programs"
         try:
             cost = quick_cost(func, args) or meta_cost(func, args, kwargs)
         except ArgumentsRejected:

@@ -77,7 +77,7 @@ def too_big(elements: int, limits: Limits) -> str:
 def budget_message(budget: Budget) -> str:
     """The refusal once ``budget`` is spent."""
     return (
-        f"this scenario has now made {budget.used:,} tensor elements and list items; "
+        f"this program has now made {budget.used:,} tensor elements and list items; "
         f"the limit is {budget.limit:,}"
     )
 

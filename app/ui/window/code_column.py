@@ -30,6 +30,7 @@ class CodeColumn(QWidget):
     ) -> None:
         super().__init__(parent)
         self.code_panel = code_panel
+        self._editor: QWidget = code_panel  # until the editor adopts it
         self.summary = plain(QLabel(""))
         self.summary.setObjectName("scenarioSummary")
         self.summary.setWordWrap(True)
@@ -49,6 +50,11 @@ class CodeColumn(QWidget):
         at = self._layout.indexOf(self.code_panel)
         self._layout.removeWidget(self.code_panel)
         self._layout.insertWidget(at, editor, 1)
+        self._editor = editor
+
+    def put_under_editor(self, widget: QWidget) -> None:
+        """Put ``widget`` right under the editor (the trusted-script offer under a refusal)."""
+        self._layout.insertWidget(self._layout.indexOf(self._editor) + 1, widget)
 
     def show_summary(self, text: str) -> None:
         self.summary.setText(text)

@@ -29,6 +29,7 @@ from app.core.model.program import Program
 from app.core.resources import resource_path
 from app.core.toml_writer import to_toml
 from app.ui.editor.editor import ProgramEditor
+from app.ui.editor.trusted_script import show_refused_file
 from app.ui.window import dialogs
 from app.ui.window.actions import WindowActions
 
@@ -130,6 +131,8 @@ class FileController(QObject):
 
             program = load_file(path)
         except ScenarioError as err:
+            if show_refused_file(self._editor, path, err):  # its refusal at its line, and the offer
+                return None
             dialogs.inform(self._parent, "Cannot open program", f"{path.name} cannot be opened.\n\n{err}")
             return None
         except Exception as exc:  # a classroom program explains a bad file, whatever it is

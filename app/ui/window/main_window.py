@@ -65,6 +65,7 @@ if TYPE_CHECKING:  # imported for real later (see NOTE [fast start])
     from app.core.model.program import Program
     from app.core.model.recording import Recording
     from app.ui.editor.editor import ProgramEditor
+    from app.ui.editor.trusted_script import TrustedScriptOffer
     from app.ui.graph.graph_preview import GraphPreview
     from app.ui.graph.graph_view import GraphView
     from app.ui.window.file_actions import FileController
@@ -95,6 +96,7 @@ class MainWindow(QMainWindow):
         self._fences_stale = False  # a new recording: measure the fences at its first step
         self.editor: ProgramEditor | None = None  # made after the first graph (NOTE [fast start])
         self.files: FileController | None = None
+        self.trusted_offer: TrustedScriptOffer | None = None
         self.appearance = Appearance(settings, self)
         self.navigation = GraphNavigation(self)
         self.commands = WindowActions(self)
@@ -376,11 +378,16 @@ class MainWindow(QMainWindow):
     def _make_editor(self) -> None:
         """One code editor: the editor adopts the code panel, which keeps marking the steps."""
         from app.ui.editor.editor import ProgramEditor
+        from app.ui.editor.trusted_script import TrustedScriptOffer
 
         if self.editor is not None:
             return
         editor = self.editor = ProgramEditor(code_edit=self.code_panel)
         self.code_column.put_editor(editor)
+        self.trusted_offer = TrustedScriptOffer(editor)  # NOTE [trusted script offer]
+        self.code_column.put_under_editor(self.trusted_offer)
+        self.trusted_offer.recorded.connect(self.load_program)
+        self.trusted_offer.failed.connect(self.show_notice)
         self.code_panel.keeps_typing = lambda program: program == editor.last_program()
         editor.follow(self.session)
         self.files = self.file_menu.attach(editor)
