@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication
 from app.core import load_builtin, parse_scenario, record
 from app.render.labels import NODE_FONT_PX, drawn_slots
 from app.render.layout import layout_graph
-from app.render.picture import png_bytes
+from app.render.qt.picture import png_bytes
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, SLOT_TAGS
 from app.ui.graph_view import READABLE_NODE_PX, ZOOM_STEP, GraphView
 from app.ui.legend import Legend
@@ -637,7 +637,7 @@ def test_pictures_show_every_box_whatever_the_view_hides(make_view, tmp_path):
 def test_a_graph_drawn_as_an_overview_is_repainted_once_its_overview_is_made(qtbot, deep):
     """The items built after the overview are hidden in it: only the overview's own repaint puts
     the graph on screen (without it the window showed an empty canvas until a step or a click)."""
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
 
     rec, lay = deep
     scene = GraphScene(rec, lay, populate=False)
@@ -653,7 +653,7 @@ def test_a_graph_drawn_as_an_overview_is_repainted_once_its_overview_is_made(qtb
 def test_the_overview_is_drawn_before_the_boxes_are_measured_then_placed_anew(qtbot, deep):
     """Big text spreads the layout; the overview, first drawn where Graphviz put the nodes, moves
     with it, so fitted it is the same picture and zoomed in it matches the boxes."""
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
 
     rec, lay = deep
     scene = GraphScene(rec, lay, palette="projector", populate=False)
@@ -673,7 +673,7 @@ def test_the_overview_is_drawn_before_the_boxes_are_measured_then_placed_anew(qt
 
 
 def test_a_step_shown_while_the_overview_is_made_colours_every_dot(deep):
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
 
     rec, lay = deep
 
@@ -698,7 +698,7 @@ def test_a_step_shown_while_the_overview_is_made_colours_every_dot(deep):
 @pytest.mark.parametrize("name", ["two-losses", "forgot-retain"])
 def test_hidden_items_are_restyled_when_read_or_shown(qtbot, models, name):
     """NOTE [restyle what is seen]: an overview puts off restyling; reads and showing catch up."""
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
 
     rec, lay = models[name]
     eager, read, shown = (GraphScene(rec, lay) for _ in range(3))
@@ -845,8 +845,8 @@ def _darker_centre(image: QImage, than: QImage) -> int:
 
 @pytest.mark.parametrize("state", ["alive", "retained", "freed", "modified", "value"])
 def test_a_box_too_small_for_its_text_draws_its_state_glyph(qtbot, models, monkeypatch, state):
-    from app.render.items import SlotItem
     from app.render.labels import slot_lines
+    from app.render.qt.items import SlotItem
     from app.render.style import slot_style, text_readable
 
     view = _shown_view(qtbot, 900, 700)

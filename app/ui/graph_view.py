@@ -1,6 +1,6 @@
 """The graph view: the torchviz drawing of a recording, restyled as the learner steps.
 
-The view owns no autograd logic: it shows a :class:`~app.render.scene.GraphScene`
+The view owns no autograd logic: it shows a :class:`~app.render.qt.scene.GraphScene`
 (items built once from a Graphviz layout) and forwards each step to it. Wheel
 zooms, dragging pans, a click selects a node and emits ``node_clicked``.
 Ctrl+wheel is left to the window (font scale). Resting the pointer on a node
@@ -45,13 +45,13 @@ from app.core.model.graph import Edge
 from app.core.model.recording import Recording
 from app.core.model.timeline import StepState
 from app.render.hover import module_tip, node_tip, slot_tip
-from app.render.items import MIN_SLOT_LOD, BoxItem, EdgeItem, NodeItem, ProxyItem, SlotItem
 from app.render.labels import NODE_FONT_PX, SLOT_FONT_PX
 from app.render.layout import Layout
 from app.render.modules import ModuleGroup
-from app.render.picture import write_png, write_svg
 from app.render.preview import MAX_FIT_ZOOM
-from app.render.scene import OVERVIEW_DOT_PX, GraphScene
+from app.render.qt.items import MIN_SLOT_LOD, BoxItem, EdgeItem, NodeItem, ProxyItem, SlotItem
+from app.render.qt.picture import write_png, write_svg
+from app.render.qt.scene import OVERVIEW_DOT_PX, GraphScene
 from app.render.states import ShownStates
 from app.render.style import DEFAULT_PALETTE, PALETTES, text_readable
 from app.ui.module_layouts import ModuleLayouts

@@ -29,7 +29,11 @@ from app.core.model.graph import Edge
 from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, StepState
 from app.render.dot_source import iterations
-from app.render.items import (
+from app.render.labels import drawn_slots
+from app.render.layout import Box, Layout
+from app.render.modules import ModuleGroup, fold, module_groups
+from app.render.preview import MARGIN, OVERVIEW_DOT_PX, OVERVIEW_PX
+from app.render.qt.items import (
     BoxItem,
     ClusterItem,
     EdgeItem,
@@ -44,10 +48,6 @@ from app.render.items import (
     proxy_texts,
     slot_texts,
 )
-from app.render.labels import drawn_slots
-from app.render.layout import Box, Layout
-from app.render.modules import ModuleGroup, fold, module_groups
-from app.render.preview import MARGIN, OVERVIEW_DOT_PX, OVERVIEW_PX
 from app.render.states import DrawnStates, ShownStates
 from app.render.style import (
     DEFAULT_PALETTE,
