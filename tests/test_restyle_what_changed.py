@@ -1,4 +1,4 @@
-"""A step restyles what changed and what is seen (scene.py's NOTE [restyle what is seen]).
+"""A step restyles what changed and what is seen (put_off.py's NOTE [restyle what is seen]).
 
 Counted, never timed: how many items a step restyles, and whether the change sets of hidden
 kinds (saved values, edges) are made at all while the overview shows. The oracle for what is
@@ -105,7 +105,7 @@ def test_a_step_in_the_overview_makes_no_change_set_of_hidden_items(qtbot, colla
     eager = GraphScene(rec, lay)
     eager.set_overview(True)
     eager.show_state(scene.state)
-    assert scene._overview_looks == eager._overview_looks  # every dot in its step's colour
+    assert scene.overview_drawing.colours == eager.overview_drawing.colours  # every dot in its step's colour
 
 
 def test_a_shown_step_restyles_only_the_items_that_changed(qtbot, collapsed):

@@ -19,7 +19,7 @@ from app.render.dot_source import dot_source, iterations
 from app.render.labels import drawn_slots, version_text
 from app.render.layout import Box, layout_graph
 from app.render.modules import module_groups
-from app.render.qt.items import CLUSTER_LABEL_ROOM
+from app.render.qt.frames import CLUSTER_LABEL_ROOM
 from app.render.qt.scene import GraphScene
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, node_style
 from app.ui.actions import WindowActions

@@ -49,7 +49,8 @@ from app.render.labels import NODE_FONT_PX, SLOT_FONT_PX
 from app.render.layout import Layout
 from app.render.modules import ModuleGroup
 from app.render.preview import MAX_FIT_ZOOM
-from app.render.qt.items import MIN_SLOT_LOD, BoxItem, EdgeItem, NodeItem, ProxyItem, SlotItem
+from app.render.qt.boxes import MIN_SLOT_LOD, BoxItem, NodeItem, ProxyItem, SlotItem
+from app.render.qt.edges import EdgeItem
 from app.render.qt.picture import write_png, write_svg
 from app.render.qt.scene import OVERVIEW_DOT_PX, GraphScene
 from app.render.states import ShownStates
