@@ -254,8 +254,8 @@ def _export(args: argparse.Namespace) -> int:
     if args.format == "torchviz":
         return _export_torchviz(args)
     recording = _recording(args.scenario, args.device)  # a bad source is told before Qt loads
-    from app.render.export import export_recording
     from app.render.export_budget import ExportTooLarge
+    from app.render.qt.export import export_recording
 
     try:
         files = export_recording(

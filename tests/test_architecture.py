@@ -1,5 +1,5 @@
-"""The shape of app/core: no Qt (STYLE.md: napari's lint contract), imports in one direction,
-and a model that needs no torch."""
+"""The shape of app/core and app/render: no Qt below the window (STYLE.md: napari's lint
+contract), imports in one direction, and a model that needs no torch."""
 
 import ast
 import subprocess
@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parent.parent / "app" / "core"
+RENDER = CORE.parent / "render"
+QT_PACKAGES = {"PySide6", "shiboken6", "PyQt5", "PyQt6", "qtpy"}
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -22,11 +24,7 @@ def _imported_modules(path: Path) -> set[str]:
 
 def test_core_sources_never_import_qt():
     offenders = {
-        path.name: sorted(
-            m
-            for m in _imported_modules(path)
-            if m.split(".")[0] in {"PySide6", "shiboken6", "PyQt5", "PyQt6", "qtpy"}
-        )
+        path.name: sorted(m for m in _imported_modules(path) if m.split(".")[0] in QT_PACKAGES)
         for path in CORE.rglob("*.py")
     }
     assert {k: v for k, v in offenders.items() if v} == {}
@@ -105,3 +103,41 @@ def test_the_model_and_lens_files_load_no_torch():
     code = "import sys, app.core.model.recording, app.core.lens; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _qt_free_render() -> list[Path]:
+    """Every module of app/render outside app/render/qt."""
+    return [path for path in RENDER.rglob("*.py") if "qt" not in path.relative_to(RENDER).parts[:-1]]
+
+
+def test_render_never_imports_the_window():
+    """The window draws with render; render, Qt part included, knows nothing of the window."""
+    offenders = {
+        str(path.relative_to(RENDER)): sorted(m for m in _imported_modules(path) if m.startswith("app.ui"))
+        for path in RENDER.rglob("*.py")
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_qt_free_render_never_imports_qt():
+    """Layout, labels, styles and states import neither Qt nor the Qt part of render."""
+    assert len(_qt_free_render()) > 5
+    offenders = {
+        str(path.relative_to(RENDER)): sorted(
+            m
+            for m in _imported_modules(path)
+            if m.split(".")[0] in QT_PACKAGES or m.startswith("app.render.qt")
+        )
+        for path in _qt_free_render()
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_importing_qt_free_render_loads_no_qt_module():
+    names = sorted(_module_name(path) for path in _qt_free_render())
+    code = (
+        f"import sys; [__import__(m) for m in {names!r}]; "
+        "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -9,10 +9,10 @@ from app import cli
 from app.cli import main
 from app.core import ScenarioError, load_builtin, record
 from app.render import layout as layout_module
-from app.render.export import export_recording, export_steps, step_file_name
 from app.render.export_budget import ExportTooLarge
 from app.render.labels import drawn_slots
 from app.render.layout import LayoutError
+from app.render.qt.export import export_recording, export_steps, step_file_name
 from app.render.style import NODE_TAGS, SLOT_TAGS
 
 SVG_NS = "{http://www.w3.org/2000/svg}"

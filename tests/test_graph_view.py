@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication
 from app.core import load_builtin, parse_scenario, record
 from app.render.labels import NODE_FONT_PX, drawn_slots
 from app.render.layout import layout_graph
-from app.render.picture import png_bytes
+from app.render.qt.picture import png_bytes
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, SLOT_TAGS
 from app.ui.graph.camera import READABLE_NODE_PX, ZOOM_STEP
 from app.ui.graph.graph_view import GraphView
@@ -611,7 +611,7 @@ def test_overview_hides_the_items_and_draws_every_node_in_its_state_colours(make
     for index in range(len(rec.timeline)):
         view.show_state(rec.timeline.state(index))
         # the hidden items are restyled as ever: the overview must say the same
-        assert {n: c.lower() for n, c in scene._overview_looks.items()} == {
+        assert {n: c.lower() for n, c in scene.overview_drawing.colours.items()} == {
             n: dot_colour(item) for n, item in scene.nodes.items()
         }
     assert len({dot_colour(item) for item in scene.nodes.values()}) > 1  # states differ: a real test
@@ -641,7 +641,7 @@ def test_pictures_show_every_box_whatever_the_view_hides(make_view, tmp_path):
 def test_a_graph_drawn_as_an_overview_is_repainted_once_its_overview_is_made(qtbot, deep):
     """The items built after the overview are hidden in it: only the overview's own repaint puts
     the graph on screen (without it the window showed an empty canvas until a step or a click)."""
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
 
     rec, lay = deep
     scene = GraphScene(rec, lay, populate=False)
@@ -657,7 +657,7 @@ def test_a_graph_drawn_as_an_overview_is_repainted_once_its_overview_is_made(qtb
 def test_the_overview_is_drawn_before_the_boxes_are_measured_then_placed_anew(qtbot, deep):
     """Big text spreads the layout; the overview, first drawn where Graphviz put the nodes, moves
     with it, so fitted it is the same picture and zoomed in it matches the boxes."""
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
 
     rec, lay = deep
     scene = GraphScene(rec, lay, palette="projector", populate=False)
@@ -665,26 +665,28 @@ def test_the_overview_is_drawn_before_the_boxes_are_measured_then_placed_anew(qt
     build = scene.populate(chunk=4)
     while not scene.shows_graph:
         next(build)
-    first = dict(scene._overview_centres)
+    first = dict(scene.overview_drawing.centres)
     assert scene.spread == 1.0 and first == {n: QPointF(b.x, b.y) for n, b in lay.nodes.items()}
     for _ in build:
         pass
     spread = scene.spread
     assert spread > 1.0  # the projector's text grew the boxes
-    assert scene._overview_centres == {n: QPointF(p.x() * spread, p.y() * spread) for n, p in first.items()}
+    assert scene.overview_drawing.centres == {
+        n: QPointF(p.x() * spread, p.y() * spread) for n, p in first.items()
+    }
     for node_id, item in scene.nodes.items():
-        assert scene._overview_centres[node_id] == item.scenePos()
+        assert scene.overview_drawing.centres[node_id] == item.scenePos()
 
 
 def test_a_step_shown_while_the_overview_is_made_colours_every_dot(deep):
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
 
     rec, lay = deep
 
     def looks_at(index: int) -> dict[str, str]:
         eager = GraphScene(rec, lay)
         eager.show_state(rec.timeline.state(index))
-        return eager._overview_looks
+        return eager.overview_drawing.colours
 
     first, placed = looks_at(0), list(lay.nodes)[: len(lay.nodes) // 2]
     index = next(i for i in range(len(rec.timeline)) if any(looks_at(i)[n] != first[n] for n in placed))
@@ -696,13 +698,13 @@ def test_a_step_shown_while_the_overview_is_made_colours_every_dot(deep):
     scene.show_state(rec.timeline.state(index))
     while not scene.shows_graph:
         next(build)
-    assert scene._overview_looks == looks_at(index)
+    assert scene.overview_drawing.colours == looks_at(index)
 
 
 @pytest.mark.parametrize("name", ["two-losses", "forgot-retain"])
 def test_hidden_items_are_restyled_when_read_or_shown(qtbot, models, name):
     """NOTE [restyle what is seen]: an overview puts off restyling; reads and showing catch up."""
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
 
     rec, lay = models[name]
     eager, read, shown = (GraphScene(rec, lay) for _ in range(3))
@@ -849,8 +851,8 @@ def _darker_centre(image: QImage, than: QImage) -> int:
 
 @pytest.mark.parametrize("state", ["alive", "retained", "freed", "modified", "value"])
 def test_a_box_too_small_for_its_text_draws_its_state_glyph(qtbot, models, monkeypatch, state):
-    from app.render.items import SlotItem
     from app.render.labels import slot_lines
+    from app.render.qt.boxes import SlotItem
     from app.render.style import slot_style, text_readable
 
     view = _shown_view(qtbot, 900, 700)
@@ -865,4 +867,4 @@ def test_a_box_too_small_for_its_text_draws_its_state_glyph(qtbot, models, monke
     assert _paint_alone(item, 1.0) == near  # at a readable zoom: the text, no glyph
     blank = _paint_alone(item, small)  # the box's fill, hatch and border, saying nothing
     assert _darker_centre(far, than=blank) >= 5  # the glyph: pixels of text colour in the middle
-    assert item.lines == slot_lines(item.slot, SLOT_TAGS[state])  # the chosen text is unchanged
+    assert item.painted_lines == slot_lines(item.slot, SLOT_TAGS[state])  # the chosen text is unchanged

@@ -23,10 +23,10 @@ from app.core.model.graph import Graph
 from app.core.recording.script import record_script
 from app.render import layout as layout_module
 from app.render.dot_source import frame_names, iterations
-from app.render.export import ensure_app, export_recording
 from app.render.layout import INSTALL_HINT, LADDER, Box, Layout, LayoutError, layout_graph
 from app.render.layout_store import layout_from_json, layout_json
 from app.render.modules import fold, module_groups
+from app.render.qt.export import ensure_app, export_recording
 from tests.oracle import check_against_plain
 
 SCRIPTS = Path(__file__).parent / "scripts" / "training"

@@ -26,7 +26,7 @@ from app.render import preview as preview_module
 from app.render.layout import Layout, layout_graph
 from app.render.layout_store import layout_json, save_with_layout
 from app.render.preview import Preview, preview_from_json, preview_json
-from app.render.scene import GraphScene
+from app.render.qt.scene import GraphScene
 from app.render.style import PALETTES, dot_colour
 
 TIMEOUT = 30_000

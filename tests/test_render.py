@@ -436,7 +436,7 @@ def test_arrowheads_match_qts_normal_vector_construction():
 
     from PySide6.QtCore import QLineF, QPointF
 
-    from app.render.items import ARROW_HALF_WIDTH, _arrowhead
+    from app.render.qt.edges import ARROW_HALF_WIDTH, _arrowhead
 
     rng = random.Random(4)
     for _ in range(200):
@@ -455,7 +455,7 @@ def test_edge_bounds_hold_the_drawn_curve_and_arrow(qtbot):
     """An edge's bounds come from its control points; they must contain Qt's exact curve bounds."""
     from PySide6.QtCore import QPointF
 
-    from app.render.items import EdgeItem, _spline_path
+    from app.render.qt.edges import EdgeItem, _spline_path
     from app.render.style import PALETTES, edge_style
 
     rec = record(load_builtin("two-losses"))
@@ -561,8 +561,8 @@ def test_a_long_edge_drawn_in_part_is_the_same_pixels_as_drawn_whole(qtbot, monk
     from PySide6.QtGui import QImage
     from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
-    from app.render.items import LONG_EDGE_POINTS, EdgeItem
     from app.render.layout import EdgePath
+    from app.render.qt.edges import LONG_EDGE_POINTS, EdgeItem
     from app.render.style import PALETTES, edge_style
 
     points = [(0.0, 0.0)]

@@ -1,4 +1,4 @@
-"""A step restyles what changed and what is seen (scene.py's NOTE [restyle what is seen]).
+"""A step restyles what changed and what is seen (put_off.py's NOTE [restyle what is seen]).
 
 Counted, never timed: how many items a step restyles, and whether the change sets of hidden
 kinds (saved values, edges) are made at all while the overview shows. The oracle for what is
@@ -16,7 +16,7 @@ import pytest
 from app.core.recording.script import record_script
 from app.render.layout import layout_graph
 from app.render.modules import module_groups
-from app.render.picture import png_bytes
+from app.render.qt.picture import png_bytes
 from app.render.states import NODE_SUMMARY, DrawnStates, ShownStates
 
 # two calls (the first keeps the graph), then the optimizer's step outside any call: the step
@@ -86,7 +86,7 @@ def _folded(recording, names):
 def test_a_step_in_the_overview_makes_no_change_set_of_hidden_items(qtbot, collapsed, monkeypatch):
     """Fitted, a big graph shows only dots: no saved value, edge or box is restyled, and the
     slots' and edges' changes are not even looked up, also where a call ends."""
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
 
     rec, lay = collapsed
     scene = GraphScene(rec, lay)
@@ -105,12 +105,12 @@ def test_a_step_in_the_overview_makes_no_change_set_of_hidden_items(qtbot, colla
     eager = GraphScene(rec, lay)
     eager.set_overview(True)
     eager.show_state(scene.state)
-    assert scene._overview_looks == eager._overview_looks  # every dot in its step's colour
+    assert scene.overview_drawing.colours == eager.overview_drawing.colours  # every dot in its step's colour
 
 
 def test_a_shown_step_restyles_only_the_items_that_changed(qtbot, collapsed):
     """Zoomed in, a node step restyles the boxes, saved values and edges its changes name, counted."""
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
 
     rec, lay = collapsed
     scene = GraphScene(rec, lay)
@@ -138,7 +138,7 @@ def test_a_shown_step_restyles_only_the_items_that_changed(qtbot, collapsed):
 def test_hidden_items_catch_up_after_jumps_and_a_new_palette(qtbot, recorded, collapse):
     """Put off over jumps back and forth across calls and a palette change, then read or shown:
     every item looks as in a scene restyled eagerly at every step, and draws the same pixels."""
-    from app.render.scene import GraphScene
+    from app.render.qt.scene import GraphScene
     from app.render.style import PALETTES
 
     names = {g.name for g in module_groups(recorded.graph)} if collapse else set()

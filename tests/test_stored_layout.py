@@ -245,8 +245,8 @@ def test_a_box_is_hatched_with_a_bounded_number_of_lines():
     """A freed slot's hatch is drawn at every paint; a huge box gets a coarser one, not millions."""
     from PySide6.QtCore import QRectF
 
-    from app.render.items import HATCH_STEP, MAX_HATCH_LINES, _hatch_lines
+    from app.render.qt.box_paint import HATCH_STEP, MAX_HATCH_LINES, hatch_lines
 
-    assert len(_hatch_lines(QRectF(0, 0, 1e8, 1e8))) <= MAX_HATCH_LINES
+    assert len(hatch_lines(QRectF(0, 0, 1e8, 1e8))) <= MAX_HATCH_LINES
     small = QRectF(0, 0, 140, 30)
-    assert len(_hatch_lines(small)) == math.ceil((140 + 30) / HATCH_STEP) - 1  # the usual box: as before
+    assert len(hatch_lines(small)) == math.ceil((140 + 30) / HATCH_STEP) - 1  # the usual box: as before

@@ -16,11 +16,11 @@ from app.core import Program, load_builtin, record
 from app.core.model.recording import Recording
 from app.core.recording.script import record_script
 from app.render.dot_source import dot_source, iterations
-from app.render.items import CLUSTER_LABEL_ROOM
 from app.render.labels import drawn_slots, version_text
 from app.render.layout import Box, layout_graph
 from app.render.modules import module_groups
-from app.render.scene import GraphScene
+from app.render.qt.frames import CLUSTER_LABEL_ROOM
+from app.render.qt.scene import GraphScene
 from app.render.style import LEGEND, NODE_TAGS, PALETTES, node_style
 from app.ui.panels.memory_chart import MemoryChart, _columns
 from app.ui.panels.step_counter import StepCounter

@@ -919,7 +919,7 @@ def test_export_every_step_writes_one_file_per_step(qtbot, open_window, tmp_path
 def test_slides_past_the_export_budget_write_nothing_and_say_how_to_go_on(
     open_window, qtbot, monkeypatch, tmp_path, two_losses
 ) -> None:
-    from app.render import export as export_module
+    from app.render.qt import export as export_module
 
     window = open_window()
     folder = tmp_path / "slides"

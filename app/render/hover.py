@@ -24,7 +24,8 @@ from app.render.style import LEGEND, NODE_TAGS, SLOT_TAGS
 
 __all__ = ["module_tip", "node_tip", "slot_tip"]
 
-_MEANINGS = {(entry.box, entry.state): entry.meaning for entry in LEGEND} | {
+_MEANINGS: dict[tuple[str, str], str] = {(entry.box, entry.state): entry.meaning for entry in LEGEND}
+_MEANINGS |= {
     ("node", "idle"): "built, not running now",
     ("slot", "unknown"): "the recording has no state for it",
     ("slot", "hidden"): "its node is built by a later statement or call",

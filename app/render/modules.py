@@ -124,6 +124,10 @@ class Folded:
     def is_box(self, node_id: str) -> bool:
         return node_id in self.members
 
+    def box_named(self, group: str) -> str | None:
+        """The box drawn for the collapsed group named ``group`` (None while it is expanded)."""
+        return next((box for box, found in self.groups.items() if found.name == group), None)
+
     def shown_as(self, node_id: str) -> str:
         """The drawn node that shows ``node_id``: its box when its group is collapsed, else itself."""
         return self.box_of.get(node_id, node_id)

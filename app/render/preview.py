@@ -1,6 +1,6 @@
 """A big recording's graph as the window first draws it, small enough to lead a ``.lens`` file.
 
-Fitted to a window, a graph of thousands of nodes is drawn as its overview (``scene.py``'s
+Fitted to a window, a graph of thousands of nodes is drawn as its overview (``qt/overview.py``'s
 NOTE [overview]): a dot per node in its state's colour, a line per edge, the loop and module
 frames. That picture needs only where the boxes are and how each node looks at the step the
 window opens on, a small fraction of the file: this module writes it for ``lens.py``'s header
@@ -142,7 +142,7 @@ def preview_json(
     look_of = {look: i for i, look in enumerate(looks)}
     dots = array("f", [c for box in layout.nodes.values() for c in (box.x, box.y)])
     ends = ((index.get(e.src), index.get(e.dst)) for e in folded.graph.edges)
-    lines = array("I", [i for pair in ends if None not in pair for i in pair])  # type: ignore[misc]
+    lines = array("I", [i for src, dst in ends if src is not None and dst is not None for i in (src, dst)])
     frames = [
         [box.x, box.y, box.width, box.height, drawn.cluster_state(state, name)]
         for name in frame_names(folded.graph)

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QGraphicsView
 
-from app.render.items import MIN_SLOT_LOD
 from app.render.labels import NODE_FONT_PX, SLOT_FONT_PX
 from app.render.preview import MAX_FIT_ZOOM
+from app.render.qt.boxes import MIN_SLOT_LOD
 from app.render.style import PALETTES, text_readable
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ fitted throughout. Without following, only the error step zooms in.
 
 Following is off by default: zoomed in, a loop's graph paints every long edge
 that crosses the view (a shared weight has one to each iteration; NOTE [long
-edges] in items.py), and stepping the benchmark's 200-iteration loop that way
+edges] in edges.py), and stepping the benchmark's 200-iteration loop that way
 took 25 ms a step (p50) against 5 ms fitted.
 """
 

@@ -1,6 +1,6 @@
 """The graph view: the torchviz drawing of a recording, restyled as the learner steps.
 
-The view owns no autograd logic: it shows a :class:`~app.render.scene.GraphScene`
+The view owns no autograd logic: it shows a :class:`~app.render.qt.scene.GraphScene`
 (items built once from a Graphviz layout) and forwards each step to it. Wheel
 zooms, dragging pans, a click selects a node and emits ``node_clicked``.
 Ctrl+wheel is left to the window (font scale). Its parts have modules of their
@@ -43,10 +43,11 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QToolTip, QWidget
 from app.core.model.graph import Edge
 from app.core.model.recording import Recording
 from app.core.model.timeline import StepState
-from app.render.items import EdgeItem, NodeItem, ProxyItem, SlotItem
 from app.render.layout import Layout
-from app.render.picture import write_png, write_svg
-from app.render.scene import GraphScene
+from app.render.qt.boxes import NodeItem, ProxyItem, SlotItem
+from app.render.qt.edges import EdgeItem
+from app.render.qt.picture import write_png, write_svg
+from app.render.qt.scene import GraphScene
 from app.render.states import ShownStates
 from app.render.style import DEFAULT_PALETTE, PALETTES
 from app.ui.graph.camera import ZOOM_STEP, Camera

@@ -22,9 +22,9 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from app.core.model.recording import Recording
-from app.render.items import NodeItem
 from app.render.layout import Layout, LayoutError, layout_graph
 from app.render.modules import ModuleGroup, module_groups
+from app.render.qt.boxes import NodeItem
 from app.ui.graph.pointer import box_at, dot_at
 from app.ui.runtime.worker import GcPause
 

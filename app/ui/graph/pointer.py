@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QPoint
 
 from app.render.hover import module_tip, node_tip, slot_tip
-from app.render.items import BoxItem, SlotItem
-from app.render.scene import OVERVIEW_DOT_PX, GraphScene
+from app.render.qt.boxes import BoxItem, SlotItem
+from app.render.qt.scene import OVERVIEW_DOT_PX, GraphScene
 
 if TYPE_CHECKING:
     from app.core.model.timeline import StepState

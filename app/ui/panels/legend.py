@@ -6,7 +6,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPixmap
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QWidget
 
-from app.render.items import paint_box
+from app.render.qt.box_paint import paint_box
 from app.render.style import DEFAULT_PALETTE, LEGEND, PALETTES, LegendEntry, Palette, node_style, slot_style
 
 __all__ = ["Legend"]

@@ -121,8 +121,8 @@ class SlideExporter(QObject):
         self._tick([])
 
     def _slide_files(self, recording: Recording, layout: Any, folder: Path, fmt: str) -> Iterator[Path]:
-        from app.render.export import write_steps
-        from app.render.scene import GraphScene
+        from app.render.qt.export import write_steps
+        from app.render.qt.scene import GraphScene
 
         scene = GraphScene(recording, layout, palette=self._theme())
         yield from write_steps(recording, scene, folder, "svg" if fmt == "svg" else "png")

@@ -8,8 +8,8 @@ from PySide6.QtCore import QBuffer, QIODevice, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
-from app.render.items import qfont
-from app.render.scene import GraphScene
+from app.render.qt.fonts import qfont
+from app.render.qt.scene import GraphScene
 
 __all__ = ["MAX_PNG_SIDE", "png_bytes", "svg_bytes", "write_png", "write_svg"]
 

@@ -23,8 +23,8 @@ from app.core.model.recording import Recording
 from app.core.recording.recorder import record
 from app.render.export_budget import MAX_EXPORT_MB, MAX_EXPORT_STEPS, ExportTooLarge, check_room
 from app.render.layout import layout_graph
-from app.render.picture import png_bytes, svg_bytes
-from app.render.scene import GraphScene
+from app.render.qt.picture import png_bytes, svg_bytes
+from app.render.qt.scene import GraphScene
 from app.render.style import DEFAULT_PALETTE
 
 __all__ = [

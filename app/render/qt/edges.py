@@ -1,0 +1,182 @@
+"""An edge of the graph: a Graphviz spline with an arrowhead, or a dotted line to a saved value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+from app.core.model.graph import Edge
+from app.core.model.timeline import SlotKey
+from app.render.layout import EdgePath
+from app.render.looks import StepLooks
+from app.render.qt.box_paint import NO_BRUSH, PEN_STYLES, SOLID
+from app.render.qt.boxes import MIN_SLOT_LOD
+from app.render.style import EdgeStyle
+
+__all__ = ["ARROW_HALF_WIDTH", "LONG_EDGE_POINTS", "EdgeItem"]
+
+ARROW_HALF_WIDTH = 0.35  # of the arrowhead's length, as Graphviz draws it
+
+
+@lru_cache(maxsize=256)
+def _edge_look(style: EdgeStyle) -> tuple[QPen, QPen, QBrush]:
+    pen = QPen(QColor(style.colour), style.width)
+    pen.setStyle(PEN_STYLES[style.dash])
+    arrow = QPen(pen)
+    arrow.setStyle(SOLID)
+    return pen, arrow, QBrush(QColor(style.colour))
+
+
+def _spline_path(points: Sequence[tuple[float, float]]) -> QPainterPath:
+    path = QPainterPath(QPointF(*points[0]))
+    for i in range(1, len(points) - 2, 3):
+        path.cubicTo(QPointF(*points[i]), QPointF(*points[i + 1]), QPointF(*points[i + 2]))
+    return path
+
+
+def _arrowhead(base: tuple[float, float], tip: tuple[float, float]) -> tuple[tuple[float, float], ...]:
+    """The arrowhead's three corners: its tip and the two ends of its base (as Graphviz draws it)."""
+    (tx, ty), (bx, by) = tip, base
+    # the base line's normal, as long as ARROW_HALF_WIDTH of the arrow (QLineF.normalVector's turn)
+    nx, ny = (by - ty) * ARROW_HALF_WIDTH, -(bx - tx) * ARROW_HALF_WIDTH
+    return (tip, (bx + nx, by + ny), (bx - nx, by - ny))
+
+
+# NOTE [long edges]
+# A leaf used by every iteration of a loop (a model's weight) has an edge to each of them, and
+# each edge runs across the graph. Zoomed in, every such edge meets the view, and Qt strokes all
+# of its length to draw the few pixels shown: stepping a 200-iteration loop at a readable zoom
+# painted ~270 edges a step, a full frame 162 ms. A solid edge of more than LONG_EDGE_POINTS
+# points that the repainted area does not hold whole draws only its Bezier pieces whose hulls
+# meet that area (a full frame: 18-55 ms). A dashed one is drawn whole: started part way, its
+# dashes are out of phase with the whole path's (Qt's dasher measures the flattened curve, not
+# its true length) and would shift as the view pans.
+LONG_EDGE_POINTS = 7  # two Bezier pieces: shorter edges are drawn whole
+
+
+class EdgeItem(QGraphicsItem):
+    """A Graphviz spline with an arrowhead (between nodes) or dotted (to a saved value).
+
+    The Qt path and polygon are made at the first paint: a fitted 5,000-node graph paints no edge
+    items (NOTE [overview] in overview.py), and every Qt object kept from Python is an entry in PySide's
+    table of wrappers, rehashed on the GUI thread as it grows (box_paint.py's ``centred``).
+    """
+
+    def __init__(
+        self,
+        path: EdgePath,
+        state: str,
+        style: EdgeStyle,
+        *,
+        to_slot: bool = False,
+        key: Edge | SlotKey | None = None,
+        looks: StepLooks | None = None,
+    ) -> None:
+        super().__init__()
+        self._points = path.points or ((0.0, 0.0),)
+        self._corners = _arrowhead(self._points[-1], path.arrow) if path.arrow else None
+        self._path: QPainterPath | None = None
+        self._arrow: QPolygonF | None = None
+        self._pieces: list[tuple[QRectF, QPainterPath]] | None = None  # NOTE [long edges]
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)  # the exposed rect
+        # a Bezier curve lies within the hull of its control points: their box bounds the curve
+        every = (*self._points, *(self._corners or ()))
+        xs, ys = [x for x, _ in every], [y for _, y in every]
+        left, top = min(xs) - 8, min(ys) - 8
+        self._bounds = QRectF(left, top, max(xs) + 8 - left, max(ys) + 8 - top)
+        self.min_lod = MIN_SLOT_LOD if to_slot else 0.0
+        self.key = key  # what the scene files it under (its Edge, or a slot's key)
+        self.looks = looks  # None: drawn alone, in the look it is given
+        self._state = state
+        self._style = style
+        self._pen, self._arrow_pen, self._brush = _edge_look(style)
+        if style.opacity != 1.0:
+            self.setOpacity(style.opacity)
+
+    @property
+    def has_arrow(self) -> bool:
+        return self._corners is not None
+
+    def look_now(self) -> tuple[str, EdgeStyle]:
+        """State and style at the step shown (put_off.py's NOTE: what is painted may wait)."""
+        if self.looks is None or self.key is None:
+            return self._state, self._style
+        if isinstance(self.key, Edge):
+            return self.looks.edge(self.key)
+        return self.looks.slot_line(self.key)
+
+    @property
+    def state(self) -> str:
+        return self.look_now()[0]
+
+    @property
+    def style(self) -> EdgeStyle:
+        return self.look_now()[1]
+
+    def restyle(self) -> bool:
+        """Paint the look of the step shown; False (nothing repainted) when unchanged."""
+        return self.set_look(*self.look_now())
+
+    def set_look(self, state: str, style: EdgeStyle) -> bool:
+        if state == self._state and style == self._style:
+            return False
+        self._state, self._style = state, style
+        self._pen, self._arrow_pen, self._brush = _edge_look(style)
+        self.setOpacity(style.opacity)
+        self.update()
+        return True
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    @property
+    def _long(self) -> bool:
+        return len(self._points) > LONG_EDGE_POINTS and self._pen.style() == SOLID
+
+    def _visible_runs(self, exposed: QRectF) -> list[QPainterPath]:
+        """The runs of this spline's Bezier pieces whose hulls meet ``exposed`` (item units)."""
+        if self._pieces is None:
+            pieces = [_spline_path(self._points[i : i + 4]) for i in range(0, len(self._points) - 3, 3)]
+            self._pieces = [(piece.controlPointRect(), piece) for piece in pieces]
+        margin = self._pen.widthF() + 1.0
+        seen = exposed.adjusted(-margin, -margin, margin, margin)
+        runs: list[QPainterPath] = []
+        joined = False  # whether the last piece is in the last run
+        for hull, piece in self._pieces:
+            if not seen.intersects(hull):
+                joined = False
+            elif joined:
+                runs[-1].connectPath(piece)
+            else:
+                runs.append(QPainterPath(piece))
+                joined = True
+        return runs
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
+        if (
+            self.min_lod
+            and QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform()) < self.min_lod
+        ):
+            return
+        if self._path is None:
+            self._path = _spline_path(self._points)
+            if self._corners is not None:
+                self._arrow = QPolygonF([QPointF(x, y) for x, y in self._corners])
+        painter.setPen(self._pen)
+        painter.setBrush(NO_BRUSH)
+        exposed = option.exposedRect  # type: ignore[attr-defined]
+        if self._long and not exposed.contains(self._bounds):  # NOTE [long edges]
+            for run in self._visible_runs(exposed):
+                painter.drawPath(run)
+        else:
+            painter.drawPath(self._path)
+        if self._arrow is not None and exposed.intersects(self._arrow.boundingRect()):
+            painter.setPen(self._arrow_pen)
+            painter.setBrush(self._brush)
+            painter.drawPolygon(self._arrow)

@@ -1,0 +1,256 @@
+"""Every item of one scene, filed by what it draws: built once, shown or hidden, restyled, refitted.
+
+# NOTE [restyle, never rebuild]
+A scene creates one item per node, saved value, proxy and edge, at the places Graphviz chose
+(see ``layout.py``'s NOTE [layout once]), each already in its look at the step shown. A step
+then restyles only the items whose state may have changed since the step shown before
+(``DrawnStates.changes``), so a step costs what changed in it, not the size of the graph.
+Building runs in slices (:meth:`SceneItems.build`) so a 5,000-node graph fills in without
+freezing the window.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Iterator
+from typing import TypeVar, cast
+
+from PySide6.QtCore import QRectF
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
+
+from app.core.model.graph import Edge, Graph
+from app.core.model.timeline import SlotKey
+from app.render.dot_source import iterations
+from app.render.labels import drawn_slots
+from app.render.layout import Box, Layout
+from app.render.looks import StepLooks, proxy_style
+from app.render.modules import module_groups
+from app.render.qt.boxes import BoxItem, NodeItem, ProxyItem, SlotItem
+from app.render.qt.edges import EdgeItem
+from app.render.qt.fonts import Fonts, Texts, growth, measure, node_texts, proxy_texts, slot_texts
+from app.render.qt.frames import ClusterItem
+from app.render.style import SlotShow
+
+__all__ = ["SceneItems"]
+
+_Item = TypeVar("_Item", bound=QGraphicsItem)
+
+
+class SceneItems:
+    """The items of ``graph`` (the graph as drawn) placed by ``layout`` on ``scene``, each asking
+    ``looks`` for its look, in ``fonts``, the layout spread by ``spread`` to fit their text.
+
+    ``details``: whether saved values, their dotted lines and proxies are shown; ``overview``:
+    whether every item is hidden for the overview (NOTE [overview]). Both apply to the items
+    built later too.
+    """
+
+    def __init__(
+        self, scene: QGraphicsScene, layout: Layout, graph: Graph, looks: StepLooks, fonts: Fonts
+    ) -> None:
+        # weak: the scene owns this; a cycle would keep a replaced recording alive until a full
+        # collection, which the window holds off while a big one loads (NOTE [no full GC while loading])
+        self._scene = weakref.ref(scene)
+        self.layout = layout
+        self.graph = graph
+        self.looks = looks
+        self.fonts = fonts
+        self.spread = 1.0
+        self.details = True
+        self.overview = False
+        self.nodes: dict[str, NodeItem] = {}
+        self.slots: dict[SlotKey, SlotItem] = {}
+        self.edges: dict[Edge, EdgeItem] = {}
+        self.slot_edges: dict[SlotKey, EdgeItem] = {}
+        self.proxies: dict[str, list[ProxyItem]] = {}  # node id -> its stand-ins at long edges
+        self.clusters: dict[str, ClusterItem] = {}  # a frame per loop iteration and per expanded module
+        self.cluster_of: dict[str, list[str]] = {}  # drawn node -> the frames around it
+
+    @property
+    def scene(self) -> QGraphicsScene:
+        scene = self._scene()
+        assert scene is not None, "the scene outlives its parts"
+        return scene
+
+    # -- sizes ---------------------------------------------------------------
+    def box_texts(self) -> Iterator[tuple[Box, Texts]]:
+        """Every box of the layout with every text it may show."""
+        graph, layout = self.graph, self.layout
+        for node in graph.nodes:
+            yield layout.nodes[node.id], node_texts(node)
+            for slot in drawn_slots(node):
+                yield layout.slots[(node.id, slot.name)], slot_texts(slot)
+        for edge, box in layout.proxies.items():
+            yield box, proxy_texts(graph.node(edge.dst))
+
+    def spread_for(self, fonts: Fonts) -> float:
+        """The largest factor any box must grow by to fit its text in ``fonts``."""
+        sizes = ((b.width, b.height, texts) for b, texts in self.box_texts())
+        return max([1.0, *(growth((w, h), measure(fonts, (w, h), texts)) for w, h, texts in sizes)])
+
+    def refit(self, fonts: Fonts, spread: float) -> None:
+        """Every item built so far in ``fonts``, placed for the layout spread by ``spread``."""
+        self.fonts, self.spread = fonts, spread
+        for item in self._boxes():
+            item.set_fonts(fonts, fonts.node_px if isinstance(item, NodeItem) else fonts.slot_px)
+            item.place(spread)
+        for line in (*self.edges.values(), *self.slot_edges.values()):
+            line.setScale(spread)
+        for frame in self.clusters.values():
+            frame.set_fonts(fonts)
+            frame.place(spread)
+
+    def focus_rects(self, shown: str) -> tuple[QRectF, QRectF] | None:
+        """Where the drawn node ``shown`` is, alone and with the boxes of its saved values, in scene
+        units; None when the layout does not place it. Boxes not built yet are placed from the layout."""
+        box = self.layout.nodes.get(shown)
+        if box is None:
+            return None
+        s = self.spread
+
+        def rect(item: QGraphicsItem | None, b: Box) -> QRectF:
+            if item is not None:
+                return item.sceneBoundingRect()
+            return QRectF(b.x * s - b.width / 2, b.y * s - b.height / 2, b.width, b.height)
+
+        alone = rect(self.nodes.get(shown), box)
+        together = QRectF(alone)
+        for key, slot in self.layout.slots.items():
+            if key[0] == shown:
+                together |= rect(self.slots.get(key), slot)
+        return alone, together
+
+    # -- building (once) -----------------------------------------------------
+    def build(self) -> Iterator[None]:
+        """Make every item, frames first; yields after each edge, node (with its saved values)
+        and proxy."""
+        self._build_frames()
+        looks = self.looks
+        for edge, path in self.layout.edges.items():
+            state, style = looks.edge(edge)
+            line = EdgeItem(path, state, style, key=edge, looks=looks)
+            line.setScale(self.spread)
+            self.edges[edge] = self._add(line)
+            yield None
+        for node in self.graph.nodes:
+            self.nodes[node.id] = self._add_box(NodeItem(node, self.layout.nodes[node.id], looks))
+            yield None
+            for slot in drawn_slots(node):
+                key = (node.id, slot.name)
+                item = self.slots[key] = self._add_box(SlotItem(node.id, slot, self.layout.slots[key], looks))
+                dotted = self.layout.slot_edges.get(key)
+                if dotted is not None:
+                    state, style = looks.slot_line(key, cast("SlotShow", item.painted_state))
+                    line = EdgeItem(dotted, state, style, to_slot=True, key=key, looks=looks)
+                    line.setScale(self.spread)
+                    self.slot_edges[key] = self._add(line)
+                yield None
+        for edge, box in self.layout.proxies.items():
+            proxy = ProxyItem(self.graph.node(edge.dst), edge.src, box, looks)
+            self.proxies.setdefault(edge.dst, []).append(self._add_box(proxy))
+            yield None
+
+    def _build_frames(self) -> None:
+        """One frame per loop iteration the layout placed (dot_source's NOTE [iteration clusters])
+        and one per module drawn expanded (NOTE [module groups])."""
+        groups: list[tuple[str, str, tuple[str, ...], str | None]]
+        groups = [(g.name, g.label, g.nodes, None) for g in iterations(self.graph)]
+        groups += [(g.name, g.module, g.nodes, g.name) for g in module_groups(self.graph)]
+        for name, label, nodes, module in groups:
+            box = self.layout.clusters.get(name)
+            if box is None:
+                continue
+            frame = ClusterItem(name, label, box, self.looks, module)
+            frame.set_fonts(self.fonts)
+            frame.place(self.spread)
+            frame.setVisible(not self.overview)  # NOTE [overview]: the overview draws the frames
+            self.scene.addItem(frame)
+            self.clusters[name] = frame
+            for node_id in nodes:
+                self.cluster_of.setdefault(node_id, []).append(name)
+
+    def _add(self, item: EdgeItem) -> EdgeItem:
+        if (item.min_lod and not self.details) or self.overview:
+            item.setVisible(False)
+        self.scene.addItem(item)
+        return item
+
+    def _add_box(self, item: _Item) -> _Item:
+        assert isinstance(item, BoxItem)
+        fonts = self.fonts
+        item.set_fonts(fonts, fonts.node_px if isinstance(item, NodeItem) else fonts.slot_px)
+        if self.spread != 1.0:
+            item.place(self.spread)
+        if self.overview or (not isinstance(item, NodeItem) and not self.details):
+            item.setVisible(False)
+        self.scene.addItem(item)
+        return item
+
+    # -- showing -------------------------------------------------------------
+    def show_details(self, visible: bool) -> None:
+        """Show or hide saved values, their dotted lines and proxies."""
+        self.details = visible
+        for item in self._details():
+            item.setVisible(visible)
+
+    def show_overview(self, on: bool) -> None:
+        """Hide the nodes, edges and frames for the overview, or show them again."""
+        self.overview = on
+        for item in (*self.nodes.values(), *self.edges.values(), *self.clusters.values()):
+            item.setVisible(not on)
+
+    def _details(self) -> Iterator[QGraphicsItem]:
+        yield from self.slots.values()
+        yield from self.slot_edges.values()
+        for items in self.proxies.values():
+            yield from items
+
+    def _boxes(self) -> Iterator[BoxItem]:
+        yield from self.nodes.values()
+        yield from self.slots.values()
+        for items in self.proxies.values():
+            yield from items
+
+    # -- restyling -----------------------------------------------------------
+    def restyle(
+        self, nodes: Iterable[str], slots: Iterable[SlotKey], edges: Iterable[Edge]
+    ) -> tuple[int, int]:
+        """Restyle the built items of ``nodes`` (with their proxies), ``slots`` (with their dotted
+        lines) and ``edges``: how many were restyled, and how many of them changed look."""
+        done = changed = 0
+        for node_id in nodes:
+            node = self.nodes.get(node_id)
+            if node is not None:
+                done += 1
+                changed += self._restyle_node(node)
+        for key in slots:
+            slot = self.slots.get(key)
+            if slot is not None:
+                done += 1
+                changed += self._restyle_slot(slot)
+        for edge in edges:
+            line = self.edges.get(edge)
+            if line is not None:
+                done += 1
+                changed += line.restyle()
+        return done, changed
+
+    def restyle_frames(self, nodes: Iterable[str]) -> list[ClusterItem]:
+        """Restyle the frames around ``nodes`` (a frame changes look only where one of its nodes
+        is built or gone: a changed node); the frames that changed."""
+        names = {name for n in nodes for name in self.cluster_of.get(n, ())}
+        return [frame for name in names if (frame := self.clusters.get(name)) is not None and frame.restyle()]
+
+    def _restyle_node(self, node: NodeItem) -> bool:
+        state, style = self.looks.node(node.node_id)
+        for proxy in self.proxies.get(node.node_id, ()):
+            proxy.set_look(state, proxy_style(style))
+        return node.set_look(state, style)
+
+    def _restyle_slot(self, slot: SlotItem) -> bool:
+        state, style, note = self.looks.slot(slot.key)
+        changed = slot.set_look(state, style, note)
+        line = self.slot_edges.get(slot.key)
+        if line is not None:
+            line.set_look(*self.looks.slot_line(slot.key, state))
+        return changed
