@@ -2,6 +2,7 @@
 contract), imports in one direction, and a model that needs no torch."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -141,3 +142,41 @@ def test_importing_qt_free_render_loads_no_qt_module():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _layers_of_the_map() -> list[list[str]]:
+    """The numbered list under "## Layers" in docs/architecture.md: each item's packages."""
+    text = (CORE.parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    layers = []
+    for line in section.splitlines():
+        head = line.split(":", 1)[0]
+        if head[:1].isdigit() and ". " in head:
+            layers.append(re.findall(r"`(app[\w.]*)`", head))
+    return layers
+
+
+def _package_of(module: str, packages: list[str]) -> str | None:
+    found = [p for p in packages if module == p or module.startswith(p + ".")]
+    return max(found, key=len) if found else None
+
+
+def test_every_import_follows_the_layers_of_the_map():
+    """A package imports from its own package and the layers below it, never from beside or above."""
+    layers = _layers_of_the_map()
+    assert [len(layer) for layer in layers] == [1, 2, 1, 1, 2, 1], layers
+    rank = {package: i for i, layer in enumerate(layers) for package in layer}
+    packages = sorted(rank)
+    offenders = []
+    app = CORE.parent
+    for path in app.rglob("*.py"):
+        module = _module_name(path)
+        own = _package_of(module, packages)
+        if module == "app":
+            continue  # the package's own __init__: a docstring
+        assert own is not None, module  # every other module of app/ sits in a layer
+        for imported in _imported_modules(path):
+            theirs = _package_of(imported, packages)
+            if theirs is not None and theirs != own and rank[theirs] <= rank[own]:
+                offenders.append(f"{module} imports {imported}")
+    assert offenders == []
