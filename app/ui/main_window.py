@@ -204,7 +204,7 @@ class MainWindow(QMainWindow):
         self.graph_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.graph_page = QWidget()
         # one cell: the graph view (made after the first frame) under the preview a big .lens
-        # file opens with (lens.py's NOTE [picture first]), shown until the view draws the graph
+        # file opens with (lensfile.format's NOTE [picture first]), shown until the view draws the graph
         self.graph_page_layout = QGridLayout(self.graph_page)
         self.graph_page_layout.setContentsMargins(0, 0, 0, 0)
         self.graph_preview: GraphPreview | None = None  # made when a file with a preview is opened
@@ -445,7 +445,7 @@ class MainWindow(QMainWindow):
 
     def load_program(self, source: Program | str | Path) -> None:
         """Record a program (or read a ``.lens`` recording) from scratch and show it from step 0."""
-        from app.core.lens import is_lens
+        from app.core.lensfile import is_lens
 
         self._fresh_load = True
         self._lens_path = Path(source) if is_lens(source) else None
@@ -463,7 +463,7 @@ class MainWindow(QMainWindow):
 
     def _show_preview(self, path: Path) -> bool:
         """Paint the picture a big ``.lens`` file opens with, if it has one that checks out."""
-        from app.core.lens import lens_preview
+        from app.core.lensfile import lens_preview
         from app.render.preview import preview_from_json
 
         preview = preview_from_json(lens_preview(path))
