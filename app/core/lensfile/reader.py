@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Mapping
+from itertools import starmap
 from types import MappingProxyType
 from typing import Any, TypeVar, get_args
 
@@ -96,11 +97,12 @@ class _Reader:
         top = self.top
         if not top.steps:
             raise damaged("steps: a recording has at least one step")
-        nodes = tuple(self.node(raw, f"graph.nodes[{i}]") for i, raw in enumerate(top.graph.nodes))
-        edges = tuple(
-            Edge(self.node_id(a, f"graph.edges[{i}][0]"), self.node_id(b, f"graph.edges[{i}][1]"))
-            for i, (a, b) in enumerate(top.graph.edges)
-        )
+        nodes = tuple(self.node(raw, i) for i, raw in enumerate(top.graph.nodes))
+        ns = self.node_slots
+        if not all(a in ns and b in ns for a, b in top.graph.edges):
+            for i, (a, b) in enumerate(top.graph.edges):
+                self.node_id(a, f"graph.edges[{i}][0]"), self.node_id(b, f"graph.edges[{i}][1]")
+        edges = tuple(starmap(Edge, top.graph.edges))
         too_long = code_refusal(top.program.code)
         if too_long is not None:  # not damaged: more than the window shows
             raise LensError(f"this recording's program is too long to show: {too_long}")
@@ -111,7 +113,9 @@ class _Reader:
             torch_version=top.torch_version,
             graph=Graph(nodes, edges),
             timeline=Timeline(tuple(self.step(raw, i) for i, raw in enumerate(top.steps))),
-            leaves={k: "" if v == "" else self.node_id(v, f"leaves.{k}") for k, v in top.leaves.items()},
+            leaves={
+                k: v if v == "" or v in ns else self.node_id(v, f"leaves.{k}") for k, v in top.leaves.items()
+            },
             calls=tuple(self.call_info(c, i) for i, c in enumerate(top.calls)),
             freed_by=self.freed_by(),
             needed_by={node: self.calls_of(node, calls) for node, calls in top.needed_by.items()},
@@ -126,11 +130,6 @@ class _Reader:
             raise damaged(f"{where}: {node[:40]!r} is not a node of the graph")
         return node
 
-    def node_ids(self, ids: tuple[str, ...], where: str) -> tuple[str, ...]:
-        for i, node in enumerate(ids):
-            self.node_id(node, f"{where}[{i}]")
-        return ids
-
     @staticmethod
     def index(value: T, where: str, count: int) -> T:
         """``value`` when it is None or one of ``count`` places from 0."""
@@ -139,11 +138,19 @@ class _Reader:
         return value
 
     def by_slot(
-        self, changes: dict[str, dict[str, T]], where: str, allowed: frozenset[T] | None = None
+        self, changes: dict[str, dict[str, T]], index: int, field: str, allowed: frozenset[T] | None = None
     ) -> Mapping[SlotKey, T]:
         """``{node: {slot: item}}`` by slot key, every node and slot checked, and every item
         against ``allowed`` (when given)."""
-        out: dict[SlotKey, T] = {}
+        if not changes:
+            return _NO_CHANGES
+        ns = self.node_slots
+        out = {(node, slot): item for node, slots in changes.items() for slot, item in slots.items()}
+        if all(slot in ns.get(node, ()) for node, slot in out) and (
+            allowed is None or allowed.issuperset(out.values())
+        ):
+            return MappingProxyType(out)
+        where = f"steps[{index}].{field}"
         for node, slots in changes.items():
             names = self.node_slots.get(node) or self.node_slots[self.node_id(node, where)]
             for slot, item in slots.items():
@@ -152,37 +159,36 @@ class _Reader:
                 if allowed is not None and item not in allowed:
                     said = f"{str(item)[:40]!r} is not one of {', '.join(sorted(map(str, allowed)))}"
                     raise damaged(f"{where}.{node}.{slot}: {said}")
-                out[(node, slot)] = item
-        return MappingProxyType(out)
+        raise AssertionError("unreachable: a check above failed")  # pragma: no cover
 
     # -- the parts --
 
-    def node(self, raw: Raw, where: str) -> GraphNode:
-        n = _element(NODE, raw, where)
-        if n.id in self.node_slots:
-            raise damaged(f"{where}.id: {n.id[:40]!r} appears twice")
-        saved = tuple(self.slot(s, f"{where}.saved[{i}]") for i, s in enumerate(n.saved))
+    def node(self, raw: Raw, position: int) -> GraphNode:
+        n = _element(NODE, raw, "graph.nodes", position)
+        calls, steps = self.call_count, self.step_count
+        if n.id in self.node_slots or not (
+            (n.added_at_call is None or 0 <= n.added_at_call < calls)
+            and (n.created_at_step is None or 0 <= n.created_at_step < steps)
+            and (n.gone_at_step is None or 0 <= n.gone_at_step < steps)
+        ):
+            where = f"graph.nodes[{position}]"
+            if n.id in self.node_slots:
+                raise damaged(f"{where}.id: {n.id[:40]!r} appears twice")
+            self.index(n.added_at_call, f"{where}.added_at_call", calls)
+            self.index(n.created_at_step, f"{where}.created_at_step", steps)
+            self.index(n.gone_at_step, f"{where}.gone_at_step", steps)
+        saved = tuple(self.slot(s, position, i) for i, s in enumerate(n.saved))
         source = n.source
         if source is not None:
             source = SourceRef(self.files.setdefault(source[0], source[0]), source[1])
         node = GraphNode(
-            n.id,
-            n.name,
-            n.label,
-            saved,
-            self.index(n.added_at_call, f"{where}.added_at_call", self.call_count),
-            n.is_leaf,
-            n.line,
-            _loops(n.loops),
-            self.index(n.created_at_step, f"{where}.created_at_step", self.step_count),
-            self.index(n.gone_at_step, f"{where}.gone_at_step", self.step_count),
-            n.module,
-            source,
-        )
+            n.id, n.name, n.label, saved, n.added_at_call, n.is_leaf, n.line, _loops(n.loops),
+            n.created_at_step, n.gone_at_step, n.module, source,
+        )  # fmt: skip
         self.node_slots[n.id] = frozenset(s.name for s in saved)
         return node
 
-    def slot(self, s: SlotEntry, where: str) -> SavedSlot:
+    def slot(self, s: SlotEntry, node: int, position: int) -> SavedSlot:
         if not s.storages:
             key = (s.name, s.kind, s.shape, s.dtype, s.device, s.nbytes, s.value, s.saved_version)
             slot = self.shared.get(key)
@@ -191,36 +197,40 @@ class _Reader:
             return slot
         for i, (_, pointer, _) in enumerate(s.storages):
             if pointer >= POINTERS:
-                raise damaged(f"{where}.storages[{i}][1]: {pointer} is outside {LOWEST}..{POINTERS - 1}")
+                where = f"graph.nodes[{node}].saved[{position}].storages[{i}][1]"
+                raise damaged(f"{where}: {pointer} is outside {LOWEST}..{POINTERS - 1}")
         storages = tuple(StorageRef(*r) for r in s.storages)
         return SavedSlot(
             s.name, s.kind, s.shape, s.dtype, s.device, s.nbytes, storages, s.value, s.saved_version
         )
 
     def step(self, raw: Raw, index: int) -> Step:
-        where = f"steps[{index}]"
-        s = _element(STEP, raw, where)
+        s = _element(STEP, raw, "steps", index)
+        ns = self.node_slots
+        if not (
+            (s.call is None or 0 <= s.call < self.call_count)
+            and (s.node is None or s.node in ns)
+            and all(n in ns for n in s.added_nodes)
+            and all(n in ns for n in s.gone_nodes)
+        ):
+            where = f"steps[{index}]"
+            self.index(s.call, f"{where}.call", self.call_count)
+            if s.node is not None:
+                self.node_id(s.node, f"{where}.node")
+            for field in ("added_nodes", "gone_nodes"):
+                for i, node in enumerate(getattr(s, field)):
+                    self.node_id(node, f"{where}.{field}[{i}]")
+        where = f"steps[{index}]" if s.grad_changes or s.contribution or s.result else ""
         return Step(
-            index,
-            s.kind,
-            self.index(s.call, f"{where}.call", self.call_count),
-            None if s.node is None else self.node_id(s.node, f"{where}.node"),
-            self.by_slot(s.slot_changes, f"{where}.slot_changes", _SLOT_STATES),  # type: ignore[arg-type]
+            index, s.kind, s.call, s.node,
+            self.by_slot(s.slot_changes, index, "slot_changes", _SLOT_STATES),  # type: ignore[arg-type]
             _named_values(s.grad_changes, f"{where}.grad_changes"),
-            s.saved_bytes,
-            s.device_bytes,
-            s.error,
-            s.caption,
+            s.saved_bytes, s.device_bytes, s.error, s.caption,
             None if s.contribution is None else _named_values(s.contribution, f"{where}.contribution"),
             None if s.result is None else _named_values(s.result, f"{where}.result"),  # type: ignore[arg-type]
-            self.node_ids(s.added_nodes, f"{where}.added_nodes"),
-            s.line,
-            _loops(s.loops),
-            s.printed,
-            s.alive_nodes,
-            self.node_ids(s.gone_nodes, f"{where}.gone_nodes"),
-            self.by_slot(s.version_changes, f"{where}.version_changes"),
-        )
+            s.added_nodes, s.line, _loops(s.loops), s.printed, s.alive_nodes, s.gone_nodes,
+            self.by_slot(s.version_changes, index, "version_changes"),
+        )  # fmt: skip
 
     def call_info(self, c: CallInfoEntry, position: int) -> CallInfo:
         where = f"calls[{position}]"
@@ -259,6 +269,7 @@ def _loops(marks: tuple[tuple[int, int, int | None], ...]) -> tuple[LoopMark, ..
 
 
 _SLOT_STATES = frozenset(get_args(SlotState))
+_NO_CHANGES: Mapping[Any, Any] = MappingProxyType({})
 _NO_VALUES: Mapping[str, Values | None] = MappingProxyType({})
 _NESTED_LISTS = 2**20  # lists a shape with a zero in it may make when its values are read back
 
@@ -311,8 +322,8 @@ def _values(v: ValuesEntry, where: str) -> Values:
     return Values(shape, numbers, v.dtype)
 
 
-def _element(decoder: msgspec.json.Decoder[T], raw: Raw, where: str) -> T:
+def _element(decoder: msgspec.json.Decoder[T], raw: Raw, where: str, index: int) -> T:
     try:
         return decoder.decode(raw)
     except DECODE_ERRORS as exc:
-        raise refusal(exc, bytes(raw), where) from None
+        raise refusal(exc, bytes(raw), f"{where}[{index}]") from None
