@@ -30,15 +30,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from app.core.lensfile.writer import (
-    STEP_DEFAULTS,
-    VALUE_FIELDS,
-    call_record,
-    node_record,
-    slot_record,
-    step_record,
-    view,
-)
+from app.core.lensfile import writer
+from app.core.lensfile.writer import STEP_DEFAULTS, VALUE_FIELDS, view
 from app.core.model.errors import ScenarioError
 from app.core.model.graph import GraphNode, SavedSlot
 from app.core.model.program import CallInfo
@@ -131,7 +124,7 @@ def _loops_json(loops: list[list[int | None]]) -> list[dict[str, int | None]]:
 
 
 def _slot_json(s: SavedSlot) -> dict[str, Any]:
-    record = slot_record(s)
+    record = writer.slot_record(s)
     entry = view(record, _SLOT_ORDER, leave_out=_SLOT_FILE_ONLY)
     if s.kind == "value":
         entry["value"] = record["value"]
@@ -141,7 +134,7 @@ def _slot_json(s: SavedSlot) -> dict[str, Any]:
 
 
 def _node_json(n: GraphNode) -> dict[str, Any]:
-    record = node_record(n)
+    record = writer.node_record(n)
     record["saved"] = [_slot_json(s) for s in n.saved]
     record["loops"] = _loops_json(record["loops"])
     if n.source is not None:
@@ -150,13 +143,13 @@ def _node_json(n: GraphNode) -> dict[str, Any]:
 
 
 def _call_json(info: CallInfo) -> dict[str, Any]:
-    record = call_record(info)
+    record = writer.call_record(info)
     return view(record | record.pop("call"), _CALL_ORDER, leave_out=_CALL_FILE_ONLY)
 
 
 def _step_fields(step: Step) -> dict[str, Any]:
     """A step's fields that hold no values (those follow, written in pieces)."""
-    record = {"index": step.index} | step_record(step)
+    record = {"index": step.index} | writer.step_record(step)
     record["loops"] = _loops_json(record["loops"])
     leave_out = ("added_nodes", "gone_nodes", *VALUE_FIELDS)
     return view(record, _STEP_ORDER, leave_out=leave_out, sparse=_STEP_SPARSE)
