@@ -100,8 +100,9 @@ class _Reader:
         nodes = tuple(self.node(raw, i) for i, raw in enumerate(top.graph.nodes))
         ns = self.node_slots
         if not all(a in ns and b in ns for a, b in top.graph.edges):
-            for i, (a, b) in enumerate(top.graph.edges):
-                self.node_id(a, f"graph.edges[{i}][0]"), self.node_id(b, f"graph.edges[{i}][1]")
+            for i, pair in enumerate(top.graph.edges):
+                for end, node in enumerate(pair):
+                    self.node_id(node, f"graph.edges[{i}][{end}]")
         edges = tuple(starmap(Edge, top.graph.edges))
         too_long = code_refusal(top.program.code)
         if too_long is not None:  # not damaged: more than the window shows
