@@ -172,7 +172,7 @@ def _recording_and_layout(
     source: str, device: str | None, *, in_process: bool = False
 ) -> tuple[Recording, Any]:
     """The recording, and the layout a ``.lens`` source kept (None for anything recorded here)."""
-    from app.core.lens import LensError, is_lens, open_lens
+    from app.core.lensfile import LensError, is_lens, open_lens
 
     if is_lens(source):
         recording, stored = open_lens(source)
@@ -271,7 +271,7 @@ def _export_torchviz(args: argparse.Namespace) -> int:
     """make_dot needs live tensors: the program runs (in the child) up to its first backward call.
     A ``.lens`` file holds none, so the program text it keeps runs again."""
     from app.child.client import torchviz_in_child
-    from app.core.lens import is_lens, open_lens
+    from app.core.lensfile import is_lens, open_lens
     from app.core.model.errors import ScenarioError
 
     source: Any = args.scenario
@@ -317,7 +317,7 @@ def _gui(args: argparse.Namespace) -> int:
     from app.child.client import prestart_for
 
     prestart_for(source)  # before Qt and the window's modules load: torch imports beside them
-    from app.core.lens import is_lens, preread_lens
+    from app.core.lensfile import is_lens, preread_lens
 
     if is_lens(source):
         preread_lens(source)  # a damaged file is one line on stderr here, before any window opens
@@ -442,7 +442,7 @@ def _shown_lens_path(name: str) -> str:
 
     folder = Path(tempfile.gettempdir()) / "autograd-lens"
     folder.mkdir(exist_ok=True)
-    from app.core.lens import SUFFIX
+    from app.core.lensfile import SUFFIX
 
     return str(folder / f"{name}{SUFFIX}")
 

@@ -1127,7 +1127,7 @@ def real_model_in_child(rounds: int) -> RealModelResult:
 
 @dataclass
 class LensOpen:
-    """Seconds to a ``.lens`` file's first painted graph (its preview: lens.py's NOTE [picture
+    """Seconds to a ``.lens`` file's first painted graph (its preview: lensfile.format's NOTE [picture
     first]), to its graph view drawing the recording (steps can be taken), and ``import torch``
     timed between them."""
 

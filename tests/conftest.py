@@ -35,17 +35,17 @@ def forgot_retain():
 
 @pytest.fixture
 def lens_reads(monkeypatch):
-    """The size of each recording ``app.core.lens`` decodes and checks, as it reads them."""
-    from app.core import lens
+    """The size of each recording ``app.core.lensfile`` decodes and checks, as it reads them."""
+    from app.core.lensfile import files
 
     reads = []
-    real = lens._read
+    real = files.read
 
     def counted(data):
         reads.append(len(data))
         return real(data)
 
-    monkeypatch.setattr(lens, "_read", counted)
+    monkeypatch.setattr(files, "read", counted)
     return reads
 
 

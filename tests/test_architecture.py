@@ -42,7 +42,10 @@ def test_importing_core_loads_no_qt_module():
 
 def test_the_window_side_of_recording_loads_no_torch():
     """The window's worker, the child client and the .lens reader: torch lives in the child."""
-    code = "import sys, app.child.client, app.ui.runtime.worker, app.core.lens; print('torch' in sys.modules)"
+    code = (
+        "import sys, app.child.client, app.ui.runtime.worker, app.core.lensfile; "
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -101,7 +104,7 @@ def test_the_model_and_lens_files_load_no_torch():
     """A .lens file is read without torch: the model never imports it."""
     for path in (CORE / "model").glob("*.py"):
         assert not [m for m in _imported_modules(path) if m.split(".")[0] in {"torch", "numpy"}], path.name
-    code = "import sys, app.core.model.recording, app.core.lens; print('torch' in sys.modules)"
+    code = "import sys, app.core.model.recording, app.core.lensfile; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

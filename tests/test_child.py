@@ -393,7 +393,7 @@ def test_run_without_out_records_in_a_child_and_shows_that_recording(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     from app import cli
-    from app.core.lens import read_lens
+    from app.core.lensfile import read_lens
 
     script = tmp_path / "two_calls.py"
     script.write_text(SCRIPT, encoding="utf-8")

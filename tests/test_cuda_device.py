@@ -92,7 +92,7 @@ def test_a_real_cuda_out_of_memory_ends_the_script_and_a_fresh_child_records(tmp
     """The script's own error (its traceback, exit 1) with its recording so far; the next child
     has the whole device again."""
     from app.child.client import ChildPool, record_in_child
-    from app.core.lens import read_lens
+    from app.core.lensfile import read_lens
 
     script = tmp_path / "oom.py"
     script.write_text(OOM_SCRIPT, encoding="utf-8")

@@ -205,7 +205,7 @@ def test_a_window_opening_a_hostile_recording_steps_while_its_fixes_are_found(
     """A 12-line program whose call holds 20,000 spaces (hours of the old fixes' backtracking),
     opened as a ``.lens``: the fixes are found on a pool thread, held here until the test has
     stepped through the whole recording, then shown."""
-    from app.core.lens import save_lens
+    from app.core.lensfile import save_lens
     from app.ui.panels import error_panel
     from app.ui.runtime.settings import AppSettings
     from app.ui.window.main_window import MainWindow
@@ -331,7 +331,7 @@ def test_a_recordings_tags_show_as_text_in_every_label(qtbot, tmp_path) -> None:
     that shows any of them at any step shows it as plain text."""
     from PySide6.QtWidgets import QLabel
 
-    from app.core.lens import save_lens
+    from app.core.lensfile import save_lens
     from app.ui.runtime.settings import AppSettings
     from app.ui.window.main_window import MainWindow
 

@@ -127,7 +127,7 @@ def test_the_mlp_a_learner_records_saves_with_its_layout_and_exports(tmp_path: P
     err = capsys.readouterr().err
     assert "without a layout" not in err and "Graphviz" not in err
     assert main(["export", str(saved), "--out", str(tmp_path / "slides")]) == 0
-    from app.core.lens import open_lens
+    from app.core.lensfile import open_lens
 
     rec, stored = open_lens(saved)
     assert stored is not None and layout_from_json(stored, rec.graph).simplified == ""
@@ -189,7 +189,7 @@ def test_dot_refusing_every_rung_says_graphviz_could_not_lay_it_out(training_run
 def test_the_command_line_draws_a_refused_graph_and_says_so_in_one_line(
     training_runs, dot_refusing, tmp_path: Path, capsys
 ) -> None:  # type: ignore[no-untyped-def]
-    from app.core.lens import save_lens
+    from app.core.lensfile import save_lens
 
     source = tmp_path / "mlp.lens"
     save_lens(training_runs["mlp_sgd"], source)  # no layout stored: export lays it out

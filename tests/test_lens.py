@@ -19,8 +19,20 @@ from handmade import long_recording, small_recording
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core import builtin_names, lens, load_builtin, record
-from app.core.lens import LensError, lens_bytes, read_lens, recording_from_bytes, save_lens
+from app.core import builtin_names, load_builtin, record
+from app.core.lensfile import (
+    LensError,
+    container,
+    files,
+    lens_bytes,
+    open_lens,
+    preread_lens,
+    read_lens,
+    reader,
+    recording_from_bytes,
+    save_lens,
+)
+from app.core.lensfile.format import MAX_CONTAINERS, MAX_JSON_BYTES
 from app.core.model.errors import ScenarioError
 from app.core.model.recording import Recording
 from app.core.report import to_json, to_table
@@ -179,35 +191,45 @@ def test_damaged_bytes_get_one_clear_error(data: bytes, said: str) -> None:
         b'{"format": "autograd-lens", "version": 1, "title": "\xc3"}',
     ],
 )
-def test_decoding_in_pieces_fails_as_decoding_whole(data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A big recording is decoded a field and an element at a time (the reading pool thread lets the
-    GUI thread run); a damaged one gets the very error a whole decode gives."""
+def test_decoding_off_the_main_thread_fails_as_on_it(data: bytes) -> None:
+    """The window's worker reads a recording off the main thread: a damaged one gets the very error
+    a read on the main thread gives."""
     with pytest.raises(LensError) as whole:
         recording_from_bytes(data)
-    monkeypatch.setattr(lens, "DECODE_IN_PIECES_FROM", 0)
     with pytest.raises(LensError) as pieces:
         off_the_main_thread(recording_from_bytes, data)
     assert str(pieces.value) == str(whole.value)
 
 
+class CountedDecoder:
+    """A msgspec decoder that notes the size of each text it decodes."""
+
+    def __init__(self, real: Any, sizes: list[int]) -> None:
+        self.real, self.sizes = real, sizes
+
+    def decode(self, text: Any) -> Any:
+        self.sizes.append(len(text))
+        return self.real.decode(text)
+
+
 @pytest.mark.parametrize("compress", [True, False], ids=["file", "pipe"])
 @pytest.mark.parametrize("name", builtin_names())
-def test_a_recording_decoded_in_pieces_is_the_same_recording(
+def test_nodes_and_steps_are_decoded_one_at_a_time(
     name: str, compress: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """From its bytes as they are inflated (a file) or as they came (the child's pipe): never one
-    whole text, whose decode held the GIL for 32 ms on the 5,000-node chain."""
-    data = lens_bytes(record(load_builtin(name)), compress=compress)
-    whole = recording_from_bytes(data)
-    monkeypatch.setattr(lens, "DECODE_IN_PIECES_FROM", 0)
-    monkeypatch.setattr(lens, "_CHUNK", 997)  # many pieces, cut inside multi-byte characters
-    given: list[Any] = []
-    real = lens.loads_in_pieces
-    monkeypatch.setattr(lens, "loads_in_pieces", lambda text, **kw: real(given.append(text) or text, **kw))
-    in_pieces = off_the_main_thread(recording_from_bytes, data)
-    assert len(given) == 1 and not isinstance(given[0], (str, bytes))  # pieces, and no whole read after
-    assert to_json(in_pieces) == to_json(whole)
-    assert lens_bytes(in_pieces, compress=compress) == data
+    """From a file or the child's pipe, each node and step is decoded on its own: no call decodes
+    the whole recording (one such call on the 5,000-node chain held the GIL for 32 ms while the
+    window's worker read it), and the recording is the one written."""
+    rec = record(load_builtin(name))
+    data = lens_bytes(rec, compress=compress)
+    sizes: list[int] = []
+    for decoder in ("NODE", "STEP"):
+        monkeypatch.setattr(reader, decoder, CountedDecoder(getattr(reader, decoder), sizes))
+    read = off_the_main_thread(recording_from_bytes, data)
+    assert len(sizes) == len(rec.graph.nodes) + len(rec.timeline)
+    assert sum(sizes) < len(gzip.decompress(data) if compress else data)
+    assert to_json(read) == to_json(rec)
+    assert lens_bytes(read, compress=compress) == data
 
 
 def off_the_main_thread(function: Any, *args: Any) -> Any:
@@ -266,7 +288,7 @@ def edit(path: str, value: Any) -> dict[str, Any]:
         ("steps.3.grad_changes.x.flat.0", "x", "expected a number, found a string"),
         ("steps.3.grad_changes.x.flat.0", [1.0], "expected a number, found a list"),
         ("graph.nodes.1.source", ["f.py"], "graph.nodes[1].source: expected [file, line]"),
-        ("graph.nodes.1.source", ["f.py", 0], "graph.nodes[1].source: 0 is outside"),
+        ("graph.nodes.1.source", ["f.py", 0], "graph.nodes[1].source[1]: 0 is outside"),
         ("graph.nodes.1.source", {"file": "f.py"}, "graph.nodes[1].source: expected a list"),
         ("graph.nodes.1.module", 3, "graph.nodes[1].module: expected a string"),
         ("program.code", None, "program.code: expected a string, found null"),
@@ -332,7 +354,7 @@ def test_a_shape_holding_no_values_makes_few_lists(shape: list[int], fits: bool,
 def test_a_file_of_tiny_containers_is_refused_before_they_are_made(gz: bool) -> None:
     """A few hundred KB of gzip can inflate to millions of empty arrays: each is ~60 bytes of
     memory once decoded, so their count is bounded before any JSON is decoded."""
-    text = b'{"format": "autograd-lens", "version": 2, "junk": [' + b"[]," * lens.MAX_CONTAINERS + b"[]]}"
+    text = b'{"format": "autograd-lens", "version": 2, "junk": [' + b"[]," * MAX_CONTAINERS + b"[]]}"
     data = gzip.compress(text, 1) if gz else text
     with pytest.raises(LensError, match="more than 10,000,000 arrays and objects, too large to read"):
         recording_from_bytes(data)
@@ -344,7 +366,7 @@ def bomb(size: int) -> bytes:
     return b"".join(packer.compress(chunk) for _ in range(size >> 20)) + packer.flush()
 
 
-@pytest.mark.parametrize("size", [lens.MAX_JSON_BYTES // 100, 2 * lens._CHUNK])
+@pytest.mark.parametrize("size", [MAX_JSON_BYTES // 100, 2 * container.CHUNK])
 def test_long_runs_inflate_whole_at_any_size(size: int) -> None:
     """One long run inflates in many pieces, the last of them perhaps from no new input."""
     data = small_json()
@@ -357,7 +379,7 @@ def test_long_runs_inflate_whole_at_any_size(size: int) -> None:
 
 
 def test_a_zip_bomb_stops_at_the_cap() -> None:
-    data = bomb(lens.MAX_JSON_BYTES + (2 << 20))
+    data = bomb(MAX_JSON_BYTES + (2 << 20))
     assert len(data) < 1 << 20
     with pytest.raises(LensError, match="inflates to more than 200 MB"):
         recording_from_bytes(data)
@@ -366,7 +388,7 @@ def test_a_zip_bomb_stops_at_the_cap() -> None:
 def test_a_file_over_the_cap_is_refused_before_reading_it_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lens, "MAX_JSON_BYTES", 1000)
+    monkeypatch.setattr(container, "MAX_JSON_BYTES", 1000)
     path = tmp_path / "big.lens"
     path.write_bytes(b" " * 2000)
     with pytest.raises(LensError, match="larger than"):
@@ -432,13 +454,12 @@ def outcome_of(data: bytes) -> str:
 
 @FUZZ
 @given(st.one_of(mutated(VALID_GZ), mutated(VALID_JSON)))
-def test_fuzz_a_read_in_pieces_off_the_main_thread_ends_as_a_whole_read(data: bytes) -> None:
-    """The window's worker reads from byte pieces as they are inflated (cut inside characters and
-    numbers here): the same recording, or word for word the same refusal, as a whole read."""
+def test_fuzz_a_read_off_the_main_thread_in_small_pieces_ends_as_a_whole_read(data: bytes) -> None:
+    """The window's worker reads a file inflated in small pieces (cut inside characters and numbers
+    here): the same recording, or word for word the same refusal, as a read on the main thread."""
     whole = outcome_of(data)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lens, "DECODE_IN_PIECES_FROM", 0)
-        patch.setattr(lens, "_CHUNK", 61)
+        patch.setattr(container, "CHUNK", 61)
         assert off_the_main_thread(outcome_of, data) == whole
 
 
@@ -480,103 +501,15 @@ def test_fuzz_random_json_values_at_every_key(edits: list[tuple[tuple[Any, ...],
     read_or_refuse(json.dumps(data).encode())
 
 
-# --- usual entries (NOTE [usual entries] in app/core/lens.py) ---
+# --- a wrong value at every place ---
 
-
-@contextlib.contextmanager
-def field_by_field() -> Any:
-    """Read every slot, node and step through the full field-by-field check (no usual-entry path)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lens, "_usual_slot", lambda value, shared: None)
-        patch.setattr(lens._Reader, "usual_node", lambda self, value: None)
-        patch.setattr(lens._Reader, "usual_step", lambda self, value, index: None)
-        yield
-
-
-def outcome(data: bytes) -> Recording | str:
-    try:
-        return recording_from_bytes(data)
-    except LensError as exc:
-        return str(exc)
-
-
-def test_usual_entries_read_as_the_full_check_reads_them() -> None:
-    """Recorded scenarios (errors, modified and value slots, loops, create_graph) and the hand-made
-    recordings read the same through the usual-entry path as field by field, and that path is the
-    one most entries take."""
-    recordings = [small_recording(), long_recording(steps=300)]
-    recordings += [record(load_builtin(name)) for name in builtin_names()[:12]]
-    taken = {"node": 0, "step": 0}
-    for rec in recordings:
-        data = lens_bytes(rec)
-        with field_by_field():
-            full = recording_from_bytes(data)
-        assert_same(full, rec)
-        with pytest.MonkeyPatch.context() as patch:
-            for kind, method in (("node", "usual_node"), ("step", "usual_step")):
-                real = getattr(lens._Reader, method)
-
-                def counted(self: Any, *args: Any, _real: Any = real, _kind: str = kind) -> Any:
-                    made = _real(self, *args)
-                    taken[_kind] += made is not None
-                    return made
-
-                patch.setattr(lens._Reader, method, counted)
-            assert_same(recording_from_bytes(data), full)
-    nodes = sum(len(r.graph.nodes) for r in recordings)
-    steps = sum(len(r.timeline) for r in recordings)
-    assert taken["node"] > 0.9 * nodes and taken["step"] > steps / 2, (taken, nodes, steps)
-
-
-@FUZZ
-@given(st.lists(st.tuples(st.sampled_from(PLACES), json_values | st.just(...)), min_size=1, max_size=3))
-def test_fuzz_usual_entries_accept_and_refuse_as_the_full_check(
-    edits: list[tuple[tuple[Any, ...], Any]],
-) -> None:
-    data = copy.deepcopy(SMALL)
-    for place, value in edits:
-        with contextlib.suppress(KeyError, IndexError, TypeError):
-            put(data, place, value)
-    text = json.dumps(data).encode()
-    with field_by_field():
-        full = outcome(text)
-    assert outcome(text) == full
-
-
-def test_usual_entries_refuse_what_the_full_check_refuses_at_every_place() -> None:
-    """Each of a set of awkward values at each single place: both ways give the same recording
-    or the same error."""
-    awkward = (
-        None,
-        True,
-        False,
-        0,
-        1,
-        -1,
-        2**64,
-        1.5,
-        "",
-        "n1",
-        "self",
-        "alive",
-        "node",
-        [],
-        [1, 2, None],
-        {},
-        ...,
-    )
-    for place in PLACES:
-        for value in awkward:
-            text = json.dumps(replaced(place, value)).encode()
-            with field_by_field():
-                full = outcome(text)
-            assert outcome(text) == full, (place, value)
+AWKWARD = (None, True, False, 0, 1, -1, 2**64, 1.5, "", "n1", "self", "alive", "node", [], [1, 2, None], {})
 
 
 def test_every_place_accepts_only_what_fits() -> None:
     """A wrong type at any single place is either refused or harmless (spot-checked, all places)."""
     for place in PLACES:
-        for value in (None, "n1", -1, 1.5, [], {}):
+        for value in AWKWARD:
             read_or_refuse(json.dumps(replaced(place, value)).encode())
         read_or_refuse(json.dumps(replaced(place, ...)).encode())
 
@@ -590,7 +523,7 @@ def test_reading_a_lens_file_imports_no_torch(tmp_path: Path) -> None:
     code = (
         "import sys, io, contextlib\n"
         "from app.cli import main\n"
-        "from app.core.lens import read_lens\n"
+        "from app.core.lensfile import read_lens\n"
         f"read_lens({str(path)!r})\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
@@ -643,9 +576,9 @@ def test_trace_save_of_a_lens_file_writes_the_same_recording_and_its_layout(
     out = tmp_path / "copy.lens"
     done = run_app("trace", str(saved), "--json", "--save", str(out))
     assert (done.returncode, done.stderr) == (0, "")
-    recording, layout = lens.open_lens(out)
+    recording, layout = open_lens(out)
     assert recording == read_lens(saved) == small_recording()
-    assert lens.open_lens(saved)[1] is None  # written without one
+    assert open_lens(saved)[1] is None  # written without one
     assert layout_from_json(layout, recording.graph) == layout_graph(recording.graph)
 
 
@@ -710,26 +643,26 @@ def test_a_file_read_before_the_window_opens_is_handed_over_once(
     path = tmp_path / "run.lens"
     save_lens(small_recording(), path)
     reads = lens_reads
-    lens.preread_lens(path)
+    preread_lens(path)
     assert len(reads) == 1
-    handed = lens.open_lens(path)
+    handed = open_lens(path)
     assert len(reads) == 1  # not read again
     assert handed[0] == small_recording()
-    again = lens.open_lens(path)  # the pre-read one was handed over: read anew
+    again = open_lens(path)  # the pre-read one was handed over: read anew
     assert len(reads) == 2 and again == handed
 
 
 def test_a_file_changed_after_it_was_read_is_read_again(tmp_path: Path, lens_reads: list[int]) -> None:
     path = tmp_path / "run.lens"
     save_lens(small_recording(), path)
-    lens.preread_lens(path)
+    preread_lens(path)
     save_lens(long_recording(), path)  # another size
-    assert lens.open_lens(path)[0] == long_recording()
-    lens.preread_lens(path)
+    assert open_lens(path)[0] == long_recording()
+    preread_lens(path)
     later = path.stat().st_mtime_ns + 10**9
     os.utime(path, ns=(later, later))  # the same size, touched: it may have changed
     lens_reads.clear()  # counted from here
-    assert lens.open_lens(path)[0] == long_recording() and len(lens_reads) == 1
+    assert open_lens(path)[0] == long_recording() and len(lens_reads) == 1
 
 
 def test_a_file_rewritten_while_it_is_read_is_not_handed_over(
@@ -737,23 +670,23 @@ def test_a_file_rewritten_while_it_is_read_is_not_handed_over(
 ) -> None:
     path = tmp_path / "run.lens"
     save_lens(small_recording(), path)
-    real = lens._read
+    real = files.read
 
     def rewritten_meanwhile(data: bytes) -> Any:
         save_lens(long_recording(), path)
         return real(data)
 
-    monkeypatch.setattr(lens, "_read", rewritten_meanwhile)
-    lens.preread_lens(path)
-    monkeypatch.setattr(lens, "_read", real)
-    assert lens.open_lens(path)[0] == long_recording()
+    monkeypatch.setattr(files, "read", rewritten_meanwhile)
+    preread_lens(path)
+    monkeypatch.setattr(files, "read", real)
+    assert open_lens(path)[0] == long_recording()
 
 
 def test_a_damaged_file_fails_when_read_before_the_window(tmp_path: Path) -> None:
     path = tmp_path / "bad.lens"
     path.write_bytes(b"{}")
     with pytest.raises(LensError):
-        lens.preread_lens(path)
+        preread_lens(path)
 
 
 def test_reading_a_file_leaves_nothing_for_the_collector(tmp_path: Path) -> None:
@@ -776,7 +709,7 @@ def test_reading_a_file_leaves_nothing_for_the_collector(tmp_path: Path) -> None
 
 
 def test_numbers_too_large_for_a_float_are_written_as_they_are() -> None:
-    from app.core.lens import _numbers_json
+    from app.core.lensfile.writer import numbers_json
 
-    assert _numbers_json([10**400, 1.5, True]) == [10**400, 1.5, True]
-    assert _numbers_json([1.0, math.inf, -math.inf]) == [1.0, "inf", "-inf"]
+    assert numbers_json([10**400, 1.5, True]) == [10**400, 1.5, True]
+    assert numbers_json([1.0, math.inf, -math.inf]) == [1.0, "inf", "-inf"]

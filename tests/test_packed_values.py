@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from app.core.lens import LensError, lens_bytes, recording_from_bytes
+from app.core.lensfile import LensError, lens_bytes, recording_from_bytes
 from app.core.model.recording import Recording
 from app.core.model.values import PackedNumbers, Values
 from app.core.recording.recorder import values_of

@@ -1,4 +1,4 @@
-"""The picture a big ``.lens`` file opens with (lens.py's NOTE [picture first]): written in a
+"""The picture a big ``.lens`` file opens with (lensfile.format's NOTE [picture first]): written in a
 header member of its own, read back checked, painted by the window before the recording is read."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PySide6.QtGui import QColor
 
-from app.core import lens, load_builtin, record
-from app.core.lens import LensError, lens_bytes, lens_preview, open_lens, preread_lens, read_lens
+from app.core import load_builtin, record
+from app.core.lensfile import VERSION, LensError, lens_bytes, lens_preview, open_lens, preread_lens, read_lens
 from app.core.model.recording import Recording
 from app.render import preview as preview_module
 from app.render.layout import Layout, layout_graph
@@ -161,7 +161,7 @@ def test_the_header_is_a_gzip_member_of_its_own(
     inflater = zlib.decompressobj(31)
     header = json.loads(inflater.decompress(data))
     assert inflater.eof and inflater.unused_data.startswith(b"\x1f\x8b")
-    assert header["format"] == "autograd-lens" and header["version"] == lens.VERSION
+    assert header["format"] == "autograd-lens" and header["version"] == VERSION
     assert set(header) == {"format", "version", "preview"}
     header_line, body_line = gzip.decompress(data).decode().splitlines()  # zcat: two lines of JSON
     assert json.loads(header_line) == header

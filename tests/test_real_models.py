@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from app import lens
-from app.core.lens import lens_bytes, recording_from_bytes
+from app.core.lensfile import lens_bytes, recording_from_bytes
 from app.core.model.graph import GraphNode
 from app.core.model.recording import Recording
 from app.core.recording.script import record_script

@@ -14,7 +14,7 @@ import pytest
 from handmade import small_recording
 from json_steps import full_states
 
-from app.core.lens import save_lens
+from app.core.lensfile import save_lens
 from app.core.model.recording import Recording
 from app.core.model.text import format_bytes, format_values
 from app.core.model.timeline import Step, Timeline

@@ -17,7 +17,7 @@ import torch
 
 from app import lens
 from app.cli import main
-from app.core.lens import read_lens
+from app.core.lensfile import read_lens
 from app.core.model.recording import Recording
 from app.core.recording.script import record_script
 from tests.oracle import PlainRun, check_against_plain, check_against_probes, run_plainly

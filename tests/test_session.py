@@ -47,7 +47,7 @@ def test_busy_is_true_while_recording_then_false(qtbot, session):
 
 
 def test_a_lens_file_is_read_and_never_recorded(qtbot, session, forgot_retain, monkeypatch, tmp_path):
-    from app.core.lens import save_lens
+    from app.core.lensfile import save_lens
 
     path = tmp_path / "run.lens"
     save_lens(forgot_retain, path)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from oracle import check_against_plain
 
-from app.core.lens import read_lens
+from app.core.lensfile import read_lens
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,7 +34,7 @@ w = torch.randn(4, generator=g) + torch.rand(4, generator=g) + torch.randint(0, 
 RECORD_ALL = """\
 import json, sys, torch
 seed = torch.manual_seed
-from app.core.lens import save_lens
+from app.core.lensfile import save_lens
 from app.core.loading import builtin_names, load_builtin
 from app.core.model.program import Program
 from app.core.recording.recorder import record

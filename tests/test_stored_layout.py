@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core import load_builtin, record
-from app.core.lens import lens_bytes, open_lens, save_lens
+from app.core.lensfile import lens_bytes, open_lens, save_lens
 from app.core.recording.script import record_script
 from app.render import layout as layout_module
 from app.render.layout import LayoutError, layout_graph

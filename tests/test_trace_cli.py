@@ -215,7 +215,7 @@ def test_save_then_trace_the_lens_file_gives_the_same_json_and_table(tmp_path: P
 @needs_programs
 @pytest.mark.parametrize("name", builtin_names())
 def test_every_builtin_recording_round_trips_through_a_lens_file(name: str) -> None:
-    from app.core.lens import lens_bytes, recording_from_bytes
+    from app.core.lensfile import lens_bytes, recording_from_bytes
     from app.core.loading import load_program
     from app.core.recording.recorder import record as record_program
 
@@ -234,7 +234,7 @@ def test_export_draws_a_lens_file(tmp_path: Path) -> None:
     assert run_app("trace", "forgot-retain", "--json", "--save", str(out)).returncode == 0
     done = run_app("export", str(out), "--out", str(tmp_path / "svg"))
     assert done.returncode == 0, done.stderr
-    from app.core.lens import read_lens
+    from app.core.lensfile import read_lens
 
     drawn = sorted(p.name for p in (tmp_path / "svg").iterdir())
     assert drawn == [f"step-{i:03d}.svg" for i in range(len(read_lens(out).timeline))]

@@ -613,7 +613,7 @@ def test_the_failing_node_stays_readable_through_modules_resizes_and_presentatio
     """A recorded model's error step: collapsing a module, resizing the window and the
     presentation layout keep its failing node readable; a zoom by the learner (a click on a
     stand-in box included) is never undone by stepping."""
-    from app.core.lens import save_lens
+    from app.core.lensfile import save_lens
     from app.core.recording.script import record_script
 
     script = tmp_path / "deep.py"
@@ -718,7 +718,7 @@ def test_a_file_recorded_on_a_device_not_listed_here_shows_that_device(qtbot, op
     import dataclasses
 
     from app.core import record
-    from app.core.lens import save_lens
+    from app.core.lensfile import save_lens
 
     made = dataclasses.replace(record(load_builtin("two-losses")), device="cuda:7")
     path = tmp_path / "from-the-gpu.lens"
@@ -837,7 +837,7 @@ def test_a_plain_python_file_opens_as_a_program(qtbot, open_window, tmp_path):
 
 
 def test_a_lens_file_opens_without_recording(qtbot, open_window, tmp_path, monkeypatch, forgot_retain):
-    from app.core.lens import save_lens
+    from app.core.lensfile import save_lens
 
     path = tmp_path / "saved.lens"
     save_lens(forgot_retain, path)

@@ -327,7 +327,7 @@ def prestart_for(source: str | None) -> None:
     the child's ``import torch`` (the longest part of a start) then runs beside them.
     """
     if source is not None:
-        from app.core.lens import is_lens
+        from app.core.lensfile import is_lens
 
         if is_lens(source):
             return
@@ -487,7 +487,7 @@ _ERROR_KINDS: dict[str, type[ScenarioError]] = {
 
 def _outcome(answer: dict[str, Any], payload: bytes, source: Program | str | Path) -> Recording:
     if answer.get("ok"):
-        from app.core.lens import recording_from_bytes
+        from app.core.lensfile import recording_from_bytes
 
         recording = recording_from_bytes(payload)
         if not isinstance(source, (str, Path)):  # the very program asked for (its path, too)

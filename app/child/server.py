@@ -95,7 +95,7 @@ def _lower(which: int, value: int) -> None:
 def _serve(inbox: BinaryIO, outbox: BinaryIO, memory_mb: int | None) -> int:
     import torch
 
-    import app.core.lens
+    import app.core.lensfile
     import app.core.loading
     import app.core.recording.recorder  # noqa: F401
     from app.core.devices import list_devices
@@ -116,7 +116,7 @@ def _serve(inbox: BinaryIO, outbox: BinaryIO, memory_mb: int | None) -> int:
 
 
 def _answer(request: dict[str, Any], memory_mb: int | None) -> tuple[dict[str, Any], bytes]:
-    from app.core.lens import lens_bytes
+    from app.core.lensfile import lens_bytes
     from app.core.model.errors import ScenarioError
 
     _limit_cpu(float(request.get("cpu_s", 0)))

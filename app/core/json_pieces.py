@@ -1,10 +1,10 @@
 """JSON decoded in small pieces, so that no single call holds the interpreter for long.
 
 A pool thread that decodes a big JSON text (Graphviz's layout of 5,000 nodes:
-18 MB; a recording read back from its child: 7 MB) with one ``json.loads``
-holds the GIL for the whole C call, 100-500 ms in which the GUI thread cannot
-run. :func:`loads_in_pieces` gives the same result a field, an array element
-or an input piece at a time (Qt-free, torch-free).
+18 MB) with one ``json.loads`` holds the GIL for the whole C call, 100-500 ms
+in which the GUI thread cannot run (a recording is decoded a node and a step
+at a time by ``app.core.lensfile.reader``). :func:`loads_in_pieces` gives the same
+result a field, an array element or an input piece at a time (Qt-free, torch-free).
 """
 
 from __future__ import annotations

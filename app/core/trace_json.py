@@ -30,11 +30,13 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from app.core.lensfile import writer
+from app.core.lensfile.writer import STEP_DEFAULTS, VALUE_FIELDS, view
 from app.core.model.errors import ScenarioError
-from app.core.model.graph import GraphNode, LoopMark, SavedSlot
+from app.core.model.graph import GraphNode, SavedSlot
 from app.core.model.program import CallInfo
 from app.core.model.recording import Recording
-from app.core.model.timeline import SlotKey, Step
+from app.core.model.timeline import Step
 from app.core.model.values import Number, Values
 
 __all__ = ["BLOCK", "MAX_JSON_MB", "JsonTooLarge", "json_pieces", "to_json", "values_text"]
@@ -99,83 +101,58 @@ def values_text(v: Values, block: int = BLOCK) -> Iterator[str]:
     yield "]" * dims
 
 
-def _loops_json(loops: Sequence[LoopMark]) -> list[dict[str, int | None]]:
-    return [{"line": m.line, "index": m.index, "count": m.count} for m in loops]
+# Each part is the writer's record (``app.core.lensfile.writer``: every field, written once), in
+# the order ``--json`` has always had, then any field added since; the file's own fields (where
+# a tensor lives, the graph's leaves, a call's columns) are not part of it.
+_SLOT_ORDER = ("name", "kind", "shape", "dtype", "nbytes")
+_SLOT_FILE_ONLY = ("device", "storages", "value", "saved_version")
+_NODE_ORDER = (
+    "id", "name", "label", "added_at_call", "saved", "line", "loops", "created_at_step", "gone_at_step",
+    "module", "source",
+)  # fmt: skip
+_CALL_ORDER = ("index", "line", "kind", "keywords", "text", "error", "failed_node", "first_step", "last_step")
+_CALL_FILE_ONLY = ("col", "end_line", "end_col", "retain_graph", "create_graph", "loops")
+_STEP_ORDER = (
+    "index", "kind", "call", "node", "slot_changes", "version_changes", "saved_bytes", "error", "caption",
+    "line", "loops", "alive_nodes", "printed", "device_bytes",
+)  # fmt: skip
+_STEP_SPARSE = {key: STEP_DEFAULTS[key] for key in ("printed", "device_bytes")}
+
+
+def _loops_json(loops: list[list[int | None]]) -> list[dict[str, int | None]]:
+    return [{"line": line, "index": index, "count": count} for line, index, count in loops]
 
 
 def _slot_json(s: SavedSlot) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "name": s.name,
-        "kind": s.kind,
-        "shape": None if s.shape is None else list(s.shape),
-        "dtype": s.dtype,
-        "nbytes": s.nbytes,
-    }
+    record = writer.slot_record(s)
+    entry = view(record, _SLOT_ORDER, leave_out=_SLOT_FILE_ONLY)
     if s.kind == "value":
-        entry["value"] = s.value
+        entry["value"] = record["value"]
     if s.kind == "tensor":
-        entry["saved_version"] = s.saved_version
+        entry["saved_version"] = record["saved_version"]
     return entry
 
 
 def _node_json(n: GraphNode) -> dict[str, Any]:
-    return {
-        "id": n.id,
-        "name": n.name,
-        "label": n.label,
-        "added_at_call": n.added_at_call,
-        "saved": [_slot_json(s) for s in n.saved],
-        "line": n.line,
-        "loops": _loops_json(n.loops),
-        "created_at_step": n.created_at_step,
-        "gone_at_step": n.gone_at_step,
-        "module": n.module,
-        "source": None if n.source is None else {"file": n.source.file, "line": n.source.line},
-    }
+    record = writer.node_record(n)
+    record["saved"] = [_slot_json(s) for s in n.saved]
+    record["loops"] = _loops_json(record["loops"])
+    if n.source is not None:
+        record["source"] = {"file": n.source.file, "line": n.source.line}
+    return view(record, _NODE_ORDER, leave_out=("is_leaf",))
 
 
 def _call_json(info: CallInfo) -> dict[str, Any]:
-    return {
-        "index": info.index,
-        "line": info.call.line,
-        "kind": info.call.kind,
-        "keywords": dict(info.call.keywords),
-        "text": info.call.text,
-        "error": info.error,
-        "failed_node": info.failed_node,
-        "first_step": info.first_step,
-        "last_step": info.last_step,
-    }
-
-
-def _by_node(pairs: Mapping[SlotKey, Any]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for (node_id, slot), value in pairs.items():
-        out.setdefault(node_id, {})[slot] = value
-    return out
+    record = writer.call_record(info)
+    return view(record | record.pop("call"), _CALL_ORDER, leave_out=_CALL_FILE_ONLY)
 
 
 def _step_fields(step: Step) -> dict[str, Any]:
     """A step's fields that hold no values (those follow, written in pieces)."""
-    entry: dict[str, Any] = {
-        "index": step.index,
-        "kind": step.kind,
-        "call": step.call,
-        "node": step.node,
-        "slot_changes": _by_node(step.slot_changes),
-        "version_changes": _by_node(step.version_changes),
-        "saved_bytes": step.saved_bytes,
-        "error": step.error,
-        "caption": step.caption,
-        "line": step.line,
-        "loops": _loops_json(step.loops),
-        "alive_nodes": step.alive_nodes,
-    }
-    if step.printed:
-        entry["printed"] = list(step.printed)
-    if step.device_bytes is not None:
-        entry["device_bytes"] = step.device_bytes
-    return entry
+    record = {"index": step.index} | writer.step_record(step)
+    record["loops"] = _loops_json(record["loops"])
+    leave_out = ("added_nodes", "gone_nodes", *VALUE_FIELDS)
+    return view(record, _STEP_ORDER, leave_out=leave_out, sparse=_STEP_SPARSE)
 
 
 def _named_values(key: str, named: Mapping[str, Values | None]) -> Iterator[str]:

@@ -7,7 +7,7 @@ its answer depends only on the graph: a
 ``.lens`` file written with a layout (``trace --save``, ``run --out``,
 ``lens.record().save``) carries the boxes and splines of the view it opens
 with, so whoever opens it shares the one Graphviz run of whoever made it.
-The stored layout is untrusted data like the rest of the file (``lens.py``'s
+The stored layout is untrusted data like the rest of the file (``lensfile.format``'s
 NOTE [untrusted lens files]), and it is only a cache: one that does not fit
 the graph exactly (another box, a missing one, a number that is not finite,
 a layout from another :data:`STYLE`) is dropped with :class:`LayoutError`
@@ -37,7 +37,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from app.core.lens import save_lens
+from app.core.lensfile import save_lens
 from app.core.model.graph import Graph
 from app.core.model.recording import Recording
 from app.render.dot_source import frame_names, long_edges

@@ -3,11 +3,11 @@
 Fitted to a window, a graph of thousands of nodes is drawn as its overview (``qt/overview.py``'s
 NOTE [overview]): a dot per node in its state's colour, a line per edge, the loop and module
 frames. That picture needs only where the boxes are and how each node looks at the step the
-window opens on, a small fraction of the file: this module writes it for ``lens.py``'s header
+window opens on, a small fraction of the file: this module writes it for ``lensfile.format``'s header
 (NOTE [picture first]) and reads it back, checked, with no Qt and no torch. The window paints it
 while the recording is read (``app.ui.graph.graph_preview``).
 
-Numbers are packed as in ``lens.py``'s NOTE [packed values in files], little-endian, base64::
+Numbers are packed as in ``lensfile.format``'s NOTE [packed values in files], little-endian, base64::
 
     {"size": [width, height], "box": median box height,
      "looks": [[kind, state], ...],        every (kind, state) pair a dot shows

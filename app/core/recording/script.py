@@ -122,7 +122,7 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.utils.hooks import RemovableHandle
 
 from app.core.devices import resolve_device
-from app.core.lens import code_refusal
+from app.core.lensfile import code_refusal
 from app.core.loading import python_title, stem_name
 from app.core.model.errors import ScenarioError
 from app.core.model.graph import LoopMark, SourceRef

@@ -111,7 +111,7 @@ class GraphArea(QStackedWidget):
         if self.view is not None:
             self.view.set_font_scale(scale)
 
-    # -- opening: the picture first (lens.py's NOTE [picture first]) -------------------------
+    # -- opening: the picture first (lensfile/format.py's NOTE [picture first]) -------------------------
     def open(self, text: str, lens_path: Path | None, load: Callable[[], object]) -> None:
         """Say ``text`` while ``load`` runs; a ``.lens`` file's picture is painted first, and
         ``load`` waits for that paint: run at once, the worker's decoding would share the
@@ -127,7 +127,7 @@ class GraphArea(QStackedWidget):
 
     def _show_preview(self, path: Path) -> bool:
         """Paint the picture a big ``.lens`` file opens with, if it has one that checks out."""
-        from app.core.lens import lens_preview
+        from app.core.lensfile import lens_preview
         from app.render.preview import preview_from_json
 
         preview = preview_from_json(lens_preview(path))

@@ -1,6 +1,6 @@
 """The picture a big ``.lens`` file opens with, painted while its recording is read.
 
-``lens.py``'s NOTE [picture first]: the file's header holds the graph as the graph view's
+``lensfile.format``'s NOTE [picture first]: the file's header holds the graph as the graph view's
 overview draws it fitted (``app.render.preview``). This widget lies over the graph view and
 paints that picture, fitted as ``QGraphicsView.fitInView`` would, with a line saying the
 recording is being read; the window hides it once the graph view draws the real graph. It

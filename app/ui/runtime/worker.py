@@ -163,7 +163,7 @@ def import_core() -> None:
     """
     with _IMPORT_LOCK:
         import app.child.client
-        import app.core.lens
+        import app.core.lensfile
         import app.core.model.errors
         import app.render.layout
         import app.render.states  # noqa: F401
@@ -186,7 +186,7 @@ def import_checks() -> None:
 def recording_of(source: Program | str | Path, device: str) -> tuple[Recording, Any]:
     """A ``.lens`` file read back with the layout it keeps (or None), or the program (object,
     built-in name, ``.toml``, ``.py``) recorded, with no layout yet."""
-    from app.core.lens import is_lens, open_lens
+    from app.core.lensfile import is_lens, open_lens
 
     if is_lens(source):
         return open_lens(source)

@@ -117,7 +117,7 @@ class FileController(QObject):
         return self._load(Path(path))
 
     def _load(self, path: Path) -> Program | Path | None:
-        from app.core.lens import is_lens
+        from app.core.lensfile import is_lens
 
         if is_lens(path):
             if not path.is_file():

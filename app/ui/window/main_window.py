@@ -289,7 +289,7 @@ class MainWindow(QMainWindow):
 
     def load_program(self, source: Program | str | Path) -> None:
         """Record a program (or read a ``.lens`` recording) from scratch and show it from step 0."""
-        from app.core.lens import is_lens
+        from app.core.lensfile import is_lens
 
         lens_path = Path(source) if is_lens(source) else None
         self.picker.opening(lens_path)

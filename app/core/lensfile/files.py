@@ -1,0 +1,99 @@
+"""``.lens`` files by path: read whole, checked ahead of the window, or only their header's
+picture (format's NOTE [picture first])."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from app.core.lensfile.container import file_bytes, inflate, split
+from app.core.lensfile.format import LensError
+from app.core.lensfile.reader import read
+from app.core.model.recording import Recording
+
+__all__ = ["HEAD_BYTES", "lens_preview", "open_lens", "preread_lens", "read_lens", "recording_from_bytes"]
+
+HEAD_BYTES = 4 * 1024 * 1024  # how much of a file lens_preview reads to find its header
+
+
+class _Checked(NamedTuple):
+    """A file whose header and whole compressed bytes were checked, its recording not yet read."""
+
+    header: dict[str, Any]
+    text: bytes  # the recording's JSON, inflated
+
+
+_Opened = tuple[Recording, dict[str, Any] | None]
+_PREREAD: dict[tuple[str, int, int] | None, _Opened | _Checked] = {}
+_PREREAD_LOCK = threading.Lock()
+
+
+def read_lens(path: str | Path) -> Recording:
+    """Read a ``.lens`` file; raises :class:`LensError` for a damaged or newer file."""
+    return open_lens(path)[0]
+
+
+def recording_from_bytes(data: bytes) -> Recording:
+    """The recording in a ``.lens`` file's bytes; raises :class:`LensError` for anything else."""
+    return read(split(data)[1])[0]
+
+
+def open_lens(path: str | Path) -> tuple[Recording, dict[str, Any] | None]:
+    """A ``.lens`` file's recording and its stored layout (None when it has none), unchecked
+    beyond being a JSON object: ``app.render.layout_store`` checks it against the graph."""
+    if _PREREAD:
+        with _PREREAD_LOCK:
+            opened = _PREREAD.pop(_file_key(path), None)
+        if isinstance(opened, _Checked):
+            return read(opened.text)
+        if opened is not None:
+            return opened
+    return read(split(file_bytes(path))[1])
+
+
+def preread_lens(path: str | Path) -> None:
+    """Check a ``.lens`` file now (raising :class:`LensError` as :func:`open_lens` does), and hand
+    what was read to the next :func:`open_lens` of the same unchanged file: the command line tells
+    a damaged file before the window opens, and the window does not read a big file twice.
+
+    A file with a preview is checked as far as its header and its compressed bytes go, and its
+    recording is read by :func:`open_lens`, once the window shows the picture; any other file is
+    read whole here.
+    """
+    key = _file_key(path)  # before reading: a file rewritten meanwhile is not handed over as new
+    header, body = split(file_bytes(path))
+    opened: _Opened | _Checked
+    if header is not None and header.get("preview") is not None:
+        opened = _Checked(header, inflate(body))
+    else:
+        opened = read(body)  # split once: a big file inflated once
+    with _PREREAD_LOCK:
+        _PREREAD.clear()
+        if key is not None and key == _file_key(path):
+            _PREREAD[key] = opened
+
+
+def lens_preview(path: str | Path) -> Any | None:
+    """The preview in a ``.lens`` file's header, as JSON (``app.render.preview`` checks it), or
+    None: the file has none, or :func:`preread_lens` read it whole already. Reads at most
+    :data:`HEAD_BYTES` of a file not pre-read; raises no :class:`LensError` (the read does)."""
+    with _PREREAD_LOCK:
+        opened = _PREREAD.get(_file_key(path))
+    if opened is not None:
+        return opened.header.get("preview") if isinstance(opened, _Checked) else None
+    try:
+        with open(path, "rb") as file:
+            head = file.read(HEAD_BYTES)
+        header, _ = split(head, whole=False)
+    except (OSError, LensError):
+        return None
+    return None if header is None else header.get("preview")
+
+
+def _file_key(path: str | Path) -> tuple[str, int, int] | None:
+    try:
+        info = Path(path).stat()
+        return (str(Path(path).resolve()), info.st_mtime_ns, info.st_size)
+    except OSError:  # gone: open() says so
+        return None
