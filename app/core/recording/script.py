@@ -128,15 +128,14 @@ from app.core.model.errors import ScenarioError
 from app.core.model.graph import LoopMark, SourceRef
 from app.core.model.program import CallKind, Program
 from app.core.model.recording import Recording
-from app.core.model.timeline import SlotKey, SlotState
-from app.core.recording.capture import SavedSlot, raw_saved_tensors
-from app.core.recording.recorder import _HOLDING, _graph_fns, _ProgramStopped, _Recorder
+from app.core.recording.alive import graph_fns
+from app.core.recording.recorder import ProgramStopped, Recorder
 from app.core.sizing.limits import Limits
 
 __all__ = ["BlockRecorder", "ScriptRun", "as_main", "record_script", "script_traceback"]
 
 _UNLIMITED = Limits(time_limit_s=math.inf)  # the user's own script runs as long as it runs
-_OWN_FILES = frozenset({__file__, sys.modules[_Recorder.__module__].__file__})
+_OWN_FILES = frozenset(str(p) for p in Path(__file__).parent.glob("*.py"))  # the recorder's own frames
 _ROOT_ARGUMENTS = ("self", "tensors", "outputs", "gradient", "grad_tensors", "grad_outputs")
 _CALL_NAMES = ("backward", "grad")
 _NOTHING = object()
@@ -174,11 +173,11 @@ class ScriptRun:
     exit_code: int = 0
 
 
-class _ScriptRecorder(_Recorder):
+class _ScriptRecorder(Recorder):
     """The recorder, fed by line events and patched autograd calls (NOTE [trusted scripts])."""
 
     def __init__(self, program: Program, filename: str, device: torch.device) -> None:
-        super().__init__(program, device, _UNLIMITED)
+        super().__init__(program, device, _UNLIMITED, watch_writes=True)
         self.filename = filename
         self.user_modules: set[str] = set()  # __name__ of the script's globals: its classes are walked
         tree = _parsed(program.code)
@@ -202,43 +201,41 @@ class _ScriptRecorder(_Recorder):
         self.modules = _ModuleNames()
         self.module_stack: list[tuple[int, str | None]] = []  # (id(module), its name), innermost last
         self.hook_nodes: set[str] = set()  # nodes module hooks captured during the running line
-        # NOTE [written slots]: each held slot's tensors and their versions when last looked at.
-        self.watched: dict[SlotKey, tuple[tuple[torch.Tensor, int], ...]] = {}
         # lens.record(): the tensors and modules the caller's names held when the block began
         self.held_before: dict[int, weakref.ref[Any]] = {}
 
     # -- what the program holds (overrides) ---------------------------
-    def _held_tensors(self) -> Iterator[torch.Tensor]:
+    def held_tensors(self) -> Iterator[torch.Tensor]:
         return iter(self.tensors)
 
-    def _held_roots(self) -> Iterator[Any]:
+    def held_roots(self) -> Iterator[Any]:
         """What the frames hold, and the nodes made while a caller's line runs: its half-computed
         expression (``bce(disc(real)) + bce(disc(fake))``) holds them where no name shows it."""
-        yield from super()._held_roots()
-        if self.kept_from < len(self.node_line):
+        yield from super().held_roots()
+        seen = self.log.nodes_seen
+        if self.kept_from < seen:
             fns = self.capture.fns
-            yield from (
-                fns[n] for n in (f"n{k}" for k in range(int(self.kept_from), len(self.node_line))) if n in fns
-            )
+            yield from (fns[n] for n in (f"n{k}" for k in range(int(self.kept_from), seen)) if n in fns)
 
-    def _name_of(self, tensor: torch.Tensor) -> str | None:
+    def name_of(self, tensor: torch.Tensor) -> str | None:
         self._look_if_unlooked()
+        known = self.leaves.tensors
         for name, value in self.names:
-            if value is tensor and name not in self.leaf_tensors:
+            if value is tensor and name not in known:
                 return name
         for name, value in self.names:
             if isinstance(value, torch.nn.Module):
                 path = next((p for p, t in value.named_parameters() if t is tensor), None)
-                if path is not None and f"{name}.{path}" not in self.leaf_tensors:
+                if path is not None and f"{name}.{path}" not in known:
                     return f"{name}.{path}"
         return None
 
-    def _unused_leaf_name(self, base: str = "leaf") -> str:
+    def name_in_use(self, name: str) -> bool:
         self._look_if_unlooked()
-        return super()._unused_leaf_name(base)
+        return super().name_in_use(name)
 
-    def _take_named_leaves(self) -> None:
-        known = {id(t) for t in self.leaf_tensors.values()}
+    def take_named_leaves(self) -> None:
+        known = {id(t) for t in self.leaves.tensors.values()}
         before = self.held_before
         for name, value in self.top_names:
             if before and (ref := before.get(id(value))) is not None and ref() is value:
@@ -258,7 +255,7 @@ class _ScriptRecorder(_Recorder):
                 continue
             for leaf_name, tensor in named:
                 if tensor.is_leaf and tensor.requires_grad and id(tensor) not in known:
-                    self._known_leaf(tensor, leaf_name)
+                    self.leaves.known(tensor, leaf_name)
                     known.add(id(tensor))
 
     def name_module(self, module: torch.nn.Module, name: str) -> None:
@@ -266,7 +263,7 @@ class _ScriptRecorder(_Recorder):
         self.modules.add(module, name)
         for path, p in module.named_parameters():
             if p.requires_grad:
-                self._known_leaf(p, f"{name}.{path}")
+                self.leaves.known(p, f"{name}.{path}")
 
     # -- looking at the frames ----------------------------------------
     def _look_from(self, frame: FrameType, returned: Any = _NOTHING) -> None:
@@ -308,18 +305,18 @@ class _ScriptRecorder(_Recorder):
             finished, started = self._loops_of(frame).advance(
                 self.line_of.get(id(frame)), line, self.loop_lines
             )
-            self._loops = finished
+            self.loops = finished
             self.line_done(frame)
-            self._loops = started
+            self.loops = started
             self.line_of[id(frame)] = line
-            self.line_start[id(frame)] = len(self.node_line)
+            self.line_start[id(frame)] = self.log.nodes_seen
         elif event == "return":
             self.line_done(frame, arg)
             self.line_of.pop(id(frame), None)
             self.line_start.pop(id(frame), None)
             loops = self.frame_loops.pop(id(frame), None)
             if loops is not None:
-                self._loops = loops.outer  # the caller's line goes on in its own iteration
+                self.loops = loops.outer  # the caller's line goes on in its own iteration
         return self.local_trace
 
     def _loops_of(self, frame: FrameType) -> _FrameLoops:
@@ -346,10 +343,10 @@ class _ScriptRecorder(_Recorder):
                 for _, v in self.top_names
                 if isinstance(v, torch.Tensor | torch.nn.Module)
             }
-            self.fresh.extend(_graph_fns(self.tensors))
-            self._take_fresh(call=None, line=None)
-            if self.pending_nodes:
-                self._snapshot("forward", None, None, line=None)
+            self.fresh.extend(graph_fns(self.tensors))
+            self.take_fresh(call=None, line=None)
+            if self.log.pending_nodes:
+                self.snapshot("forward", None, None, line=None)
         finally:
             self._let_go_of_frames()
 
@@ -361,12 +358,12 @@ class _ScriptRecorder(_Recorder):
         self._look_from(frame, returned)
         try:
             self.origin = (self._module_now(), SourceRef(self.source_file, line))
-            self.fresh.extend(_graph_fns(self.tensors))
+            self.fresh.extend(graph_fns(self.tensors))
             self._label_new(frame, line)
-            self.dirty = True  # NOTE [trusted scripts]: what a line let go of is not known
+            self.alive.dirty = True  # NOTE [trusted scripts]: what a line let go of is not known
             self._probe_written()  # nor whether it wrote in place (NOTE [written slots])
-            self._after_statement(line, self._loops)
-            self._apply_labels()
+            self.after_statement(line)
+            self.apply_labels()
         finally:
             self.origin = (None, None)
             self.hook_nodes.clear()
@@ -381,7 +378,7 @@ class _ScriptRecorder(_Recorder):
             fn = value.grad_fn if isinstance(value, torch.Tensor) else None
             node_id = None if fn is None else self.capture.id_of(fn)
             if fn is not None and (node_id is None or node_id in self.hook_nodes):
-                self._labels.append((fn, text, (line, line), True))
+                self.label(fn, text, (line, line), statement=True)
 
     # -- modules (NOTE [modules and sources]) ---------------------------
     @_untraced
@@ -422,16 +419,14 @@ class _ScriptRecorder(_Recorder):
     def _capture_made(self, values: Any, frame: FrameType) -> None:
         """Capture the nodes behind ``values`` not seen yet, as made by the running module at the
         innermost script line."""
-        roots = list(_graph_fns(_tensors_in([values], set())))
+        roots = list(graph_fns(_tensors_in([values], set())))
         if all(self.capture.id_of(fn) is not None for fn in roots):
             return  # nothing new: the walk would stop at each of them (the module's input, mostly)
         self.unlooked = frame  # its names are looked at only to name a leaf not known yet
         try:
             self.origin = (self._module_now(), SourceRef(self.source_file, frame.f_lineno))
             self.fresh.extend(roots)
-            before = len(self.pending_nodes)
-            self._take_fresh(call=None, line=frame.f_lineno)
-            self.hook_nodes.update(self.pending_nodes[before:])
+            self.hook_nodes.update(self.take_fresh(call=None, line=frame.f_lineno))
         finally:
             self.origin = (None, None)
             self.unlooked = None
@@ -443,19 +438,10 @@ class _ScriptRecorder(_Recorder):
             self._look_at_names(frame)
 
     # -- slots written in place (NOTE [written slots]) ------------------
-    def _set_state(self, key: SlotKey, state: SlotState, slot: SavedSlot | None = None) -> None:
-        super()._set_state(key, state, slot)
-        fn = self.capture.fns.get(key[0]) if state in _HOLDING else None
-        if fn is None:
-            self.watched.pop(key, None)
-        else:
-            self.watched[key] = tuple((t, t._version) for t in raw_saved_tensors(fn, key[1]))
-
     def _probe_written(self) -> None:
         """Probe the nodes with a held slot whose tensor's version moved since it was last looked at."""
-        written = {key[0] for key, held in self.watched.items() if any(t._version != v for t, v in held)}
-        for node_id in sorted(written, key=lambda n: int(n[1:])):
-            self._probe_node(node_id, None)
+        for node_id in self.ledger.written_nodes():
+            self.ledger.probe_node(node_id, None)
 
     # -- autograd calls -------------------------------------------------
     def patched(self, kind: CallKind, real: Callable[..., Any]) -> Callable[..., Any]:
@@ -489,12 +475,12 @@ class _ScriptRecorder(_Recorder):
             self.origin = (self._module_now(), SourceRef(self.source_file, frame.f_lineno))
             self._probe_written()
             roots = [t for name in _ROOT_ARGUMENTS for t in _flat_tensors(given.get(name))]
-            self.fresh.extend(_graph_fns(roots))
-            self.fresh.extend(self._unseen(_graph_fns(roots)))
+            self.fresh.extend(graph_fns(roots))
+            self.fresh.extend(self._unseen(graph_fns(roots)))
             node = _find_call(self.call_nodes, frame, self.program.lines)
             keywords = {k: v for k, v in given.items() if k not in ("self", "tensors", "outputs")}
-            return self.autograd_call(kind, self._keeping_error(run), node, keywords, self._loops)
-        except _ProgramStopped:
+            return self.autograd_call(kind, self._keeping_error(run), node, keywords, self.loops)
+        except ProgramStopped:
             self.stopped = True
             raise
         finally:
@@ -531,12 +517,10 @@ class _ScriptRecorder(_Recorder):
     def script_failed(self, exc: BaseException) -> None:
         """The script's own exception: the program ends there, with an ``error`` step."""
         line = _last_line_in(exc.__traceback__, self.filename)
-        message = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        self.error, self.error_line = message, line
-        self._snapshot("error", None, None, line=line, error=message)
+        self.failed(traceback.format_exception_only(type(exc), exc)[-1].strip(), line)
 
     def finished(self) -> Recording:
-        return self._result()
+        return self.result()
 
     @contextmanager
     def tracing(self, stdout: TextIO | None = None) -> Iterator[None]:
@@ -597,7 +581,7 @@ def record_script(
         try:
             with torch.device(target) if target.type != "cpu" else nullcontext():
                 runpy.run_path(filename, run_name="__main__")
-        except _ProgramStopped:
+        except ProgramStopped:
             pass
         except SystemExit as exc:
             exit_code = _exit_code(exc)
@@ -679,13 +663,13 @@ class BlockRecorder:
         """End the recording; return the exception the block should raise instead of ``exc``."""
         recorder = self.recorder
         try:
-            if not isinstance(exc, _ProgramStopped):
+            if not isinstance(exc, ProgramStopped):
                 recorder.line_done(self.frame)
         finally:
             self.frame.f_trace = self._frame_trace
             self._tracing.__exit__(None, None, None)
             self.frame = None  # type: ignore[assignment]  # hold no frame (it holds the block's values)
-        if isinstance(exc, _ProgramStopped):
+        if isinstance(exc, ProgramStopped):
             self.recording = recorder.finished()
             return recorder.autograd_error
         if isinstance(exc, Exception):
