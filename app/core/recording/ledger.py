@@ -73,7 +73,7 @@ class SlotLedger:
 
     ``watch_writes`` keeps each held slot's tensors with their version counters, so that the
     slots written in place since they were last looked at are found without probing every slot
-    (a trusted script's lines: NOTE [written slots] in ``script.py``).
+    (a trusted script's lines: NOTE [written slots] in ``script_recorder.py``).
     """
 
     def __init__(self, capture: GraphCapture, *, watch_writes: bool = False) -> None:

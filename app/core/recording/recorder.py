@@ -22,7 +22,7 @@ statement or loss that wrote into a tensor in place (the size guard counts
 such writes) and after a call that failed; tests/test_recorder.py checks
 all of this against probing every slot at every node.
 A trusted script of the user's own feeds the same :class:`Recorder` from
-outside the evaluator (NOTE [trusted scripts] in ``script.py``).
+outside the evaluator (NOTE [trusted scripts] in ``script_recorder.py``).
 
 The recorder is made of parts, each in its own module: the slot ledger
 (``ledger.py``), leaf naming (``leaves.py``), the grad watch (``grads.py``),
