@@ -284,7 +284,9 @@ class Recorder:
         *,
         line: int | None,
         grads: dict[str, Values | None] | None = None,
-        **extra: Any,
+        error: str | None = None,
+        contribution: Mapping[str, Values | None] | None = None,
+        result: Mapping[str, Values] | None = None,
     ) -> Step:
         """Take a step of ``kind`` with everything that changed since the last one."""
         slots, versions = self.ledger.take_changes()
@@ -300,7 +302,9 @@ class Recorder:
             saved_bytes=self.ledger.held_bytes,
             device_bytes=None if self.device.type != "cuda" else _device_bytes(self.device),
             alive_nodes=len(self.capture.fns),
-            **extra,
+            error=error,
+            contribution=contribution,
+            result=result,
         )
 
     def failed(self, message: str, line: int | None) -> None:

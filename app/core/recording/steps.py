@@ -21,6 +21,7 @@ from typing import Any
 from app.core.model.graph import LoopMark, SourceRef
 from app.core.model.timeline import SlotKey, SlotState, Step, StepKind
 from app.core.model.values import Values
+from app.core.recording.capture import frozen
 
 __all__ = ["Origin", "StepLog"]
 
@@ -82,10 +83,13 @@ class StepLog:
         saved_bytes: int,
         device_bytes: int | None,
         alive_nodes: int,
-        **extra: Any,
+        error: str | None = None,
+        contribution: Mapping[str, Values | None] | None = None,
+        result: Mapping[str, Values] | None = None,
     ) -> Step:
         """Take the next step; the changes are handed over, not copied."""
-        step = Step(
+        step = frozen(  # a step per node: Step's own __init__ took a tenth of recording a model
+            Step,
             index=len(self.steps),
             kind=kind,
             call=call,
@@ -101,7 +105,10 @@ class StepLog:
             alive_nodes=alive_nodes,
             gone_nodes=tuple(self._pending_gone),
             version_changes=MappingProxyType(versions) if versions else _NOTHING,
-            **extra,
+            error=error,
+            caption="",
+            contribution=contribution,
+            result=result,
         )
         if self.pending_nodes:
             self.pending_nodes.clear()
