@@ -11,7 +11,7 @@
 Inside the block every ``backward``, ``torch.autograd.backward`` and
 ``torch.autograd.grad`` call is recorded node by node, with a step after each
 line of the caller's file (NOTE [trusted scripts] in
-``app/core/recording/script.py``). The hooks, patches and trace function are
+``app/core/recording/script_recorder.py``). The hooks, patches and trace function are
 removed when the block ends, also when it raises. An autograd error ends the
 recording at its ``error`` step and is raised again as PyTorch raised it.
 """

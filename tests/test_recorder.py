@@ -25,7 +25,8 @@ from oracle import as_tensor, check_against_plain, check_against_probes, run_pla
 from app.core import Limits, Program, Recording, ScenarioError, builtin_names, load_builtin, record
 from app.core.model.timeline import Timeline
 from app.core.model.values import Values
-from app.core.recording.recorder import _Recorder, probe_slot
+from app.core.recording.ledger import probe_slot
+from app.core.recording.recorder import ProgramRecorder
 
 LEAF = "x = torch.tensor([1., 2.], requires_grad=True)"
 
@@ -102,12 +103,12 @@ def test_hooks_are_removed_even_when_a_call_fails(last_retains: bool) -> None:
     """After recording, running backward through the recorded graph adds no step."""
     flag = "retain_graph=True" if last_retains else ""
     code = program("y = x.exp()", "z = x + 1", f"y.sum().backward({flag})", "y.sum().backward()")
-    recorder = _Recorder(code, torch.device("cpu"), Limits())
+    recorder = ProgramRecorder(code, torch.device("cpu"), Limits())
     rec = recorder.run()
     assert (rec.calls[-1].error is None) == last_retains
-    count = len(recorder.steps)
+    count = len(recorder.log.steps)
     recorder.env["z"].sum().backward()  # AddBackward0 and AccumulateGrad were hooked during the calls
-    assert len(recorder.steps) == count
+    assert len(recorder.log.steps) == count
     end = as_tensor(rec.grads_at_end(len(rec.calls) - 1)["x"])
     assert end is not None and torch.equal(recorder.env["x"].grad, end + 1)
 
@@ -338,16 +339,16 @@ def test_one_element_budget_covers_the_whole_recording() -> None:
 
 def test_released_slots_are_seen_without_raising_and_agree_with_pytorchs_error() -> None:
     """probe_slot reads a released slot from its raw saved tensor; PyTorch's own refusal agrees."""
-    from app.core.recording.recorder import _released, probe_slot
+    from app.core.recording.ledger import probe_slot, released
 
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = x.exp()
     z = torch.stack([x, y]).sum()  # StackBackward0 saves no tensors; ExpBackward0 saves its result
     fn = y.grad_fn
-    assert not _released(fn, "result") and probe_slot(fn, "result", has_run=False) == "alive"
+    assert not released(fn, "result") and probe_slot(fn, "result", has_run=False) == "alive"
     z.backward(retain_graph=True)
-    assert not _released(fn, "result") and probe_slot(fn, "result", has_run=True) == "retained"
+    assert not released(fn, "result") and probe_slot(fn, "result", has_run=True) == "retained"
     y.sum().backward()
-    assert _released(fn, "result") and probe_slot(fn, "result", has_run=True) == "freed"
+    assert released(fn, "result") and probe_slot(fn, "result", has_run=True) == "freed"
     with pytest.raises(RuntimeError, match="freed"):
         _ = fn._saved_result

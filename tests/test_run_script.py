@@ -667,17 +667,17 @@ def test_the_scripts_print_is_part_of_its_steps(tmp_path):
 def test_the_recorders_own_work_runs_untraced(tmp_path, monkeypatch):
     # NOTE [untraced recorder]: only the wrappers that turn tracing off start while the script is
     # traced (and the patches' context manager, as it ends); everything they run is untraced.
-    from app.core.recording import script as script_module
+    from app.core.recording.script_recorder import ScriptRecorder
 
     traced: set[str] = set()
-    real = script_module._ScriptRecorder.global_trace
+    real = ScriptRecorder.global_trace
 
     def watching(self, frame, event, arg):
         if Path(frame.f_code.co_filename).parts[-3:-1] == ("core", "recording"):
             traced.add(frame.f_code.co_name)
         return real(self, frame, event, arg)
 
-    monkeypatch.setattr(script_module._ScriptRecorder, "global_trace", watching)
+    monkeypatch.setattr(ScriptRecorder, "global_trace", watching)
     run = record_script(_script(tmp_path, MLP))
     assert traced == {"untraced", "tracing"}
     check_against_plain(run.recording, run_plainly(MLP))
@@ -705,11 +705,11 @@ def test_lines_that_let_nothing_go_take_no_walk(tmp_path, monkeypatch):
 @pytest.mark.parametrize("differentiable", [False, True])
 def test_an_optimizers_state_is_walked_only_when_it_can_hold_a_graph(differentiable):
     # A step made with grad off (the default) leaves state that holds no graph and no leaf.
-    from app.core.recording.script import _tensors_in
+    from app.core.recording.script_frames import tensors_in
 
     w = torch.ones(2, requires_grad=True)
     opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, differentiable=differentiable)
     opt.state[w]["momentum_buffer"] = buffer = torch.zeros(2)
-    found = list(_tensors_in([opt], set()))
+    found = list(tensors_in([opt], set()))
     assert any(t is w for t in found)
     assert any(t is buffer for t in found) == differentiable

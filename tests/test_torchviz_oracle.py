@@ -101,20 +101,20 @@ def _recorded(change: Callable[[Graph], Graph]) -> Callable[[pytest.MonkeyPatch]
     """The recording's graph changed after the run (a node dropped mid-run would break the captions)."""
 
     def patch(monkeypatch: pytest.MonkeyPatch) -> None:
-        real = recorder._Recorder._result
+        real = recorder.ProgramRecorder.result
 
-        def result(self: recorder._Recorder) -> Recording:
+        def result(self: recorder.ProgramRecorder) -> Recording:
             made = real(self)
             return replace(made, graph=change(made.graph))
 
-        monkeypatch.setattr(recorder._Recorder, "_result", result)
+        monkeypatch.setattr(recorder.ProgramRecorder, "result", result)
 
     return patch
 
 
 def _unnamed_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recorder._Recorder, "_name_of", lambda self, tensor: None)
-    monkeypatch.setattr(recorder._Recorder, "_take_named_leaves", lambda self: None)
+    monkeypatch.setattr(recorder.ProgramRecorder, "name_of", lambda self, tensor: None)
+    monkeypatch.setattr(recorder.ProgramRecorder, "take_named_leaves", lambda self: None)
 
 
 BREAKS: dict[str, tuple[Callable[[pytest.MonkeyPatch], Any], str]] = {

@@ -16,7 +16,7 @@ from oracle import run_plainly
 
 from app.core import Recording, builtin_names, list_devices, load_builtin, record
 from app.core.model.text import format_values
-from app.core.recording.recorder import values_of
+from app.core.recording.grads import values_of
 from app.core.report import EVERY_GRAD_UP_TO, to_json, to_table
 
 ROOT = Path(__file__).resolve().parent.parent

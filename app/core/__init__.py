@@ -39,7 +39,7 @@ _EXPORTS = {
     "Timeline": "app.core.model.timeline",
     "Values": "app.core.model.values",
     "trace": "app.core.recording.capture",
-    "probe_slot": "app.core.recording.recorder",
+    "probe_slot": "app.core.recording.ledger",
     "record": "app.core.recording.recorder",
     "builtin_names": "app.core.loading",
     "load_builtin": "app.core.loading",

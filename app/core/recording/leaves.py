@@ -1,0 +1,82 @@
+"""Leaf naming: which leaf tensors get a ``.grad`` row, and by what name.
+
+A leaf is named by the name the program holds it by (``x``, a module parameter's path
+``lin.weight``) when it is first bound or when a graph first reaches it; a leaf made inline gets
+``leaf<k>``, clashing with no name in use. A name that comes to hold another leaf keeps both rows
+apart (``w`` and ``w1``). Who holds what is the recorder's to say: ``name_of`` finds a tensor's
+name, ``in_use`` says whether a name is taken.
+
+>>> import torch
+>>> from app.core.recording.capture import GraphCapture
+>>> w = torch.ones(2, requires_grad=True)
+>>> capture = GraphCapture()
+>>> _ = capture.add_roots([(w * torch.ones(2, requires_grad=True)).grad_fn])
+>>> leaves = LeafNames(capture, name_of=lambda t: "w" if t is w else None, in_use=lambda n: False)
+>>> for node_id in capture.fns:
+...     variable = capture.leaf_variable(node_id)
+...     if variable is not None:
+...         leaves.name_node(node_id, variable)
+>>> leaves.nodes
+{'w': 'n1', 'leaf1': 'n2'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from app.core.recording.capture import GraphCapture
+
+__all__ = ["LeafNames"]
+
+
+class LeafNames:
+    """The leaves of a recording: each name's tensor, and its latest ``AccumulateGrad`` node."""
+
+    def __init__(
+        self,
+        capture: GraphCapture,
+        *,
+        name_of: Callable[[torch.Tensor], str | None],
+        in_use: Callable[[str], bool],
+    ) -> None:
+        self.capture = capture
+        self._name_of = name_of
+        self._in_use = in_use
+        self.nodes: dict[str, str] = {}  # leaf name -> its latest AccumulateGrad node id ("" before)
+        self.tensors: dict[str, torch.Tensor] = {}  # leaf name -> the leaf itself
+        self.names: dict[str, str] = {}  # AccumulateGrad node id -> leaf name
+        self.unread: dict[str, None] = {}  # leaves whose .grad no step has read yet
+
+    def name(self, tensor: torch.Tensor) -> str | None:
+        """The name ``tensor`` is known by, if it is a known leaf."""
+        return next((k for k, v in self.tensors.items() if v is tensor), None)
+
+    def known(self, tensor: torch.Tensor, name: str) -> str:
+        """Know ``tensor`` as a leaf named ``name`` (or another name, when that one is taken)."""
+        known = self.name(tensor)
+        if known is not None:
+            return known
+        if name in self.tensors:  # the name now holds another leaf: keep both rows apart
+            name = self.unused_name(name)
+        self.tensors[name] = tensor
+        self.nodes.setdefault(name, "")
+        self.unread[name] = None
+        return name
+
+    def name_node(self, node_id: str, variable: torch.Tensor) -> None:
+        """``node_id`` is the ``AccumulateGrad`` of ``variable``: the leaf's node from now on."""
+        name = self.name(variable)
+        if name is None:
+            name = self.known(variable, self._name_of(variable) or self.unused_name())
+        self.nodes[name] = node_id
+        self.names[node_id] = name
+        self.capture.labels.setdefault(node_id, name)
+
+    def unused_name(self, base: str = "leaf") -> str:
+        """``<base><k>`` for a leaf made inline (no name), clashing with no name in use."""
+        k = len(self.tensors)
+        while f"{base}{k}" in self.tensors or self._in_use(f"{base}{k}"):
+            k += 1
+        return f"{base}{k}"

@@ -1,0 +1,51 @@
+"""Leaf naming against PyTorch: a leaf's row follows the tensor its ``AccumulateGrad`` accumulates into."""
+
+from __future__ import annotations
+
+import torch
+
+from app.core.recording.capture import GraphCapture
+from app.core.recording.leaves import LeafNames
+
+
+def _named(held: dict[str, torch.Tensor], *roots: torch.Tensor) -> tuple[LeafNames, GraphCapture]:
+    capture = GraphCapture()
+    leaves = LeafNames(
+        capture,
+        name_of=lambda t: next((k for k, v in held.items() if v is t), None),
+        in_use=lambda name: name in held,
+    )
+    for node_id in capture.add_roots([r.grad_fn for r in roots]):
+        variable = capture.leaf_variable(node_id)
+        if variable is not None:
+            leaves.name_node(node_id, variable)
+    return leaves, capture
+
+
+def test_each_leaf_is_named_by_what_holds_it_and_its_node_is_the_one_pytorch_accumulates_through() -> None:
+    w = torch.ones(2, requires_grad=True)
+    y = (w * torch.full((2,), 3.0, requires_grad=True)).sum()
+    leaves, capture = _named({"w": w}, y)
+    assert set(leaves.nodes) == {"w", "leaf1"}
+    for name, node_id in leaves.nodes.items():
+        assert capture.fns[node_id].variable is leaves.tensors[name]  # PyTorch's own AccumulateGrad.variable
+        assert capture.labels[node_id] == name and leaves.names[node_id] == name
+    y.backward()
+    assert torch.equal(leaves.tensors["w"].grad, torch.full((2,), 3.0))
+    assert torch.equal(leaves.tensors["leaf1"].grad, torch.ones(2))
+
+
+def test_an_inline_leaf_takes_no_name_in_use() -> None:
+    leaf = torch.ones(2, requires_grad=True)
+    held = {"leaf0": torch.zeros(1), "leaf1": torch.zeros(1)}
+    leaves, _ = _named(held, leaf.exp())
+    assert list(leaves.nodes) == ["leaf2"]
+
+
+def test_a_name_that_comes_to_hold_another_leaf_keeps_both_rows() -> None:
+    leaves = LeafNames(GraphCapture(), name_of=lambda t: None, in_use=lambda name: False)
+    first, second = torch.ones(1, requires_grad=True), torch.ones(1, requires_grad=True)
+    assert leaves.known(first, "w") == "w"
+    assert leaves.known(second, "w") == "w1"
+    assert leaves.known(first, "anything") == "w"  # known already: its first name stays
+    assert leaves.tensors == {"w": first, "w1": second} and list(leaves.unread) == ["w", "w1"]
