@@ -59,11 +59,19 @@
   var proxiesOf = {};
   var shown = new Int32Array(nItems).fill(-1);  // the look each item is drawn in
 
-  function lines(g, cx, cy, rows, px, firstBold, boldLast) {
+  // Graphviz sized the boxes with its own font metrics; a line estimated wider than its box (bold
+  // DejaVu Sans averages ~0.66 em a character) is fitted to it. Lines a step rewrites (a state's
+  // tag) are never fitted: ``fixed`` lines are the first ``fixed`` rows.
+  function lines(g, cx, cy, rows, px, firstBold, boldLast, width, fixed) {
     var lh = px * 1.2, top = cy - (rows.length * lh) / 2 + lh * 0.8, out = [];
     for (var i = 0; i < rows.length; i++) {
       var bold = (i === 0 && firstBold) || (boldLast && i === rows.length - 1);
-      out.push(text(svg("text", { x: cx, y: top + i * lh, "class": bold ? "hd" : "bd" }, g), rows[i]));
+      var a = { x: cx, y: top + i * lh, "class": bold ? "hd" : "bd" }, room = width - 8;
+      if (i < fixed && String(rows[i]).length * px * (bold ? 0.66 : 0.6) > room && room > 0) {
+        a.textLength = room;
+        a.lengthAdjust = "spacingAndGlyphs";
+      }
+      out.push(text(svg("text", a, g), rows[i]));
     }
     return out;
   }
@@ -109,9 +117,21 @@
       els[firstCluster + i] = g;
     });
   }
+  // A dash pattern along an edge across a 200-iteration loop (70,000 units) is 10,000 dashes, made
+  // anew at every paint: 777 such edges took 12 s a frame. Long edges are drawn solid, at their
+  // state's colour and opacity.
+  var LONG_EDGE = 4000, longEdge = new Uint8Array(nEdges);
+  function extent(flat) {
+    var x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    for (var k = 0; k + 1 < flat.length; k += 2) {
+      x0 = Math.min(x0, flat[k]); x1 = Math.max(x1, flat[k]); y0 = Math.min(y0, flat[k + 1]); y1 = Math.max(y1, flat[k + 1]);
+    }
+    return x1 - x0 + y1 - y0;
+  }
   function buildEdges() {
     items.edges.forEach(function (e, i) {
       var g = svg("g", { "class": "ed" }, chunk(layers.edges, i));
+      if (extent(e[2]) > LONG_EDGE) longEdge[i] = 1;
       svg("path", { d: pathD(e[2]) }, g);
       if (e[3]) svg("path", { d: arrowD(e[2], e[3]), "class": "ar" }, g);
       els[firstEdge + i] = g;
@@ -129,7 +149,7 @@
     });
   }
   function nodeTexts(i) {
-    var n = items.nodes[i], rows = lines(els[i], n[2], n[3], n[6].concat([""]), K.node_font_px, true, true);
+    var n = items.nodes[i], rows = lines(els[i], n[2], n[3], n[6].concat([""]), K.node_font_px, true, true, n[4], n[6].length);
     tagEls[i] = rows[rows.length - 1];
     tagEls[i].textContent = K.node_tags[LOOKS[shown[i]].state] || "";
   }
@@ -137,7 +157,7 @@
     var p = items.proxies[k], n = items.nodes[p[0]];
     var g = svg("g", { "data-proxy": n[0] }, chunk(layers.proxies, k));
     rect(g, p[1], p[2], p[3], p[4], "bx", n[7]);
-    lines(g, p[1], p[2], p[5], K.slot_font_px, true, false);
+    lines(g, p[1], p[2], p[5], K.slot_font_px, true, false, p[3], p[5].length);
     (proxiesOf[p[0]] = proxiesOf[p[0]] || []).push(g);
     if (shown[p[0]] >= 0) g.setAttribute("class", "px " + nodeClass(p[0], LOOKS[shown[p[0]]]));
     proxyEls[k] = g;
@@ -156,7 +176,7 @@
     applyLook(firstSlot + i, looks[firstSlot + i]);
   }
   function slotTexts(i) {
-    var s = items.slots[i], rows = lines(els[firstSlot + i], s[3], s[4], [s[1]].concat(s[7]), K.slot_font_px, true, false);
+    var s = items.slots[i], rows = lines(els[firstSlot + i], s[3], s[4], [s[1]].concat(s[7]), K.slot_font_px, true, false, s[5], s[2] === "value" ? 1 + s[7].length : 0);
     slotHead[i] = rows[0];
     slotBody[i] = rows[1] || null;
     var code = shown[firstSlot + i];
@@ -220,7 +240,7 @@
       var line = slotEdgeEls[i];
       if (line) line.setAttribute("class", "se e-" + (look.state === "hidden" ? "hidden" : look.gone ? "gone" : "normal"));
     } else if (item < firstCluster) {
-      g.setAttribute("class", "ed e-" + look.state);
+      g.setAttribute("class", "ed e-" + look.state + (longEdge[item - firstEdge] ? " long" : ""));
     } else {
       g.setAttribute("class", "cl c-" + look.state);
     }
@@ -525,6 +545,28 @@
     renderCode(true);
   });
 
+  // Follow the running node (the window's View > Follow): at a step about a node, the view pans to
+  // it at a zoom its text reads at, unless it is in sight at such a zoom already. On by default
+  // where the fitted graph's text is too small to read (a 5,000-node chain fits as a thin line).
+  var FOLLOW_PX = 12, followButton = document.getElementById("b-follow"), following = false;
+  function setFollow(on) {
+    following = on;
+    followButton.setAttribute("aria-pressed", on ? "true" : "false");
+    if (on) follow(index);
+  }
+  followButton.addEventListener("click", function () { setFollow(!following); if (!following) fit(); });
+  function follow(i) {
+    var node = SC.focus[i];
+    if (!following || node === undefined || node < 0) return;
+    var n = items.nodes[node], s = view.s;
+    var sx = n[2] * s + view.x, sy = n[3] * s + view.y, inside = sx > 40 && sy > 40 && sx < viewSize.w - 40 && sy < viewSize.h - 40;
+    if (inside && s * K.node_font_px >= FOLLOW_PX * 0.75) return;
+    if (s * K.node_font_px < FOLLOW_PX) s = FOLLOW_PX / K.node_font_px;
+    view = { s: s, x: viewSize.w / 2 - n[2] * s, y: viewSize.h / 2 - n[3] * s };
+    fitted = false;
+    applyView();
+  }
+
   // -- stepping ---------------------------------------------------------------------------------
   function go(to) {
     to = Math.max(0, Math.min(count - 1, to | 0));
@@ -542,6 +584,7 @@
     showGrads(to);
     showError(to);
     showChart(to);
+    follow(to);
   }
   function stops(list, forward) {
     if (forward) { for (var i = 0; i < list.length; i++) if (list[i] > index) return go(list[i]); return go(count - 1); }
@@ -585,6 +628,8 @@
   var phases = { parsed: performance.now() - T0 };
   setTheme(K.themes[0]);
   fit();  // before the items exist: text too small to read is never laid out
+  following = view.s * K.node_font_px < K.min_readable_px;
+  followButton.setAttribute("aria-pressed", following ? "true" : "false");
   graph.removeChild(world);  // made and styled while detached: no style work per element
   buildClusters(); buildEdges(); buildNodes();
   phases.built = performance.now() - T0;
@@ -599,7 +644,7 @@
   go(ST.opening);
   phases.stepped = performance.now() - T0;
   var player = window.lensPlayer = {
-    go: go, count: count, fit: fit, zoom: zoom, setTheme: setTheme,
+    go: go, count: count, fit: fit, zoom: zoom, setTheme: setTheme, setFollow: setFollow,
     get index() { return index; },
     built_ms: performance.now() - T0,
     phases: phases,

@@ -57,9 +57,11 @@ class SceneData:
     looks: list[str]  # "n:running", "s:freed|gone|saved at v0, now v1", "e:flow", "c:hidden"
     initial: list[int]  # each item's look at step 0
     changes: list[list[int]]  # per step: [item, look, item, look, ...] against the step before
+    focus: list[int]  # per step: the node it is about (the one running, else the newest made), or -1
 
     def json(self) -> dict[str, Any]:
         return {
+            "focus": self.focus,
             "width": _r(self.width),
             "height": _r(self.height),
             "items": self.items,
@@ -149,6 +151,16 @@ class _Items:
             if edge in self.edge_index:
                 yield self.edge_index[edge], "e:" + drawn.edge_state(state, edge)
 
+    def focus(self, recording: Recording) -> list[int]:
+        """Per step, the drawn node the step is about, as the window's "follow the running node"
+        picks it: the node a backward step runs (or failed at), else the newest node its line made."""
+        out = []
+        for step in recording.timeline.steps:
+            node = step.node if step.node is not None else (step.added_nodes or (None,))[-1]
+            drawn = None if node is None else self.folded.shown_as(node)
+            out.append(self.node_index.get(drawn, -1) if drawn is not None else -1)
+        return out
+
     def cluster_looks(self, state: StepState) -> Iterator[tuple[int, str]]:
         for i, (name, _, _) in enumerate(self.clusters):
             yield self.first_cluster + i, "c:" + self.drawn.cluster_state(state, name)
@@ -181,7 +193,7 @@ def scene_data(recording: Recording, layout: Layout) -> SceneData:
 
     timeline = recording.timeline
     if not len(timeline):
-        return SceneData(layout.width, layout.height, items.rows(), [], [], [])
+        return SceneData(layout.width, layout.height, items.rows(), [], [], [], [])
     first = timeline.state(0)
     every = items.looks(first, items.node_ids, items.slot_keys, items.edges)
     current = dict(every)
@@ -206,4 +218,6 @@ def scene_data(recording: Recording, layout: Layout) -> SceneData:
                 flat += (item, look_code(look))
         changes.append(flat)
         before = after
-    return SceneData(layout.width, layout.height, items.rows(), looks, initial, changes)
+    return SceneData(
+        layout.width, layout.height, items.rows(), looks, initial, changes, items.focus(recording)
+    )
