@@ -360,3 +360,50 @@ def open_page_frame(browser: Any, path: Path) -> dict[str, Any]:
     dom: dict[str, Any] = frame.evaluate(READ_DOM)
     assert requests == [path.resolve().as_uri()]
     return dom
+
+
+def test_a_lens_file_exports_with_the_layout_it_keeps(tmp_path: Path, monkeypatch) -> None:
+    """A shared ``.lens`` file's page is drawn where the file says, without running Graphviz."""
+    from app.core.lens import open_lens
+    from app.render import layout as layout_module
+    from app.render.layout_store import save_with_layout
+    from app.render.web import page as page_module
+
+    recording, layout = _recorded("two-losses")
+    save_with_layout(recording, tmp_path / "x.lens")
+    read, stored = open_lens(tmp_path / "x.lens")
+
+    def no_graphviz(*args: Any, **kwargs: Any) -> Layout:
+        raise AssertionError("Graphviz ran")
+
+    monkeypatch.setattr(page_module, "layout_graph", no_graphviz)
+    monkeypatch.setattr(layout_module, "layout_graph", no_graphviz)
+    path = page_module.export_html(read, stored, tmp_path)
+    assert path.name == "two-losses.html"
+    text = path.read_text(encoding="utf-8")
+    data = json.loads(text.split('id="lens-data">', 1)[1].split("</script>", 1)[0])
+    placed = {row[0]: row[2:6] for row in data["scene"]["items"]["nodes"]}
+    assert placed == {
+        node: [round(v, 1) for v in (box.x, box.y, box.width, box.height)]
+        for node, box in layout.nodes.items()
+    }
+
+
+def test_the_notebook_player_needs_no_qt() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "from app import lens\n"
+        "x = torch.ones(2, requires_grad=True)\n"
+        "with lens.record() as rec:\n"
+        "    (x * 3).sum().backward()\n"
+        "cell = rec._repr_html_()\n"
+        "qt = sorted({m.split('.')[0] for m in sys.modules} & {'PySide6', 'shiboken6'})\n"
+        "print(cell.startswith('<iframe'), qt)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["True", "[]"]

@@ -554,7 +554,7 @@
     followButton.setAttribute("aria-pressed", on ? "true" : "false");
     if (on) follow(index);
   }
-  followButton.addEventListener("click", function () { setFollow(!following); if (!following) fit(); });
+  followButton.addEventListener("click", function () { setFollow(!following); if (!following) fit(); followButton.blur(); });
   function follow(i) {
     var node = SC.focus[i];
     if (!following || node === undefined || node < 0) return;
@@ -605,7 +605,11 @@
     "b-play": play, "b-fit": fit,
     "b-zoom-in": function () { zoom(1.25); }, "b-zoom-out": function () { zoom(0.8); },
   };
-  Object.keys(buttons).forEach(function (id) { document.getElementById(id).addEventListener("click", buttons[id]); });
+  Object.keys(buttons).forEach(function (id) {
+    var button = document.getElementById(id);
+    // a clicked button gives the keyboard back: Space then plays, and never clicks it again too
+    button.addEventListener("click", function () { buttons[id](); button.blur(); });
+  });
   document.addEventListener("keydown", function (ev) {
     if (ev.target === themeSelect) return;
     var ctrl = ev.ctrlKey || ev.metaKey, done = true;
