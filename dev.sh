@@ -4,7 +4,7 @@
 #   ./dev.sh run [SCENARIO]   install what is missing, open the window
 #   ./dev.sh test [PYTEST ARGS]  install what is missing, run every check and test
 #
-# Installs (only when missing): Graphviz's `dot` and Xvfb from Debian/Ubuntu
+# Installs (only when missing): Graphviz's `dot`, Xvfb and Chromium from Debian/Ubuntu
 # packages (apt-get, via sudo when not root), a virtualenv in .venv, and the
 # pinned versions from requirements/constraints.txt.
 set -euo pipefail
@@ -13,6 +13,8 @@ cd "$(dirname "$0")"
 want_pkgs=()
 command -v dot >/dev/null 2>&1 || want_pkgs+=(graphviz)
 if [ "${1:-}" = "test" ] && ! command -v Xvfb >/dev/null 2>&1; then want_pkgs+=(xvfb); fi
+# The HTML player's tests open its pages in the system's Chromium (Playwright drives it; no download).
+if [ "${1:-}" = "test" ] && ! command -v chromium >/dev/null 2>&1; then want_pkgs+=(chromium); fi
 # Libraries Qt's X11 (xcb) platform plugin loads: a real window, and the Xvfb screenshot test.
 if command -v dpkg >/dev/null 2>&1; then
   for pkg in libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 \

@@ -60,13 +60,14 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     export = sub.add_parser("export", help="draw every step of a recording to files")
     export.add_argument("scenario", help=SOURCE_HELP)
-    export.add_argument("--out", required=True, help="folder for the files")
+    export.add_argument("--out", required=True, help="folder for the files (html: the page's file)")
     export.add_argument(
         "--format",
-        choices=("svg", "png", "torchviz"),
+        choices=("svg", "png", "torchviz", "html"),
         default="svg",
         help="svg or png: a file per step; torchviz: make_dot's own DOT and SVG of the graph before "
-        "the first backward (two files, so the --max-* budgets do not apply)",
+        "the first backward (two files, so the --max-* budgets do not apply); html: one self-contained "
+        "page that steps through the recording in any browser",
     )
     export.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
     _export_limit_options(export)
@@ -253,6 +254,11 @@ def _trace(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     if args.format == "torchviz":
         return _export_torchviz(args)
+    if args.format == "html":
+        from app.render.web.page import export_html
+
+        print(f"wrote {export_html(*_recording_and_layout(args.scenario, args.device), args.out)}")
+        return 0
     recording = _recording(args.scenario, args.device)  # a bad source is told before Qt loads
     from app.render.export_budget import ExportTooLarge
     from app.render.qt.export import export_recording

@@ -66,10 +66,24 @@ class LensRecorder:
         return self._recording
 
     def save(self, path: str | Path) -> None:
-        """Write the recording to a ``.lens`` file (``python -m app gui FILE.lens`` opens it)."""
+        """Write the recording to a ``.lens`` file (``python -m app gui FILE.lens`` opens it), or to
+        a path ending in ``.html``, the one-file page that steps through it in any browser."""
+        if str(path).lower().endswith(".html"):
+            from app.render.web import write_player
+
+            write_player(self.recording, path)
+            return
         from app.render.layout_store import save_with_layout
 
         save_with_layout(self.recording, path)
+
+    def _repr_html_(self) -> str:
+        """The player inline, when ``rec`` is a notebook cell's value (no Qt, no display)."""
+        if self._recording is None:
+            return "<p>the recording shows once the <code>with lens.record()</code> block has ended</p>"
+        from app.render.web.notebook import inline_player
+
+        return inline_player(self._recording)
 
     def to_json(self) -> dict[str, Any]:
         """The recording as the JSON object ``python -m app trace --json`` prints (a dict)."""

@@ -1198,6 +1198,7 @@ class Report:
     real_model: RealModelResult | None = None
     lens_open: LensOpen = field(default_factory=LensOpen)
     stack: dict[str, Any] | None = None  # the 20,000-node transformer stack (full runs)
+    web: dict[str, Any] | None = None  # the HTML player in headless Chromium (benchmarks/web.py)
 
     def json(self) -> dict[str, Any]:
         stack = [self.stack] if self.stack else []
@@ -1211,6 +1212,7 @@ class Report:
             "torch_import_s": round(median(self.torch_import_s), 3),
             "max_heartbeat_gap_ms": round(self.heartbeat.max_gap_ms if self.heartbeat else math.nan, 1),
             "peak_rss_mb": round(self.rss.get("peak_mb", math.nan), 1),
+            "web": self.web,
         }
 
 
@@ -1246,7 +1248,11 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     if not opts.quick:
         opts.log(f"stack: {STACK_NODES} nodes of transformer layers through `run`, in a child process")
         stack = attempt(lambda: _child_json("--child-stack", STACK_NODES), None, opts.log)
-    return Report(machine, results, startup, imports, heartbeat, rss, program, real, lens_open, stack)
+    from benchmarks.web import measure_web
+
+    web_sizes = (max(sizes), 20) if opts.quick else (5000, PROGRAM_ITERATIONS)
+    web = attempt(lambda: measure_web(opts.log, *web_sizes), None, opts.log)
+    return Report(machine, results, startup, imports, heartbeat, rss, program, real, lens_open, stack, web)
 
 
 def attempt(measure: Callable[[], T], fallback: T, log: Callable[[str], None]) -> T:
