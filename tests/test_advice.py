@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from app.core.lesson.advice import advice_for, kept_graphs
-from app.core.lesson.fixes import changed_lines
+from app.core.lesson.edits import changed_lines
 from app.core.loading import builtin_names, load_builtin
 from app.core.model.program import Program
 from app.core.model.recording import Recording

@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 
 from app.core.lesson.advice import advice_for
-from app.core.lesson.fixes import changed_lines, find_call, fixes_for, set_call_keyword
+from app.core.lesson.edits import changed_lines, find_call, set_call_keyword
+from app.core.lesson.fixes import fixes_for
 from app.core.loading import load_builtin, parse_scenario
 from app.core.model.errors import ScenarioError
 from app.core.model.graph import Graph

@@ -61,7 +61,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QTextEdit, QWidget
 
-from app.core.lesson.fixes import new_line_numbers
+from app.core.lesson.edits import new_line_numbers
 from app.ui.call_toggles import CallSite, call_sites, edit_call
 from app.ui.code_edit import CodeEdit
 from app.ui.session import Session

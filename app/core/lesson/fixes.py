@@ -1,45 +1,69 @@
-"""Fixes offered at an error: edits of the program text, chosen from what the recording shows.
+"""Fixes offered at an error: the recipes, each an edit of the program text made from what the
+recording shows.
 
 A :class:`Fix` is a title, a sentence saying why it works, and the whole new
-program text, so the window can show its diff, record it and undo it. Every
-edit is made on the text at positions :mod:`ast` reports (the program is
-parsed, never run), so the learner's layout, comments and other keywords stay
-as they wrote them.
+program text, so the window can show its diff, record it and undo it. The
+recipes read their facts from the recording (:mod:`app.core.lesson.failure`,
+NOTE [fixes from the recording]) and make their edits at :mod:`ast` positions
+(:mod:`app.core.lesson.edits`). What :func:`fixes_for` returns are
+candidates: :func:`app.core.lesson.prove.proven_fixes` records each edited
+program again and offers only those that remove the error, raise nothing else
+and whose every stated result (a :class:`Claim`) holds in that recording.
 
->>> from app.core.model.program import Call
->>> code = "y = x.square()\\ny.sum().backward()\\n"
->>> call = Call("backward", 2, 1, 2, 19, "y.sum().backward()")
->>> set_call_keyword(code, call, "retain_graph", "True")
-'y = x.square()\\ny.sum().backward(retain_graph=True)\\n'
-
-# NOTE [fixes from the recording]
-Which fix applies is read from the recording, not guessed from the text:
-the failing node and the call that freed its saved tensors
-(``Recording.freed_by``), the loop iteration each node was created in
-(``GraphNode.loops``), and the statement that changed a saved tensor in place
-(the step whose ``version_changes`` name the slot). The text only says where
-to make the edit. Each fix is tested by recording the edited program: the
-error it targets is gone and, where it keeps the meaning, the gradients equal
-a plain PyTorch run.
+# NOTE [the order of the recipes]
+A PyTorch expert fixes the cause first: detach what an iteration carries into
+the next, reset what accumulates, compute again what an optimizer step changed,
+write out of place, order the steps after the backwards. ``retain_graph=True``
+only hides most of these (it keeps every old graph alive, or trades the error for a
+version error later): it comes last, labelled a band-aid (``Fix.band_aid``).
 """
 
 from __future__ import annotations
 
 import ast
-import difflib
-import io
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
-from app.core.model.graph import GraphNode
-from app.core.model.program import Call, CallInfo
+from app.core.lesson.edits import (
+    Source,
+    assigned_names,
+    carried_names,
+    edit_text,
+    insert_after,
+    insert_before,
+    line_ending,
+    loop_at,
+    names_bound,
+    names_read,
+    set_call_keyword,
+    statement_lines,
+    unwrap_block,
+    wrap_in_block,
+    wrapped,
+)
+from app.core.lesson.failure import Failure, failure_of, site
+from app.core.model.program import CallInfo
 from app.core.model.recording import Recording
-from app.core.model.timeline import SlotKey
 
-__all__ = ["Fix", "changed_lines", "find_call", "fixes_for", "new_line_numbers", "set_call_keyword"]
+__all__ = ["Claim", "Fix", "fixes_for"]
 
-_Positioned = ast.expr | ast.stmt | ast.keyword
+ClaimKind = Literal["same_grads_as", "keeps_no_graph"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A sentence of a fix's explanation that states a result, and what the proof compares.
+
+    ``same_grads_as``: every leaf's ``.grad`` at the end of the edited program equals its value at
+    the end of ``reference`` (another program text, recorded too). ``keeps_no_graph``: the edited
+    program's recording keeps no earlier iteration's graph alive (NOTE [kept graphs]).
+    """
+
+    text: str
+    kind: ClaimKind
+    reference: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,529 +71,436 @@ class Fix:
     """One edit of the program: what it does, why it works, and the new program text.
 
     ``moved``: the statement the edit moves to another line (``opt.step()``), shown as a move.
+    ``claims``: the sentences of ``explanation`` that state a result, each checked before the fix
+    is offered. ``band_aid``: the edit hides the cause rather than removing it (NOTE [the order of
+    the recipes]). ``alternatives``: the same edit for other shapes of the value (a tuple, a list,
+    a dict where a tensor was assumed), tried in order when this one raises.
     """
 
     title: str
     explanation: str
     code: str
     moved: str = ""
-
-
-def changed_lines(old: str, new: str, moved: str = "") -> list[str]:
-    """The lines a fix removes (``- ``) and adds (``+ ``), without diff headers.
-
-    >>> changed_lines("a\\nb\\n", "a\\nc\\n")
-    ['- b', '+ c']
-
-    A statement the fix moves (``moved``) is marked so, or its ``-`` and ``+`` would read as a
-    change that changes nothing; a text diff alone may as well name a neighbour as the one moved:
-
-    >>> changed_lines("step()\\na\\nb\\n", "a\\nb\\nstep()\\n", moved="step()")
-    ['- step()  # moves', '+ step()  # to here']
-    """
-    old_lines, new_lines, marks = old.splitlines(), new.splitlines(), []
-    if moved:  # from its first place in the old text to its last in the new (after the backward)
-        was = next((i for i, line in enumerate(old_lines) if line.strip() == moved), None)
-        now = next((i for i in reversed(range(len(new_lines))) if new_lines[i].strip() == moved), None)
-        if was is not None and now is not None:
-            marks = [f"- {old_lines[was]}  # moves", f"+ {new_lines[now]}  # to here"]
-            old_lines = old_lines[:was] + old_lines[was + 1 :]
-            new_lines = new_lines[:now] + new_lines[now + 1 :]
-    return [line.rstrip() for line in _line_diff(old_lines, new_lines)] + marks
-
-
-def new_line_numbers(old: str, new: str) -> list[int]:
-    """The 1-based lines of ``new`` that an edit of ``old`` added or changed (a moved line counts
-    wherever a line diff places it; a removed one has no line left to show).
-
-    >>> new_line_numbers("a\\nb\\nc\\n", "a\\nB\\nc\\nd\\n")
-    [2, 4]
-    """
-    old_lines, new_lines = old.splitlines(), new.splitlines()
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    return [
-        j + 1
-        for tag, _, _, j1, j2 in matcher.get_opcodes()
-        if tag in ("replace", "insert")
-        for j in range(j1, j2)
-    ]
-
-
-# ndiff pairs similar lines of a changed block, comparing every pair character by character and
-# recursing once per pair: quadratic in the block's lines and characters, and a RecursionError
-# past ~1,000 lines. A fix changes a few short lines: ndiff then; whole lines past DIFF_CHARS, and
-# the whole block past DIFF_LINES.
-DIFF_LINES = 100
-DIFF_CHARS = 10_000
-
-
-def _line_diff(old: list[str], new: list[str]) -> list[str]:
-    """``- `` and ``+ `` lines from ``old`` to ``new``, on what differs between their common first
-    and last lines: linear in the text, apart from a small block's diff."""
-    first = 0
-    while first < min(len(old), len(new)) and old[first] == new[first]:
-        first += 1
-    last = 0
-    while last < min(len(old), len(new)) - first and old[-1 - last] == new[-1 - last]:
-        last += 1
-    old, new = old[first : len(old) - last], new[first : len(new) - last]
-    if len(old) > DIFF_LINES or len(new) > DIFF_LINES:
-        return [f"- {line}" for line in old] + [f"+ {line}" for line in new]
-    if sum(map(len, old)) + sum(map(len, new)) > DIFF_CHARS:
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)  # whole lines, no characters
-        return [
-            line
-            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-            if tag != "equal"
-            for line in [f"- {text}" for text in old[i1:i2]] + [f"+ {text}" for text in new[j1:j2]]
-        ]
-    return [line for line in difflib.ndiff(old, new) if line[:2] in ("- ", "+ ")]
-
-
-# -- the program text, with ast positions ----------------------------------------------------
-
-
-class _Source:
-    """The program text parsed once: absolute offsets of ast positions, statements by line."""
-
-    def __init__(self, code: str) -> None:
-        self.code = code
-        # ast counts lines at \r\n, \r and \n, as StringIO(newline="") splits them.
-        self.lines = io.StringIO(code, newline="").readlines()
-        self.starts = [0]
-        for line in self.lines:
-            self.starts.append(self.starts[-1] + len(line))
-        self.tree = ast.parse(code)
-        self.parents: dict[int, tuple[ast.AST, list[ast.stmt]]] = {}
-        for owner in ast.walk(self.tree):
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(owner, field, None)
-                if isinstance(block, list):
-                    for stmt in block:
-                        if isinstance(stmt, ast.stmt):
-                            self.parents[id(stmt)] = (owner, block)
-        self._innermost: dict[int, ast.stmt | None] = {}
-
-    def line_text(self, line: int) -> str:
-        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-
-    def offset(self, line: int, byte_col: int) -> int:
-        text = self.line_text(line)
-        return self.starts[line - 1] + len(text.encode("utf-8")[:byte_col].decode("utf-8", "ignore"))
-
-    def start(self, node: _Positioned) -> int:
-        return self.offset(node.lineno, node.col_offset)
-
-    def end(self, node: _Positioned) -> int:
-        return self.offset(_end_line(node), node.end_col_offset or 0)
-
-    def segment(self, node: _Positioned) -> str:
-        return self.code[self.start(node) : self.end(node)]
-
-    def char_position(self, node: _Positioned) -> tuple[int, int, int, int]:
-        """1-based (line, col, end_line, end_col) in characters, as a :class:`Call` holds them."""
-        start, end = self.start(node), self.end(node)
-        line, end_line = node.lineno, _end_line(node)
-        return line, start - self.starts[line - 1] + 1, end_line, end - self.starts[end_line - 1] + 1
-
-    def line_start(self, line: int) -> int:
-        return self.starts[line - 1]
-
-    def line_end(self, line: int) -> int:
-        """Just after the newline ending ``line`` (the text's end for a last line without one)."""
-        return self.starts[min(line, len(self.lines))]
-
-    def indent(self, line: int) -> str:
-        text = self.line_text(line)
-        return text[: len(text) - len(text.lstrip(" \t"))]
-
-    def starts_line(self, node: _Positioned) -> bool:
-        return self.code[self.line_start(node.lineno) : self.start(node)].strip() == ""
-
-    def block_of(self, stmt: ast.stmt) -> tuple[ast.AST, list[ast.stmt]]:
-        return self.parents[id(stmt)]
-
-    def statement_at(self, line: int) -> ast.stmt | None:
-        """The innermost statement spanning ``line``."""
-        if line not in self._innermost:  # asked once per node of a recording: one walk per line
-            best: ast.stmt | None = None
-            for node in ast.walk(self.tree):
-                if not isinstance(node, ast.stmt) or not node.lineno <= line <= _end_line(node):
-                    continue
-                if best is None or (node.lineno >= best.lineno and _span(node) <= _span(best)):
-                    best = node
-            self._innermost[line] = best
-        return self._innermost[line]
-
-    def enclosing_statement(self, node: ast.AST) -> ast.stmt | None:
-        """The innermost statement holding ``node`` (``node`` itself when it is one)."""
-        holders = [
-            s
-            for s in ast.walk(self.tree)
-            if isinstance(s, ast.stmt) and any(child is node for child in ast.walk(s))
-        ]
-        return min(holders, key=_span, default=None)
-
-
-def _end_line(node: _Positioned) -> int:
-    return node.end_lineno or node.lineno
-
-
-def _span(node: _Positioned) -> int:
-    return _end_line(node) - node.lineno
-
-
-def _edit(code: str, start: int, end: int, text: str) -> str:
-    return code[:start] + text + code[end:]
-
-
-def _skip_blank(code: str, i: int) -> int:
-    """The index of the first character at or after ``i`` that is not space, newline or comment."""
-    while i < len(code):
-        if code[i] in " \t\r\n\f\\":
-            i += 1
-        elif code[i] == "#":
-            while i < len(code) and code[i] not in "\r\n":
-                i += 1
-        else:
-            break
-    return i
-
-
-# -- finding a call and editing its keywords -------------------------------------------------
-
-
-def find_call(code: str, call: Call) -> tuple[int, int]:
-    """The character range of ``call`` in ``code``: at its recorded place, else its unique text.
-
-    Raises ``ValueError`` when the text no longer holds it (or holds it more than once).
-    """
-    source = _Source(code)
-    node = _call_node(source, call)
-    return source.start(node), source.end(node)
-
-
-def _call_node(source: _Source, call: Call) -> ast.Call:
-    calls = [n for n in ast.walk(source.tree) if isinstance(n, ast.Call)]
-    place = (call.line, call.col, call.end_line, call.end_col)
-    for node in calls:
-        if source.char_position(node) == place:
-            return node
-    same_text = [n for n in calls if " ".join(source.segment(n).split()) == call.text]
-    if len(same_text) == 1:
-        return same_text[0]
-    raise ValueError(f"the call {call.text!r} of line {call.line} is not in the program any more")
-
-
-def set_call_keyword(code: str, call: Call, name: str, value: str | None) -> str:
-    """``code`` with the keyword ``name=value`` added to or changed in ``call``; None removes it.
-
-    The call is found at its recorded place (see :func:`find_call`); existing
-    keywords, trailing commas and a call spread over several lines keep their shape.
-
-    >>> code = "loss.backward(\\n    retain_graph=True,\\n)\\n"
-    >>> call = Call("backward", 1, 1, 3, 2, "loss.backward( retain_graph=True, )")
-    >>> print(set_call_keyword(code, call, "create_graph", "True"), end="")
-    loss.backward(
-        retain_graph=True,
-        create_graph=True,
-    )
-    >>> print(set_call_keyword(code, call, "retain_graph", None), end="")
-    loss.backward(
-    )
-    """
-    source = _Source(code)
-    node = _call_node(source, call)
-    existing = next((k for k in node.keywords if k.arg == name), None)
-    if existing is not None:
-        if value is None:
-            return _remove_argument(source, node, existing)
-        return _edit(code, source.start(existing.value), source.end(existing.value), value)
-    if value is None:
-        return code
-    return _add_keyword(source, node, f"{name}={value}")
-
-
-def _arguments(node: ast.Call) -> list[ast.expr | ast.keyword]:
-    return sorted([*node.args, *node.keywords], key=lambda a: (a.lineno, a.col_offset))
-
-
-def _open_paren(source: _Source, node: ast.Call) -> int:
-    i = _skip_blank(source.code, source.end(node.func))
-    if source.code[i : i + 1] != "(":
-        raise ValueError(f"cannot find the opening parenthesis of {source.segment(node)!r}")
-    return i
-
-
-def _close_paren(source: _Source, node: ast.Call) -> int:
-    close = source.end(node) - 1
-    if source.code[close] != ")":
-        raise ValueError(f"cannot find the closing parenthesis of {source.segment(node)!r}")
-    return close
-
-
-def _add_keyword(source: _Source, node: ast.Call, keyword: str) -> str:
-    code, close = source.code, _close_paren(source, node)
-    arguments = _arguments(node)
-    if not arguments:
-        opening = _open_paren(source, node)
-        if code[opening + 1 : close].strip() == "":
-            return _edit(code, opening + 1, close, keyword)
-        return _edit(code, opening + 1, opening + 1, keyword)  # only a comment inside
-    last = arguments[-1]
-    last_end = source.end(last)
-    after = _skip_blank(code, last_end)
-    comma = after if after < close and code[after] == "," else None
-    if last.lineno > node.lineno and source.starts_line(last):  # one argument per line
-        indent = source.indent(last.lineno)
-        if comma is not None:
-            return _edit(code, comma + 1, comma + 1, f"\n{indent}{keyword},")
-        return _edit(code, last_end, last_end, f",\n{indent}{keyword}")
-    return _edit(code, last_end, last_end, f", {keyword}")
-
-
-def _remove_argument(source: _Source, node: ast.Call, argument: ast.keyword) -> str:
-    code = source.code
-    arguments = _arguments(node)
-    i = arguments.index(argument)
-    start, end = source.start(argument), source.end(argument)
-    if _alone_on_lines(source, node, argument):
-        return _edit(code, source.line_start(argument.lineno), source.line_end(_end_line(argument)), "")
-    if i > 0:
-        return _edit(code, source.end(arguments[i - 1]), end, "")
-    if len(arguments) > 1:
-        return _edit(code, start, source.start(arguments[1]), "")
-    return _edit(code, _open_paren(source, node) + 1, _close_paren(source, node), "")
-
-
-def _alone_on_lines(source: _Source, node: ast.Call, argument: ast.keyword) -> bool:
-    """Whether ``argument`` fills its own lines: only a comma (and a comment) follow it there."""
-    end_line = _end_line(argument)
-    if not source.starts_line(argument) or end_line >= _end_line(node):
-        return False
-    return _blank_after(source.code[source.end(argument) : source.line_end(end_line)], comma=True)
-
-
-def _blank_after(rest: str, *, comma: bool) -> bool:
-    """Whether the rest of a line holds only spaces, a comment and (``comma``) one comma first.
-
-    Scanned in one pass: the regular expression this replaces backtracked over runs of spaces,
-    cubically (20,000 spaces before a second argument took hours).
-
-    >>> _blank_after("  ,  # why\\n", comma=True), _blank_after(" , x=1\\n", comma=True)
-    (True, False)
-    """
-    text = rest.strip()  # ``rest`` ends at the line's end: a comment runs to it
-    if comma and text.startswith(","):
-        text = text[1:].lstrip()
-    return text == "" or text.startswith("#")
-
-
-# -- statements ----------------------------------------------------------------------------
-
-
-def _alone(source: _Source, stmt: ast.stmt) -> bool:
-    """Whether ``stmt`` fills its lines (no ``;`` neighbour), so whole lines can move."""
-    rest = source.code[source.end(stmt) : source.line_end(stmt.end_lineno or stmt.lineno)]
-    return source.starts_line(stmt) and _blank_after(rest, comma=False)
-
-
-def _lines_of(source: _Source, stmt: ast.stmt) -> tuple[int, int]:
-    if not _alone(source, stmt):
-        raise ValueError(f"line {stmt.lineno} holds more than one statement")
-    return source.line_start(stmt.lineno), source.line_end(stmt.end_lineno or stmt.lineno)
-
-
-def _line_ending(source: _Source) -> str:
-    first = source.lines[0] if source.lines else "\n"
-    return "\r\n" if first.endswith("\r\n") else "\n"
-
-
-def _insert_before(source: _Source, stmt: ast.stmt, text: str) -> str:
-    start, _ = _lines_of(source, stmt)
-    return _edit(source.code, start, start, source.indent(stmt.lineno) + text + _line_ending(source))
-
-
-def _insert_after(source: _Source, stmt: ast.stmt, text: str, indent: str) -> str:
-    _, end = _lines_of(source, stmt)
-    code = source.code
-    newline = _line_ending(source)
-    lead = "" if code[:end].endswith(("\n", "\r")) else newline
-    return _edit(code, end, end, lead + indent + text + newline)
-
-
-def _names_read(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def _names_bound(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-
-
-def _assigned_names(stmt: ast.stmt) -> list[str]:
-    """Plain names a statement binds (``h = ...``, ``h, c = ...``, ``t += ...``)."""
-    if isinstance(stmt, ast.Assign):
-        targets: list[ast.expr] = list(stmt.targets)
-    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-        targets = [stmt.target]
-    else:
-        return []
-    names: list[str] = []
-    for target in targets:
-        elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-        names += [e.id for e in elements if isinstance(e, ast.Name)]
-    return names
-
-
-def _carried_names(body: Sequence[ast.stmt]) -> list[str]:
-    """Names a loop body reads before it binds them in the same iteration: values carried over."""
-    bound_here: set[str] = set()
-    carried: list[str] = []
-    bound_anywhere = set().union(*(_names_bound(s) for s in body)) if body else set()
-    for stmt in body:
-        for name in sorted(_names_read(stmt) - _loop_variables(stmt)):
-            if name in bound_anywhere and name not in bound_here and name not in carried:
-                carried.append(name)
-        bound_here |= _names_bound(stmt)
-    return carried
-
-
-def _loop_variables(stmt: ast.stmt) -> set[str]:
-    """Names ``stmt``'s own loops and comprehensions bind before anything in them reads them."""
-    targets = [n.target for n in ast.walk(stmt) if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension))]
-    return set().union(*(_names_bound(t) for t in targets)) if targets else set()
-
-
-def _simple(node: ast.expr) -> bool:
-    """Whether an expression binds tighter than ``+`` and ``.attr`` without parentheses."""
-    return isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))
-
-
-def _wrapped(source: _Source, node: ast.expr) -> str:
-    text = source.segment(node)
-    return text if _simple(node) else f"({text})"
-
-
-# -- reading the recording -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Failure:
-    """What the recording says about the failed call, with the parsed text to edit."""
-
-    recording: Recording
-    source: _Source
-    info: CallInfo
-    node: GraphNode | None
-
-    @property
-    def code(self) -> str:
-        return self.source.code
-
-    def freeing_calls(self) -> list[CallInfo]:
-        """The earlier calls that freed a saved tensor of the failing node."""
-        if self.node is None:
-            return []
-        keys: list[SlotKey] = [(self.node.id, s.name) for s in self.node.tensor_slots]
-        indices = sorted({self.recording.freed_by[k] for k in keys if k in self.recording.freed_by})
-        return [self.recording.calls[i] for i in indices if i < self.info.index]
-
-    def modifying_lines(self) -> list[int]:
-        """Lines of the statements that changed a saved tensor of the failing node in place while
-        the node still held it (the node's own line, which saved it, among them)."""
-        if self.node is None:
-            return []
-        return self._writes({self.node.id}, freed=False)
-
-    def written_lines(self) -> list[int]:
-        """Lines of the statements that wrote in place, after a backward had freed them, the
-        weights that the failing node or a node below it had saved (NOTE [freed leaves written] in
-        the recorder): retaining the graph would not bring back their old values."""
-        if self.node is None:
-            return []
-        return self._writes(set(self.recording.graph.reached_from([self.node.id])), freed=True)
-
-    def _writes(self, nodes: set[str], *, freed: bool) -> list[int]:
-        saved = {
-            (n.id, s.name): s.saved_version
-            for n in self.recording.graph.nodes
-            if n.id in nodes
-            for s in n.tensor_slots
-        }
-        states: dict[SlotKey, str] = {}
-        lines: list[int] = []
-        for step in self.recording.timeline.steps[: self.info.last_step]:
-            for key, state in step.slot_changes.items():
-                if key in saved:
-                    states[key] = state
-            for key, version in step.version_changes.items():
-                if key not in saved or (states.get(key) == "freed") != freed:
-                    continue
-                if freed and version == saved[key]:
-                    continue
-                if step.line is not None and step.line not in lines:
-                    lines.append(step.line)
-        return lines
-
-    def call_statement(self, info: CallInfo) -> ast.stmt:
-        node = _call_node(self.source, info.call)
-        stmt = self.source.enclosing_statement(node)
-        if stmt is None:
-            raise ValueError(f"no statement holds the call on line {info.call.line}")
-        return stmt
-
-
-def _site(call: Call) -> tuple[int, int]:
-    return call.line, call.col
+    claims: tuple[Claim, ...] = ()
+    band_aid: bool = False
+    alternatives: tuple[Fix, ...] = field(default=(), compare=False)
 
 
 def fixes_for(recording: Recording, deadline: float | None = None) -> list[Fix]:
-    """The edits that remove the error of ``recording``'s failed call, best first (none if it passed).
+    """The candidate edits for the error of ``recording``, best first (none if it passed).
 
     See NOTE [fixes from the recording]. A fix whose edit cannot be made on
     this text (the call moved, a line holds two statements) is left out.
     ``deadline`` (a ``time.monotonic()`` value): the fixes found by then, and no more.
+    Candidates only: :func:`app.core.lesson.prove.proven_fixes` keeps those that hold.
     """
-    info = recording.failed
-    if info is None:
-        return []
-    try:
-        source = _Source(recording.program.code)
-    except SyntaxError:
-        return []
-    failed = info.failed_node
-    node = recording.graph.node(failed) if failed is not None and failed in recording.graph else None
-    failure = _Failure(recording, source, info, node)
+    failure = failure_of(recording)
+    if failure is not None:
+        makers: Sequence[Callable[[Failure], Fix | None]] = _MAKERS
+        return _made(failure, makers, failure.source.code, deadline)
+    return _program_error_fixes(recording)
+
+
+def _made(
+    failure: Failure, makers: Sequence[Callable[[Failure], Fix | None]], code: str, deadline: float | None
+) -> list[Fix]:
     fixes: list[Fix] = []
-    for make in _MAKERS:
+    for make in makers:
         if deadline is not None and time.monotonic() > deadline:
             break
         try:
             fix = make(failure)
         except ValueError:
             continue
-        if fix is not None and fix.code != source.code and all(f.code != fix.code for f in fixes):
+        if fix is not None and fix.code != code and all(f.code != fix.code for f in fixes):
             ast.parse(fix.code)  # every edit must leave a program that parses
             fixes.append(fix)
     return fixes
 
 
-def _freeing_sites(failure: _Failure) -> dict[tuple[int, int], Call]:
-    """Where the earlier calls that freed what the failing call needs are, but the failing one's."""
-    failing_site = _site(failure.info.call)
-    sites: dict[tuple[int, int], Call] = {}
-    for info in failure.freeing_calls():
-        if _site(info.call) != failing_site:  # the same line again: the real problem is elsewhere
-            sites.setdefault(_site(info.call), info.call)
-    return sites
+# -- carried state: detach what an iteration (or a call) carries into the next ----------------
+
+# The shapes a carried value takes in real code, tried in this order: a tensor (h), an LSTM's
+# (h, c) tuple, a list of per-layer states, a dict of them, a list of (h, c) tuples, and a value
+# that starts as None (the first batch has no state yet). The proof tries the next one when an
+# edit raises, starting from the shape its error names ("'tuple' object has no attribute").
+_DETACH_FORMS: tuple[tuple[str, str], ...] = (
+    ("tensor", "{v}.detach()"),
+    ("tuple", "tuple(t.detach() for t in {v})"),
+    ("list", "[t.detach() for t in {v}]"),
+    ("dict", "{{k: t.detach() for k, t in {v}.items()}}"),
+    ("list of tuples", "[tuple(t.detach() for t in s) for s in {v}]"),
+)
 
 
-def _retain_fix(failure: _Failure) -> Fix | None:
+def detach_forms(target: str) -> list[tuple[str, str]]:
+    """``(shape, statement)`` that detaches ``target`` for each shape it may hold.
+
+    >>> [s for _, s in detach_forms("hidden")][:2]
+    ['hidden = hidden.detach()', 'hidden = tuple(t.detach() for t in hidden)']
+    """
+    return [(shape, f"{target} = {form.format(v=target)}") for shape, form in _DETACH_FORMS]
+
+
+def _with_forms(make: Callable[[str, str], Fix], target: str, *, maybe_none: bool) -> Fix:
+    """The fix for a tensor, with the other shapes as its alternatives (None-guarded when the value
+    starts as None)."""
+    fixes = []
+    for shape, plain in detach_forms(target):
+        value = plain.split(" = ", 1)[1]
+        fixes.append(
+            make(shape, f"{target} = None if {target} is None else {value}" if maybe_none else plain)
+        )
+    return Fix(**{**fixes[0].__dict__, "alternatives": tuple(fixes[1:])})
+
+
+def _target_text(source: Source, node: ast.expr) -> str | None:
+    """``h``, ``self.hidden``, ``state["h"]``: a target that names where a value is kept."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, (ast.Attribute, ast.Subscript)) and _target_text(source, node.value) is not None:
+        return source.segment(node)
+    return None
+
+
+def _carried_targets(source: Source, stmt: ast.stmt) -> list[str]:
+    """Targets that ``stmt`` both reads and binds: ``self.hidden = self.rnn(x, self.hidden)``,
+    ``out, state["h"] = cell(x, state["h"])``."""
+    if not isinstance(stmt, (ast.Assign, ast.AugAssign)):
+        return []
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    flat = [e for t in targets for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])]
+    read = {
+        source.segment(n)
+        for n in ast.walk(stmt.value)
+        if isinstance(n, (ast.Attribute, ast.Subscript, ast.Name))
+    }
+    found = []
+    for element in flat:
+        text = _target_text(source, element)
+        if (
+            text is not None
+            and not isinstance(element, ast.Name)
+            and (text in read or isinstance(stmt, ast.AugAssign))
+        ):
+            found.append(text)
+    return found
+
+
+def _starts_as_none(source: Source, target: str) -> bool:
+    """Whether the program anywhere sets ``target`` to None (a state made on the first call)."""
+    return any(
+        isinstance(n, ast.Assign)
+        and isinstance(n.value, ast.Constant)
+        and n.value.value is None
+        and any(
+            source.segment(t) == target or (isinstance(t, ast.Attribute) and target.endswith("." + t.attr))
+            for t in n.targets
+        )
+        for n in ast.walk(source.tree)
+    )
+
+
+def _detach_kept_fix(failure: Failure) -> Fix | None:
+    """``self.hidden = self.hidden.detach()`` before the statement that carries a value kept on a
+    module (or in a dict) from one call into the next, where the failing node was made."""
+    node = failure.node
+    if node is None or node.line is None or failure.earlier_iteration_loop() is None:
+        return None
+    source = failure.source
+    made = source.statement_at(node.line)
+    targets = _carried_targets(source, made) if made is not None else []
+    if len(targets) != 1:
+        return None
+    target, stmt = targets[0], made
+    assert stmt is not None
+
+    def make(shape: str, statement: str) -> Fix:
+        return Fix(
+            f"{target}: detach it before line {stmt.lineno} uses it",
+            f"{target} is kept from one iteration to the next and still points into the graph of the "
+            f"one before, which its backward already freed. Detaching it ({shape}) before line "
+            f"{stmt.lineno} keeps its values and lets each backward walk only its own iteration.",
+            insert_before(source, stmt, statement),
+        )
+
+    return _with_forms(make, target, maybe_none=_starts_as_none(source, target))
+
+
+def _accumulated(loop: ast.For | ast.While, name: str) -> ast.stmt | None:
+    """The statement of ``loop``'s body that adds to ``name`` from itself (``acc += x``,
+    ``acc = acc + x``)."""
+    for stmt in loop.body:
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+            return stmt
+        if (
+            isinstance(stmt, ast.Assign)
+            and [getattr(t, "id", None) for t in stmt.targets] == [name]
+            and isinstance(stmt.value, ast.BinOp)
+            and name in names_read(stmt.value)
+        ):
+            return stmt
+    return None
+
+
+def _reset_accumulated_fix(failure: Failure) -> Fix | None:
+    """``total = 0`` at the start of each iteration, when the failing backward is called on a loss
+    the loop adds to across iterations: each backward then sees only its iteration's loss."""
+    loop = failure.earlier_iteration_loop()
+    if loop is None:
+        return None
+    source = failure.source
+    stmt = failure.call_statement(failure.info)
+    receiver = _backward_receiver(source, stmt)
+    if not isinstance(receiver, ast.Name):
+        return None
+    name = receiver.id
+    adding = _accumulated(loop, name)
+    if adding is None:
+        return None
+    first = loop.body[0]
+    start = _initial_value(source, loop, name)
+    code = insert_before(source, first, f"{name} = {start}")
+    return Fix(
+        f"{name} = {start} at the start of each iteration",
+        f"Line {adding.lineno} adds each iteration's loss to {name}, which is never reset, so "
+        f"{name}.backward() walks every earlier iteration's graph again, and those were freed. "
+        f"Resetting {name} at the start of each iteration backpropagates only this iteration's loss.",
+        code,
+    )
+
+
+def _initial_value(source: Source, loop: ast.For | ast.While, name: str) -> str:
+    """The value ``name`` was set to before ``loop`` (``0``, ``0.0``, ``torch.zeros(1)``), else ``0``."""
+    _, block = source.block_of(loop)
+    for stmt in reversed(block[: block.index(loop)] if loop in block else []):
+        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == [name]:
+            text = source.segment(stmt.value)
+            if "\n" not in text and len(text) <= 60:
+                return text
+    return "0"
+
+
+# -- in place: write a new value instead -------------------------------------------------------
+
+
+def _out_of_place(source: Source, stmt: ast.stmt) -> tuple[str, str] | None:
+    """(the new program, what was written in place) with ``stmt``'s in-place write made out of place:
+    ``a[i] += b`` -> ``a[i] = a[i] + b``, ``x.add_(y)`` -> ``x = x.add(y)``, ``inplace=True`` ->
+    ``inplace=False``."""
+    if isinstance(stmt, ast.AugAssign) and _target_text(source, stmt.target) is not None:
+        target = source.segment(stmt.target)
+        op = _OPERATORS.get(type(stmt.op))
+        if op is None:
+            return None
+        value = source.segment(stmt.value)
+        value = value if wrapped(source, stmt.value) == value else f"({value})"
+        return edit_text(
+            source.code, source.start(stmt), source.end(stmt), f"{target} = {target} {op} {value}"
+        ), target
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr.endswith("_")
+            and not func.attr.startswith("_")
+            and _target_text(source, func.value) is not None
+        ):
+            target = source.segment(func.value)
+            call = source.segment(stmt.value)
+            name_end = source.end(func) - source.start(stmt.value)
+            new_call = call[: name_end - 1] + call[name_end:]  # the method without its trailing _
+            return edit_text(
+                source.code, source.start(stmt), source.end(stmt), f"{target} = {new_call}"
+            ), target
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.keyword) and node.arg == "inplace" and source.segment(node.value) == "True":
+            return edit_text(
+                source.code, source.start(node.value), source.end(node.value), "False"
+            ), "inplace=True"
+    return None
+
+
+_OPERATORS: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+}
+
+
+def _out_of_place_fix(failure: Failure) -> Fix | None:
+    """Write a new value where the statement that changed a saved tensor wrote into it in place:
+    into a tensor held in a list, a dict or a module attribute, rebinding is all it takes."""
+    source = failure.source
+    for line in failure.modifying_lines():
+        stmt = source.statement_at(line)
+        if stmt is None or _is_step(stmt):
+            continue
+        made = _out_of_place(source, _definition_site(source, stmt))
+        if made is None:
+            continue
+        code, written = made
+        what = "a layer's inplace=True" if written == "inplace=True" else written
+        return Fix(
+            f"out of place on line {stmt.lineno}",
+            f"Line {stmt.lineno} wrote into {what} in place, whose memory autograd saved for the "
+            "backward. Computing a new value instead leaves the saved values as they were.",
+            code,
+        )
+    return None
+
+
+def _definition_site(source: Source, stmt: ast.stmt) -> ast.stmt:
+    """``stmt``, or the ``nn.ReLU(inplace=True)`` it calls through when it is defined elsewhere
+    (the step's line is where the module ran, not where its inplace flag is written)."""
+    if any(isinstance(n, ast.keyword) and n.arg == "inplace" for n in ast.walk(stmt)):
+        return stmt
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.keyword) and node.arg == "inplace" and source.segment(node.value) == "True":
+            holder = source.enclosing_statement(node)
+            if holder is not None and holder is not stmt and _is_simple_stmt(holder):
+                return holder
+    return stmt
+
+
+def _is_simple_stmt(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, (ast.Assign, ast.Expr, ast.AugAssign, ast.AnnAssign))
+
+
+# -- a step between two backwards: compute again after it -------------------------------------
+
+
+def _recompute_after_step_fix(failure: Failure) -> Fix | None:
+    """Compute the failing node's statement (``out = D(fake)``) again after the optimizer step that
+    changed what it saved, before the later loss uses it: the later backward then walks a graph made
+    with the updated weights (DCGAN's ``output = netD(fake)`` after ``optimizerD.step()``)."""
+    node = failure.node
+    if node is None or node.line is None:
+        return None
+    source = failure.source
+    made = source.statement_at(node.line)
+    second = failure.call_statement(failure.info)
+    if made is None or not isinstance(made, ast.Assign) or len(assigned_names(made)) != 1:
+        return None
+    _, block = source.block_of(second)
+    if made not in block or block.index(made) > block.index(second):
+        return None
+    between = block[block.index(made) + 1 : block.index(second)]
+    steps = [s for s in between if _is_step(s)]
+    if not steps or not any(_calls_backward(s) for s in between):
+        return None
+    name = assigned_names(made)[0]
+    if name in set().union(*(names_bound(s) for s in between)):
+        return None
+    text = source.segment(made)
+    if "\n" in text:
+        return None
+    code = insert_after(source, steps[-1], text, source.indent(steps[-1].lineno))
+    step = source.segment(steps[-1])
+    return Fix(
+        f"compute {name} again after {step}",
+        f"{name} (line {made.lineno}) saved tensors that {step} then changed in place, or that the "
+        f"backward before it freed. Computing {name} again after {step} gives the later loss a "
+        "graph of its own, made with the updated weights.",
+        code,
+    )
+
+
+# -- autograd.grad, no_grad and leaves ---------------------------------------------------------
+
+
+def _create_graph_fix(failure: Failure) -> Fix | None:
+    """``create_graph=True`` on an earlier ``autograd.grad`` whose result a later backward needs."""
+    error = failure.info.error or ""
+    if "does not require grad" not in error and "does not have a grad_fn" not in error:
+        return None
+    earlier = [
+        i
+        for i in failure.recording.calls[: failure.info.index]
+        if i.call.kind == "grad" and not i.call.create_graph
+    ]
+    if not earlier:
+        return None
+    call = earlier[-1].call
+    return Fix(
+        f"create_graph=True on line {call.line}",
+        f"autograd.grad on line {call.line} returned gradients without a graph of their own, so the "
+        "later backward has nothing to walk through them. With create_graph=True the gradients are "
+        "differentiable.",
+        set_call_keyword(failure.source.code, call, "create_graph", "True"),
+    )
+
+
+def _is_no_grad(item: ast.withitem) -> bool:
+    expr = item.context_expr
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if name == "set_grad_enabled" and isinstance(expr, ast.Call) and expr.args:
+        return isinstance(expr.args[0], ast.Constant) and expr.args[0].value is False
+    return name in ("no_grad", "inference_mode")
+
+
+def _outside_no_grad_fix(failure: Failure) -> Fix | None:
+    """The ``with torch.no_grad():`` that computed the loss (or holds the backward) taken away."""
+    error = failure.info.error or ""
+    if "does not require grad" not in error and "does not have a grad_fn" not in error:
+        return None
+    source = failure.source
+    stmt = failure.call_statement(failure.info)
+    wanted = names_read(stmt)
+    for block in ast.walk(source.tree):
+        if not isinstance(block, ast.With) or len(block.items) != 1 or not _is_no_grad(block.items[0]):
+            continue
+        holds_call = any(child is stmt for child in ast.walk(block))
+        computes = any(set(assigned_names(s)) & wanted for s in ast.walk(block) if isinstance(s, ast.stmt))
+        if holds_call or computes:
+            header = source.segment(block.items[0].context_expr)
+            return Fix(
+                f"compute the loss outside {header}",
+                f"Line {block.lineno} runs its block under {header}, so nothing in it records a graph "
+                "and the loss has no grad_fn to backpropagate through. Without that block the "
+                "graph is recorded.",
+                unwrap_block(source, block),
+            )
+    return None
+
+
+def _program_error_fixes(recording: Recording) -> list[Fix]:
+    """Fixes for an error raised outside any autograd call (a leaf written in place)."""
+    message, line = recording.error or "", recording.error_line
+    if line is None or "leaf Variable that requires grad" not in message:
+        return []
+    try:
+        source = Source(recording.program.code)
+    except SyntaxError:
+        return []
+    stmt = source.statement_at(line)
+    if stmt is None or not _is_simple_stmt(stmt):
+        return []
+    try:
+        code = wrap_in_block(source, stmt, "with torch.no_grad()")
+    except ValueError:
+        return []
+    return [
+        Fix(
+            f"with torch.no_grad(): around line {line}",
+            f"Line {line} writes into a leaf that requires grad; autograd cannot record a change made "
+            "to its own input. A manual update is not part of the graph: under torch.no_grad() it "
+            "changes the values and records nothing.",
+            code,
+        )
+    ]
+
+
+def _retain_fix(failure: Failure) -> Fix | None:
     """``retain_graph=True`` on the earlier call(s) that freed what the failing call needs; with
     the ``opt.step()`` between them moved after both backwards when it wrote a weight the failing
     node saved (NOTE [freed leaves written] in the recorder): kept alone, the second backward would
     fail on the changed weight instead."""
-    sites = _freeing_sites(failure)
+    sites = failure.freeing_sites()
     if not sites:
         return None
     code, moved = failure.code, None
@@ -581,8 +512,8 @@ def _retain_fix(failure: _Failure) -> Fix | None:
         if moved is None:
             return None
         code = moved[0]  # the freeing calls come before the step: their positions hold
-    for site in sorted(sites, reverse=True):  # later calls first: earlier positions stay valid
-        code = set_call_keyword(code, sites[site], "retain_graph", "True")
+    for place in sorted(sites, reverse=True):  # later calls first: earlier positions stay valid
+        code = set_call_keyword(code, sites[place], "retain_graph", "True")
     lines = ", ".join(str(line) for line, _ in sorted(sites))
     word = "line" if len(sites) == 1 else "lines"
     why = (
@@ -601,7 +532,29 @@ def _retain_fix(failure: _Failure) -> Fix | None:
     )
 
 
-def _backward_receiver(source: _Source, stmt: ast.stmt) -> ast.expr | None:
+_BAND_AID = (
+    "A band-aid: it hides why the graph is walked twice and keeps every retained graph's memory alive."
+)
+
+
+def _retain_same_site_fix(failure: Failure) -> Fix | None:
+    """``retain_graph=True`` on the failing call itself, when its own earlier run freed the graph (a
+    loop): the band-aid that hides a carried value, last (NOTE [the order of the recipes])."""
+    if failure.info.call.kind != "backward" or failure.freeing_sites():
+        return None
+    if not any(site(i.call) == site(failure.info.call) for i in failure.freeing_calls()):
+        return None
+    call = failure.info.call
+    return Fix(
+        f"retain_graph=True on line {call.line} (band-aid)",
+        f"The call on line {call.line} freed, in an earlier iteration, what it needs again now. With "
+        f"retain_graph=True nothing is freed. {_BAND_AID}",
+        set_call_keyword(failure.code, call, "retain_graph", "True"),
+        band_aid=True,
+    )
+
+
+def _backward_receiver(source: Source, stmt: ast.stmt) -> ast.expr | None:
     """``A`` of a statement that is exactly ``A.backward()`` (retain_graph alone allowed)."""
     if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
         return None
@@ -621,7 +574,7 @@ def _touches_grads(stmt: ast.stmt) -> bool:
     return any(isinstance(node, ast.Attribute) and node.attr in _GRAD_EFFECTS for node in ast.walk(stmt))
 
 
-def _summed_fix(failure: _Failure) -> Fix | None:
+def _summed_fix(failure: Failure) -> Fix | None:
     """One backward of the two losses added: ``(A + B).backward()`` in place of the two calls."""
     earlier = failure.freeing_calls()
     if len(earlier) != 1 or failure.info.call.kind != "backward" or earlier[0].call.kind != "backward":
@@ -635,28 +588,35 @@ def _summed_fix(failure: _Failure) -> Fix | None:
     if a is None or b is None or first.lineno >= second.lineno:
         return None
     between = block[block.index(first) + 1 : block.index(second)]
-    rebound = set().union(*(_names_bound(s) for s in between)) if between else set()
-    if rebound & (_names_read(a) | _names_read(b)) or any(_touches_grads(s) for s in between):
+    rebound = set().union(*(names_bound(s) for s in between)) if between else set()
+    if rebound & (names_read(a) | names_read(b)) or any(_touches_grads(s) for s in between):
         return None
-    summed = f"({_wrapped(source, a)} + {_wrapped(source, b)}).backward()"
-    start, end = _lines_of(source, second)
-    code = _edit(source.code, start, end, "")
-    code = _edit(code, source.start(first), source.end(first), summed)
+    summed = f"({wrapped(source, a)} + {wrapped(source, b)}).backward()"
+    start, end = statement_lines(source, second)
+    code = edit_text(source.code, start, end, "")
+    code = edit_text(code, source.start(first), source.end(first), summed)
+    retained = _retain_fix(failure)
+    claims: tuple[Claim, ...] = ()
+    if retained is not None:
+        claims = (
+            Claim("It gives the same gradients as retaining the graph.", "same_grads_as", retained.code),
+        )
     return Fix(
         "add the losses, one backward",
-        "Adding the two losses and calling backward once walks the shared graph a single time and "
-        "gives the same gradients, with nothing retained.",
+        "Adding the two losses and calling backward once walks the shared graph a single time, with "
+        "nothing retained." + "".join(f" {c.text}" for c in claims),
         code,
+        claims=claims,
     )
 
 
-def _detach_shared_fix(failure: _Failure) -> Fix | None:
+def _detach_shared_fix(failure: Failure) -> Fix | None:
     """``fake.detach()`` in the earlier loss, when an optimizer step between the two calls shows that
     each loss trains its own part (a GAN's discriminator step must not walk the generator)."""
     freeing, node = failure.freeing_calls(), failure.node
     if len(freeing) != 1 or node is None or node.line is None:
         return None
-    if _site(freeing[0].call) == _site(failure.info.call):
+    if site(freeing[0].call) == site(failure.info.call):
         return None
     source = failure.source
     first, second = failure.call_statement(freeing[0]), failure.call_statement(failure.info)
@@ -668,7 +628,7 @@ def _detach_shared_fix(failure: _Failure) -> Fix | None:
     if failure.written_lines():  # that step updated the shared part's own weights: the first
         return None  # loss trains it too, and a detach would stop that
     made = source.statement_at(node.line)
-    names = _assigned_names(made) if made is not None else []
+    names = assigned_names(made) if made is not None else []
     if len(names) != 1:
         return None
     shared, loss = names[0], _loss_statement(source, first, block)
@@ -681,7 +641,7 @@ def _detach_shared_fix(failure: _Failure) -> Fix | None:
         return None
     code = source.code
     for use in sorted(uses, key=source.start, reverse=True):
-        code = _edit(code, source.start(use), source.end(use), f"{shared}.detach()")
+        code = edit_text(code, source.start(use), source.end(use), f"{shared}.detach()")
     return Fix(
         f"{shared}.detach() in the loss on line {loss.lineno}",
         f"The loss on line {loss.lineno} reaches back through {shared} into the graph that made it, so "
@@ -691,7 +651,7 @@ def _detach_shared_fix(failure: _Failure) -> Fix | None:
     )
 
 
-def _loss_statement(source: _Source, call_statement: ast.stmt, block: list[ast.stmt]) -> ast.stmt:
+def _loss_statement(source: Source, call_statement: ast.stmt, block: list[ast.stmt]) -> ast.stmt:
     """Where the loss of ``loss.backward()`` was computed: the last assignment to ``loss`` before it
     in the same block, else the call's statement itself."""
     if isinstance(call_statement, ast.Expr) and isinstance(call_statement.value, ast.Call):
@@ -699,99 +659,89 @@ def _loss_statement(source: _Source, call_statement: ast.stmt, block: list[ast.s
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             name = func.value.id
             earlier = block[: block.index(call_statement)]
-            assigned = [s for s in earlier if name in _assigned_names(s)]
+            assigned = [s for s in earlier if name in assigned_names(s)]
             if assigned:
                 return assigned[-1]
     return call_statement
 
 
-def _loop_at(source: _Source, line: int) -> ast.For | None:
-    stmt = source.statement_at(line)
-    return stmt if isinstance(stmt, ast.For) and stmt.lineno == line else None
-
-
-def _earlier_iteration_loop(failure: _Failure) -> ast.For | None:
-    """The loop whose earlier iteration made the failing node, while the call runs in a later one."""
-    if failure.node is None:
-        return None
-    made = {mark.line: mark.index for mark in failure.node.loops}
-    for mark in reversed(failure.info.call.loops):
-        if mark.line in made and made[mark.line] < mark.index:
-            return _loop_at(failure.source, mark.line)
-    return None
-
-
-def _detach_carried_fix(failure: _Failure) -> Fix | None:
-    """``h = h.detach()`` at the end of the loop whose carried value reaches an old graph."""
-    loop = _earlier_iteration_loop(failure)
+def _detach_carried_fix(failure: Failure) -> Fix | None:
+    """``h = h.detach()`` at the end of the loop whose carried value reaches an old graph (for a
+    tuple, list or dict of tensors, its alternatives detach each one)."""
+    loop = failure.earlier_iteration_loop()
     if loop is None or failure.node is None or failure.node.line is None:
         return None
     source = failure.source
-    carried = _carried_names(loop.body)
+    carried = carried_names(loop.body)
     made_there = source.statement_at(failure.node.line)
-    names = [n for n in (_assigned_names(made_there) if made_there else []) if n in carried]
+    names = [n for n in (assigned_names(made_there) if made_there else []) if n in carried]
     if not names and len(carried) == 1:
         names = carried
     if not names:
         return None
     indent = source.indent(loop.body[0].lineno)
-    newline = _line_ending(source)
-    lines = (newline + indent).join(f"{name} = {name}.detach()" for name in names)
-    detached = _insert_after(source, loop.body[-1], lines, indent)
-    code = _drop_band_aids(detached, failure.recording.calls, loop)
+    newline = line_ending(source)
     shown = ", ".join(names)
-    return Fix(
-        f"{names[0]}.detach() at the end of each iteration"
-        if len(names) == 1
-        else f"detach {shown} at the end of each iteration",
-        f"{shown} is carried into the next iteration and still points into the graph of the one "
-        "before, which its backward already used. Detaching keeps the values and drops that old "
-        "graph, so each iteration's backward walks only its own."
-        + (" The retain_graph=True that hid this is no longer needed." if code != detached else ""),
-        code,
-    )
+    maybe_none = any(_starts_as_none(source, name) for name in names)
+
+    def make(shape: str, statement: str) -> Fix:
+        lines = (newline + indent).join(statement.replace(names[0], name) for name in names)
+        detached = insert_after(source, loop.body[-1], lines, indent)
+        code = _drop_band_aids(detached, failure.recording.calls, loop)
+        return Fix(
+            f"{shown}.detach() at the end of each iteration"
+            if len(names) == 1 and shape == "tensor"
+            else f"detach {shown} at the end of each iteration",
+            f"{shown} is carried into the next iteration and still points into the graph of the one "
+            f"before, which its backward already freed. Detaching it ({shape}) keeps the values and "
+            "drops that old graph, so each iteration's backward walks only its own."
+            + (" The retain_graph=True that hid this is no longer needed." if code != detached else ""),
+            code,
+        )
+
+    return _with_forms(make, names[0], maybe_none=maybe_none)
 
 
-def _drop_band_aids(code: str, calls: Sequence[CallInfo], loop: ast.For) -> str:
+def _drop_band_aids(code: str, calls: Sequence[CallInfo], loop: ast.For | ast.While) -> str:
     """Remove ``retain_graph=True`` from the calls inside ``loop`` (sites once, later ones first)."""
     end = loop.end_lineno or loop.lineno
     sites = {
-        _site(i.call): i.call
+        site(i.call): i.call
         for i in calls
         if loop.lineno < i.call.line <= end and i.call.keywords.get("retain_graph") == "True"
     }
-    for site in sorted(sites, reverse=True):
-        code = set_call_keyword(code, sites[site], "retain_graph", None)
+    for place in sorted(sites, reverse=True):
+        code = set_call_keyword(code, sites[place], "retain_graph", None)
     return code
 
 
-def _recompute_inside_fix(failure: _Failure) -> Fix | None:
+def _recompute_inside_fix(failure: Failure) -> Fix | None:
     """Compute, inside the loop, a value made once before it whose graph each iteration walks."""
     node = failure.node
     if node is None or node.line is None or not failure.info.call.loops:
         return None
-    loop = _loop_at(failure.source, failure.info.call.loops[-1].line)
+    loop = loop_at(failure.source, failure.info.call.loops[-1].line)
     if loop is None or any(mark.line == loop.lineno for mark in node.loops):
         return None
-    if not any(_site(i.call) == _site(failure.info.call) for i in failure.freeing_calls()):
+    if not any(site(i.call) == site(failure.info.call) for i in failure.freeing_calls()):
         return None  # freed by this same line in an earlier iteration
     source = failure.source
     made = source.statement_at(node.line)
     if not isinstance(made, ast.Assign) or made.end_lineno != made.lineno:
         return None
-    names = _assigned_names(made)
+    names = assigned_names(made)
     _, block = source.block_of(made)
     if len(names) != 1 or loop not in block or block.index(made) > block.index(loop):
         return None
     name = names[0]
-    if name in _names_bound(loop) or name not in _names_read(loop):
+    if name in names_bound(loop) or name not in names_read(loop):
         return None
     text = source.segment(made)
     between = block[block.index(made) + 1 : block.index(loop)]
-    code = _insert_before(source, loop.body[0], text)
-    if not any(name in _names_read(s) for s in between):
-        start, end = _lines_of(source, made)  # the loop's edit is later in the text: offsets hold
-        code = _edit(code, start, end, "")
+    code = insert_before(source, loop.body[0], text)
+    if not any(name in names_read(s) for s in between):
+        start, end = statement_lines(source, made)  # the loop's edit is later in the text: offsets hold
+        code = edit_text(code, start, end, "")
     return Fix(
         f"compute {name} inside the loop",
         f"{name} was computed once, before the loop, so every iteration's backward walks the same "
@@ -814,7 +764,7 @@ def _in_place_target(stmt: ast.stmt) -> str | None:
     return target.id if isinstance(target, ast.Name) else None
 
 
-def _clone_fix(failure: _Failure) -> Fix | None:
+def _clone_fix(failure: Failure) -> Fix | None:
     """``b = b.clone()`` before the statement that wrote into a saved tensor in place."""
     source = failure.source
     for line in failure.modifying_lines():
@@ -826,12 +776,12 @@ def _clone_fix(failure: _Failure) -> Fix | None:
             f"{name}.clone() before the in-place write on line {line}",
             f"Line {line} writes into {name}, whose memory autograd saved for the backward. "
             f"Writing into a copy (clone) leaves the saved values as they were.",
-            _insert_before(source, stmt, f"{name} = {name}.clone()"),
+            insert_before(source, stmt, f"{name} = {name}.clone()"),
         )
     return None
 
 
-def _is_step_line(source: _Source, line: int) -> bool:
+def _is_step_line(source: Source, line: int) -> bool:
     stmt = source.statement_at(line)
     return stmt is not None and _is_step(stmt)
 
@@ -851,7 +801,7 @@ def _step_receiver(stmt: ast.stmt) -> str:
     return ast.unparse(stmt.value.func.value)
 
 
-def _step_moved(failure: _Failure, lines: list[int]) -> tuple[str, str, bool] | None:
+def _step_moved(failure: Failure, lines: list[int]) -> tuple[str, str, bool] | None:
     """The program with the ``opt.step()`` on ``lines`` moved after the failing backward, the step's
     text, and whether the program already took that step after it (then the early one only goes).
 
@@ -875,15 +825,15 @@ def _step_moved(failure: _Failure, lines: list[int]) -> tuple[str, str, bool] | 
     later = block[block.index(second) + 1 :]
     taken_after = any(_is_step(s) and source.segment(s) == text for s in later)
     # the same step after the second backward already: only the early one goes
-    code = source.code if taken_after else _insert_after(source, second, text, source.indent(second.lineno))
-    start, end = _lines_of(source, step)  # before the insertion: its offsets hold
-    return _edit(code, start, end, ""), text, taken_after
+    code = source.code if taken_after else insert_after(source, second, text, source.indent(second.lineno))
+    start, end = statement_lines(source, step)  # before the insertion: its offsets hold
+    return edit_text(code, start, end, ""), text, taken_after
 
 
-def _step_after_fix(failure: _Failure) -> Fix | None:
+def _step_after_fix(failure: Failure) -> Fix | None:
     """Move ``opt.step()`` after the failing backward: both backwards, then one update. Not when an
     earlier call freed what the failing one needs: ``_retain_fix`` moves it too, then."""
-    if _freeing_sites(failure):
+    if failure.freeing_sites():
         return None
     moved = _step_moved(failure, failure.modifying_lines())
     if moved is None:
@@ -910,12 +860,20 @@ def _calls_backward(stmt: ast.stmt) -> bool:
     )
 
 
-_MAKERS: tuple[Callable[[_Failure], Fix | None], ...] = (
+# NOTE [the order of the recipes]: causes first, band-aids last.
+_MAKERS: tuple[Callable[[Failure], Fix | None], ...] = (
+    _reset_accumulated_fix,
     _detach_carried_fix,
+    _detach_kept_fix,
     _recompute_inside_fix,
+    _out_of_place_fix,
     _clone_fix,
     _step_after_fix,
     _detach_shared_fix,
-    _retain_fix,
+    _recompute_after_step_fix,
+    _create_graph_fix,
+    _outside_no_grad_fix,
     _summed_fix,
+    _retain_fix,
+    _retain_same_site_fix,
 )
