@@ -30,9 +30,22 @@ from app.core.model.errors import ScenarioError
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
-__all__ = ["in_child", "in_script_child", "recorder_for"]
+__all__ = ["in_child", "in_process", "in_script_child", "recorder_for"]
 
 START_S = 60.0  # a fresh interpreter importing torch on a busy machine, before the script runs
+
+
+def in_process(original: Recording, device: str = "cpu") -> Record:
+    """Record a checked program here (tests, and ``trace --in-process``)."""
+    from app.core.recording.recorder import record
+
+    def run(code: str) -> Outcome:
+        try:
+            return record(original.program.with_code(code), device=device)
+        except ScenarioError as exc:
+            return str(exc) or type(exc).__name__
+
+    return run
 
 
 def in_child(original: Recording, device: str = "cpu") -> Record:

@@ -18,6 +18,7 @@ never shown.
 
 >>> from app.core.model.program import Program
 >>> from app.core.recording.recorder import record
+>>> from app.child.proofs import in_process
 >>> code = "import torch\\nx = torch.ones(2, requires_grad=True)\\ny = x * x\\n"
 >>> broken = record(Program(code + "y.sum().backward()\\ny.sum().backward()\\n"))
 >>> [(p.fix.title, p.checked.error_gone) for p in proven_fixes(broken, record=in_process(broken))]
@@ -35,7 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.lesson.fixes import Claim, Fix, fixes_for
-from app.core.model.errors import ScenarioError
 from app.core.model.recording import Recording
 from app.core.model.values import Values
 
@@ -47,7 +47,6 @@ __all__ = [
     "Record",
     "ScriptSource",
     "final_grads",
-    "in_process",
     "prove",
     "proven_fixes",
 ]
@@ -232,16 +231,3 @@ class ScriptSource:
     path: Path
     args: tuple[str, ...] = ()
     device: str = "cpu"
-
-
-def in_process(original: Recording, device: str = "cpu") -> Record:
-    """Record a checked program here (tests, and ``trace --in-process``)."""
-    from app.core.recording.recorder import record
-
-    def run(code: str) -> Outcome:
-        try:
-            return record(original.program.with_code(code), device=device)
-        except ScenarioError as exc:
-            return str(exc) or type(exc).__name__
-
-    return run
