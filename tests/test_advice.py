@@ -184,7 +184,13 @@ def test_the_panel_shows_the_advice_at_the_last_step_only(qtbot, session, logged
     for button, diff, fix in zip(panel.fix_buttons, panel.fix_codes, advice.fixes, strict=True):
         assert not button.isHidden() and fix.title.split(":")[0] in button.text()
         assert diff.text() == "\n".join(
-            line.replace("-     ", "- ").replace("+     ", "+ ") for line in changed_lines(old, fix.code)
+            [
+                *(
+                    line.replace("-     ", "- ").replace("+     ", "+ ")
+                    for line in changed_lines(old, fix.code)
+                ),
+                "✓ recorded: no error; no graph kept past its iteration",
+            ]
         )
     session.apply(logged["logged-item"])
     session.end()

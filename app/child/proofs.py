@@ -24,13 +24,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.core.lesson.offered import Lesson, lesson_of
 from app.core.lesson.prove import Outcome, Record, ScriptSource
 from app.core.model.errors import ScenarioError
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
-__all__ = ["in_child", "in_process", "in_script_child", "recorder_for"]
+__all__ = [
+    "ScriptSource",
+    "in_child",
+    "in_process",
+    "in_script_child",
+    "proven_lesson",
+    "recorder_for",
+    "script_of",
+    "window_recorder",
+]
 
 START_S = 60.0  # a fresh interpreter importing torch on a busy machine, before the script runs
 
@@ -104,6 +114,48 @@ def in_script_child(script: ScriptSource, time_limit_s: float | None = None) -> 
 def recorder_for(original: Recording, script: ScriptSource | None = None, *, device: str = "cpu") -> Record:
     """How to record an edit of ``original``: its script in a fresh process, else in the child."""
     return in_script_child(script) if script is not None else in_child(original, device)
+
+
+def proven_lesson(
+    recording: Recording, *, script: ScriptSource | None = None, here: bool = False, skip: bool = False
+) -> Lesson:
+    """The proven fixes or advice of ``recording``, for the command line: a script's edits run as
+    scripts, two at once (each in a process of its own); a checked program's in the warm child
+    (or in this process: ``here``). ``skip``: none (the window proves its own)."""
+    if skip:
+        return Lesson(recording)
+    if script is not None:
+        return lesson_of(recording, in_script_child(script), parallel=2, path=str(script.path))
+    record = in_process(recording) if here else in_child(recording)
+    return lesson_of(recording, record)
+
+
+def script_of(recording: Recording) -> ScriptSource | None:
+    """The user's own script ``recording`` was made from, when it is one: a ``.py`` file the checked
+    language refuses whose text on disk is the recorded text. Never a ``.lens`` file's program
+    alone: a stranger's recording is data, and only the user's own file is run as Python."""
+    from app.core.loading import check_program
+
+    path = recording.program.path
+    if path is None or path.suffix != ".py" or not path.is_file():
+        return None
+    try:
+        if path.read_text(encoding="utf-8") != recording.program.code:
+            return None
+    except (OSError, UnicodeError):
+        return None
+    try:
+        check_program(recording.program)
+    except ScenarioError:
+        return ScriptSource(path, (), recording.device if recording.device.startswith("cuda") else "cpu")
+    return None
+
+
+def window_recorder(recording: Recording) -> Record:
+    """How the window proves an edit of ``recording``: its script in a fresh process, a checked
+    program in the warm child."""
+    script = script_of(recording)
+    return in_script_child(script) if script is not None else in_child(recording)
 
 
 def _main(argv: Sequence[str]) -> int:

@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QToolButton, QWidget
 
-from app.core.lesson.edits import changed_lines
 from app.core.lesson.fixes import Fix, fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
+from app.core.lesson.prove import proven_fixes
 from app.ui.fixes_panel import FixesPanel, Lesson, wrapped_label
 from app.ui.plain_text import plain_tip
+from app.ui.proof_marks import PROOF_DEADLINE_S, shown_change
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -247,11 +248,17 @@ class ErrorPanel(FixesPanel):
             return _why_modified(recording, info, node, modified[0])
         return "PyTorch refused this call; its message above says why."
 
+    DEADLINE_S = PROOF_DEADLINE_S
+
     @staticmethod
     def find(recording: Recording, deadline: float) -> Lesson:
+        """The fixes that hold when recorded (NOTE [proving a script] for a script's)."""
+        from app.child.proofs import window_recorder
+
         old = recording.program.code
-        fixes = fixes_for(recording, deadline)
-        return Lesson(fixes, ["\n".join(changed_lines(old, fix.code, fix.moved)) for fix in fixes])
+        candidates = fixes_for(recording, deadline)
+        proven = proven_fixes(recording, candidates, record=window_recorder(recording), deadline=deadline)
+        return Lesson([p.fix for p in proven], [shown_change(old, p) for p in proven], proven)
 
     def _show_fix(self, i: int, fix: Fix, button: QPushButton) -> None:
         button.setText(f"Fix {i + 1}: {fix.title}")

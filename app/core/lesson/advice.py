@@ -197,7 +197,11 @@ def _held_edit(source: Source, holder: _Holder | None, method: str) -> str:
     )
 
 
-_LETS_GO = Claim("Recorded again, no iteration's graph outlives the next iteration.", "keeps_no_graph")
+_LETS_GO = Claim(
+    "Recorded again, no iteration's graph outlives the next iteration.",
+    "keeps_no_graph",
+    mark="no graph kept past its iteration",
+)
 
 
 def _rise(kept: KeptGraphs) -> str:

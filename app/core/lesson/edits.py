@@ -468,15 +468,19 @@ def unified_diff(old: str, new: str, path: str = "program.py") -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def wrap_in_block(source: Source, stmt: ast.stmt, header: str) -> str:
-    """``stmt``'s lines indented under a new ``header:`` line (``with torch.no_grad()``).
+def wrap_in_block(source: Source, stmt: ast.stmt, header: str, last: ast.stmt | None = None) -> str:
+    """The lines of ``stmt`` (through ``last``, a later statement of the same block) indented
+    under a new ``header:`` line (``with torch.no_grad()``).
 
-    >>> print(wrap_in_block(Source("w -= 0.1 * g\\n"), Source("w -= 0.1 * g\\n").tree.body[0],
-    ...     "with torch.no_grad()"), end="")
+    >>> code = "w -= 0.1 * g\nb -= 0.1 * h\n"
+    >>> first, second = Source(code).tree.body
+    >>> print(wrap_in_block(Source(code), first, "with torch.no_grad()", second), end="")
     with torch.no_grad():
         w -= 0.1 * g
+        b -= 0.1 * h
     """
-    start, end = statement_lines(source, stmt)
+    start, _ = statement_lines(source, stmt)
+    _, end = statement_lines(source, last or stmt)
     indent, newline = source.indent(stmt.lineno), line_ending(source)
     body = source.code[start:end]
     if not body.endswith(("\n", "\r")):

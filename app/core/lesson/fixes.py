@@ -64,6 +64,7 @@ class Claim:
     text: str
     kind: ClaimKind
     reference: str = ""
+    mark: str = ""  # a few words for the mark of a proven fix ("same .grad as retaining the graph")
 
 
 @dataclass(frozen=True)
@@ -126,11 +127,15 @@ def _made(
 # edit raises, starting from the shape its error names ("'tuple' object has no attribute").
 _DETACH_FORMS: tuple[tuple[str, str], ...] = (
     ("tensor", "{v}.detach()"),
-    ("tuple", "tuple(t.detach() for t in {v})"),
-    ("list", "[t.detach() for t in {v}]"),
-    ("dict", "{{k: t.detach() for k, t in {v}.items()}}"),
-    ("list of tuples", "[tuple(t.detach() for t in s) for s in {v}]"),
+    ("each tensor of its tuple", "tuple(t.detach() for t in {v})"),
+    ("each tensor of its list", "[t.detach() for t in {v}]"),
+    ("each tensor of its dict", "{{k: t.detach() for k, t in {v}.items()}}"),
+    ("each tensor of its list of tuples", "[tuple(t.detach() for t in s) for s in {v}]"),
 )
+
+
+def _what(shape: str) -> str:
+    return "it" if shape == "tensor" else shape
 
 
 def detach_forms(target: str) -> list[tuple[str, str]]:
@@ -219,7 +224,7 @@ def _detach_kept_fix(failure: Failure) -> Fix | None:
         return Fix(
             f"{target}: detach it before line {stmt.lineno} uses it",
             f"{target} is kept from one iteration to the next and still points into the graph of the "
-            f"one before, which its backward already freed. Detaching it ({shape}) before line "
+            f"one before, which its backward already freed. Detaching {_what(shape)} before line "
             f"{stmt.lineno} keeps its values and lets each backward walk only its own iteration.",
             insert_before(source, stmt, statement),
         )
@@ -339,14 +344,22 @@ def _out_of_place_fix(failure: Failure) -> Fix | None:
         stmt = source.statement_at(line)
         if stmt is None or _is_step(stmt):
             continue
-        made = _out_of_place(source, _definition_site(source, stmt))
+        site_stmt = _definition_site(source, stmt)
+        made = _out_of_place(source, site_stmt)
         if made is None:
             continue
         code, written = made
-        what = "a layer's inplace=True" if written == "inplace=True" else written
+        if written == "inplace=True":
+            return Fix(
+                f"inplace=False on line {site_stmt.lineno}",
+                f"The layer made on line {site_stmt.lineno} with inplace=True wrote its result into its "
+                f"input when line {stmt.lineno} ran it, and autograd had saved that input for the "
+                "backward. With inplace=False it writes a new tensor and the saved one stays as it was.",
+                code,
+            )
         return Fix(
             f"out of place on line {stmt.lineno}",
-            f"Line {stmt.lineno} wrote into {what} in place, whose memory autograd saved for the "
+            f"Line {stmt.lineno} wrote into {written} in place, whose memory autograd saved for the "
             "backward. Computing a new value instead leaves the saved values as they were.",
             code,
         )
@@ -364,6 +377,19 @@ def _definition_site(source: Source, stmt: ast.stmt) -> ast.stmt:
             if holder is not None and holder is not stmt and _is_simple_stmt(holder):
                 return holder
     return stmt
+
+
+def _writes_in_place(stmt: ast.stmt) -> bool:
+    """``w -= lr * w.grad``, ``w.grad.zero_()``, ``w.data.add_(...)``: a manual update's statement."""
+    if isinstance(stmt, ast.AugAssign):
+        return True
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Attribute)
+        and stmt.value.func.attr.endswith("_")
+        and not stmt.value.func.attr.startswith("_")
+    )
 
 
 def _is_simple_stmt(stmt: ast.stmt) -> bool:
@@ -398,15 +424,119 @@ def _recompute_after_step_fix(failure: Failure) -> Fix | None:
     text = source.segment(made)
     if "\n" in text:
         return None
-    code = insert_after(source, steps[-1], text, source.indent(steps[-1].lineno))
     step = source.segment(steps[-1])
+    indent = source.indent(steps[-1].lineno)
+    graphs = _graph_names(failure, made, block, steps[-1])
+    fixes = [
+        Fix(
+            f"compute {name} again after {step}",
+            f"{name} (line {made.lineno}) saved tensors that {step} then changed in place, or that the "
+            f"backward before it freed. Computing {name} again after {step} gives the later loss a "
+            "graph of its own, made with the updated weights.",
+            insert_after(source, steps[-1], text, indent),
+        )
+    ]
+    if graphs:  # the inputs' own graph was freed too: the later loss trains only what comes after
+        detached = _detach_names(source, made, graphs)
+        shown = ", ".join(f"{g}.detach()" for g in sorted(graphs))
+        fixes.append(
+            Fix(
+                f"compute {name} again after {step}, from {shown}",
+                f"The backward before {step} freed the graph behind {name} (line {made.lineno}), and "
+                f"{step} changed weights it saved. Computing {name} again after the step from "
+                f"{shown} gives the later loss a graph of its own that stops at "
+                f"{', '.join(sorted(graphs))}: that loss trains only what comes after them.",
+                insert_after(source, steps[-1], detached, indent),
+            )
+        )
+    shared = _shared_before_step(failure, made, block, steps[-1])
+    if shared is not None:
+        fixes.append(shared)
+    return Fix(**{**fixes[0].__dict__, "alternatives": tuple(fixes[1:])})
+
+
+def _shared_before_step(
+    failure: Failure, made: ast.Assign, block: list[ast.stmt], step: ast.stmt
+) -> Fix | None:
+    """DCGAN's order: the loss before ``step`` reads ``made``'s value computed from inputs that
+    carry another part's graph (``d_fake = D(fake)``): it reads ``D(fake.detach())`` instead, so its
+    backward trains only its own part, and ``made`` is computed again after the step for the later
+    loss, whose backward then trains the other part through it."""
+    source = failure.source
+    name = assigned_names(made)[0]
+    carrying = _carrying_names(failure, made, block)
+    if not carrying:
+        return None
+    before = block[block.index(made) + 1 : block.index(step)]
+    uses = [
+        n
+        for s in before
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+    ]
+    if not uses:
+        return None
+    value = _detach_names(source, made.value, carrying)
+    value = value if isinstance(made.value, ast.Call) else f"({value})"
+    code = insert_after(source, step, source.segment(made), source.indent(step.lineno))
+    for use in sorted(uses, key=source.start, reverse=True):  # all before the insertion: offsets hold
+        code = edit_text(code, source.start(use), source.end(use), value)
+    shown = ", ".join(f"{c}.detach()" for c in sorted(carrying))
+    stepped = source.segment(step)
     return Fix(
-        f"compute {name} again after {step}",
-        f"{name} (line {made.lineno}) saved tensors that {step} then changed in place, or that the "
-        f"backward before it freed. Computing {name} again after {step} gives the later loss a "
-        "graph of its own, made with the updated weights.",
+        f"{value} before {stepped}, {name} again after it",
+        f"The loss before {stepped} reached through {name} back into the graph behind "
+        f"{', '.join(sorted(carrying))} and freed it, and {stepped} changed weights {name} saved. "
+        f"With {shown} there that loss trains only its own part; {name}, computed again after "
+        f"{stepped}, gives the later loss a graph of its own through the updated weights.",
         code,
     )
+
+
+def _carrying_names(failure: Failure, stmt: ast.stmt, block: list[ast.stmt]) -> set[str]:
+    """Names ``stmt`` reads that an earlier statement of its block bound on a line that made graph
+    nodes in the recording: values that carry a graph into ``stmt``."""
+    lines = {n.line for n in failure.recording.graph.nodes if n.line is not None and not n.is_leaf}
+    return _bound_on(stmt, block, lines)
+
+
+def _graph_names(failure: Failure, stmt: ast.stmt, block: list[ast.stmt], step: ast.stmt) -> set[str]:
+    """Names ``stmt`` reads whose graph ``step`` has already trained: an earlier statement of the
+    block bound them, and the recording shows ``step`` writing weights saved by nodes made there
+    (a generator's output after the generator's own step). Detached, the later loss stops there
+    and trains only what comes after, as it should; a name whose graph another optimizer trains
+    is never detached (that would stop its training quietly)."""
+    written = {
+        key[0]
+        for s in failure.recording.timeline.steps[: failure.info.last_step]
+        if s.line is not None and step.lineno <= s.line <= (step.end_lineno or step.lineno)
+        for key in s.version_changes
+    }
+    lines = {n.line for n in failure.recording.graph.nodes if n.id in written and n.line is not None}
+    return _bound_on(stmt, block, lines)
+
+
+def _bound_on(stmt: ast.stmt, block: list[ast.stmt], lines: set[int]) -> set[str]:
+    """Names ``stmt`` reads whose last binding before it in ``block`` spans one of ``lines``."""
+    earlier = block[: block.index(stmt)]
+    found: set[str] = set()
+    for name in names_read(stmt):
+        binders = [s for s in earlier if name in assigned_names(s)]
+        if binders and any(binders[-1].lineno <= line <= (binders[-1].end_lineno or 0) for line in lines):
+            found.add(name)
+    return found
+
+
+def _detach_names(source: Source, stmt: ast.stmt | ast.expr, names: set[str]) -> str:
+    """``stmt``'s text with each read of ``names`` detached."""
+    text, base = source.segment(stmt), source.start(stmt)
+    uses = [
+        n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
+    ]
+    for use in sorted(uses, key=source.start, reverse=True):
+        start, end = source.start(use) - base, source.end(use) - base
+        text = text[:start] + f"{use.id}.detach()" + text[end:]
+    return text
 
 
 # -- autograd.grad, no_grad and leaves ---------------------------------------------------------
@@ -478,15 +608,23 @@ def _program_error_fixes(recording: Recording) -> list[Fix]:
     except SyntaxError:
         return []
     stmt = source.statement_at(line)
-    if stmt is None or not _is_simple_stmt(stmt):
+    if stmt is None or not _writes_in_place(stmt):
         return []
+    _, block = source.block_of(stmt)
+    first = last = block.index(stmt)
+    while first > 0 and _writes_in_place(block[first - 1]):  # the whole manual update, not one line
+        first -= 1
+    while last + 1 < len(block) and _writes_in_place(block[last + 1]):
+        last += 1
     try:
-        code = wrap_in_block(source, stmt, "with torch.no_grad()")
+        code = wrap_in_block(source, block[first], "with torch.no_grad()", block[last])
     except ValueError:
         return []
     return [
         Fix(
-            f"with torch.no_grad(): around line {line}",
+            f"with torch.no_grad(): around line {line}"
+            if first == last
+            else f"with torch.no_grad(): around lines {block[first].lineno}-{block[last].lineno}",
             f"Line {line} writes into a leaf that requires grad; autograd cannot record a change made "
             "to its own input. A manual update is not part of the graph: under torch.no_grad() it "
             "changes the values and records nothing.",
@@ -599,7 +737,12 @@ def _summed_fix(failure: Failure) -> Fix | None:
     claims: tuple[Claim, ...] = ()
     if retained is not None:
         claims = (
-            Claim("It gives the same gradients as retaining the graph.", "same_grads_as", retained.code),
+            Claim(
+                "It gives the same gradients as retaining the graph.",
+                "same_grads_as",
+                retained.code,
+                "same .grad as retaining the graph",
+            ),
         )
     return Fix(
         "add the losses, one backward",
@@ -693,7 +836,7 @@ def _detach_carried_fix(failure: Failure) -> Fix | None:
             if len(names) == 1 and shape == "tensor"
             else f"detach {shown} at the end of each iteration",
             f"{shown} is carried into the next iteration and still points into the graph of the one "
-            f"before, which its backward already freed. Detaching it ({shape}) keeps the values and "
+            f"before, which its backward already freed. Detaching {_what(shape)} keeps the values and "
             "drops that old graph, so each iteration's backward walks only its own."
             + (" The retain_graph=True that hid this is no longer needed." if code != detached else ""),
             code,
@@ -873,7 +1016,7 @@ _MAKERS: tuple[Callable[[Failure], Fix | None], ...] = (
     _recompute_after_step_fix,
     _create_graph_fix,
     _outside_no_grad_fix,
-    _summed_fix,
     _retain_fix,
+    _summed_fix,
     _retain_same_site_fix,
 )

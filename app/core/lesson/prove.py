@@ -59,10 +59,11 @@ TOLERANCE = 1e-5  # gradients summed in another order differ in their last bits
 
 @dataclass(frozen=True)
 class ClaimCheck:
-    """One stated result and whether the recording it names bears it out."""
+    """One stated result and whether the recording it names bears it out (``mark``: in a few words)."""
 
     text: str
     holds: bool
+    mark: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class Checked:
 
     def mark(self) -> str:
         """The quiet line the window shows under a proven fix."""
-        said = "; ".join(c.text.rstrip(".").lower() for c in self.claims if c.holds)
+        said = "; ".join(c.mark or c.text.rstrip(".") for c in self.claims if c.holds)
         return "recorded: no error" + (f"; {said}" if said else "")
 
 
@@ -164,9 +165,9 @@ def prove(original: Recording, fix: Fix, record: Record, cache: dict[str, Outcom
     gone = now is None or target is None or _kind(now) != _kind(target)
     other = now if now is not None and gone else None
     if isinstance(outcome, str) or not gone or other is not None:
-        return Checked(gone, other, tuple(ClaimCheck(c.text, False) for c in fix.claims))
+        return Checked(gone, other, tuple(ClaimCheck(c.text, False, c.mark) for c in fix.claims))
     cache = {} if cache is None else cache
-    claims = tuple(ClaimCheck(c.text, _check_claim(c, outcome, record, cache)) for c in fix.claims)
+    claims = tuple(ClaimCheck(c.text, _check_claim(c, outcome, record, cache), c.mark) for c in fix.claims)
     return Checked(gone, other, claims)
 
 
@@ -187,7 +188,7 @@ def _prove_with_alternatives(
         named = _SHAPE_NAMED.search(checked.other_error or "")
         if named is not None:
             shape = {"NoneType": "None"}.get(named.group(1), named.group(1))
-            matching = [t for t in tries if shape in t.explanation]
+            matching = [t for t in tries if shape in t.explanation + t.code]
             tries = matching + [t for t in tries if t not in matching]
     return None
 
