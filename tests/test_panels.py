@@ -554,7 +554,7 @@ def test_error_panel_appears_only_at_the_error_step(qtbot, session, forgot_retai
 
 def test_both_fixes_are_program_edits_that_pytorch_accepts(qtbot, session, forgot_retain):
     panel = _panel(qtbot, ErrorPanel, session)
-    with qtbot.waitSignal(panel.lesson_shown, timeout=10_000):  # found on a pool thread
+    with qtbot.waitSignal(panel.lesson_shown, timeout=60_000):  # found and proven on a pool thread
         session.apply(forgot_retain)
     assert panel.fixes == fixes_for(forgot_retain)
     assert [f.title.split(" on ")[0] for f in panel.fixes] == [

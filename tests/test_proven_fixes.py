@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.lesson.edits import changed_lines
-from app.core.lesson.fixes import Claim, Fix
+from app.core.lesson.fix import Claim, Fix
 from app.core.lesson.prove import proven_fixes
 from app.core.model.recording import Recording
 from tests.fixes_support import recorded, run_plainly, script_recorder

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
 
 from app.core.lesson.advice import Advice, advice_for
 from app.core.lesson.edits import changed_lines
-from app.core.lesson.fixes import Fix
+from app.core.lesson.fix import Fix
 from app.core.lesson.prove import proven_fixes
 from app.ui.fixes_panel import FixesPanel, Lesson, wrapped_label
 from app.ui.plain_text import plain_tip

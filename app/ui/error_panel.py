@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QToolButton, QWidget
 
-from app.core.lesson.fixes import Fix, fixes_for
+from app.core.lesson.fix import Fix
+from app.core.lesson.fixes import fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
 from app.core.lesson.prove import proven_fixes
 from app.ui.fixes_panel import FixesPanel, Lesson, wrapped_label

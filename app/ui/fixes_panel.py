@@ -1,6 +1,6 @@
 """What the error panel and the advice panel share: a scrolling body of labels, then edits to offer.
 
-Each edit (:class:`~app.core.lesson.fixes.Fix`) is a button over the lines it
+Each edit (:class:`~app.core.lesson.fix.Fix`) is a button over the lines it
 changes; a click records the edited program again (the session can undo it).
 The edits and their changed lines are found on a pool thread (NOTE [the lesson
 off the GUI thread] in ``app/ui/lesson_worker.py``) and shown when they arrive.
@@ -17,7 +17,7 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-from app.core.lesson.fixes import Fix
+from app.core.lesson.fix import Fix
 from app.ui.lesson_worker import LESSON_DEADLINE_S, LessonWorker
 from app.ui.proof_marks import checking_label
 from app.ui.session import Session

@@ -4,7 +4,7 @@ Logging the loss tensor (``total_loss += loss``, ``losses.append(loss)``) raises
 nothing; each iteration's graph simply stays reachable from a value the program
 holds, so the nodes alive rise with every pass (and, for a graph no backward has
 walked, its saved tensors too). :func:`kept_graphs` finds that in the recording;
-:func:`advice_for` offers the edits, as :class:`~app.core.lesson.fixes.Fix`
+:func:`advice_for` offers the edits, as :class:`~app.core.lesson.fix.Fix`
 objects the window shows and undoes like the fixes at an error.
 
 >>> code = "total = 0.0\\nfor i in range(2):\\n    loss = f(i)\\n    loss.backward()\\n    total += loss\\n"
@@ -34,7 +34,7 @@ import itertools
 from dataclasses import dataclass
 
 from app.core.lesson.edits import Source, assigned_names, loop_at, names_bound, names_read, wrapped
-from app.core.lesson.fixes import Claim, Fix
+from app.core.lesson.fix import Claim, Fix
 from app.core.model.graph import GraphNode, LoopMark
 from app.core.model.recording import Recording
 

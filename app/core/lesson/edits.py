@@ -472,7 +472,7 @@ def wrap_in_block(source: Source, stmt: ast.stmt, header: str, last: ast.stmt | 
     """The lines of ``stmt`` (through ``last``, a later statement of the same block) indented
     under a new ``header:`` line (``with torch.no_grad()``).
 
-    >>> code = "w -= 0.1 * g\nb -= 0.1 * h\n"
+    >>> code = "w -= 0.1 * g\\nb -= 0.1 * h\\n"
     >>> first, second = Source(code).tree.body
     >>> print(wrap_in_block(Source(code), first, "with torch.no_grad()", second), end="")
     with torch.no_grad():

@@ -22,7 +22,7 @@ never shown.
 >>> code = "import torch\\nx = torch.ones(2, requires_grad=True)\\ny = x * x\\n"
 >>> broken = record(Program(code + "y.sum().backward()\\ny.sum().backward()\\n"))
 >>> [(p.fix.title, p.checked.error_gone) for p in proven_fixes(broken, record=in_process(broken))]
-[('add the losses, one backward', True), ('retain_graph=True on line 4', True)]
+[('retain_graph=True on line 4', True), ('add the losses, one backward', True)]
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.lesson.fixes import Claim, Fix, fixes_for
+from app.core.lesson.fix import Claim, Fix
+from app.core.lesson.fixes import fixes_for
 from app.core.model.recording import Recording
 from app.core.model.values import Values
 
