@@ -444,7 +444,12 @@ def _run_script_then_show(args: argparse.Namespace) -> int:
     if not path.exists():
         return code or _fail("the script's process wrote no recording")
     print(f"autograd-lens: opening the window on {path}", file=sys.stderr)
+    import json
+
+    from app.child.proofs import SCRIPT_ENV
     from app.ui.main import run_gui
+
+    os.environ[SCRIPT_ENV] = json.dumps([str(Path(args.script).resolve()), *args.args])  # its fixes' proofs
 
     status = run_gui(str(path))
     return code or status

@@ -16,6 +16,7 @@ as ``.lens`` bytes, read back by the checked reader.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
 __all__ = [
+    "SCRIPT_ENV",
     "ScriptSource",
     "in_child",
     "in_process",
@@ -130,25 +132,43 @@ def proven_lesson(
     return lesson_of(recording, record)
 
 
+SCRIPT_ENV = "AUTOGRAD_LENS_RUN_SCRIPT"  # set by ``run`` for its window: [script path, its args...]
+
+
 def script_of(recording: Recording) -> ScriptSource | None:
     """The user's own script ``recording`` was made from, when it is one: a ``.py`` file the checked
-    language refuses whose text on disk is the recorded text. Never a ``.lens`` file's program
+    language refuses whose text on disk is the recorded text, either the program's own path or
+    the script ``run`` opened the window on (:data:`SCRIPT_ENV`). Never a ``.lens`` file's program
     alone: a stranger's recording is data, and only the user's own file is run as Python."""
     from app.core.loading import check_program
 
-    path = recording.program.path
-    if path is None or path.suffix != ".py" or not path.is_file():
+    for path, args in _script_candidates(recording):
+        if path.suffix != ".py" or not path.is_file():
+            continue
+        try:
+            if path.read_text(encoding="utf-8") != recording.program.code:
+                continue
+        except (OSError, UnicodeError):
+            continue
+        try:
+            check_program(recording.program)
+        except ScenarioError:
+            device = recording.device if recording.device.startswith("cuda") else "cpu"
+            return ScriptSource(path, args, device)
         return None
-    try:
-        if path.read_text(encoding="utf-8") != recording.program.code:
-            return None
-    except (OSError, UnicodeError):
-        return None
-    try:
-        check_program(recording.program)
-    except ScenarioError:
-        return ScriptSource(path, (), recording.device if recording.device.startswith("cuda") else "cpu")
     return None
+
+
+def _script_candidates(recording: Recording) -> list[tuple[Path, tuple[str, ...]]]:
+    no_args: tuple[str, ...] = ()
+    found = [] if recording.program.path is None else [(recording.program.path, no_args)]
+    try:
+        named = json.loads(os.environ.get(SCRIPT_ENV, "[]"))
+    except ValueError:
+        named = []
+    if isinstance(named, list) and named and all(isinstance(n, str) for n in named):
+        found.append((Path(named[0]), tuple(named[1:])))
+    return found
 
 
 def window_recorder(recording: Recording) -> Record:

@@ -31,10 +31,10 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QToolButton
 from app.core.lesson.fix import Fix
 from app.core.lesson.fixes import fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
-from app.core.lesson.prove import proven_fixes
+from app.core.lesson.prove import ScriptSource, proven_fixes
 from app.ui.fixes_panel import FixesPanel, Lesson, wrapped_label
 from app.ui.plain_text import plain_tip
-from app.ui.proof_marks import PROOF_DEADLINE_S, shown_change
+from app.ui.proof_marks import PROOF_DEADLINE_S, show_script_bars, shown_change
 from app.ui.session import Session
 
 if TYPE_CHECKING:
@@ -254,12 +254,18 @@ class ErrorPanel(FixesPanel):
     @staticmethod
     def find(recording: Recording, deadline: float) -> Lesson:
         """The fixes that hold when recorded (NOTE [proving a script] for a script's)."""
-        from app.child.proofs import window_recorder
+        from app.child.proofs import script_of, window_recorder
 
         old = recording.program.code
         candidates = fixes_for(recording, deadline)
         proven = proven_fixes(recording, candidates, record=window_recorder(recording), deadline=deadline)
-        return Lesson([p.fix for p in proven], [shown_change(old, p) for p in proven], proven)
+        return Lesson([p.fix for p in proven], [shown_change(old, p) for p in proven], script_of(recording))
+
+    def _show_lesson(self, lesson: Lesson) -> None:
+        """A script's fixes are edits of the user's file: a patch to copy or apply, never a re-record
+        in the checked language (NOTE in ``app/ui/script_fixes.py``)."""
+        script = lesson.said if isinstance(lesson.said, ScriptSource) else None
+        self.script_bars = show_script_bars(self, script, self._fixes, self._session)
 
     def _show_fix(self, i: int, fix: Fix, button: QPushButton) -> None:
         button.setText(f"Fix {i + 1}: {fix.title}")

@@ -137,6 +137,10 @@ class FixesPanel(QFrame):
         self._show_lesson(lesson)
         self.lesson_shown.emit()
 
+    def fix_layout(self) -> QVBoxLayout:
+        """The layout the edits' widgets are in (a subclass adds its own under them)."""
+        return self._layout
+
     def wait_idle(self, msecs: int = 30_000) -> bool:
         """Block until the lesson being found is found (for closing and tests)."""
         return self._lesson.wait_idle(msecs)

@@ -59,7 +59,7 @@ def recompute_after_step_fix(failure: Failure) -> Fix | None:
     if name in set().union(*(names_bound(s) for s in between)):
         return None
     text = source.segment(made)
-    if "\n" in text:
+    if "\n" in text or _draws_random(made):
         return None
     step = source.segment(steps[-1])
     indent = source.indent(steps[-1].lineno)
@@ -90,6 +90,18 @@ def recompute_after_step_fix(failure: Failure) -> Fix | None:
     if shared is not None:
         fixes.append(shared)
     return Fix(**{**fixes[0].__dict__, "alternatives": tuple(fixes[1:])})
+
+
+# Computing a statement again draws new numbers from these: another input, not the same graph again.
+_RANDOM = ("rand", "normal", "bernoulli", "multinomial", "dropout", "shuffle", "sample")
+
+
+def _draws_random(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` calls something that draws random numbers (``torch.randn``, a dropout)."""
+    return any(
+        isinstance(n, ast.Call) and any(word in ast.unparse(n.func).lower() for word in _RANDOM)
+        for n in ast.walk(stmt)
+    )
 
 
 def _shared_before_step(
