@@ -135,6 +135,7 @@ class FixesPanel(QFrame):
         self._fixes, self._changed = list(lesson.fixes), list(lesson.changed)
         self._update_fixes()
         self._show_lesson(lesson)
+        self.updateGeometry()  # they came after the panel was laid out: its height is new
         self.lesson_shown.emit()
 
     def fix_layout(self) -> QVBoxLayout:
