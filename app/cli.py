@@ -93,6 +93,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _json_limit_option(run)
     run.add_argument("--device", help="default device for the script's tensors: cpu (the default), cuda, ...")
+    run.add_argument("--no-fixes", action="store_true", help=argparse.SUPPRESS)  # the window proves them
     run.add_argument("script", metavar="SCRIPT.py", help="your script")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     return parser
@@ -243,9 +244,14 @@ def _trace(args: argparse.Namespace) -> int:
         from app.render.layout_store import save_with_layout
 
         save_with_layout(rec, args.save, stored=stored)  # a .lens copied keeps its layout
+    from app.child.proofs import proven_lesson
+
+    lesson = proven_lesson(rec, here=args.in_process)
     if args.json:
-        return _print_json(rec, args.max_json_mb, "--save OUT.lens")
+        return _print_json(rec, args.max_json_mb, "--save OUT.lens", lesson)
     print(to_table(rec))
+    if lesson.fixes or lesson.advice:
+        print("\n" + lesson.text())
     if args.save:
         print(f"\nsaved the recording to {args.save}")
     return 0
@@ -255,9 +261,12 @@ def _export(args: argparse.Namespace) -> int:
     if args.format == "torchviz":
         return _export_torchviz(args)
     if args.format == "html":
+        from app.child.proofs import proven_lesson
         from app.render.web.page import export_html
 
-        print(f"wrote {export_html(*_recording_and_layout(args.scenario, args.device), args.out)}")
+        recording, stored = _recording_and_layout(args.scenario, args.device)
+        fixes = proven_lesson(recording).fixes if recording.error is not None else ()
+        print(f"wrote {export_html(recording, stored, args.out, fixes)}")
         return 0
     recording = _recording(args.scenario, args.device)  # a bad source is told before Qt loads
     from app.render.export_budget import ExportTooLarge
@@ -359,18 +368,24 @@ def _run_script(args: argparse.Namespace) -> int:
             f"({failed.call.text[:80]}) raised PyTorch's error, recorded as the last step: {shown}.",
             0,
         )
+    from app.child.proofs import ScriptSource, proven_lesson
+
+    script = ScriptSource(Path(args.script), tuple(args.args), args.device or "cpu")
+    lesson = proven_lesson(recording, script=script, skip=args.no_fixes)
+    if lesson.fixes and not args.json:  # after PyTorch's message, as diffs of the user's file
+        print(lesson.text(), file=sys.stderr)
     if args.out:
         from app.render.layout_store import save_with_layout
 
         save_with_layout(recording, args.out)
         print(f"autograd-lens: saved the recording to {args.out}", file=sys.stderr)
     if args.json:
-        status = _print_json(recording, args.max_json_mb, "--out FILE.lens")
+        status = _print_json(recording, args.max_json_mb, "--out FILE.lens", lesson)
         return status or run.exit_code
     return run.exit_code
 
 
-def _print_json(recording: Recording, max_mb: float, keep: str) -> int:
+def _print_json(recording: Recording, max_mb: float, keep: str, lesson: Any = None) -> int:
     """Print the recording's JSON, or nothing and one line when it would pass ``max_mb``."""
     from app.core.trace_json import JsonTooLarge, json_pieces
 
@@ -381,6 +396,8 @@ def _print_json(recording: Recording, max_mb: float, keep: str) -> int:
             f"the JSON would pass {max_mb:g} MB (at step {exc.step}, of steps 0-{exc.steps - 1}); raise "
             f"the limit with --max-json-mb MB, or keep the recording with {keep} (gradients packed: smaller)"
         )
+    if lesson is not None:  # the proven fixes and advice, the window's own objects
+        pieces[-1] = pieces[-1][:-1] + "," + lesson.json_fields() + "}"
     sys.stdout.writelines(pieces)
     sys.stdout.write("\n")
     return 0
@@ -428,14 +445,20 @@ def _run_script_then_show(args: argparse.Namespace) -> int:
     path = Path(_shown_lens_path(stem))
     path.unlink(missing_ok=True)
     device = ["--device", args.device] if args.device else []
-    command = [sys.executable, "-m", "app", "run", "--out", str(path), *device, args.script, *args.args]
+    command = [sys.executable, "-m", "app", "run", "--no-fixes", "--out", str(path), *device, args.script]
+    command += args.args
     code = subprocess.run(command, check=False, env=child_env()).returncode
     if code < 0:
         return _fail(f"the script's process was ended by {signal_name(-code)}; nothing was recorded to show")
     if not path.exists():
         return code or _fail("the script's process wrote no recording")
     print(f"autograd-lens: opening the window on {path}", file=sys.stderr)
+    import json
+
+    from app.child.proofs import SCRIPT_ENV
     from app.ui.main import run_gui
+
+    os.environ[SCRIPT_ENV] = json.dumps([str(Path(args.script).resolve()), *args.args])  # its fixes' proofs
 
     status = run_gui(str(path))
     return code or status

@@ -122,7 +122,7 @@ def test_quick_benchmark_prints_its_json_object() -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert set(result) == set(TOP_KEYS)
+    assert set(result) == {*TOP_KEYS, "fixes"}
     for key, kind in TOP_KEYS.items():
         assert isinstance(result[key], kind) or (key == "web" and result[key] is None), key
     assert len(result["sizes"]) == 1
@@ -132,6 +132,8 @@ def test_quick_benchmark_prints_its_json_object() -> None:
         assert isinstance(size[key], kind), key
         assert math.isfinite(size[key]) and size[key] > 0, (key, size[key])
     # lens_open_s, lens_ready_s: a window that failed to open the .lens in time leaves them NaN
+    fixes = result.pop("fixes")  # proving a fix next to recording the program again
+    assert fixes["checked"] == 2 and 0 < fixes["check_vs_record"] < 10
     for key in TOP_KEYS.keys() - {"sizes", "program", "real_model", "web", "lens_open_s", "lens_ready_s"}:
         assert math.isfinite(result[key]) and result[key] > 0, (key, result[key])
     program = result["program"]

@@ -12,7 +12,11 @@ import ast
 import pytest
 import torch
 
-from app.core.lesson.fixes import Fix, changed_lines, find_call, fixes_for, set_call_keyword
+from app.child.proofs import in_process
+from app.core.lesson.edits import changed_lines, find_call, set_call_keyword
+from app.core.lesson.fix import Fix
+from app.core.lesson.fixes import fixes_for
+from app.core.lesson.prove import proven_fixes
 from app.core.loading import builtin_names, load_builtin
 from app.core.model.program import Call, Program
 from app.core.model.recording import Recording
@@ -173,6 +177,11 @@ def record_fix(recording: Recording, fix: Fix) -> Recording:
     return fixed
 
 
+def offered(recording: Recording) -> list[Fix]:
+    """The fixes that hold when recorded: what the window and the command line show."""
+    return [p.fix for p in proven_fixes(recording, record=in_process(recording))]
+
+
 def titled(fixes: list[Fix], start: str) -> Fix:
     matching = [f for f in fixes if f.title.startswith(start)]
     assert matching, [f.title for f in fixes]
@@ -260,9 +269,12 @@ def test_detach_of_the_carried_state_matches_the_fixed_twin(
     broken: str, twin: str, recorded: dict[str, Recording]
 ) -> None:
     recording = recording_of(broken, recorded)
-    fixes = fixes_for(recording)
+    fixes = offered(recording)
     detach = titled(fixes, "h.detach()")
-    assert not any(f.title.startswith("retain_graph") for f in fixes)  # the same line in a loop: no band-aid
+    assert fixes[0] is detach  # the cause first
+    band_aids = [f for f in fixes if "retain_graph" in f.title]  # the same line in a loop: a band-aid
+    assert all(f.band_aid and "band-aid" in f.title for f in band_aids)
+    assert fixes[len(fixes) - len(band_aids) :] == band_aids
     fixed = record_fix(recording, detach)
     assert "    h = h.detach()" in detach.code.splitlines()
     assert "retain_graph=True" not in detach.code
@@ -458,16 +470,17 @@ def test_no_fix_offered_for_a_weight_written_after_its_graph_was_freed_fails_or_
     an error, keeps the program's own updates, and moves no step past another optimizer's."""
     recording = record(Program(code))
     assert recording.failed is not None and "second time" in (recording.failed.error or "")
-    for fix in fixes_for(recording):
+    for fix in offered(recording):
         fixed = record(recording.program.with_code(fix.code))
         assert fixed.failed is None and fixed.error is None, (fix.title, fixed.failed, fixed.error)
         assert "clone()" not in fix.code  # a clone of a trained weight would stop training it
         if code is MANUAL_UPDATE:
             assert "w -= 0.1 * w.grad" in fix.code
-        if code is TWO_OPTIMIZERS:
-            assert "optD.step()" not in fix.title
+        if code is TWO_OPTIMIZERS:  # D's step stays before G's loss: D never trains on it
+            assert fix.moved != "optD.step()" and "retain_graph" not in fix.code
+            assert fix.code.index("optD.step()") < fix.code.index("g_loss.backward()")
     if code is DEEPER_WEIGHT_STEPPED:  # retain alone fails on w2, in PyTorch too
-        assert [f.title for f in fixes_for(recording) if "retain" in f.title] == [
+        assert [f.title for f in offered(recording) if "retain" in f.title] == [
             "retain_graph=True on line 12, opt_a.step() after both backwards"
         ]
 
@@ -498,7 +511,7 @@ def test_a_program_error_outside_a_call_gets_no_fix() -> None:
     ],
 )
 def test_values_carried_into_the_next_iteration(body, carried):
-    from app.core.lesson.fixes import _carried_names
+    from app.core.lesson.edits import carried_names as _carried_names
 
     loop = ast.parse("for c in range(3):\n" + "".join(f"    {line}\n" for line in body.splitlines())).body[0]
     assert isinstance(loop, ast.For)

@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 
 from app.core.lesson.advice import advice_for
-from app.core.lesson.fixes import changed_lines, find_call, fixes_for, set_call_keyword
+from app.core.lesson.edits import changed_lines, find_call, set_call_keyword
+from app.core.lesson.fixes import fixes_for
 from app.core.loading import load_builtin, parse_scenario
 from app.core.model.errors import ScenarioError
 from app.core.model.graph import Graph
@@ -234,7 +235,7 @@ def test_a_window_opening_a_hostile_recording_steps_while_its_fixes_are_found(
         session.go_to(index)
         assert session.index == index
     assert not window.error_panel.isHidden() and window.error_panel.fixes == []
-    with qtbot.waitSignal(window.error_panel.lesson_shown, timeout=10_000):
+    with qtbot.waitSignal(window.error_panel.lesson_shown, timeout=60_000):  # each fix recorded
         release.set()
     assert threads == [t for t in threads if t is not threading.main_thread()]
     titles = [f.title for f in window.error_panel.fixes]
@@ -244,6 +245,7 @@ def test_a_window_opening_a_hostile_recording_steps_while_its_fixes_are_found(
         "- " + recording.program.code.splitlines()[8].rstrip(),
         "+         create_graph=False,",
         "+     h = h.detach()",
+        "✓ recorded: no error",  # proven before it is offered
     ]
 
 

@@ -111,7 +111,9 @@ def test_json_agrees_with_plain_torch(traced: tuple[str, dict[str, Any]]) -> Non
 
 def test_json_equals_the_in_process_report(traced: tuple[str, dict[str, Any]]) -> None:
     name, data = traced
+    lesson = {key: data.pop(key) for key in ("fixes", "advice")}  # proven fixes, after the recording
     assert json.loads(json.dumps(to_json(record(load_builtin(name))))) == data
+    assert all(f["checked"]["error_gone"] for f in lesson["fixes"])
 
 
 def test_forgot_retain_exits_0_with_an_error_step() -> None:
@@ -125,7 +127,9 @@ def test_table_is_readable() -> None:
     done = run_app("trace", "forgot-retain")
     assert done.returncode == 0 and own_stderr(done.stderr) == []
     rec = record(load_builtin("forgot-retain"))
-    assert done.stdout.rstrip("\n") == to_table(rec)
+    table, _, fixes = done.stdout.partition("\n\nFix 1: ")
+    assert table == to_table(rec)
+    assert fixes.startswith("retain_graph=True on line 5\n  (recorded: no error)")  # under the error step
     assert_table_shows(rec, to_table(rec))
 
 

@@ -364,7 +364,7 @@ def open_page_frame(browser: Any, path: Path) -> dict[str, Any]:
 
 def test_a_lens_file_exports_with_the_layout_it_keeps(tmp_path: Path, monkeypatch) -> None:
     """A shared ``.lens`` file's page is drawn where the file says, without running Graphviz."""
-    from app.core.lens import open_lens
+    from app.core.lensfile import open_lens
     from app.render import layout as layout_module
     from app.render.layout_store import save_with_layout
     from app.render.web import page as page_module

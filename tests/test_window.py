@@ -669,6 +669,7 @@ def test_a_fixed_builtin_is_shown_as_an_edit(qtbot, open_window):
     summary that tells the broken story says it is where the edit began; Ctrl+Z restores both."""
     window = open_window("gan-no-detach")
     summary = window.summary.text()
+    qtbot.waitUntil(lambda: bool(window.error_panel.fixes), timeout=TIMEOUT)  # offered once proven
     fixed = _rerecorded(qtbot, window, window.error_panel.fix_buttons[0].click)
     assert fixed.failed is None
     assert window.scenario_picker.currentText() == "gan-no-detach (edited)"

@@ -4,11 +4,11 @@ Logging the loss tensor (``total_loss += loss``, ``losses.append(loss)``) raises
 nothing; each iteration's graph simply stays reachable from a value the program
 holds, so the nodes alive rise with every pass (and, for a graph no backward has
 walked, its saved tensors too). :func:`kept_graphs` finds that in the recording;
-:func:`advice_for` offers the edits, as :class:`~app.core.lesson.fixes.Fix`
+:func:`advice_for` offers the edits, as :class:`~app.core.lesson.fix.Fix`
 objects the window shows and undoes like the fixes at an error.
 
 >>> code = "total = 0.0\\nfor i in range(2):\\n    loss = f(i)\\n    loss.backward()\\n    total += loss\\n"
->>> print(_held_edit(_Source(code), _holder_of(_Source(code), 2, {"loss"}), "item"), end="")
+>>> print(_held_edit(Source(code), _holder_of(Source(code), 2, {"loss"}), "item"), end="")
 total = 0.0
 for i in range(2):
     loss = f(i)
@@ -33,7 +33,8 @@ import ast
 import itertools
 from dataclasses import dataclass
 
-from app.core.lesson.fixes import Fix, _assigned_names, _names_bound, _names_read, _Source, _wrapped
+from app.core.lesson.edits import Source, assigned_names, loop_at, names_bound, names_read, wrapped
+from app.core.lesson.fix import Claim, Fix
 from app.core.model.graph import GraphNode, LoopMark
 from app.core.model.recording import Recording
 
@@ -140,22 +141,17 @@ def _holder_shape(stmt: ast.stmt) -> _Holder | None:
     return None
 
 
-def _loop_at(source: _Source, line: int) -> ast.For | None:
-    stmt = source.statement_at(line)
-    return stmt if isinstance(stmt, ast.For) and stmt.lineno == line else None
-
-
-def _holder_of(source: _Source, loop_line: int, names: set[str]) -> _Holder | None:
+def _holder_of(source: Source, loop_line: int, names: set[str]) -> _Holder | None:
     """The statement of the loop at ``loop_line`` that keeps one of ``names`` in a value the loop
     carries over (bound outside the body, or updated from itself)."""
-    loop = _loop_at(source, loop_line)
+    loop = loop_at(source, loop_line)
     if loop is None:
         return None
     body = [s for stmt in loop.body for s in ast.walk(stmt) if isinstance(s, ast.stmt)]
-    bound_in_body = set().union(*(_names_bound(s) for s in body))
+    bound_in_body = set().union(*(names_bound(s) for s in body))
     for stmt in body:
         holder = _holder_shape(stmt)
-        if holder is None or not _names_read(holder.held) & names:
+        if holder is None or not names_read(holder.held) & names:
             continue
         if isinstance(stmt, ast.Expr) and holder.accumulator in bound_in_body:
             continue  # a list made afresh in each iteration holds only this one's graph
@@ -163,18 +159,18 @@ def _holder_of(source: _Source, loop_line: int, names: set[str]) -> _Holder | No
     return None
 
 
-def _made_names(source: _Source, recording: Recording, nodes: tuple[str, ...]) -> set[str]:
+def _made_names(source: Source, recording: Recording, nodes: tuple[str, ...]) -> set[str]:
     """Names bound by the statements that made the kept nodes."""
     names: set[str] = set()
     for node_id in nodes:
         line = recording.graph.node(node_id).line
         stmt = source.statement_at(line) if line is not None else None
         if stmt is not None:
-            names.update(_assigned_names(stmt))
+            names.update(assigned_names(stmt))
     return names
 
 
-def _is_scalar_loss(source: _Source, held: ast.expr) -> bool:
+def _is_scalar_loss(source: Source, held: ast.expr) -> bool:
     """Whether ``held`` is a name the program calls ``.backward()`` on without a gradient: one value."""
     if not isinstance(held, ast.Name):
         return False
@@ -190,15 +186,22 @@ def _is_scalar_loss(source: _Source, held: ast.expr) -> bool:
     )
 
 
-def _held_edit(source: _Source, holder: _Holder | None, method: str) -> str:
+def _held_edit(source: Source, holder: _Holder | None, method: str) -> str:
     if holder is None:
         raise ValueError("no statement holds the value")
     held = holder.held
     return (
         source.code[: source.start(held)]
-        + f"{_wrapped(source, held)}.{method}()"
+        + f"{wrapped(source, held)}.{method}()"
         + source.code[source.end(held) :]
     )
+
+
+_LETS_GO = Claim(
+    "Recorded again, no iteration's graph outlives the next iteration.",
+    "keeps_no_graph",
+    mark="no graph kept past its iteration",
+)
 
 
 def _rise(kept: KeptGraphs) -> str:
@@ -227,7 +230,7 @@ def advice_for(recording: Recording) -> Advice | None:
     if kept is None:
         return None
     try:
-        source = _Source(recording.program.code)
+        source = Source(recording.program.code)
     except SyntaxError:
         return None
     holder = _holder_of(source, kept.loop_line, _made_names(source, recording, kept.nodes))
@@ -241,16 +244,18 @@ def advice_for(recording: Recording) -> Advice | None:
             Fix(
                 f"{held}.item() on line {line}: keep the number, not the graph",
                 f"{why} {held}.item() is a plain Python number: nothing links one iteration's graph "
-                "to the next, and each goes when its names are bound again.",
+                f"to the next. {_LETS_GO.text}",
                 _held_edit(source, holder, "item"),
+                claims=(_LETS_GO,),
             )
         )
     fixes.append(
         Fix(
             f"{held}.detach() on line {line}: keep a tensor without its graph",
-            f"{why} {held}.detach() holds the same values in a tensor that belongs to no graph, so "
-            f"{acc} keeps no nodes.",
+            f"{why} {held}.detach() holds the same values in a tensor that belongs to no graph. "
+            f"{_LETS_GO.text}",
             _held_edit(source, holder, "detach"),
+            claims=(_LETS_GO,),
         )
     )
     for fix in fixes:

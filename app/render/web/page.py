@@ -24,9 +24,11 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from app.core.lesson.prove import ProvenFix
 from app.core.model.recording import Recording
 from app.core.resources import resource_path
 from app.render.layout import Layout, LayoutError, layout_graph
@@ -68,7 +70,9 @@ def _template(name: str) -> str:
     return resource_path("web", name).read_text(encoding="utf-8")
 
 
-def player_html(recording: Recording, layout: Layout | None = None, *, fixes: bool = True) -> str:
+def player_html(
+    recording: Recording, layout: Layout | None = None, *, fixes: Sequence[ProvenFix] = ()
+) -> str:
     """The player page of ``recording`` as one HTML text (``layout``: Graphviz's, made when None)."""
     placed = layout if layout is not None else page_layout(recording)
     data = {
@@ -92,7 +96,11 @@ def player_html(recording: Recording, layout: Layout | None = None, *, fixes: bo
 
 
 def write_player(
-    recording: Recording, path: str | Path, layout: Layout | None = None, *, fixes: bool = True
+    recording: Recording,
+    path: str | Path,
+    layout: Layout | None = None,
+    *,
+    fixes: Sequence[ProvenFix] = (),
 ) -> Path:
     """Write the player page of ``recording`` to ``path`` (UTF-8); returns the path."""
     out = Path(path)
@@ -100,10 +108,11 @@ def write_player(
     return out
 
 
-def export_html(recording: Recording, stored: Any, out: str | Path) -> Path:
+def export_html(recording: Recording, stored: Any, out: str | Path, fixes: Sequence[ProvenFix] = ()) -> Path:
     """The command line's ``export --format html``: the page written to ``out`` (a folder: to
-    ``NAME.html`` in it), laid out as a ``.lens`` source's stored layout says when it fits."""
+    ``NAME.html`` in it), laid out as a ``.lens`` source's stored layout says when it fits, with
+    the error's ``fixes`` that were proven by recording."""
     path = Path(out)
     if path.is_dir():
         path = path / f"{recording.program.name or 'recording'}.html"
-    return write_player(recording, path, page_layout(recording, stored))
+    return write_player(recording, path, page_layout(recording, stored), fixes=fixes)

@@ -3,7 +3,7 @@
 The step counter, the marks under the timeline, the gradients per call and the
 error panel say what the window's panels say, in the same words: the texts are
 made here, once per step or per call, from the recording and the lesson code
-(``iteration_text``, ``format_values``, ``fixes_for``), and the page only picks
+(``iteration_text``, ``format_values``, the proven fixes it is given), and the page only picks
 the ones of the step shown. Repeated texts (a caption, "call 1 of 2 · running")
 are stored once and named by their index in ``strings``.
 
@@ -17,20 +17,19 @@ are stored once and named by their index in ``strings``.
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.lesson.lines import iteration_text
+from app.core.lesson.prove import ProvenFix
 from app.core.model.recording import Recording
 from app.core.model.text import format_values
 from app.core.model.timeline import Step
 from app.core.model.values import Values
 
-__all__ = ["FIX_DEADLINE_S", "GRAD_NUMBERS", "step_data", "values_json"]
+__all__ = ["GRAD_NUMBERS", "step_data", "values_json"]
 
 GRAD_NUMBERS = 64  # of a gradient's elements kept in the page: the panel shows 6, a test reads them
-FIX_DEADLINE_S = 5.0  # as the window's lesson worker: the fixes found by then
 
 
 class _Strings:
@@ -121,7 +120,7 @@ def _grads(recording: Recording) -> dict[str, Any]:
     return {"leaves": leaves, "changes": changes, "calls": calls}
 
 
-def _error_panel(recording: Recording, fixes: bool) -> dict[str, Any] | None:
+def _error_panel(recording: Recording, fixes: Sequence[ProvenFix]) -> dict[str, Any] | None:
     """The error panel's heading, PyTorch's message and the fixes with their diffs, and the one
     step it shows at (the failed call's end, or the program's error step)."""
     info = recording.failed
@@ -140,20 +139,25 @@ def _error_panel(recording: Recording, fixes: bool) -> dict[str, Any] | None:
         panel = {"step": last, "title": title, "message": recording.error}
     else:
         return None
-    return {**panel, "fixes": _fixes(recording) if fixes else []}
+    return {**panel, "fixes": _fixes(recording, fixes)}
 
 
-def _fixes(recording: Recording) -> list[dict[str, Any]]:
-    from app.core.lesson.fixes import changed_lines, fixes_for
+def _fixes(recording: Recording, proven: Sequence[ProvenFix]) -> list[dict[str, Any]]:
+    """Only fixes that were recorded and held (``app.core.lesson.prove``), each with its mark."""
+    from app.core.lesson.edits import changed_lines
 
     old = recording.program.code
     return [
-        {"title": f.title, "explanation": f.explanation, "diff": changed_lines(old, f.code, f.moved)}
-        for f in fixes_for(recording, time.monotonic() + FIX_DEADLINE_S)
+        {
+            "title": p.fix.title,
+            "explanation": f"{p.fix.explanation} ({p.checked.mark()})",
+            "diff": changed_lines(old, p.fix.code, p.fix.moved),
+        }
+        for p in proven
     ]
 
 
-def step_data(recording: Recording, *, fixes: bool = True) -> dict[str, Any]:
+def step_data(recording: Recording, *, fixes: Sequence[ProvenFix] = ()) -> dict[str, Any]:
     """Everything the page's panels need, as JSON-ready data (columns of one entry per step)."""
     strings = _Strings()
     steps = recording.timeline.steps

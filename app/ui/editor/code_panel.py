@@ -65,7 +65,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QTextEdit, QWidget
 
-from app.core.lesson.fixes import new_line_numbers
+from app.core.lesson.edits import new_line_numbers
 from app.ui.editor.code_edit import CodeEdit
 from app.ui.look.theme import tint_colour
 from app.ui.panels.call_toggles import CallSite, call_sites, edit_call

@@ -16,9 +16,12 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
 
 from app.core.lesson.advice import Advice, advice_for
-from app.core.lesson.fixes import Fix, changed_lines
+from app.core.lesson.edits import changed_lines
+from app.core.lesson.fix import Fix
+from app.core.lesson.prove import proven_fixes
 from app.ui.look.plain_text import plain_tip
 from app.ui.panels.fixes_panel import FixesPanel, Lesson, wrapped_label
+from app.ui.panels.proof_marks import PROOF_DEADLINE_S
 from app.ui.runtime.session import Session
 
 if TYPE_CHECKING:
@@ -62,14 +65,23 @@ class AdvicePanel(FixesPanel):
         self._ask_lesson(recording)
         self._on_step_applied(self._session.index)
 
+    DEADLINE_S = PROOF_DEADLINE_S
+
     @staticmethod
     def find_lesson(recording: Recording, deadline: float) -> Lesson:
+        """The advice, with the edits that hold when recorded (none: no advice shown)."""
         advice = advice_for(recording)
         if advice is None:
             return Lesson([], [])
+        from app.child.proofs import window_recorder
+
         old = recording.program.code
-        changed = [_dedented(changed_lines(old, fix.code, fix.moved)) for fix in advice.fixes]
-        return Lesson(list(advice.fixes), changed, advice)
+        proven = proven_fixes(recording, advice.fixes, record=window_recorder(recording), deadline=deadline)
+        fixes = [p.fix for p in proven]
+        changed = [
+            _dedented(changed_lines(old, p.fix.code, p.fix.moved)) + f"\n✓ {p.checked.mark()}" for p in proven
+        ]
+        return Lesson(fixes, changed, advice)
 
     def _show_lesson(self, lesson: Lesson) -> None:
         advice = lesson.said

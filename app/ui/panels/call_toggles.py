@@ -2,7 +2,7 @@
 
 One row per place in the program that makes an autograd call (a call in a
 loop runs several times: one row, marked ``×3``). A box edits the call's
-keyword in the program text (:func:`~app.core.lesson.fixes.set_call_keyword`)
+keyword in the program text (:func:`~app.core.lesson.edits.set_call_keyword`)
 and the program is recorded again at once.
 
 ``retain_graph`` has three values in PyTorch: True, False and unset (None: the
@@ -168,7 +168,7 @@ def edit_call(session: Session, call: Call, keyword: str, value: str | None) -> 
 
     False when the text moved on so the call is no longer where the recording saw it.
     """
-    from app.core.lesson.fixes import set_call_keyword
+    from app.core.lesson.edits import set_call_keyword
 
     program = session.program
     if program is None:

@@ -28,10 +28,13 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QToolButton, QWidget
 
-from app.core.lesson.fixes import Fix, changed_lines, fixes_for
+from app.core.lesson.fix import Fix
+from app.core.lesson.fixes import fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
+from app.core.lesson.prove import ScriptSource, proven_fixes
 from app.ui.look.plain_text import plain_tip
 from app.ui.panels.fixes_panel import FixesPanel, Lesson, wrapped_label
+from app.ui.panels.proof_marks import PROOF_DEADLINE_S, show_script_bars, shown_change
 from app.ui.runtime.session import Session
 
 if TYPE_CHECKING:
@@ -246,11 +249,23 @@ class ErrorPanel(FixesPanel):
             return _why_modified(recording, info, node, modified[0])
         return "PyTorch refused this call; its message above says why."
 
+    DEADLINE_S = PROOF_DEADLINE_S
+
     @staticmethod
     def find_lesson(recording: Recording, deadline: float) -> Lesson:
+        """The fixes that hold when recorded (NOTE [proving a script] for a script's)."""
+        from app.child.proofs import script_of, window_recorder
+
         old = recording.program.code
-        fixes = fixes_for(recording, deadline)
-        return Lesson(fixes, ["\n".join(changed_lines(old, fix.code, fix.moved)) for fix in fixes])
+        candidates = fixes_for(recording, deadline)
+        proven = proven_fixes(recording, candidates, record=window_recorder(recording), deadline=deadline)
+        return Lesson([p.fix for p in proven], [shown_change(old, p) for p in proven], script_of(recording))
+
+    def _show_lesson(self, lesson: Lesson) -> None:
+        """A script's fixes are edits of the user's file: a patch to copy or apply, never a re-record
+        in the checked language (NOTE in ``app/ui/script_fixes.py``)."""
+        script = lesson.said if isinstance(lesson.said, ScriptSource) else None
+        self.script_bars = show_script_bars(self, script, self._fixes, self._session)
 
     def _show_fix(self, i: int, fix: Fix, button: QPushButton) -> None:
         button.setText(f"Fix {i + 1}: {fix.title}")

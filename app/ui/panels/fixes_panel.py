@@ -1,6 +1,6 @@
 """What the error panel and the advice panel share: a scrolling body of labels, then edits to offer.
 
-Each edit (:class:`~app.core.lesson.fixes.Fix`) is a button over the lines it
+Each edit (:class:`~app.core.lesson.fix.Fix`) is a button over the lines it
 changes; a click records the edited program again (the session can undo it).
 The edits and their changed lines are found on a pool thread (NOTE [the lesson
 off the GUI thread] in ``app/ui/runtime/lesson_worker.py``) and shown when they arrive.
@@ -17,8 +17,9 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-from app.core.lesson.fixes import Fix
-from app.ui.runtime.lesson_worker import LessonWorker
+from app.core.lesson.fix import Fix
+from app.ui.panels.proof_marks import checking_label
+from app.ui.runtime.lesson_worker import LESSON_DEADLINE_S, LessonWorker
 from app.ui.runtime.session import Session
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class FixesPanel(QFrame):
     """
 
     lesson_shown = Signal()  # the edits found for the recording on screen are shown (maybe none)
+    DEADLINE_S = LESSON_DEADLINE_S  # to find (and prove) the edits of one recording
 
     def __init__(
         self,
@@ -75,7 +77,7 @@ class FixesPanel(QFrame):
         self._fixes: list[Fix] = []
         self._changed: list[str] = []
         self._names = names
-        self._lesson = LessonWorker(type(self).find_lesson, self)
+        self._lesson = LessonWorker(type(self).find_lesson, self, type(self).DEADLINE_S)
         self._lesson.ready.connect(self._on_lesson_ready)
         self.fix_buttons: list[QPushButton] = []
         self.fix_codes: list[QLabel] = []  # per edit: the lines it removes (-) and adds (+)
@@ -87,6 +89,8 @@ class FixesPanel(QFrame):
             self._layout.setSpacing(spacing)
         for label in labels:
             self._layout.addWidget(label)
+        self.checking = checking_label()  # while the edits are recorded: none is offered unproven
+        self._layout.addWidget(self.checking)
         self._scroll = QScrollArea()  # the host may cap the panel's height: it scrolls then
         self._scroll.setWidgetResizable(True)
         self._scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -119,15 +123,24 @@ class FixesPanel(QFrame):
         """Offer no edits until ``recording``'s are found (the last ones were another program's)."""
         self._fixes, self._changed = [], []
         self._update_fixes()
+        self.checking.show()
         self._lesson.request(recording)
 
     def _on_lesson_ready(self, recording: Recording, lesson: Lesson | None) -> None:
-        if recording is not self._recording or lesson is None:
+        if recording is not self._recording:
+            return
+        self.checking.hide()
+        if lesson is None:
             return
         self._fixes, self._changed = list(lesson.fixes), list(lesson.changed)
         self._update_fixes()
         self._show_lesson(lesson)
+        self.updateGeometry()  # they came after the panel was laid out: its height is new
         self.lesson_shown.emit()
+
+    def fix_layout(self) -> QVBoxLayout:
+        """The layout the edits' widgets are in (a subclass adds its own under them)."""
+        return self._layout
 
     def wait_idle(self, msecs: int = 30_000) -> bool:
         """Block until the lesson being found is found (for closing and tests)."""

@@ -48,9 +48,15 @@ class LessonWorker(QObject):
     ready = Signal(object, object)  # (recording, what find returned) of the newest request, in time
     _done = Signal(int, object, object)  # from a pool thread; queued onto this object's thread
 
-    def __init__(self, find: Callable[[Recording, float], Any], parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        find: Callable[[Recording, float], Any],
+        parent: QObject | None = None,
+        deadline_s: float = LESSON_DEADLINE_S,
+    ) -> None:
         super().__init__(parent)
         self._find = find
+        self._deadline_s = deadline_s  # proving fixes records each one: longer than finding them
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(2)  # a superseded run may still be finishing
         self._latest = 0
@@ -65,7 +71,7 @@ class LessonWorker(QObject):
         key = (id(self), number)
         self._pauses.add(key)
         GcPause.hold(key)  # released on this thread once the answer is here
-        deadline = time.monotonic() + LESSON_DEADLINE_S
+        deadline = time.monotonic() + self._deadline_s
         self._pool.start(lambda: self._run(number, recording, deadline))
         return number
 
@@ -84,7 +90,7 @@ class LessonWorker(QObject):
         # Runs on a pool thread: must never raise, and touches no widget.
         try:
             found = self._find(recording, deadline)
-            if time.monotonic() > deadline + LESSON_DEADLINE_S:
+            if time.monotonic() > deadline + self._deadline_s:
                 log.warning("the lesson of a recording took too long; no edits are offered")
                 found = None
         except Exception:  # a bug in the lesson must not take the window down: no edits then
@@ -101,9 +107,7 @@ class LessonWorker(QObject):
         GcPause.release(key)
         if number != self._latest:
             return  # superseded: a newer recording came meanwhile
-        if found is None:
-            return
         try:
-            self.ready.emit(recording, found)
+            self.ready.emit(recording, found)  # None: nothing to offer (the panel stops checking)
         except RuntimeError:  # the answer was queued as its panel was deleted
             log.debug("dropped a lesson: its panel is gone")

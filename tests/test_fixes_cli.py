@@ -1,0 +1,89 @@
+"""``trace`` and ``run`` offer proven fixes: in ``--json`` as the window's objects, in text as diffs
+after PyTorch's message; a fix is there only when its edited program recorded without an error."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+
+HIDDEN_TUPLE = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+lstm = nn.LSTM(2, 3)
+opt = torch.optim.SGD(lstm.parameters(), lr=0.1)
+hidden = (torch.zeros(1, 1, 3), torch.zeros(1, 1, 3))
+for i in range(3):
+    out, hidden = lstm(torch.randn(4, 1, 2), hidden)
+    loss = out.pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_run_json_offers_the_detach_of_each_tensor_of_a_carried_tuple(tmp_path: Path, capsys) -> None:
+    script = tmp_path / "lm.py"
+    script.write_text(HIDDEN_TUPLE, encoding="utf-8")
+    assert main(["run", "--json", str(script)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["calls"][-1]["error"].startswith("Trying to backward through the graph a second time")
+    first = out["fixes"][0]
+    assert "hidden = tuple(t.detach() for t in hidden)" in first["code"]
+    assert first["checked"] == {"error_gone": True, "other_error": None, "claims": []}
+    assert first["changed_lines"] == [14]
+    assert all(f["checked"]["error_gone"] and f["checked"]["other_error"] is None for f in out["fixes"])
+    assert out["advice"] is None
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(first["code"], encoding="utf-8")
+    runpy.run_path(str(fixed), run_name="__main__")  # PyTorch itself: no error
+
+
+def test_run_prints_the_proven_fix_as_a_diff_of_the_users_file(tmp_path: Path, capsys) -> None:
+    script = tmp_path / "lm.py"
+    script.write_text(HIDDEN_TUPLE, encoding="utf-8")
+    assert main(["run", "--out", str(tmp_path / "x.lens"), str(script)]) == 0
+    err = capsys.readouterr().err
+    assert err.index("the script stopped at line 12") < err.index("Fix 1: detach hidden")
+    assert f"--- {script}\n+++ {script}\n" in err
+    assert "+    hidden = tuple(t.detach() for t in hidden)\n" in err
+
+
+@pytest.mark.parametrize("name", ["forgot-retain", "rnn-no-detach"])
+def test_trace_json_fixes_are_proven_and_their_claims_hold(name: str, capsys) -> None:
+    assert main(["trace", name, "--json", "--in-process"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["fixes"]
+    for fix in out["fixes"]:
+        assert fix["checked"]["error_gone"] and fix["checked"]["other_error"] is None
+        assert all(claim["holds"] for claim in fix["checked"]["claims"])
+        assert set(fix) >= {"title", "explanation", "code", "changed_lines", "checked"}
+    if name == "forgot-retain":
+        summed = next(f for f in out["fixes"] if f["title"] == "add the losses, one backward")
+        assert summed["checked"]["claims"] == [
+            {"text": "It gives the same gradients as retaining the graph.", "holds": True}
+        ]
+
+
+def test_trace_prints_the_fixes_under_the_error_step(capsys) -> None:
+    assert main(["trace", "rnn-no-detach", "--in-process"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("PyTorch: Trying to backward") < out.index(
+        "Fix 1: h.detach() at the end of each iteration"
+    )
+    assert "(recorded: no error)" in out and "+    h = h.detach()" in out
+
+
+def test_advice_is_in_the_json_of_a_program_that_keeps_its_graphs(capsys) -> None:
+    assert main(["trace", "logged-loss", "--json", "--in-process"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["fixes"] == [] and out["advice"] is not None
+    assert out["advice"]["fixes"] and all(
+        claim["holds"] for fix in out["advice"]["fixes"] for claim in fix["checked"]["claims"]
+    )
