@@ -22,10 +22,12 @@ from hypothesis import strategies as st
 from test_hostile import install_sentinels, warm_up
 
 from app.core import ScenarioError, builtin_names, load_builtin
-from app.core.language import expr
-from app.core.language.expr import Evaluator, Limits, Mode, parse
+from app.core.language import members
+from app.core.language.evaluator import Evaluator
 from app.core.language.objects import Checked
+from app.core.language.parsing import Mode, parse
 from app.core.language.whitelist import Namespace, SafeBuiltin, build_namespaces, denied_attribute
+from app.core.sizing.limits import Limits
 
 SMALL = Limits(max_elements=10_000, max_work=10_000_000, max_total_elements=1_000_000, time_limit_s=5)
 FUZZ = settings(
@@ -68,7 +70,7 @@ class Watch:
 
     @contextmanager
     def active(self) -> Iterator[None]:
-        real = expr.read_public_attribute
+        real = members.read_public_attribute
 
         def watched(owner: Any, name: str) -> Any:
             self.read.append(name)
@@ -76,7 +78,7 @@ class Watch:
 
         with pytest.MonkeyPatch.context() as patch:
             self.hits += install_sentinels(patch)
-            patch.setattr(expr, "read_public_attribute", watched)
+            patch.setattr(members, "read_public_attribute", watched)
             yield
 
     def check(self) -> None:
@@ -375,7 +377,7 @@ def test_the_watch_sees_a_forbidden_attribute() -> None:
     """If a check above the attribute reader were lost, the watch would catch the read."""
     watching = Watch()
     with watching.active(), pytest.raises(ScenarioError):
-        expr.read_public_attribute(torch.ones(1), "__class__")
+        members.read_public_attribute(torch.ones(1), "__class__")
     assert watching.read == ["__class__"]
     with pytest.raises(AssertionError):
         watching.check()

@@ -43,9 +43,12 @@ import torch.nn.functional as F
 from oracle import check_against_plain
 
 from app.core import Limits, Recording, ScenarioError, parse_scenario, record
-from app.core.language.expr import MAX_PIECES, MAX_SEQUENCE, Evaluator, SizeGuard, parse
+from app.core.language.evaluator import Evaluator
+from app.core.language.parsing import parse
 from app.core.loading import parse_python
 from app.core.model.errors import ProgramError, RecordingTimeout
+from app.core.sizing.guard import SizeGuard
+from app.core.sizing.limits import MAX_PIECES, MAX_SEQUENCE
 
 APP_DIR = str(Path(__file__).resolve().parent.parent / "app")
 LEAF = "torch.tensor([1., 2.], requires_grad=True)"
@@ -829,7 +832,7 @@ def test_work_counts_every_op_of_one_call() -> None:
 
 
 def test_the_budget_is_shared_when_one_is_passed() -> None:
-    from app.core.language.expr import Budget
+    from app.core.sizing.limits import Budget
 
     budget = Budget(1_000)
     for _ in range(2):

@@ -13,8 +13,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from app.core.language.expr import MAX_DEPTH, MAX_TEXT, Evaluator, Limits, Mode, node_position, parse
+from app.core.language.evaluator import Evaluator
+from app.core.language.parsing import Mode, parse
+from app.core.language.positions import node_position
 from app.core.model.errors import ScenarioError
+from app.core.sizing.limits import MAX_DEPTH, MAX_TEXT, Limits
 
 FIELD = "forward.code"
 

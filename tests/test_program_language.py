@@ -25,11 +25,13 @@ import torch.nn.functional as F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.language.expr import Evaluator, Limits, assigned_names, free_names, parse
+from app.core.language.evaluator import Evaluator
 from app.core.language.objects import Checked
+from app.core.language.parsing import assigned_names, free_names, parse
 from app.core.language.whitelist import PRINT_LIMIT, build_namespaces
 from app.core.model.errors import ProgramError, ScenarioError
 from app.core.model.graph import LoopMark
+from app.core.sizing.limits import Limits
 
 FIELD = "program"
 RUN_HINT = "to record a script of your own with full Python, run: python -m app run SCRIPT.py"
@@ -332,7 +334,7 @@ def test_pytorchs_warning_from_an_autograd_call_is_kept_with_its_line() -> None:
     """In a fresh process: PyTorch gives this warning once per process, and other tests may have had it."""
     code = (
         "import torch\n"
-        "from app.core.language.expr import Evaluator\n"
+        "from app.core.language.evaluator import Evaluator\n"
         "from app.core.language.parsing import parse\n"
         "class Hooks:\n"
         "    def autograd_call(self, kind, run, node, given, loops): return run()\n"

@@ -1,7 +1,7 @@
 """What the scenario language accepts, and the words it uses to refuse the rest.
 
 Tables only, and the messages built from them: :func:`~app.core.language.parsing.parse`
-checks a tree against them, :class:`~app.core.language.expr.Evaluator` maps operators
+checks a tree against them, :class:`~app.core.language.evaluator.Evaluator` maps operators
 through them. What each name or attribute may reach is ``whitelist.py``.
 """
 

@@ -1,0 +1,269 @@
+"""What each statement of a program does: one method per kind of statement.
+
+A statement is counted (the program's ``max_statements``), checked against
+the deadline, run, and then reported to the recorder (NOTE [program hooks]):
+simple statements when they finish; ``for``, ``if`` and ``with`` report the
+statements in their bodies instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import operator
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from app.core.language.evaluation import Evaluation
+from app.core.language.flow import Break, Continue, first_line
+from app.core.language.grammar import INPLACE
+from app.core.language.objects import Checked, GradModeEntry
+from app.core.language.parsing import WITH_REFUSAL, import_bindings
+from app.core.language.python_values import kind
+from app.core.language.whitelist import Namespace, SafeBuiltin
+from app.core.model.errors import ProgramError
+from app.core.model.graph import LoopMark
+from app.core.sizing.limits import loop_message, statements_message
+
+__all__ = ["Statements"]
+
+
+class Statements:
+    """The statements part of an :class:`~app.core.language.evaluator.Evaluator`."""
+
+    def __init__(self, ev: Evaluation) -> None:
+        self.ev = ev
+        self.compound: dict[type[ast.stmt], Callable[[Any], None]] = {
+            ast.For: self.for_loop,
+            ast.If: self.if_block,
+            ast.With: self.with_block,
+            ast.Break: self.leave_loop,
+            ast.Continue: self.leave_loop,
+        }
+        self.simple: dict[type[ast.stmt], Callable[[Any], None]] = {
+            ast.Assign: self.assign_statement,
+            ast.AugAssign: self.augassign,
+            ast.Expr: self.expression_statement,
+            ast.Delete: self.delete_statement,
+            ast.Import: self.import_statement,
+            ast.ImportFrom: self.import_statement,
+            ast.Pass: self.pass_statement,
+        }
+
+    def block(self, statements: list[ast.stmt]) -> None:
+        """Run statements in order."""
+        for statement in statements:
+            self.run(statement)
+
+    def run(self, node: ast.stmt) -> None:
+        """Run one statement, counted and under the deadline."""
+        ev = self.ev
+        ev.tick(node)
+        ev.statement_count += 1
+        if ev.statement_count > ev.limits.max_statements:
+            raise ev.error(statements_message(ev.limits), node)
+        compound = self.compound.get(type(node))
+        if compound is not None:
+            compound(node)
+            return
+        simple = self.simple.get(type(node))
+        if simple is None:  # pragma: no cover - the static checks refuse everything else
+            raise ev.error(f"{type(node).__name__} is not allowed", node)
+        simple(node)
+        self.done(node)
+
+    def done(self, node: ast.stmt) -> None:
+        """Tell the recorder a statement finished (NOTE [program hooks])."""
+        if self.ev.hooks is not None:
+            self.ev.hooks.statement_done(node, tuple(self.ev.loops))
+
+    # -- simple statements ------------------------------------------------
+    def assign_statement(self, node: ast.Assign) -> None:
+        value = self.ev.eval(node.value)
+        for target in node.targets:
+            self.assign(target, value, node)
+
+    def expression_statement(self, node: ast.Expr) -> None:
+        self.ev.eval(node.value)
+
+    def delete_statement(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self.delete(target)
+
+    def import_statement(self, node: ast.Import | ast.ImportFrom) -> None:
+        ev = self.ev
+        for name, value in import_bindings(node, field=ev.field, source=ev.source):
+            if name not in ev.builtins:  # the built-in names are bound to these very objects
+                ev.env[name] = value
+
+    def pass_statement(self, node: ast.Pass) -> None:
+        pass
+
+    # -- blocks -------------------------------------------------------------
+    def if_block(self, node: ast.If) -> None:
+        self.ev.block(node.body if self.ev.expressions.truth(node.test) else node.orelse)
+
+    def leave_loop(self, node: ast.Break | ast.Continue) -> None:
+        self.done(node)
+        raise Break if isinstance(node, ast.Break) else Continue
+
+    def for_loop(self, node: ast.For) -> None:
+        ev = self.ev
+        iterable = ev.eval(node.iter)
+        count = ev.sizes.length(iterable)
+        items = self.iterate(iterable, node.iter)
+        line = node.lineno
+        ev.loops.append(LoopMark(line, 0, count))
+        finished = True
+        try:
+            for index, item in enumerate(items):
+                if index >= ev.limits.max_iterations:
+                    raise ev.error(loop_message(ev.limits), node)
+                ev.loops[-1] = LoopMark(line, index, count)
+                self.assign(node.target, item, node)
+                try:
+                    ev.block(node.body)
+                except Continue:
+                    continue
+                except Break:
+                    finished = False
+                    break
+        finally:
+            ev.loops.pop()
+        if finished:
+            ev.block(node.orelse)
+
+    def iterate(self, value: Any, node: ast.expr) -> Iterator[Any]:
+        """The items a for loop goes through; a tensor's rows are made at once, under the guard."""
+        if isinstance(value, (Checked, Namespace, SafeBuiltin)):
+            raise self.ev.error(f"a for loop cannot go over {kind(value)}", node)
+        iterator = self.ev.apply(iter, [value], {}, node, lazy=True)
+        self.ev.sizes.forget_lazy(value)
+        return self.items(iterator, node)
+
+    def items(self, iterator: Iterator[Any], node: ast.expr) -> Iterator[Any]:
+        while True:
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return
+            except Exception as exc:  # zip(a, b, strict=True) on lists of different lengths
+                raise self.ev.located(ProgramError(f"Python says: {first_line(exc)}"), node) from None
+            yield item
+
+    def with_block(self, node: ast.With) -> None:
+        with contextlib.ExitStack() as stack:
+            for item in node.items:
+                mode = self.grad_mode(item.context_expr)
+                stack.enter_context(torch.enable_grad() if mode.enabled else torch.no_grad())
+            self.ev.block(node.body)
+
+    def grad_mode(self, node: ast.expr) -> GradModeEntry:
+        ev = self.ev
+        func = node.func if isinstance(node, ast.Call) else node
+        value: Any = None
+        if isinstance(func, ast.Name):
+            value = ev.expressions.lookup(func)
+        elif isinstance(func, ast.Attribute):
+            owner = ev.eval(func.value)
+            value = ev.members.member(owner, func) if isinstance(owner, Namespace) else None
+        if not isinstance(value, GradModeEntry):
+            raise ev.error(WITH_REFUSAL, node)
+        return value
+
+    # -- binding and unbinding ----------------------------------------------
+    def augassign(self, node: ast.AugAssign) -> None:
+        """``a op= v`` in Python's order: read the target, update (in place for tensors), store back."""
+        ev = self.ev
+        target = node.target
+        if isinstance(target, ast.Name):
+            current = ev.expressions.lookup(target)
+            self.assign(target, self.update(node, current), node)
+        elif isinstance(target, ast.Subscript):
+            owner, index = ev.eval(target.value), ev.expressions.index(target.slice)
+            current = ev.apply(operator.getitem, [owner, index], {}, target)
+            self.set_item(owner, index, self.update(node, current), target)
+        elif isinstance(target, ast.Attribute):
+            owner = ev.eval(target.value)
+            current = ev.members.read(owner, target)
+            result = self.update(node, current)
+            if not (isinstance(owner, Checked) and result is current):  # w -= ... on lin.weight: in place
+                ev.members.assign(owner, target, result)
+        else:  # pragma: no cover - refused by the static checks
+            raise ev.error("this cannot be updated with an operator like +=", node)
+
+    def update(self, node: ast.AugAssign, current: Any) -> Any:
+        value = self.ev.eval(node.value)
+        if isinstance(current, torch.Tensor):  # in place, as in Python: the version counter moves
+            return self.ev.apply(INPLACE[type(node.op)], [current, value], {}, node)
+        return self.ev.expressions.python_binop(node.op, current, value, node)  # numbers, lists, text
+
+    def assign(self, target: ast.expr, value: Any, statement: ast.stmt) -> None:
+        """Bind ``value`` to a name, an item, an attribute, or unpack it into several."""
+        ev = self.ev
+        if isinstance(target, (ast.Tuple, ast.List)):
+            values = self.unpack(value, len(target.elts), target)
+            for elt, item in zip(target.elts, values, strict=True):
+                self.assign(elt, item, statement)
+        elif isinstance(target, ast.Subscript):
+            owner, index = ev.eval(target.value), ev.expressions.index(target.slice)
+            self.set_item(owner, index, value, target)
+        elif isinstance(target, ast.Attribute):
+            ev.members.assign(ev.eval(target.value), target, value)
+        elif isinstance(target, ast.Name):
+            if target.id in ev.builtins:
+                raise ev.error(f"'{target.id}' is a built-in name and cannot be assigned", target)
+            ev.env[target.id] = value
+            if ev.on_value is not None and isinstance(value, torch.Tensor):
+                ev.on_value(statement, value)
+        else:  # pragma: no cover - refused by the static checks
+            raise ev.error("this cannot be assigned", target)
+
+    def set_item(self, owner: Any, index: Any, value: Any, node: ast.AST) -> None:
+        ev = self.ev
+        if isinstance(owner, torch.Tensor):
+            ev.apply(operator.setitem, [owner, index, value], {}, node)
+        elif isinstance(owner, list):
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise ev.error("list items are assigned one at a time: a[0] = value", node)
+            removed = ev.apply(operator.getitem, [owner, index], {}, node)
+            ev.refuse_growth(owner, value, removed, node)
+            owner[index] = value
+            ev.sizes.changed(owner, value, removed)
+        else:
+            raise ev.error(f"items can be assigned in tensors and lists, not in {kind(owner)}", node)
+
+    def delete(self, target: ast.expr) -> None:
+        ev = self.ev
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.delete(element)
+        elif isinstance(target, ast.Name):
+            if target.id in ev.env:
+                del ev.env[target.id]
+            elif target.id in ev.builtins:
+                raise ev.error(f"'{target.id}' is a built-in name and cannot be deleted", target)
+            else:
+                raise ev.error(f"name '{target.id}' is not defined", target)
+        elif isinstance(target, ast.Subscript):
+            owner, index = ev.eval(target.value), ev.expressions.index(target.slice)
+            if not isinstance(owner, list):
+                raise ev.error(f"items can be deleted from lists only, not from {kind(owner)}", target)
+            removed = ev.apply(operator.getitem, [owner, index], {}, target)
+            ev.apply(operator.delitem, [owner, index], {}, target)
+            ev.sizes.changed(owner, removed=removed)
+        else:  # pragma: no cover - refused by the static checks
+            raise ev.error("this cannot be deleted", target)
+
+    def unpack(self, value: Any, count: int, node: ast.AST) -> list[Any]:
+        items: list[Any] | None = None
+        if isinstance(value, torch.Tensor):
+            if value.dim() > 0 and len(value) == count:
+                items = list(self.ev.apply(torch.Tensor.unbind, [value, 0], {}, node))
+        elif isinstance(value, (list, tuple, range)) and self.ev.sizes.length(value) == count:
+            items = list(value)
+        if items is None:
+            raise self.ev.error(f"cannot unpack this value into {count} names", node)
+        return items
