@@ -14,14 +14,17 @@ from __future__ import annotations
 import ast
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 import torch
 
 from app.core.language.objects import Checked, ProgramHooks
 from app.core.language.positions import error_at, node_position
+from app.core.language.python_methods import language_names
 from app.core.language.python_values import PySizes, is_lazy
+from app.core.language.raised import carry_marks
+from app.core.language.scopes import Scope
 from app.core.language.whitelist import Namespace, build_namespaces
 from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
 from app.core.model.graph import LoopMark
@@ -31,8 +34,10 @@ from app.core.sizing.limits import MAX_SEQUENCE, Budget, Limits, budget_message,
 __all__ = [
     "META_MESSAGE",
     "CallPart",
+    "ClassPart",
     "Evaluation",
     "ExpressionPart",
+    "FunctionPart",
     "MemberPart",
     "StatementPart",
     "ValueHook",
@@ -52,6 +57,9 @@ class StatementPart(Protocol):
     """What the statements part offers the others."""
 
     def block(self, statements: list[ast.stmt]) -> None: ...
+    def done(self, node: ast.stmt) -> None: ...
+    def iterate(self, value: Any, node: ast.expr) -> Iterator[Any]: ...
+    def assign(self, target: ast.expr, value: Any, statement: ast.AST) -> None: ...
 
 
 class ExpressionPart(Protocol):
@@ -62,12 +70,34 @@ class ExpressionPart(Protocol):
     def index(self, node: ast.expr) -> Any: ...
     def truth(self, node: ast.expr) -> bool: ...
     def python_binop(self, op: ast.operator, left: Any, right: Any, node: ast.AST) -> Any: ...
+    def items(self, nodes: list[ast.expr]) -> list[Any]: ...
 
 
 class CallPart(Protocol):
     """What the calls part offers the others."""
 
     def call(self, node: ast.Call) -> Any: ...
+    def arguments(self, node: ast.Call) -> tuple[list[Any], dict[str, Any]]: ...
+    def checked_call(self, owner: Checked, node: ast.Call, func: ast.Attribute) -> Any: ...
+
+
+class FunctionPart(Protocol):
+    """What the functions part offers the others (NOTE [program functions])."""
+
+    def invoke(self, fn: Any, args: list[Any], kwargs: Mapping[str, Any], node: ast.AST) -> Any: ...
+    def define(self, node: ast.FunctionDef) -> Any: ...
+    def lambda_expression(self, node: ast.Lambda) -> Any: ...
+    def return_statement(self, node: ast.Return) -> None: ...
+    def current(self) -> tuple[Any, list[Any]] | None: ...
+    def yield_expression(self, node: ast.Yield | ast.YieldFrom) -> None: ...
+
+
+class ClassPart(Protocol):
+    """What the classes part offers the others (NOTE [program classes])."""
+
+    def define(self, node: ast.ClassDef) -> Any: ...
+    def call(self, value: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any: ...
+    def call_method(self, owner: Any, func: ast.Attribute, node: ast.Call) -> Any: ...
 
 
 class MemberPart(Protocol):
@@ -79,6 +109,7 @@ class MemberPart(Protocol):
     def member(self, owner: Namespace, node: ast.Attribute) -> Any: ...
     def checked_method(self, owner: Checked, func: ast.Attribute) -> Callable[..., Any]: ...
     def check_tensor_method(self, func: ast.Attribute) -> None: ...
+    def refuse_private(self, node: ast.Attribute) -> None: ...
 
 
 class Evaluation:
@@ -88,6 +119,8 @@ class Evaluation:
     expressions: ExpressionPart
     calls: CallPart
     members: MemberPart
+    functions: FunctionPart
+    classes: ClassPart
     eval: Callable[[ast.expr], Any]  # the parts' busiest paths, bound once
     block: Callable[[list[ast.stmt]], None]
 
@@ -103,7 +136,7 @@ class Evaluation:
         hooks: ProgramHooks | None = None,
     ) -> None:
         self.env = env  # assignments land here, so the caller sees them
-        self.builtins = build_namespaces()
+        self.builtins = {**build_namespaces(), **language_names()}
         self.field = field
         self.limits = limits or Limits()
         self.deadline = deadline
@@ -115,6 +148,9 @@ class Evaluation:
         self.sizes = PySizes()
         self.loops: list[LoopMark] = []  # the loops around the running statement, outermost first
         self.statement_count = 0
+        self.scope: Scope | None = (
+            None  # the running function's names; None at the top (NOTE [program scopes])
+        )
 
     # -- errors at a place in the text ----------------------------------
     def error(self, message: str, node: ast.AST) -> ScenarioError:
@@ -126,7 +162,7 @@ class Evaluation:
         if exc.field is not None and exc.line is not None:
             return exc
         line, col = node_position(self.source, node)
-        return type(exc)(exc.message, field=self.field, line=line, col=col)
+        return carry_marks(exc, type(exc)(exc.message, field=self.field, line=line, col=col))
 
     def tick(self, node: ast.AST) -> None:
         """Stop the program at ``node`` once its time is up."""

@@ -47,8 +47,10 @@ import ast
 from typing import Any
 
 from app.core.language.calls import Calls
+from app.core.language.classes import Classes
 from app.core.language.evaluation import Evaluation, ValueHook
 from app.core.language.expressions import Expressions
+from app.core.language.functions import Functions
 from app.core.language.members import Members
 from app.core.language.objects import ProgramHooks
 from app.core.language.parsing import SOURCE_ATTR
@@ -92,6 +94,8 @@ class Evaluator(Evaluation):
         super().__init__(
             env, field=field, limits=limits, deadline=deadline, on_value=on_value, budget=budget, hooks=hooks
         )
+        self.functions = Functions(self)
+        self.classes = Classes(self)
         self.statements = statements = Statements(self)
         self.calls = Calls(self)
         self.members = Members(self)

@@ -17,10 +17,14 @@ import torch
 
 from app.core.language.evaluation import Evaluation
 from app.core.language.grammar import BINOPS, COMPARE, UNARY
+from app.core.language.instances import ContainerProxy
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
+from app.core.language.python_methods import percent_text
 from app.core.language.python_values import kind, python_arith_refusal
+from app.core.language.raised import raised_error
+from app.core.language.scopes import MISSING, Scope, UnboundName
 from app.core.language.whitelist import Namespace, SafeBuiltin, format_field
-from app.core.sizing.limits import MAX_TEXT
+from app.core.sizing.limits import MAX_SEQUENCE, MAX_TEXT, budget_message, loop_message, statements_message
 
 __all__ = ["OBJECTS", "Expressions"]
 
@@ -46,6 +50,15 @@ class Expressions:
             ast.Call: ev.calls.call,
             ast.Attribute: ev.members.attribute,
             ast.JoinedStr: self.fstring,
+            ast.Lambda: ev.functions.lambda_expression,
+            ast.Yield: ev.functions.yield_expression,
+            ast.YieldFrom: ev.functions.yield_expression,
+            ast.Dict: self.dictionary,
+            ast.Set: self.set_display,
+            ast.ListComp: self.comprehension,
+            ast.SetComp: self.comprehension,
+            ast.DictComp: self.comprehension,
+            ast.GeneratorExp: self.comprehension,
         }
 
     def eval(self, node: ast.expr) -> Any:
@@ -67,8 +80,16 @@ class Expressions:
         return node.value
 
     def lookup(self, node: ast.Name) -> Any:
-        """What a name holds: the program's own names first, then the built-in ones."""
+        """What a name holds: the function's, the program's own names, then the built-in ones."""
         ev = self.ev
+        if ev.scope is not None:  # NOTE [program scopes]
+            try:
+                value = ev.scope.find(node.id)
+            except UnboundName:
+                text = f"cannot access local variable '{node.id}' where it is not associated with a value"
+                raise ev.located(raised_error(UnboundLocalError, text), node) from None
+            if value is not MISSING:
+                return value
         if node.id in ev.env:
             return ev.env[node.id]
         try:
@@ -85,10 +106,49 @@ class Expressions:
         return value
 
     def sequence(self, node: ast.List | ast.Tuple) -> Any:
-        items = [self.eval(e) for e in node.elts]
+        items = self.items(node.elts)
         value = items if isinstance(node, ast.List) else tuple(items)
         self.ev.check_python_value(value, node)
         return value
+
+    def items(self, nodes: list[ast.expr]) -> list[Any]:
+        """The values of a display's items; ``*xs`` gives each item of ``xs``, sized first."""
+        items: list[Any] = []
+        for node in nodes:
+            if isinstance(node, ast.Starred):
+                items.extend(self.ev.statements.iterate(self.eval(node.value), node.value))
+                self.ev.check_python_value(items, node)
+            else:
+                items.append(self.eval(node))
+        return items
+
+    def dictionary(self, node: ast.Dict) -> dict[Any, Any]:
+        ev = self.ev
+        value: dict[Any, Any] = {}
+        for key, item in zip(node.keys, node.values, strict=True):
+            if key is None:  # {**other}
+                other = self.eval(item)
+                if not isinstance(other, dict):
+                    raise ev.error(f"** unpacks a dict here, not {kind(other)}", item)
+                value.update(other)
+            else:
+                found = self.eval(key)
+                value[ev.apply(_hashable, [found], {}, key)] = self.eval(item)
+        ev.check_python_value(list(value.values()), node)
+        return value
+
+    def set_display(self, node: ast.Set) -> set[Any]:
+        items = self.items(node.elts)
+        return set(self.ev.apply(_hashable_items, [items], {}, node))
+
+    def comprehension(self, node: Comprehended) -> Any:
+        """A comprehension, run at once in a scope of its own; each item is an iteration of a loop."""
+        made = Comprehension(self.ev, node).run()
+        if isinstance(node, ast.DictComp):
+            return dict(made)
+        if isinstance(node, ast.SetComp):
+            return set(self.ev.apply(_hashable_items, [made], {}, node))
+        return made if isinstance(node, ast.ListComp) else iter(made)
 
     def fstring(self, node: ast.JoinedStr) -> str:
         pieces: list[str] = []
@@ -106,6 +166,8 @@ class Expressions:
     # -- items -----------------------------------------------------------------
     def subscript(self, node: ast.Subscript) -> Any:
         owner, index = self.eval(node.value), self.index(node.slice)
+        if isinstance(owner, ContainerProxy):  # self.layers[0]
+            return self.ev.apply(owner.item, [index], {}, node)
         if isinstance(owner, OBJECTS):
             raise self.ev.error(f"{kind(owner)} has no items to take with [...]", node)
         return self.ev.apply(operator.getitem, [owner, index], {}, node)
@@ -166,7 +228,80 @@ class Expressions:
         for value in (left, right):
             if isinstance(value, OBJECTS):
                 raise self.ev.error(f"{kind(value)} cannot be used with an operator", node)
+        if isinstance(op, ast.Mod) and isinstance(left, str):  # "%.3f" % loss (NOTE [python methods])
+            return self.ev.apply(percent_text, [left, right], {}, node)
         return self.ev.apply(BINOPS[type(op)], [left, right], {}, node)
+
+
+Comprehended = ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+
+
+class Comprehension:
+    """One run of a comprehension (NOTE [program scopes]): its loops, counted like for loops."""
+
+    def __init__(
+        self, ev: Evaluation, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+    ) -> None:
+        self.ev = ev
+        self.node = node
+        targets = [n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)]
+        outer = ev.scope.function_scope() if ev.scope is not None else None
+        self.scope = Scope(frozenset(targets), parent=outer)
+        self.made: list[Any] = []
+        self.iterations = 0
+
+    def run(self) -> list[Any]:
+        ev = self.ev
+        first = ev.eval(self.node.generators[0].iter)  # in the enclosing scope, as in Python
+        outer = ev.scope
+        ev.scope = self.scope
+        try:
+            self.loop(0, first)
+        finally:
+            ev.scope = outer
+        return self.made
+
+    def loop(self, level: int, iterable: Any) -> None:
+        ev = self.ev
+        generator = self.node.generators[level]
+        for item in ev.statements.iterate(iterable, generator.iter):
+            self.iterations += 1
+            if self.iterations > ev.limits.max_iterations:
+                raise ev.error(loop_message(ev.limits), self.node)
+            ev.statement_count += 1  # each item counts as a statement would in a for loop
+            if ev.statement_count > ev.limits.max_statements:
+                raise ev.error(statements_message(ev.limits), self.node)
+            ev.statements.assign(generator.target, item, self.node)
+            if not all(ev.expressions.truth(test) for test in generator.ifs):
+                continue
+            if level + 1 < len(self.node.generators):
+                self.loop(level + 1, ev.eval(self.node.generators[level + 1].iter))
+            else:
+                self.add()
+
+    def add(self) -> None:
+        ev = self.ev
+        node = self.node
+        if isinstance(node, ast.DictComp):
+            item: Any = (ev.eval(node.key), ev.eval(node.value))
+        else:
+            item = ev.eval(node.elt)
+        if len(self.made) >= MAX_SEQUENCE:
+            raise ev.error(f"a comprehension here makes at most {MAX_SEQUENCE:,} items", node)
+        if not ev.budget.charge(1):
+            raise ev.error(budget_message(ev.budget), node)
+        self.made.append(item)
+
+
+def _hashable(value: Any) -> Any:
+    hash(value)  # a list as a key: Python's own TypeError
+    return value
+
+
+def _hashable_items(values: list[Any]) -> list[Any]:
+    for value in values:
+        hash(value)
+    return values
 
 
 def written_text(node: ast.expr) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from app.core.language.whitelist import without_addresses
 from app.core.model.errors import ScenarioError
 
-__all__ = ["HAS_MEMBERS", "Break", "Continue", "NotListed", "first_line"]
+__all__ = ["HAS_MEMBERS", "Break", "Continue", "NotListed", "Return", "first_line"]
 
 # What a learner may read attributes from and call methods on, as refusals name them.
 HAS_MEMBERS = "tensors, nn modules, optimizers, torch and F"
@@ -32,3 +32,10 @@ def first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return without_addresses(text.splitlines()[0])  # NOTE [no addresses in a recording]
 
+
+class Return(Exception):
+    """``return``: leaves the innermost function with ``value``."""
+
+    def __init__(self, value: object) -> None:
+        super().__init__()
+        self.value = value

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import difflib
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import torch
@@ -22,10 +23,10 @@ from app.core.language.grammar import attribute_refusal, missing_member
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.parsing import DATA_ASSIGNMENT
 from app.core.language.python_values import kind
-from app.core.language.whitelist import Namespace, denied_attribute, result_fields
+from app.core.language.whitelist import Namespace, build_namespaces, denied_attribute, result_fields
 from app.core.model.errors import ScenarioError
 
-__all__ = ["ASSIGNABLE_TENSOR_ATTRS", "Members", "method_caller", "read_public_attribute"]
+__all__ = ["ASSIGNABLE_TENSOR_ATTRS", "Members", "listed_callables", "method_caller", "read_public_attribute"]
 
 ASSIGNABLE_TENSOR_ATTRS = frozenset(["grad", "requires_grad"])
 _TENSOR_ASSIGNMENT = "on a tensor only .grad and .requires_grad can be assigned, not .{name}"
@@ -48,11 +49,9 @@ class Members:
             member = self.member(owner, node)
             if isinstance(member, GradModeEntry):
                 raise ev.error(f"{owner.path}.{node.attr} is used as with {owner.path}.{node.attr}():", node)
-            if isinstance(member, AutogradEntry) or (
-                callable(member) and not isinstance(member, (Namespace, torch.dtype))
-            ):
+            if isinstance(member, AutogradEntry):
                 raise ev.error(f"{owner.path}.{node.attr} is a function: call it", node)
-            return member
+            return member  # act=nn.ReLU, fn=F.relu: a listed function held to call later
         if isinstance(owner, torch.Tensor):
             self.check_tensor_attr(node)
             value = ev.apply(_reader(node.attr), [owner], {}, node)
@@ -168,6 +167,20 @@ class Members:
             ev.apply(_writer(name), [owner, value], {}, node)
         else:
             raise ev.error(f"attributes cannot be assigned on {kind(owner)}", node)
+
+
+@cache
+def listed_callables() -> frozenset[int]:
+    """The ids of every function and class the namespaces list: what a program may call by value."""
+    found: set[int] = set()
+    stack = [v for v in build_namespaces().values() if isinstance(v, Namespace)]
+    while stack:
+        for member in stack.pop().members.values():
+            if isinstance(member, Namespace):
+                stack.append(member)
+            elif callable(member) and not isinstance(member, (Checked, torch.dtype)):
+                found.add(id(member))
+    return frozenset(found)
 
 
 def read_public_attribute(owner: Any, name: str) -> Any:

@@ -9,6 +9,7 @@ oversized text, trees nested too deeply.
 from __future__ import annotations
 
 import ast
+import collections
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from typing import Any, Literal
 
 from app.core.language.grammar import (
     ALLOWED_NODES,
+    CLASS_METHOD_NAMES,
     FORBIDDEN_NAMES,
     IDENTITY_REFUSALS,
     REFUSALS,
@@ -162,6 +164,7 @@ class _StaticChecker:
         self.source = source
         self.field = field
         self.builtins = build_namespaces()
+        self.functions: set[int] = set()  # return and nonlocal statements inside a def or lambda
 
     def error(self, message: str, node: ast.AST) -> ScenarioError:
         return error_at(message, self.field, node, self.source)
@@ -180,8 +183,18 @@ class _StaticChecker:
             if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
                 word = "break" if isinstance(node, ast.Break) else "continue"
                 raise self.error(f"{word} can only be used inside a for loop", node)
-            loop_body = {id(b) for b in node.body} if isinstance(node, ast.For) else set()
-            children = list(ast.iter_child_nodes(node))
+            if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                self.functions.update(id(n) for n in ast.walk(node) if isinstance(n, _FUNCTION_ONLY))
+            elif isinstance(node, ast.Return) and id(node) not in self.functions:
+                raise self.error("'return' outside function", node)
+            elif isinstance(node, ast.Nonlocal) and id(node) not in self.functions:
+                raise self.error("nonlocal declaration not allowed at module level", node)
+            elif isinstance(node, (ast.Yield, ast.YieldFrom)) and id(node) not in self.functions:
+                raise self.error("'yield' outside function", node)
+            loop_body = {id(b) for b in node.body} if isinstance(node, (ast.For, ast.While)) else set()
+            if isinstance(node, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
+                in_loop = False  # a loop outside a function is not one its body can leave
+            children = [c for c in ast.iter_child_nodes(node) if id(c) not in _unread_children(node)]
             stack.extend(
                 (child, depth + 1, anchor, in_loop or id(child) in loop_body) for child in reversed(children)
             )
@@ -196,27 +209,70 @@ class _StaticChecker:
             self.check_name(node)
         elif isinstance(node, ast.Attribute):
             self.check_attribute(node)
-        elif isinstance(node, ast.keyword) and node.arg is None:
-            raise self.error("**keyword unpacking is not allowed: pass each keyword on its own", node)
+        elif isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
+            raise self.error(f"keyword '{node.arg}' is private: names starting with _ are refused", node)
         elif isinstance(node, ast.Constant):
             self.check_constant(node)
         elif isinstance(node, ast.Compare):
             self.check_identity(node)
         elif isinstance(node, ast.FormattedValue):
             self.check_format(node)
-        elif isinstance(node, ast.Call) and not isinstance(node.func, (ast.Name, ast.Attribute)):
-            raise self.error("only named functions and methods can be called", node.func)
+        elif isinstance(node, ast.Call):
+            self.check_call(node)
+        elif isinstance(node, ast.arg):
+            self.check_private(node.arg, node, "argument")
+        elif isinstance(node, ast.comprehension) and node.is_async:
+            raise self.error("async comprehensions are not part of the checked language", anchor)
+        elif isinstance(node, ast.ExceptHandler) and node.name is not None:
+            self.check_private(node.name, node, "name")
         elif isinstance(node, ast.stmt):
             self.check_statement(node)
 
+    def check_private(self, name: str, node: ast.AST, what: str) -> None:
+        if (name.startswith("_") and name != "_") or name in FORBIDDEN_NAMES:
+            raise self.error(f"{what} '{name}' is private or reserved: pick another name", node)
+
+    def check_call(self, node: ast.Call) -> None:
+        if not isinstance(node.func, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Lambda)):
+            raise self.error("only named functions and methods can be called", node.func)
+        if isinstance(node.func, ast.Name) and node.func.id == "super":
+            plain = all(isinstance(a, ast.Name) for a in node.args) and len(node.args) in (0, 2)
+            if not plain or node.keywords:
+                raise self.error("super() is written super() or super(ClassName, self)", node)
+
+    def check_definition(self, node: ast.FunctionDef | ast.ClassDef) -> None:
+        """A def or a class: its name, decorators and (for a class) bases (NOTE [program classes])."""
+        if node.name.startswith("_") and node.name not in CLASS_METHOD_NAMES:
+            listed = ", ".join(sorted(CLASS_METHOD_NAMES))
+            raise self.error(
+                f"name '{node.name}' is private: a class may define only these names with _: {listed}", node
+            )
+        if node.name in FORBIDDEN_NAMES or node.name in self.builtins:
+            raise self.error(f"'{node.name}' is a built-in name and cannot be defined", node)
+        for decorator in node.decorator_list:
+            if not _listed_decorator(decorator):
+                raise self.error(DECORATOR_REFUSAL, decorator)
+        if isinstance(node, ast.ClassDef):
+            for keyword in node.keywords:
+                raise self.error("a class takes its bases only, no keywords such as metaclass=", keyword)
+            if len(node.bases) > 1:
+                raise self.error(
+                    "a class here has one base: nn.Module, torch.autograd.Function or a class of yours", node
+                )
+
     def check_statement(self, node: ast.stmt) -> None:
-        if isinstance(node, ast.Assign):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            self.check_definition(node)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                self.check_private(name, node, "name")
+        elif isinstance(node, ast.Assign):
             for target in node.targets:
                 self.check_target(target, _ASSIGNABLE, _ASSIGN_HINT)
         elif isinstance(node, ast.AugAssign):
             self.check_target(node.target, (ast.Name, ast.Subscript, ast.Attribute), _AUGASSIGN_HINT)
         elif isinstance(node, ast.For):
-            self.check_target(node.target, (ast.Name, ast.Tuple, ast.List), _FOR_HINT)
+            self.check_target(node.target, (ast.Name, ast.Tuple, ast.List, ast.Starred), _FOR_HINT)
         elif isinstance(node, ast.Delete):
             for target in node.targets:
                 self.check_target(target, (ast.Name, ast.Subscript, ast.Tuple, ast.List), _DEL_HINT)
@@ -227,7 +283,7 @@ class _StaticChecker:
             import_bindings(node, field=self.field, source=self.source)
 
     def check_name(self, node: ast.Name) -> None:
-        if node.id.startswith("_"):
+        if node.id.startswith("_") and node.id != "_":  # _ alone is a name for what is thrown away
             raise self.error(f"name '{node.id}' is private: names starting with _ are refused", node)
         if node.id in FORBIDDEN_NAMES:
             raise self.error(f"'{node.id}' is not available in scenarios: {FORBIDDEN_NAMES[node.id]}", node)
@@ -238,7 +294,7 @@ class _StaticChecker:
 
     def check_attribute(self, node: ast.Attribute) -> None:
         refusal = attribute_refusal(node.attr)
-        if refusal is not None:
+        if refusal is not None and not _reached_through_super(node):
             raise self.error(refusal, node)
         owner = _static_namespace(node.value, self.builtins)
         if owner is not None and node.attr not in owner.members:
@@ -280,7 +336,9 @@ class _StaticChecker:
             raise self.error(hint, target)
         if isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
-                self.check_target(element, allowed, hint)
+                self.check_target(element, (*allowed, ast.Starred), hint)
+        if isinstance(target, ast.Starred):
+            self.check_target(target.value, (ast.Name,), hint)
 
     def check_with_item(self, item: ast.withitem, statement: ast.With) -> None:
         call = item.context_expr
@@ -300,6 +358,43 @@ class _StaticChecker:
 
 
 _ASSIGNABLE = (ast.Name, ast.Tuple, ast.List, ast.Subscript, ast.Attribute)
+_FUNCTION_ONLY = (ast.Return, ast.Nonlocal, ast.Yield, ast.YieldFrom)
+DECORATOR_REFUSAL = (
+    "the decorators programs take are @staticmethod, @torch.no_grad() and @torch.enable_grad(); " + RUN_HINT
+)
+
+
+def _listed_decorator(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id == "staticmethod"
+    return (
+        isinstance(node, ast.Call)
+        and not node.args
+        and not node.keywords
+        and _dotted(node.func) in ("torch.no_grad", "torch.enable_grad")
+    )
+
+
+def _reached_through_super(node: ast.Attribute) -> bool:
+    """``super().__init__``: a listed method name on super(), as a class's own methods call it."""
+    value = node.value
+    return (
+        node.attr in CLASS_METHOD_NAMES
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "super"
+    )
+
+
+def _unread_children(node: ast.AST) -> set[int]:
+    """Parts of a node that are never run, so never checked: annotations (``x: torch.Tensor``)."""
+    if isinstance(node, ast.arg) and node.annotation is not None:
+        return {id(node.annotation)}
+    if isinstance(node, ast.FunctionDef) and node.returns is not None:
+        return {id(node.returns)}
+    return set()
+
+
 _ASSIGN_HINT = "only names, items (b[1] = ...) and attributes (t.grad = ...) can be assigned"
 _AUGASSIGN_HINT = "only a name, an item or an attribute can be updated with an operator like +="
 _FOR_HINT = "a for loop names its items with plain names: for i in ..., or for i, (a, b) in ..."
@@ -425,10 +520,27 @@ def _static_namespace(node: ast.expr, builtins: dict[str, Any]) -> Namespace | N
 
 
 def free_names(tree: ast.AST) -> Iterator[ast.Name]:
-    """Names read by ``tree`` (in source order)."""
-    for node in ast.walk(tree):
+    """Names read by ``tree`` at its own level, in ``ast.walk``'s order.
+
+    The bodies of functions, lambdas, classes and comprehensions read names of their own
+    (NOTE [program scopes]); only what runs where they stand is walked: defaults,
+    decorators, bases, a comprehension's first iterable.
+    """
+    queue = collections.deque([tree])
+    while queue:
+        node = queue.popleft()
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             yield node
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            spec = node.args
+            decorators = node.decorator_list if isinstance(node, ast.FunctionDef) else []
+            queue.extend(d for d in (*spec.defaults, *spec.kw_defaults, *decorators) if d is not None)
+        elif isinstance(node, ast.ClassDef):
+            queue.extend((*node.decorator_list, *node.bases))
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            queue.append(node.generators[0].iter)
+        else:
+            queue.extend(ast.iter_child_nodes(node))
 
 
 def assigned_names(statement: ast.stmt) -> list[str]:

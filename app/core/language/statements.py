@@ -17,12 +17,14 @@ from typing import Any
 import torch
 
 from app.core.language.evaluation import Evaluation
-from app.core.language.flow import Break, Continue, first_line
+from app.core.language.flow import Break, Continue, Return, first_line
 from app.core.language.grammar import INPLACE
+from app.core.language.instances import ContainerProxy
 from app.core.language.objects import Checked, GradModeEntry
 from app.core.language.parsing import WITH_REFUSAL, import_bindings
 from app.core.language.python_values import kind
-from app.core.language.whitelist import Namespace, SafeBuiltin
+from app.core.language.raised import catches, caught_value, raise_value, raised_error
+from app.core.language.whitelist import Namespace, SafeBuiltin, format_field
 from app.core.model.errors import ProgramError
 from app.core.model.graph import LoopMark
 from app.core.sizing.limits import loop_message, statements_message
@@ -35,12 +37,16 @@ class Statements:
 
     def __init__(self, ev: Evaluation) -> None:
         self.ev = ev
+        self.handling: ProgramError | None = None  # the error an except block is handling
         self.compound: dict[type[ast.stmt], Callable[[Any], None]] = {
             ast.For: self.for_loop,
             ast.If: self.if_block,
             ast.With: self.with_block,
             ast.Break: self.leave_loop,
             ast.Continue: self.leave_loop,
+            ast.While: self.while_loop,
+            ast.Try: self.try_block,
+            ast.Return: ev.functions.return_statement,
         }
         self.simple: dict[type[ast.stmt], Callable[[Any], None]] = {
             ast.Assign: self.assign_statement,
@@ -50,6 +56,12 @@ class Statements:
             ast.Import: self.import_statement,
             ast.ImportFrom: self.import_statement,
             ast.Pass: self.pass_statement,
+            ast.Global: self.pass_statement,  # read with the function's text (NOTE [program scopes])
+            ast.Nonlocal: self.pass_statement,
+            ast.FunctionDef: self.function_definition,
+            ast.ClassDef: self.class_definition,
+            ast.Raise: self.raise_statement,
+            ast.Assert: self.assert_statement,
         }
 
     def block(self, statements: list[ast.stmt]) -> None:
@@ -98,8 +110,30 @@ class Statements:
             if name not in ev.builtins:  # the built-in names are bound to these very objects
                 ev.env[name] = value
 
-    def pass_statement(self, node: ast.Pass) -> None:
+    def pass_statement(self, node: ast.stmt) -> None:
         pass
+
+    def function_definition(self, node: ast.FunctionDef) -> None:
+        self.bind(node.name, self.ev.functions.define(node), node)
+
+    def class_definition(self, node: ast.ClassDef) -> None:
+        self.bind(node.name, self.ev.classes.define(node), node)
+
+    def raise_statement(self, node: ast.Raise) -> None:
+        ev = self.ev
+        if node.exc is None:
+            if self.handling is None:
+                raise ev.located(raised_error(RuntimeError, "No active exception to reraise"), node)
+            raise self.handling
+        value = ev.eval(node.exc)
+        if node.cause is not None:
+            ev.eval(node.cause)
+        raise ev.located(raise_value(value, ev.error, node), node)
+
+    def assert_statement(self, node: ast.Assert) -> None:
+        if not self.ev.expressions.truth(node.test):
+            said = "" if node.msg is None else format_field(self.ev.eval(node.msg), ord("s"), "")
+            raise self.ev.located(raised_error(AssertionError, said), node)
 
     # -- blocks -------------------------------------------------------------
     def if_block(self, node: ast.If) -> None:
@@ -108,6 +142,64 @@ class Statements:
     def leave_loop(self, node: ast.Break | ast.Continue) -> None:
         self.done(node)
         raise Break if isinstance(node, ast.Break) else Continue
+
+    def while_loop(self, node: ast.While) -> None:
+        """``while``: counted like a for loop, with the same cap on iterations."""
+        ev = self.ev
+        line = node.lineno
+        ev.loops.append(LoopMark(line, 0, None))
+        finished, index = True, 0
+        try:
+            while ev.expressions.truth(node.test):
+                if index >= ev.limits.max_iterations:
+                    raise ev.error(loop_message(ev.limits), node)
+                ev.loops[-1] = LoopMark(line, index, None)
+                index += 1
+                try:
+                    ev.block(node.body)
+                except Continue:
+                    continue
+                except Break:
+                    finished = False
+                    break
+        finally:
+            ev.loops.pop()
+        if finished:
+            ev.block(node.orelse)
+
+    def try_block(self, node: ast.Try) -> None:
+        """``try``: catches the program's own errors only (NOTE [caught errors])."""
+        ev = self.ev
+        try:
+            try:
+                ev.block(node.body)
+            except ProgramError as exc:
+                handler = self.handler_for(node.handlers, exc)
+                if handler is None:
+                    raise
+                self.handle(handler, exc)
+            else:
+                ev.block(node.orelse)
+        except (ProgramError, Break, Continue, Return):
+            ev.block(node.finalbody)
+            raise
+        ev.block(node.finalbody)
+
+    def handler_for(self, handlers: list[ast.ExceptHandler], exc: ProgramError) -> ast.ExceptHandler | None:
+        for handler in handlers:
+            if handler.type is None or catches(self.ev.eval(handler.type), exc, self.ev.error, handler):
+                return handler
+        return None
+
+    def handle(self, handler: ast.ExceptHandler, exc: ProgramError) -> None:
+        outer = self.handling
+        self.handling = exc
+        try:
+            if handler.name is not None:
+                self.bind(handler.name, caught_value(exc), handler)
+            self.ev.block(handler.body)
+        finally:
+            self.handling = outer
 
     def for_loop(self, node: ast.For) -> None:
         ev = self.ev
@@ -137,7 +229,9 @@ class Statements:
 
     def iterate(self, value: Any, node: ast.expr) -> Iterator[Any]:
         """The items a for loop goes through; a tensor's rows are made at once, under the guard."""
-        if isinstance(value, (Checked, Namespace, SafeBuiltin)):
+        if isinstance(value, ContainerProxy):  # for layer in self.layers
+            value = value.items()
+        elif isinstance(value, (Checked, Namespace, SafeBuiltin)):
             raise self.ev.error(f"a for loop cannot go over {kind(value)}", node)
         iterator = self.ev.apply(iter, [value], {}, node, lazy=True)
         self.ev.sizes.forget_lazy(value)
@@ -200,10 +294,14 @@ class Statements:
             return self.ev.apply(INPLACE[type(node.op)], [current, value], {}, node)
         return self.ev.expressions.python_binop(node.op, current, value, node)  # numbers, lists, text
 
-    def assign(self, target: ast.expr, value: Any, statement: ast.stmt) -> None:
+    def assign(self, target: ast.expr, value: Any, statement: ast.AST) -> None:
         """Bind ``value`` to a name, an item, an attribute, or unpack it into several."""
         ev = self.ev
         if isinstance(target, (ast.Tuple, ast.List)):
+            starred = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+            if starred:
+                self.assign_starred(target, starred[0], value, statement)
+                return
             values = self.unpack(value, len(target.elts), target)
             for elt, item in zip(target.elts, values, strict=True):
                 self.assign(elt, item, statement)
@@ -213,13 +311,36 @@ class Statements:
         elif isinstance(target, ast.Attribute):
             ev.members.assign(ev.eval(target.value), target, value)
         elif isinstance(target, ast.Name):
-            if target.id in ev.builtins:
-                raise ev.error(f"'{target.id}' is a built-in name and cannot be assigned", target)
-            ev.env[target.id] = value
+            self.bind(target.id, value, target)
             if ev.on_value is not None and isinstance(value, torch.Tensor):
                 ev.on_value(statement, value)
         else:  # pragma: no cover - refused by the static checks
             raise ev.error("this cannot be assigned", target)
+
+    def assign_starred(self, target: ast.Tuple | ast.List, star: int, value: Any, statement: ast.AST) -> None:
+        """``a, *rest = values``: the names around the star take one item each, the star the rest."""
+        ev = self.ev
+        items = list(self.iterate(value, target))
+        ev.check_python_value(items, target)
+        after = len(target.elts) - star - 1
+        if len(items) < star + after:
+            text = f"not enough values to unpack (expected at least {star + after}, got {len(items)})"
+            raise ev.located(raised_error(ValueError, text), target)
+        rest = items[star : len(items) - after]
+        values = [*items[:star], rest, *items[len(items) - after :]]
+        for elt, item in zip(target.elts, values, strict=True):
+            self.assign(elt.value if isinstance(elt, ast.Starred) else elt, item, statement)
+
+    def bind(self, name: str, value: Any, node: ast.AST) -> None:
+        """``name = value`` where Python would put it (NOTE [program scopes])."""
+        ev = self.ev
+        if name in ev.builtins:
+            raise ev.error(f"'{name}' is a built-in name and cannot be assigned", node)
+        scope = ev.scope.owner_of(name) if ev.scope is not None else None
+        if scope is None:
+            ev.env[name] = value
+        else:
+            scope.values[name] = value
 
     def set_item(self, owner: Any, index: Any, value: Any, node: ast.AST) -> None:
         ev = self.ev
@@ -241,7 +362,10 @@ class Statements:
             for element in target.elts:
                 self.delete(element)
         elif isinstance(target, ast.Name):
-            if target.id in ev.env:
+            scope = ev.scope.owner_of(target.id) if ev.scope is not None else None
+            if scope is not None and target.id in scope.values:
+                del scope.values[target.id]
+            elif scope is None and target.id in ev.env:
                 del ev.env[target.id]
             elif target.id in ev.builtins:
                 raise ev.error(f"'{target.id}' is a built-in name and cannot be deleted", target)

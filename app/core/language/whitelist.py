@@ -25,6 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from app.core.language.instances import autograd_class_members, nn_class_members
 from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.proxies import nn_members, optim_members
 from app.core.model.errors import ScenarioError
@@ -377,13 +378,14 @@ def _members(module: Any, names: frozenset[str]) -> dict[str, Any]:
 def build_namespaces() -> dict[str, Any]:
     """The names every scenario starts with: ``torch``, ``F`` and a few builtins (shared; do not mutate)."""
     functional = Namespace("torch.nn.functional", _members(F, FUNCTIONAL_FUNCTIONS))
-    nn = Namespace("torch.nn", {"functional": functional, **nn_members()})
+    nn = Namespace("torch.nn", {"functional": functional, **nn_members(), **nn_class_members()})
     optim = Namespace("torch.optim", optim_members())
     autograd = Namespace(
         "torch.autograd",
         {
             "backward": AutogradEntry("backward", torch.autograd.backward),
             "grad": AutogradEntry("grad", torch.autograd.grad),
+            **autograd_class_members(),
         },
     )
     torch_members = _members(torch, TORCH_FUNCTIONS | TORCH_DTYPES)
