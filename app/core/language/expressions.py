@@ -116,7 +116,7 @@ class Expressions:
         items: list[Any] = []
         for node in nodes:
             if isinstance(node, ast.Starred):
-                items.extend(self.ev.statements.iterate(self.eval(node.value), node.value))
+                items.extend(self.ev.statements.all_items(self.eval(node.value), node.value))
                 self.ev.check_python_value(items, node)
             else:
                 items.append(self.eval(node))

@@ -113,7 +113,7 @@ class Functions:
         if not self.yielded:  # pragma: no cover - the static checks keep yield inside functions
             raise ev.error("yield is used inside a function only", node)
         made = self.yielded[-1]
-        new = list(ev.statements.iterate(value, node)) if isinstance(node, ast.YieldFrom) else [value]
+        new = ev.statements.all_items(value, node, loop=True) if isinstance(node, ast.YieldFrom) else [value]
         if len(made) + len(new) > MAX_SEQUENCE:
             raise ev.error(f"a generator here gives at most {MAX_SEQUENCE:,} items", node)
         if not ev.budget.charge(len(new)):

@@ -156,7 +156,7 @@ def language_names() -> dict[str, Any]:
         "dict": dict,
         "set": set,
         "sorted": _sorted,
-        "reversed": reversed,
+        "reversed": _reversed,
         "any": any,
         "all": all,
         "divmod": divmod,
@@ -167,6 +167,11 @@ def language_names() -> dict[str, Any]:
 def _text(value: Any = "") -> str:
     """``str(value)``, built as ``print`` builds it (no addresses, bounded)."""
     return format_field(value, ord("s"), "")
+
+
+def _reversed(values: Any) -> list[Any]:
+    """``reversed``, made at once: a lazy one could be turned into a list past every bound."""
+    return list(reversed(values))
 
 
 def _sorted(values: Any, *, reverse: bool = False) -> list[Any]:

@@ -27,7 +27,7 @@ from app.core.language.raised import catches, caught_value, raise_value, raised_
 from app.core.language.whitelist import Namespace, SafeBuiltin, format_field
 from app.core.model.errors import ProgramError
 from app.core.model.graph import LoopMark
-from app.core.sizing.limits import loop_message, statements_message
+from app.core.sizing.limits import MAX_SEQUENCE, loop_message, statements_message
 
 __all__ = ["Statements"]
 
@@ -237,6 +237,25 @@ class Statements:
         self.ev.sizes.forget_lazy(value)
         return self.items(iterator, node)
 
+    def all_items(self, value: Any, node: ast.expr, *, loop: bool = False) -> list[Any]:
+        """Every item of ``value`` at once (``*xs``, ``a, *rest = xs``, ``yield from xs``), sized first.
+
+        ``loop``: counted against the loop cap, as going through them one by one would be.
+        """
+        ev = self.ev
+        cap = ev.limits.max_iterations if loop else MAX_SEQUENCE
+        message = loop_message(ev.limits) if loop else f"this would unpack more than {cap:,} items"
+        length = ev.sizes.length(value)
+        if length is not None and length > cap:
+            raise ev.error(message, node)
+        items: list[Any] = []
+        for item in self.iterate(value, node):
+            if len(items) >= cap:
+                raise ev.error(message, node)
+            items.append(item)
+        ev.check_python_value(items, node)
+        return items
+
     def items(self, iterator: Iterator[Any], node: ast.expr) -> Iterator[Any]:
         while True:
             try:
@@ -320,8 +339,7 @@ class Statements:
     def assign_starred(self, target: ast.Tuple | ast.List, star: int, value: Any, statement: ast.AST) -> None:
         """``a, *rest = values``: the names around the star take one item each, the star the rest."""
         ev = self.ev
-        items = list(self.iterate(value, target))
-        ev.check_python_value(items, target)
+        items = self.all_items(value, target)
         after = len(target.elts) - star - 1
         if len(items) < star + after:
             text = f"not enough values to unpack (expected at least {star + after}, got {len(items)})"
