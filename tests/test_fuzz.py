@@ -24,6 +24,7 @@ from test_hostile import install_sentinels, warm_up
 from app.core import ScenarioError, builtin_names, load_builtin
 from app.core.language import members
 from app.core.language.evaluator import Evaluator
+from app.core.language.members import listed_callables
 from app.core.language.objects import Checked
 from app.core.language.parsing import Mode, parse
 from app.core.language.whitelist import Namespace, SafeBuiltin, build_namespaces, denied_attribute
@@ -50,14 +51,18 @@ ATTRS += ["_parameters", "_modules", "state_dict", "register_forward_hook", "app
 
 
 def allowed_value(value: Any, depth: int = 0) -> bool:
-    """The kinds of value a scenario can ever hold: no modules, functions, classes or frames."""
-    plain = (int, float, complex, bool, str, type(None), type(Ellipsis), slice, range, enumerate, zip)
+    """The kinds of value a scenario can ever hold: no modules, functions, classes or frames,
+    except the functions and classes the language lists (``act = nn.ReLU``)."""
+    views = (type({}.keys()), type({}.values()), type({}.items()), type(iter([])))
+    plain = (int, float, complex, bool, str, type(None), type(Ellipsis), slice, range, enumerate, zip, *views)
     torch_values = (torch.Tensor, torch.dtype, torch.device, torch.Size, torch.Generator, torch.layout)
     if isinstance(value, (*plain, *torch_values, Namespace, SafeBuiltin, Checked)):
         return True
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, set, frozenset)):
         return depth < 40 and all(allowed_value(v, depth + 1) for v in value)
-    return False
+    if isinstance(value, dict):
+        return depth < 40 and all(allowed_value(v, depth + 1) for v in (*value, *value.values()))
+    return id(value) in listed_callables()
 
 
 class Watch:

@@ -377,3 +377,48 @@ def test_a_handler_cannot_catch_the_time_limit() -> None:
     code = "try:\n    for i in range(10):\n        x = i\nexcept Exception:\n    caught = 1\n"
     with pytest.raises(RecordingTimeout):
         Evaluator({}, field=FIELD, deadline=0.0).run(parse(code, field=FIELD, mode="exec"))
+
+
+CUSTOM = (
+    "import torch\n"
+    "class Square(torch.autograd.Function):\n"
+    "    @staticmethod\n"
+    "    def forward(ctx, x):\n"
+    "        ctx.save_for_backward(x)\n"
+    "        return x * x\n"
+    "    @staticmethod\n"
+    "    def backward(ctx, grad):\n"
+    "        (x,) = ctx.saved_tensors\n"
+    "{body}"
+    "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+    "y = Square.apply(x)\n"
+    "name = 'done'\n"
+    "try:\n    y.sum().backward()\nexcept Exception:\n    name = 'caught'\n"
+)
+
+
+def test_a_custom_autograd_function_is_a_node_like_any_other() -> None:
+    env = run(CUSTOM.format(body="        return 2 * x * grad\n"))[0]
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = Square.apply(x)
+    y.sum().backward()
+    assert torch.equal(env["x"].grad, x.grad)
+    assert type(env["y"].grad_fn).__name__ == type(y.grad_fn).__name__ == "SquareBackward"
+
+
+def test_a_custom_backward_that_never_returns_stops_at_a_limit_no_try_catches() -> None:
+    err = refusal(CUSTOM.format(body="        while True:\n            pass\n"), SMALL)
+    assert not isinstance(err, ProgramError) and "this loop ran 100 times" in err.message
+    assert err.line == 10

@@ -16,6 +16,7 @@ from torch import nn
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import first_line
 from app.core.language.instances import (
+    FUNCTION_BASE,
     MODULE_BASE,
     BaseMarker,
     BoundMethod,
@@ -25,6 +26,7 @@ from app.core.language.instances import (
     ProgramModuleProxy,
     ProgramObject,
     SuperMarker,
+    autograd_function_class,
     unwrap,
 )
 from app.core.language.objects import Checked
@@ -77,6 +79,8 @@ class Classes:
             if isinstance(value, ProgramFunction):
                 value.owner_class = cls
         cls.run_method = self.run_method
+        if cls.root is FUNCTION_BASE:
+            cls.function_class = autograd_function_class(cls, self.run_static(cls, node))
         if cls.root is MODULE_BASE:
             parent = base.python_class if isinstance(base, ProgramClass) else None
             namespace = {"lens_class": cls, "__module__": "__main__", "__qualname__": node.name}
@@ -110,6 +114,8 @@ class Classes:
         ev = self.ev
         if isinstance(owner, SuperProxy):
             return self.call_super(owner, func, node)
+        if isinstance(owner, ProgramClass) and owner.function_class is not None and func.attr == "apply":
+            return self.apply_function(owner, node)
         if isinstance(owner, (ProgramObject, ProgramModuleProxy, ProgramClass)):
             ev.members.refuse_private(func)
             try:
@@ -174,6 +180,46 @@ class Classes:
         method = self.method_of(owner, name, node)
         del cls
         return self.ev.functions.invoke(method, [owner, *args], kwargs, node)
+
+    def run_static(self, cls: ProgramClass, node: ast.ClassDef) -> Any:
+        """What a custom autograd function's forward and backward run: the program's own."""
+
+        def run(ctx: Checked, name: str, args: list[Any]) -> Any:
+            ev = self.ev
+            try:
+                method = cls.find(name)
+            except KeyError:
+                method = None
+            if not isinstance(method, ProgramFunction):
+                text = f"You must implement the {name} function for custom autograd.Function."
+                raise ev.located(raised_error(NotImplementedError, text), node)
+            site = self.call_site or node
+            if name == "forward":
+                return ev.functions.invoke(method, [ctx, *args], {}, site)
+            ev.quiet += 1  # the engine runs it inside a call: no statement of it is a step of its own
+            try:
+                return ev.functions.invoke(method, [ctx, *args], {}, site)
+            finally:
+                ev.quiet -= 1
+
+        return run
+
+    def apply_function(self, cls: ProgramClass, node: ast.Call) -> Any:
+        """``MyFn.apply(x, w)``: PyTorch's own apply, with the program's forward and backward."""
+        args, kwargs = self.ev.calls.arguments(node)
+        if kwargs:
+            raise self.ev.error(f"{cls.name}.apply takes its inputs by position", node)
+        outer = self.call_site
+        self.call_site = node
+        try:
+            assert cls.function_class is not None
+            return cls.function_class.apply(*args)
+        except ScenarioError:
+            raise
+        except Exception as exc:
+            raise self.ev.located(ProgramError(f"PyTorch says: {first_line(exc)}"), node) from None
+        finally:
+            self.call_site = outer
 
     def method_of(self, owner: Any, name: str, node: ast.AST) -> ProgramFunction:
         try:

@@ -149,6 +149,7 @@ class Evaluation:
         self.sizes = PySizes()
         self.loops: list[LoopMark] = []  # the loops around the running statement, outermost first
         self.statement_count = 0
+        self.quiet = 0  # > 0 while a custom backward runs inside an autograd call: no steps of its own
         self.scope: Scope | None = (
             None  # the running function's names; None at the top (NOTE [program scopes])
         )

@@ -114,6 +114,7 @@ class ProgramClass(Checked):
         self.kind = f"the class {name}"
         self.root: BaseMarker | None = base.root if isinstance(base, ProgramClass) else base
         self.python_class: type[ProgramModule] | None = None
+        self.function_class: type[torch.autograd.Function] | None = None  # a custom autograd function
         self.run_method: Callable[[Any, str, list[Any], dict[str, Any]], Any] | None = None
 
     def __repr__(self) -> str:
@@ -388,3 +389,62 @@ def _parameters(spec: ast.arguments) -> Iterator[ast.arg]:
     yield from spec.kwonlyargs
     if spec.kwarg is not None:
         yield spec.kwarg
+
+
+class ContextProxy(Checked):
+    """The ``ctx`` a custom autograd function's forward and backward get (NOTE [program classes]).
+
+    Listed: ``save_for_backward``, ``mark_dirty``, ``mark_non_differentiable``,
+    ``saved_tensors``, ``needs_input_grad``, and the program's own values set on it.
+    """
+
+    kind = "an autograd context (ctx)"
+    METHODS = ("save_for_backward", "mark_dirty", "mark_non_differentiable")
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        if not hasattr(ctx, "lens_values"):  # the program's own values, kept from forward to backward
+            ctx.lens_values = {}
+        self.values: dict[str, Any] = ctx.lens_values
+
+    def get_attribute(self, name: str) -> Any:
+        if name in ("saved_tensors", "needs_input_grad"):
+            return getattr(self.ctx, name)
+        if name in self.values:
+            return self.values[name]
+        raise KeyError(name)
+
+    def set_attribute(self, name: str, value: Any) -> None:
+        if name.startswith("_") or name in ("saved_tensors", "needs_input_grad", *self.METHODS):
+            raise KeyError(name)
+        self.values[name] = value
+
+    def method(self, name: str) -> Callable[..., Any]:
+        if name not in self.METHODS:
+            raise KeyError(name)
+        bound: Callable[..., Any] = getattr(self.ctx, name)
+        return bound
+
+    def members(self) -> list[str]:
+        return sorted({"saved_tensors", "needs_input_grad", *self.METHODS, *self.values})
+
+
+def autograd_function_class(
+    cls: ProgramClass, run: Callable[[Any, str, list[Any]], Any]
+) -> type[torch.autograd.Function]:
+    """The ``torch.autograd.Function`` behind a program's class: its forward and backward run the
+    program's, with ``ctx`` as a :class:`ContextProxy`; PyTorch names the node ``<Name>Backward``."""
+
+    def forward(ctx: Any, *args: Any) -> Any:
+        return run(ContextProxy(ctx), "forward", list(args))
+
+    def backward(ctx: Any, *grads: Any) -> Any:
+        return run(ContextProxy(ctx), "backward", list(grads))
+
+    namespace = {
+        "forward": staticmethod(forward),
+        "backward": staticmethod(backward),
+        "__module__": "__main__",
+        "__qualname__": cls.name,
+    }
+    return type(cls.name, (torch.autograd.Function,), namespace)

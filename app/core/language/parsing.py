@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import ast
 import collections
-import re
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
+from app.core.language.definitions import (
+    FUNCTION_ONLY,
+    call_refusal,
+    definition_refusal,
+    reached_through_super,
+    unread_children,
+)
 from app.core.language.grammar import (
     ALLOWED_NODES,
-    CLASS_METHOD_NAMES,
     FORBIDDEN_NAMES,
     IDENTITY_REFUSALS,
     REFUSALS,
@@ -27,6 +32,7 @@ from app.core.language.grammar import (
 )
 from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.positions import error_at, index_position, source_lines
+from app.core.language.python_methods import format_spec_refusal
 from app.core.language.whitelist import Namespace, build_namespaces
 from app.core.model.errors import ScenarioError
 from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
@@ -37,7 +43,6 @@ __all__ = [
     "WITH_REFUSAL",
     "Mode",
     "assigned_names",
-    "format_spec_refusal",
     "free_names",
     "import_bindings",
     "parse",
@@ -184,7 +189,7 @@ class _StaticChecker:
                 word = "break" if isinstance(node, ast.Break) else "continue"
                 raise self.error(f"{word} can only be used inside a for loop", node)
             if isinstance(node, (ast.FunctionDef, ast.Lambda)):
-                self.functions.update(id(n) for n in ast.walk(node) if isinstance(n, _FUNCTION_ONLY))
+                self.functions.update(id(n) for n in ast.walk(node) if isinstance(n, FUNCTION_ONLY))
             elif isinstance(node, ast.Return) and id(node) not in self.functions:
                 raise self.error("'return' outside function", node)
             elif isinstance(node, ast.Nonlocal) and id(node) not in self.functions:
@@ -194,7 +199,7 @@ class _StaticChecker:
             loop_body = {id(b) for b in node.body} if isinstance(node, (ast.For, ast.While)) else set()
             if isinstance(node, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
                 in_loop = False  # a loop outside a function is not one its body can leave
-            children = [c for c in ast.iter_child_nodes(node) if id(c) not in _unread_children(node)]
+            children = [c for c in ast.iter_child_nodes(node) if id(c) not in unread_children(node)]
             stack.extend(
                 (child, depth + 1, anchor, in_loop or id(child) in loop_body) for child in reversed(children)
             )
@@ -233,32 +238,14 @@ class _StaticChecker:
             raise self.error(f"{what} '{name}' is private or reserved: pick another name", node)
 
     def check_call(self, node: ast.Call) -> None:
-        if not isinstance(node.func, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Lambda)):
-            raise self.error("only named functions and methods can be called", node.func)
-        if isinstance(node.func, ast.Name) and node.func.id == "super":
-            plain = all(isinstance(a, ast.Name) for a in node.args) and len(node.args) in (0, 2)
-            if not plain or node.keywords:
-                raise self.error("super() is written super() or super(ClassName, self)", node)
+        refusal = call_refusal(node)
+        if refusal is not None:
+            raise self.error(*refusal)
 
     def check_definition(self, node: ast.FunctionDef | ast.ClassDef) -> None:
-        """A def or a class: its name, decorators and (for a class) bases (NOTE [program classes])."""
-        if node.name.startswith("_") and node.name not in CLASS_METHOD_NAMES:
-            listed = ", ".join(sorted(CLASS_METHOD_NAMES))
-            raise self.error(
-                f"name '{node.name}' is private: a class may define only these names with _: {listed}", node
-            )
-        if node.name in FORBIDDEN_NAMES or node.name in self.builtins:
-            raise self.error(f"'{node.name}' is a built-in name and cannot be defined", node)
-        for decorator in node.decorator_list:
-            if not _listed_decorator(decorator):
-                raise self.error(DECORATOR_REFUSAL, decorator)
-        if isinstance(node, ast.ClassDef):
-            for keyword in node.keywords:
-                raise self.error("a class takes its bases only, no keywords such as metaclass=", keyword)
-            if len(node.bases) > 1:
-                raise self.error(
-                    "a class here has one base: nn.Module, torch.autograd.Function or a class of yours", node
-                )
+        refusal = definition_refusal(node, self.builtins)
+        if refusal is not None:
+            raise self.error(*refusal)
 
     def check_statement(self, node: ast.stmt) -> None:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
@@ -294,7 +281,7 @@ class _StaticChecker:
 
     def check_attribute(self, node: ast.Attribute) -> None:
         refusal = attribute_refusal(node.attr)
-        if refusal is not None and not _reached_through_super(node):
+        if refusal is not None and not reached_through_super(node):
             raise self.error(refusal, node)
         owner = _static_namespace(node.value, self.builtins)
         if owner is not None and node.attr not in owner.members:
@@ -358,43 +345,6 @@ class _StaticChecker:
 
 
 _ASSIGNABLE = (ast.Name, ast.Tuple, ast.List, ast.Subscript, ast.Attribute)
-_FUNCTION_ONLY = (ast.Return, ast.Nonlocal, ast.Yield, ast.YieldFrom)
-DECORATOR_REFUSAL = (
-    "the decorators programs take are @staticmethod, @torch.no_grad() and @torch.enable_grad(); " + RUN_HINT
-)
-
-
-def _listed_decorator(node: ast.expr) -> bool:
-    if isinstance(node, ast.Name):
-        return node.id == "staticmethod"
-    return (
-        isinstance(node, ast.Call)
-        and not node.args
-        and not node.keywords
-        and _dotted(node.func) in ("torch.no_grad", "torch.enable_grad")
-    )
-
-
-def _reached_through_super(node: ast.Attribute) -> bool:
-    """``super().__init__``: a listed method name on super(), as a class's own methods call it."""
-    value = node.value
-    return (
-        node.attr in CLASS_METHOD_NAMES
-        and isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "super"
-    )
-
-
-def _unread_children(node: ast.AST) -> set[int]:
-    """Parts of a node that are never run, so never checked: annotations (``x: torch.Tensor``)."""
-    if isinstance(node, ast.arg) and node.annotation is not None:
-        return {id(node.annotation)}
-    if isinstance(node, ast.FunctionDef) and node.returns is not None:
-        return {id(node.returns)}
-    return set()
-
-
 _ASSIGN_HINT = "only names, items (b[1] = ...) and attributes (t.grad = ...) can be assigned"
 _AUGASSIGN_HINT = "only a name, an item or an attribute can be updated with an operator like +="
 _FOR_HINT = "a for loop names its items with plain names: for i in ..., or for i, (a, b) in ..."
@@ -405,27 +355,6 @@ DATA_ASSIGNMENT = (
 )
 WITH_REFUSAL = "only with torch.no_grad(): and with torch.enable_grad(): are part of the checked language"
 IMPORTABLE = "torch, torch.nn, torch.nn.functional, torch.optim and torch.autograd"
-
-
-MAX_FORMAT_WIDTH = 100  # width and precision in an f-string's format spec
-_FORMAT_SPEC = re.compile(
-    r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?"
-)
-
-
-def format_spec_refusal(spec: str) -> str | None:
-    """Why an f-string format spec is refused (not one, or too wide), or None.
-
-    >>> format_spec_refusal(".4f"), format_spec_refusal(">8"), format_spec_refusal(">1000000")
-    (None, None, 'f-string widths and precisions are limited to 100')
-    """
-    match = _FORMAT_SPEC.fullmatch(spec)
-    if match is None:
-        return f"'{spec}' is not a format spec f-strings take here, such as .4f or >8"
-    numbers = [n for n in match.group("width", "precision") if n]
-    if any(len(n) > 3 or int(n) > MAX_FORMAT_WIDTH for n in numbers):
-        return f"f-string widths and precisions are limited to {MAX_FORMAT_WIDTH}"
-    return None
 
 
 def _is_none(node: ast.expr) -> bool:

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core.language.instances import SUPER
-from app.core.language.parsing import format_spec_refusal
 from app.core.language.python_values import kind
 from app.core.language.raised import exception_names
 from app.core.language.whitelist import SafeBuiltin, format_field, without_addresses
@@ -26,6 +25,7 @@ from app.core.model.errors import ScenarioError
 __all__ = [
     "GROWING_LIST_METHODS",
     "PYTHON_METHOD_OWNERS",
+    "format_spec_refusal",
     "format_text",
     "percent_text",
     "python_method",
@@ -62,6 +62,27 @@ _LISTED: dict[type, frozenset[str]] = {
     set: frozenset(_SET),
     str: frozenset((*_STR, "format", "ljust", "rjust", "center", "zfill")),
 }
+
+
+MAX_FORMAT_WIDTH = 100  # width and precision in an f-string's format spec
+_FORMAT_SPEC = re.compile(
+    r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?"
+)
+
+
+def format_spec_refusal(spec: str) -> str | None:
+    """Why an f-string format spec is refused (not one, or too wide), or None.
+
+    >>> format_spec_refusal(".4f"), format_spec_refusal(">8"), format_spec_refusal(">1000000")
+    (None, None, 'f-string widths and precisions are limited to 100')
+    """
+    match = _FORMAT_SPEC.fullmatch(spec)
+    if match is None:
+        return f"'{spec}' is not a format spec f-strings take here, such as .4f or >8"
+    numbers = [n for n in match.group("width", "precision") if n]
+    if any(len(n) > 3 or int(n) > MAX_FORMAT_WIDTH for n in numbers):
+        return f"f-string widths and precisions are limited to {MAX_FORMAT_WIDTH}"
+    return None
 
 
 def python_method(owner: Any, name: str) -> Callable[..., Any] | None:

@@ -88,7 +88,7 @@ class Statements:
 
     def done(self, node: ast.stmt) -> None:
         """Tell the recorder a statement finished (NOTE [program hooks])."""
-        if self.ev.hooks is not None:
+        if self.ev.hooks is not None and not self.ev.quiet:
             self.ev.hooks.statement_done(node, tuple(self.ev.loops))
 
     # -- simple statements ------------------------------------------------
