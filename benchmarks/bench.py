@@ -42,7 +42,8 @@ from PySide6.QtCore import QByteArray, QElapsedTimer, QEvent, QEventLoop, QObjec
 from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsView, QWidget  # noqa: E402
 
 from app.core import Limits, Program, Recording, record  # noqa: E402
-from app.core.language.expr import Evaluator, parse  # noqa: E402
+from app.core.language.evaluator import Evaluator  # noqa: E402
+from app.core.language.parsing import parse  # noqa: E402
 from app.core.recording.recorder import SEED  # noqa: E402
 from benchmarks.scenarios import (  # noqa: E402
     chain_losses,

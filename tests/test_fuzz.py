@@ -22,10 +22,13 @@ from hypothesis import strategies as st
 from test_hostile import install_sentinels, warm_up
 
 from app.core import ScenarioError, builtin_names, load_builtin
-from app.core.language import expr
-from app.core.language.expr import Evaluator, Limits, Mode, parse
+from app.core.language import members
+from app.core.language.evaluator import Evaluator
+from app.core.language.members import listed_callables
 from app.core.language.objects import Checked
+from app.core.language.parsing import Mode, parse
 from app.core.language.whitelist import Namespace, SafeBuiltin, build_namespaces, denied_attribute
+from app.core.sizing.limits import Limits
 
 SMALL = Limits(max_elements=10_000, max_work=10_000_000, max_total_elements=1_000_000, time_limit_s=5)
 FUZZ = settings(
@@ -48,14 +51,18 @@ ATTRS += ["_parameters", "_modules", "state_dict", "register_forward_hook", "app
 
 
 def allowed_value(value: Any, depth: int = 0) -> bool:
-    """The kinds of value a scenario can ever hold: no modules, functions, classes or frames."""
-    plain = (int, float, complex, bool, str, type(None), type(Ellipsis), slice, range, enumerate, zip)
+    """The kinds of value a scenario can ever hold: no modules, functions, classes or frames,
+    except the functions and classes the language lists (``act = nn.ReLU``)."""
+    views = (type({}.keys()), type({}.values()), type({}.items()), type(iter([])))
+    plain = (int, float, complex, bool, str, type(None), type(Ellipsis), slice, range, enumerate, zip, *views)
     torch_values = (torch.Tensor, torch.dtype, torch.device, torch.Size, torch.Generator, torch.layout)
     if isinstance(value, (*plain, *torch_values, Namespace, SafeBuiltin, Checked)):
         return True
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, set, frozenset)):
         return depth < 40 and all(allowed_value(v, depth + 1) for v in value)
-    return False
+    if isinstance(value, dict):
+        return depth < 40 and all(allowed_value(v, depth + 1) for v in (*value, *value.values()))
+    return id(value) in listed_callables()
 
 
 class Watch:
@@ -68,7 +75,7 @@ class Watch:
 
     @contextmanager
     def active(self) -> Iterator[None]:
-        real = expr.read_public_attribute
+        real = members.read_public_attribute
 
         def watched(owner: Any, name: str) -> Any:
             self.read.append(name)
@@ -76,7 +83,7 @@ class Watch:
 
         with pytest.MonkeyPatch.context() as patch:
             self.hits += install_sentinels(patch)
-            patch.setattr(expr, "read_public_attribute", watched)
+            patch.setattr(members, "read_public_attribute", watched)
             yield
 
     def check(self) -> None:
@@ -375,7 +382,7 @@ def test_the_watch_sees_a_forbidden_attribute() -> None:
     """If a check above the attribute reader were lost, the watch would catch the read."""
     watching = Watch()
     with watching.active(), pytest.raises(ScenarioError):
-        expr.read_public_attribute(torch.ones(1), "__class__")
+        members.read_public_attribute(torch.ones(1), "__class__")
     assert watching.read == ["__class__"]
     with pytest.raises(AssertionError):
         watching.check()
@@ -383,5 +390,6 @@ def test_the_watch_sees_a_forbidden_attribute() -> None:
 
 def test_allowed_value_refuses_escapes() -> None:
     assert allowed_value([torch.ones(1), (1, "a", None)])
-    escapes: list[Callable[..., Any] | type | object] = [print, torch.ones, type, ast, torch.Tensor.sum]
+    escapes: list[Callable[..., Any] | type | object] = [print, torch.save, type, ast, torch.Tensor.sum]
     assert not any(allowed_value(e) for e in escapes)
+    assert allowed_value(torch.ones)  # listed: a program may hold it, to call later

@@ -13,8 +13,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from app.core.language.expr import MAX_DEPTH, MAX_TEXT, Evaluator, Limits, Mode, node_position, parse
+from app.core.language.evaluator import Evaluator
+from app.core.language.parsing import Mode, parse
+from app.core.language.positions import node_position
 from app.core.model.errors import ScenarioError
+from app.core.sizing.limits import MAX_DEPTH, MAX_TEXT, Limits
 
 FIELD = "forward.code"
 
@@ -178,38 +181,34 @@ PARSE_REFUSALS = [
     ("y = x.register_hook(x)", 1, 5, "it would run Python code of its own"),
     ("y = x.new_empty(3)", 1, 5, "it holds whatever was in memory"),
     ("y = x.grad_fn", 1, 5, "grad_fn objects are not values in programs"),
-    ("y = lambda: 1", 1, 5, "lambda is not part of the checked language"),
-    ("y = [v for v in x]", 1, 5, "comprehensions are not allowed"),
-    ("y = {v: 1 for v in x}", 1, 5, "comprehensions are not allowed"),
-    ("y = (v for v in x)", 1, 5, "comprehensions are not allowed"),
+    ("def __f():\n    pass", 1, 1, "name '__f' is private: a class may define only these names with _"),
+    ("def f(_a):\n    pass", 1, 7, "argument '_a' is private or reserved"),
+    ("def f():\n    global _x", 2, 5, "name '_x' is private or reserved"),
+    ("y = f(_k=1)", 1, 7, "keyword '_k' is private"),
+    (
+        "@property\ndef f():\n    pass",
+        1,
+        2,
+        "the decorators programs take are @staticmethod, @torch.no_grad()",
+    ),
+    ("class A(B, C):\n    pass", 1, 1, "a class here has one base"),
+    ("class A(metaclass=B):\n    pass", 1, 9, "a class takes its bases only, no keywords such as metaclass="),
+    ("y = super(1)", 1, 5, "super() is written super() or super(ClassName, self)"),
+    ("y = x.__init__", 1, 5, "attribute '__init__' is private"),
+    ("y = 1\nyield y", 2, 1, "'yield' outside function"),
+    ("try:\n    y = x\nexcept* Exception:\n    y = 0", 1, 1, "except* is not part of the checked language"),
+    ("y = [v async for v in x]", 1, 5, "async comprehensions are not part of the checked language"),
     ("y = f'{x:>1000}'", 1, 5, "f-string widths and precisions are limited to 100"),
     ("y = f'{x:{n}}'", 1, 5, "a format spec is written out in f-strings here"),
     ("y = (z := x)", 1, 6, "the walrus operator := is not allowed"),
-    ("y = torch.add(*[x, x])", 1, 15, "star-unpacking (*) is not allowed"),
-    ("y = torch.add(x, **{'other': x})", 1, 18, "**keyword unpacking is not allowed"),
-    ("y = {'a': x}", 1, 5, "dictionaries are not allowed"),
-    ("y = {x}", 1, 5, "sets are not allowed"),
-    ("def f():\n    return x", 1, 1, "defining functions is not part of the checked language"),
-    ("class A:\n    pass", 1, 1, "defining classes is not part of the checked language"),
     ("for x[0] in x:\n    y = 1", 1, 5, "a for loop names its items with plain names"),
-    ("while True:\n    y = x", 1, 1, "while loops are not part of the checked language"),
     ("with x:\n    y = x", 1, 6, "only with torch.no_grad(): and with torch.enable_grad():"),
     ("with torch.no_grad() as g:\n    y = x", 1, 25, "with ... as is not needed"),
-    (
-        "try:\n    y = x\nexcept Exception:\n    y = 0",
-        1,
-        1,
-        "try blocks are not part of the checked language",
-    ),
-    ("assert x", 1, 1, "assert is not allowed"),
-    ("raise ValueError", 1, 1, "raise is not allowed"),
     ("del x.grad", 1, 5, "only names and items (del a[0]) can be deleted"),
     ("del print", 1, 5, "'print' is a built-in name and cannot be deleted"),
     ("break", 1, 1, "break can only be used inside a for loop"),
-    ("global x", 1, 1, "global is not allowed"),
     ("y: int = 1", 1, 1, "type annotations are not allowed"),
     ("y = x is w", 1, 5, "'is' compares object identity; compare with None only"),
-    ("y = 1 in [1]", 1, 5, "'in' is not part of the checked language"),
     ("y = 1 << 100000", 1, 5, "bit shifts (<< and >>) are not allowed"),
     ("y = b'bytes'", 1, 5, "bytes literals are not allowed"),
     ("y = '" + "a" * (MAX_TEXT + 1) + "'", 1, 5, "text constants are limited to 1,000 characters"),
@@ -219,7 +218,7 @@ PARSE_REFUSALS = [
     ("F.relu = 3", 1, 1, "torch.nn.functional.relu cannot be assigned"),
     ("x.sum() += 1", 1, 1, "'function call' is an illegal expression for augmented assignment"),
     ("torch = 1", 1, 1, "'torch' is a built-in name and cannot be assigned"),
-    ("y = x.sum()()", 1, 5, "only named functions and methods can be called"),
+    ("y = [x][0].__class__", 1, 5, "attribute '__class__' is private"),
     ("y = (x + ", 1, 5, "this is not valid Python: '(' was never closed"),
     ("y = x\x00", 1, 6, "this text contains a NUL character"),
 ]
@@ -280,17 +279,12 @@ EVAL_REFUSALS = [
         5,
         "attributes can only be read from tensors, nn modules, optimizers, torch and F, not from an int",
     ),
-    (
-        "y = 'abc'.upper()",
-        1,
-        5,
-        "methods can only be called on tensors, nn modules, optimizers, torch and F, not on text",
-    ),
+    ("y = 'abc'.encode()", 1, 5, "'encode' is not a method programs call on text; they call capitalize"),
+    ("y = x.sum()()", 1, 5, "this is a tensor, not a function: it cannot be called"),
     ("y = x.shape.count(3)", 1, 5, "not on a Size"),
     ("y = x(2)", 1, 5, "'x' is a tensor, not a function: it cannot be called"),
     ("y = torch(2)", 1, 5, "'torch' is a module, not a function"),
     ("y = x.sum", 1, 5, "'sum' is a method: call it, as in x.sum()"),
-    ("y = torch.sum", 1, 5, "torch.sum is a function: call it"),
     ("y = x.shape()", 1, 5, "'shape' is not a method: drop the ()"),
     ("y = torch.float32(x)", 1, 5, "torch.float32 is not a function"),
     ("y = x.sumx()", 1, 5, "tensors have no attribute 'sumx' (did you mean 'sum'?)"),

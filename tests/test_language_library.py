@@ -11,11 +11,13 @@ import pytest
 import torch
 
 from app.core import record
-from app.core.language.expr import Evaluator, Limits, parse
+from app.core.language.evaluator import Evaluator
 from app.core.language.hints import RUN_HINT
+from app.core.language.parsing import parse
 from app.core.language.python_modules import PROGRAM_RANDOM
 from app.core.model.errors import ScenarioError
 from app.core.model.program import Program
+from app.core.sizing.limits import Limits
 
 FIELD = "program"
 
@@ -259,7 +261,6 @@ def test_a_loader_over_many_samples_gives_pytorchs_batches_in_few_operations() -
 
 HOSTILE = [
     ("from random import random as r\ny = r.__self__", 2, "attribute '__self__' is private"),
-    ("import random\nr = random.random", 2, "random.random is a function: call it"),
     ("import random\ny = random.sample(range(10**9), 3)", 2, "the limit is 1,000,000"),
     ("from torch.utils.data import DataLoader as DL\nx = DL.dataset", 2, "'dataset' is not available"),
     ("from torch.autograd import Variable\nx = Variable(nn.Linear(2, 2))", 2, "Variable takes a tensor"),

@@ -25,11 +25,13 @@ import torch.nn.functional as F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.language.expr import Evaluator, Limits, assigned_names, free_names, parse
+from app.core.language.evaluator import Evaluator
 from app.core.language.objects import Checked
+from app.core.language.parsing import assigned_names, free_names, parse
 from app.core.language.whitelist import PRINT_LIMIT, build_namespaces
 from app.core.model.errors import ProgramError, ScenarioError
 from app.core.model.graph import LoopMark
+from app.core.sizing.limits import Limits
 
 FIELD = "program"
 RUN_HINT = "to record a script of your own with full Python, run: python -m app run SCRIPT.py"
@@ -332,7 +334,7 @@ def test_pytorchs_warning_from_an_autograd_call_is_kept_with_its_line() -> None:
     """In a fresh process: PyTorch gives this warning once per process, and other tests may have had it."""
     code = (
         "import torch\n"
-        "from app.core.language.expr import Evaluator\n"
+        "from app.core.language.evaluator import Evaluator\n"
         "from app.core.language.parsing import parse\n"
         "class Hooks:\n"
         "    def autograd_call(self, kind, run, node, given, loops): return run()\n"
@@ -536,7 +538,7 @@ def test_tensor_attributes_that_can_be_assigned() -> None:
         ("a = torch.no_grad()", "is used only as with torch.no_grad():"),
         ("with torch.ones(2):\n    pass", "only with torch.no_grad(): and with torch.enable_grad():"),
         ("with torch.no_grad(1):\n    pass", "takes nothing here"),
-        ("a = [1]\nb = a.pop()", "the one list method in programs is append(...)"),
+        ("a = [1]\nb = a.sort()", "'sort' is not a method programs call on a list; they call append"),
         ("a = []\nb = a.append", "'append' is a method: call it"),
         ("a = (1, 2)\na[0] = 3", "items can be assigned in tensors and lists, not in a tuple"),
         ("for m in torch:\n    pass", "a for loop cannot go over a module"),
@@ -556,10 +558,7 @@ def test_refused_or_failing_at_run_time(code: str, words: str) -> None:
 # -- refused before running, with the way to record one's own script -----------------------
 
 HINTED = [
-    ("y = 1\nwhile True:\n    y = 2", 2, 1, "while loops are not part of the checked language"),
-    ("y = 1\n\ndef f(a):\n    return a", 3, 1, "defining functions is not part of the checked language"),
-    ("class Net:\n    pass", 1, 1, "defining classes is not part of the checked language"),
-    ("for i in range(2):\n    try:\n        y = 1\n    except Exception:\n        pass", 2, 5, "try blocks"),
+    ("y = 1\n\n@property\ndef f(a):\n    return a", 3, 2, "the decorators programs take are"),
     ("import numpy as np", 1, 1, "'numpy' cannot be imported"),
     ("y = 1\nfrom os import path", 2, 1, "'os' cannot be imported"),
     ("import torchvision", 1, 1, "'torchvision' cannot be imported"),
@@ -578,15 +577,11 @@ def test_refusals_say_how_to_record_a_script_of_ones_own(code: str, line: int, c
 
 
 REFUSED = [
-    ("global x", 1, 1, "global is not allowed"),
-    ("for i in range(2):\n    nonlocal x", 2, 5, "nonlocal is not allowed"),
-    ("return 1", 1, 1, "return is not allowed"),
-    ("yield 1", 1, 1, "yield is not allowed"),
-    ("raise ValueError('x')", 1, 1, "raise is not allowed"),
-    ("assert w.sum() > 0", 1, 1, "assert is not allowed"),
+    ("for i in range(2):\n    nonlocal x", 2, 5, "nonlocal declaration not allowed at module level"),
+    ("return 1", 1, 1, "'return' outside function"),
+    ("yield 1", 1, 1, "'yield' outside function"),
     ("match w:\n    case _:\n        pass", 1, 1, "match statements are not allowed"),
     ("async def f():\n    pass", 1, 1, "async code is not part of the checked language"),
-    ("f = lambda a: a", 1, 5, "lambda is not part of the checked language"),
     ("continue", 1, 1, "continue can only be used inside a for loop"),
     ("for i in range(2):\n    pass\nelse:\n    break", 4, 5, "break can only be used inside a for loop"),
     ("from torch.nn import Lineer", 1, 1, "torch.nn.Lineer is not available in programs (did you mean"),

@@ -15,8 +15,9 @@ import pytest
 import torch
 from torch import nn
 
-from app.core.language.expr import Evaluator, parse
+from app.core.language.evaluator import Evaluator
 from app.core.language.objects import Checked
+from app.core.language.parsing import parse
 from app.core.language.proxies import (
     NN_MODULES,
     ModuleProxy,

@@ -1,7 +1,7 @@
 """What the checked language accepts, and the words it uses to refuse the rest.
 
 Tables only, and the messages built from them: :func:`~app.core.language.parsing.parse`
-checks a tree against them, :class:`~app.core.language.expr.Evaluator` maps operators
+checks a tree against them, :class:`~app.core.language.evaluator.Evaluator` maps operators
 through them. What each name or attribute may reach is ``whitelist.py``.
 """
 
@@ -19,6 +19,7 @@ from app.core.language.whitelist import REFUSED_TORCH_MEMBERS, Namespace, denied
 __all__ = [
     "ALLOWED_NODES",
     "BINOPS",
+    "CLASS_METHOD_NAMES",
     "COMPARE",
     "FORBIDDEN_NAMES",
     "IDENTITY_REFUSALS",
@@ -72,6 +73,8 @@ COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.GtE: operator.ge,
     ast.Is: operator.is_,  # only against None: ``p.grad is None`` (see IDENTITY_REFUSALS)
     ast.IsNot: operator.is_not,
+    ast.In: lambda item, container: item in container,
+    ast.NotIn: lambda item, container: item not in container,
 }
 # ``is`` compares identity, which the language only allows against None.
 IDENTITY_REFUSALS: dict[type[ast.cmpop], str] = {
@@ -119,53 +122,51 @@ ALLOWED_NODES: tuple[type[ast.AST], ...] = (
     ast.Attribute,
     ast.JoinedStr,  # f-strings, with format specs checked in parsing.py
     ast.FormattedValue,
+    # functions, classes and the rest of a snippet's Python (NOTE [program functions])
+    ast.FunctionDef,
+    ast.arguments,
+    ast.arg,
+    ast.Return,
+    ast.Lambda,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.ClassDef,
+    ast.While,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.comprehension,
+    ast.Try,
+    ast.ExceptHandler,
+    ast.Raise,
+    ast.Assert,
+    ast.Starred,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Dict,
+    ast.Set,
+    ast.In,
+    ast.NotIn,
     *BINOPS,
     *UNARY,
     *COMPARE,
 )
 
 # NOTE [own scripts] in hints.py: every refusal ends with RUN_HINT.
-_NO_COMPREHENSIONS = "comprehensions are not allowed: write a for loop, or the values out, e.g. [1., 2., 3.]"
-_NO_FUNCTIONS = f"defining functions is not part of the checked language; {RUN_HINT}"
-_NO_TRY = (
-    f"try blocks are not part of the checked language: a failing line is shown to you as it is; {RUN_HINT}"
-)
+_NO_TRY = f"except* is not part of the checked language: write except with one type; {RUN_HINT}"
 _NO_ASYNC = "async code is not part of the checked language"
 _REFUSALS_BY_NAME: dict[str, str] = {
-    "Lambda": f"lambda is not part of the checked language: programs define no functions; {RUN_HINT}",
-    "ListComp": _NO_COMPREHENSIONS,
-    "SetComp": _NO_COMPREHENSIONS,
-    "DictComp": _NO_COMPREHENSIONS,
-    "GeneratorExp": _NO_COMPREHENSIONS,
     "TemplateStr": "template strings are not allowed: print the values side by side",
     "NamedExpr": "the walrus operator := is not allowed: assign on a line of its own",
-    "FunctionDef": _NO_FUNCTIONS,
     "AsyncFunctionDef": _NO_ASYNC,
-    "ClassDef": f"defining classes is not part of the checked language; {RUN_HINT}",
     "AsyncFor": _NO_ASYNC,
-    "While": (
-        "while loops are not part of the checked language: write for i in range(n), "
-        f"which always ends; {RUN_HINT}"
-    ),
-    "Starred": "star-unpacking (*) is not allowed: pass each value on its own",
-    "Dict": "dictionaries are not allowed: programs work with tensors, numbers and lists",
-    "Set": "sets are not allowed: programs work with tensors, numbers and lists",
-    "Global": "global is not allowed: a program has one set of names already",
-    "Nonlocal": "nonlocal is not allowed: a program has one set of names already",
     "AsyncWith": _NO_ASYNC,
-    "Try": _NO_TRY,
     "TryStar": _NO_TRY,
-    "Raise": "raise is not allowed: a failing line is shown to you as it is",
-    "Assert": "assert is not allowed: print the value to check it, e.g. print(x.grad)",
-    "Return": "return is not allowed: programs define no functions",
-    "Yield": "yield is not allowed: programs define no functions",
-    "YieldFrom": "yield is not allowed: programs define no functions",
     "Await": _NO_ASYNC,
     "Match": "match statements are not allowed: use if and elif",
     "AnnAssign": "type annotations are not allowed: write name = value",
     "TypeAlias": "type aliases are not allowed",
-    "In": "'in' is not part of the checked language",
-    "NotIn": "'not in' is not part of the checked language",
     "LShift": "bit shifts (<< and >>) are not allowed",
     "RShift": "bit shifts (<< and >>) are not allowed",
 }
@@ -194,12 +195,19 @@ FORBIDDEN_NAMES: dict[str, str] = {
     "hasattr": _ATTRS,
     **dict.fromkeys(
         _words(
-            "globals locals vars dir type object super memoryview bytearray breakpoint help exit quit "
+            "globals locals vars dir type object memoryview bytearray breakpoint help exit quit "
             "isinstance issubclass"
         ),
         _OUTSIDE,
     ),
 }
+
+
+# Methods a program's class may define although their names start with _, as PyTorch and Python
+# call them by these names; nothing else private is ever defined or reached (NOTE [program classes]).
+CLASS_METHOD_NAMES = frozenset(
+    ["__init__", "__call__", "__len__", "__getitem__", "__setitem__", "__iter__", "__repr__", "__str__"]
+)
 
 
 def attribute_refusal(attr: str) -> str | None:

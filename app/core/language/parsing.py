@@ -9,13 +9,20 @@ oversized text, trees nested too deeply.
 from __future__ import annotations
 
 import ast
-import re
+import collections
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import torch
 
+from app.core.language.definitions import (
+    FUNCTION_ONLY,
+    call_refusal,
+    definition_refusal,
+    reached_through_super,
+    unread_children,
+)
 from app.core.language.grammar import (
     ALLOWED_NODES,
     FORBIDDEN_NAMES,
@@ -28,6 +35,7 @@ from app.core.language.grammar import (
 )
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.positions import error_at, index_position, source_lines
+from app.core.language.python_methods import format_spec_refusal
 from app.core.language.python_modules import ListedFunction
 from app.core.language.whitelist import Namespace, build_namespaces, python_modules
 from app.core.model.errors import ScenarioError
@@ -39,7 +47,6 @@ __all__ = [
     "WITH_REFUSAL",
     "Mode",
     "assigned_names",
-    "format_spec_refusal",
     "free_names",
     "import_bindings",
     "parse",
@@ -167,6 +174,7 @@ class _StaticChecker:
         self.source = source
         self.field = field
         self.builtins = build_namespaces()
+        self.functions: set[int] = set()  # return and nonlocal statements inside a def or lambda
 
     def error(self, message: str, node: ast.AST) -> ScenarioError:
         return error_at(with_run_hint(message), self.field, node, self.source)
@@ -185,8 +193,18 @@ class _StaticChecker:
             if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
                 word = "break" if isinstance(node, ast.Break) else "continue"
                 raise self.error(f"{word} can only be used inside a for loop", node)
-            loop_body = {id(b) for b in node.body} if isinstance(node, ast.For) else set()
-            children = list(ast.iter_child_nodes(node))
+            if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                self.functions.update(id(n) for n in ast.walk(node) if isinstance(n, FUNCTION_ONLY))
+            elif isinstance(node, ast.Return) and id(node) not in self.functions:
+                raise self.error("'return' outside function", node)
+            elif isinstance(node, ast.Nonlocal) and id(node) not in self.functions:
+                raise self.error("nonlocal declaration not allowed at module level", node)
+            elif isinstance(node, (ast.Yield, ast.YieldFrom)) and id(node) not in self.functions:
+                raise self.error("'yield' outside function", node)
+            loop_body = {id(b) for b in node.body} if isinstance(node, (ast.For, ast.While)) else set()
+            if isinstance(node, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
+                in_loop = False  # a loop outside a function is not one its body can leave
+            children = [c for c in ast.iter_child_nodes(node) if id(c) not in unread_children(node)]
             stack.extend(
                 (child, depth + 1, anchor, in_loop or id(child) in loop_body) for child in reversed(children)
             )
@@ -201,27 +219,52 @@ class _StaticChecker:
             self.check_name(node)
         elif isinstance(node, ast.Attribute):
             self.check_attribute(node)
-        elif isinstance(node, ast.keyword) and node.arg is None:
-            raise self.error("**keyword unpacking is not allowed: pass each keyword on its own", node)
+        elif isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
+            raise self.error(f"keyword '{node.arg}' is private: names starting with _ are refused", node)
         elif isinstance(node, ast.Constant):
             self.check_constant(node)
         elif isinstance(node, ast.Compare):
             self.check_identity(node)
         elif isinstance(node, ast.FormattedValue):
             self.check_format(node)
-        elif isinstance(node, ast.Call) and not isinstance(node.func, (ast.Name, ast.Attribute)):
-            raise self.error("only named functions and methods can be called", node.func)
+        elif isinstance(node, ast.Call):
+            self.check_call(node)
+        elif isinstance(node, ast.arg):
+            self.check_private(node.arg, node, "argument")
+        elif isinstance(node, ast.comprehension) and node.is_async:
+            raise self.error("async comprehensions are not part of the checked language", anchor)
+        elif isinstance(node, ast.ExceptHandler) and node.name is not None:
+            self.check_private(node.name, node, "name")
         elif isinstance(node, ast.stmt):
             self.check_statement(node)
 
+    def check_private(self, name: str, node: ast.AST, what: str) -> None:
+        if (name.startswith("_") and name != "_") or name in FORBIDDEN_NAMES:
+            raise self.error(f"{what} '{name}' is private or reserved: pick another name", node)
+
+    def check_call(self, node: ast.Call) -> None:
+        refusal = call_refusal(node)
+        if refusal is not None:
+            raise self.error(*refusal)
+
+    def check_definition(self, node: ast.FunctionDef | ast.ClassDef) -> None:
+        refusal = definition_refusal(node, self.builtins)
+        if refusal is not None:
+            raise self.error(*refusal)
+
     def check_statement(self, node: ast.stmt) -> None:
-        if isinstance(node, ast.Assign):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            self.check_definition(node)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                self.check_private(name, node, "name")
+        elif isinstance(node, ast.Assign):
             for target in node.targets:
                 self.check_target(target, _ASSIGNABLE, _ASSIGN_HINT)
         elif isinstance(node, ast.AugAssign):
             self.check_target(node.target, (ast.Name, ast.Subscript, ast.Attribute), _AUGASSIGN_HINT)
         elif isinstance(node, ast.For):
-            self.check_target(node.target, (ast.Name, ast.Tuple, ast.List), _FOR_HINT)
+            self.check_target(node.target, (ast.Name, ast.Tuple, ast.List, ast.Starred), _FOR_HINT)
         elif isinstance(node, ast.Delete):
             for target in node.targets:
                 self.check_target(target, (ast.Name, ast.Subscript, ast.Tuple, ast.List), _DEL_HINT)
@@ -232,7 +275,7 @@ class _StaticChecker:
             import_bindings(node, field=self.field, source=self.source)
 
     def check_name(self, node: ast.Name) -> None:
-        if node.id.startswith("_"):
+        if node.id.startswith("_") and node.id != "_":  # _ alone is a name for what is thrown away
             raise self.error(f"name '{node.id}' is private: names starting with _ are refused", node)
         if node.id in FORBIDDEN_NAMES:
             raise self.error(f"'{node.id}' is not available in programs: {FORBIDDEN_NAMES[node.id]}", node)
@@ -243,7 +286,7 @@ class _StaticChecker:
 
     def check_attribute(self, node: ast.Attribute) -> None:
         refusal = attribute_refusal(node.attr)
-        if refusal is not None:
+        if refusal is not None and not reached_through_super(node):
             raise self.error(refusal, node)
         owner = _static_namespace(node.value, self.builtins)
         if owner is not None and node.attr not in owner.members:
@@ -285,7 +328,9 @@ class _StaticChecker:
             raise self.error(hint, target)
         if isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
-                self.check_target(element, allowed, hint)
+                self.check_target(element, (*allowed, ast.Starred), hint)
+        if isinstance(target, ast.Starred):
+            self.check_target(target.value, (ast.Name,), hint)
 
     def check_with_item(self, item: ast.withitem, statement: ast.With) -> None:
         call = item.context_expr
@@ -328,27 +373,6 @@ REFUSED_MODULES = {
 FUTURE_FEATURES = frozenset(
     {"print_function", "division", "absolute_import", "unicode_literals", "annotations"}
 )
-
-
-MAX_FORMAT_WIDTH = 100  # width and precision in an f-string's format spec
-_FORMAT_SPEC = re.compile(
-    r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?"
-)
-
-
-def format_spec_refusal(spec: str) -> str | None:
-    """Why an f-string format spec is refused (not one, or too wide), or None.
-
-    >>> format_spec_refusal(".4f"), format_spec_refusal(">8"), format_spec_refusal(">1000000")
-    (None, None, 'f-string widths and precisions are limited to 100')
-    """
-    match = _FORMAT_SPEC.fullmatch(spec)
-    if match is None:
-        return f"'{spec}' is not a format spec f-strings take here, such as .4f or >8"
-    numbers = [n for n in match.group("width", "precision") if n]
-    if any(len(n) > 3 or int(n) > MAX_FORMAT_WIDTH for n in numbers):
-        return f"f-string widths and precisions are limited to {MAX_FORMAT_WIDTH}"
-    return None
 
 
 def _is_none(node: ast.expr) -> bool:
@@ -446,10 +470,27 @@ def _static_namespace(node: ast.expr, builtins: dict[str, Any]) -> Namespace | N
 
 
 def free_names(tree: ast.AST) -> Iterator[ast.Name]:
-    """Names read by ``tree`` (in source order)."""
-    for node in ast.walk(tree):
+    """Names read by ``tree`` at its own level, in ``ast.walk``'s order.
+
+    The bodies of functions, lambdas, classes and comprehensions read names of their own
+    (NOTE [program scopes]); only what runs where they stand is walked: defaults,
+    decorators, bases, a comprehension's first iterable.
+    """
+    queue = collections.deque([tree])
+    while queue:
+        node = queue.popleft()
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             yield node
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            spec = node.args
+            decorators = node.decorator_list if isinstance(node, ast.FunctionDef) else []
+            queue.extend(d for d in (*spec.defaults, *spec.kw_defaults, *decorators) if d is not None)
+        elif isinstance(node, ast.ClassDef):
+            queue.extend((*node.decorator_list, *node.bases))
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            queue.append(node.generators[0].iter)
+        else:
+            queue.extend(ast.iter_child_nodes(node))
 
 
 def assigned_names(statement: ast.stmt) -> list[str]:

@@ -423,6 +423,10 @@ class ModuleProxy(Checked):
         """PyTorch's own text for the module, as ``print(model)`` shows it."""
         return repr(self._module)
 
+    module = property(
+        lambda self: self._module, doc="The wrapped module (for the evaluator, never a program)."
+    )
+
     # -- the Checked contract --
     def get_attribute(self, name: str) -> Any:
         """The module's own parameter ``name`` (``weight``), or a setting it was built with."""

@@ -220,8 +220,6 @@ def python_arith_refusal(op: ast.operator, left: Any, right: Any, sizes: PySizes
 
 
 def _sequence_refusal(op: ast.operator, left: Any, right: Any, sizes: PySizes) -> str | None:
-    if isinstance(op, ast.Mod) and isinstance(left, str):
-        return "text formatting with % is not part of the checked language"
     if isinstance(op, ast.Mult):
         seq, count = (left, right) if isinstance(left, (list, tuple, str)) else (right, left)
         if not isinstance(count, int):

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from app.core.language.autograd_functional import functional_members
 from app.core.language.data import data_members
+from app.core.language.instances import autograd_class_members, nn_class_members
 from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.proxies import nn_members, optim_members
 from app.core.language.python_modules import math_members, random_members
@@ -474,7 +475,10 @@ def build_namespaces() -> dict[str, Any]:
     functional = Namespace("torch.nn.functional", _members(F, FUNCTIONAL_FUNCTIONS))
     init = Namespace("torch.nn.init", _members(torch.nn.init, INIT_FUNCTIONS))
     nn_utils = Namespace("torch.nn.utils", _members(torch.nn.utils, NN_UTILS_FUNCTIONS))
-    nn = Namespace("torch.nn", {"functional": functional, "init": init, "utils": nn_utils, **nn_members()})
+    nn = Namespace(
+        "torch.nn",
+        {"functional": functional, "init": init, "utils": nn_utils, **nn_members(), **nn_class_members()},
+    )
     schedulers = Namespace("torch.optim.lr_scheduler", scheduler_members())
     optim = Namespace("torch.optim", {"lr_scheduler": schedulers, **optim_members()})
     autograd = Namespace(
@@ -484,6 +488,7 @@ def build_namespaces() -> dict[str, Any]:
             "grad": AutogradEntry("grad", torch.autograd.grad),
             "Variable": _variable,
             "functional": Namespace("torch.autograd.functional", functional_members()),
+            **autograd_class_members(),
         },
     )
     utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", data_members())})

@@ -26,7 +26,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from app.core.devices import resolve_device
-from app.core.language.expr import Evaluator
+from app.core.language.evaluator import Evaluator
 from app.core.language.objects import Checked
 from app.core.language.parsing import parse
 from app.core.model.errors import ScenarioError

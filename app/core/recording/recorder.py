@@ -44,7 +44,7 @@ from typing import Any
 import torch
 
 from app.core.devices import resolve_device
-from app.core.language.expr import Evaluator
+from app.core.language.evaluator import Evaluator
 from app.core.language.objects import Checked
 from app.core.language.parsing import parse
 from app.core.language.positions import SourceText

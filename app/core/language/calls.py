@@ -1,0 +1,244 @@
+"""Calls in a program: functions of torch's modules, builtins, methods, proxies and autograd.
+
+Every call runs under the size guard (:meth:`Evaluator.apply`) except the
+autograd calls, which the recorder runs itself (NOTE [program hooks]).
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from typing import Any
+
+import torch
+
+from app.core.language.evaluation import Evaluation
+from app.core.language.flow import HAS_MEMBERS, first_line
+from app.core.language.instances import ProgramFunction
+from app.core.language.members import listed_callables, method_caller
+from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
+from app.core.language.python_methods import (
+    GROWING_LIST_METHODS,
+    PYTHON_METHOD_OWNERS,
+    python_method,
+    python_method_refusal,
+)
+from app.core.language.python_values import NOTHING, kind
+from app.core.language.raised import ExceptionKind, RaisedValue
+from app.core.language.whitelist import LAZY_BUILTINS, Namespace, SafeBuiltin
+from app.core.model.errors import ProgramError, ScenarioError
+from app.core.sizing.limits import MAX_SEQUENCE, budget_message
+
+__all__ = ["Calls"]
+
+_TENSOR_BACKWARD = AutogradEntry("backward", torch.Tensor.backward)
+
+
+def _starred(nodes: list[ast.expr]) -> bool:
+    return any(isinstance(n, ast.Starred) for n in nodes)
+
+
+def _exception(kind: ExceptionKind, *args: Any) -> RaisedValue:
+    """``ValueError("bad shape")``: an exception value, text made as Python makes it."""
+    text = str(args[0]) if len(args) == 1 else (str(args) if args else "")
+    return RaisedValue(kind.cls, args, text)
+
+
+class Calls:
+    """The calls part of an :class:`~app.core.language.evaluator.Evaluator`."""
+
+    def __init__(self, ev: Evaluation) -> None:
+        self.ev = ev
+
+    def call(self, node: ast.Call) -> Any:
+        """The value of ``f(...)`` or ``owner.name(...)``."""
+        ev = self.ev
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return self.call_attribute(node, func)
+        if not isinstance(func, ast.Name):  # fns[0](x), (lambda x: x)(1), make()(x)
+            return self.call_value(ev.eval(func), node)
+        fn = ev.expressions.lookup(func)
+        if isinstance(fn, ProgramFunction):
+            args, kwargs = self.arguments(node)
+            return ev.functions.invoke(fn, args, kwargs, node)
+        if isinstance(fn, SafeBuiltin):
+            return self.call_builtin(fn, node)
+        if isinstance(fn, AutogradEntry):
+            return self.autograd(fn, [], node)
+        if isinstance(fn, GradModeEntry):
+            raise ev.error(f"{func.id}() is used only as with {func.id}():", node)
+        if isinstance(fn, Checked):
+            return self.call_value(fn, node)
+        if callable(fn) and id(fn) in listed_callables():
+            return self.call_value(fn, node)
+        raise ev.error(f"'{func.id}' is {kind(fn)}, not a function: it cannot be called", func)
+
+    def call_value(self, fn: Any, node: ast.Call) -> Any:
+        """Call a value the program holds: its function, class, object, module or exception class."""
+        ev = self.ev
+        args, kwargs = self.arguments(node)
+        if isinstance(fn, ProgramFunction):
+            return ev.functions.invoke(fn, args, kwargs, node)
+        if isinstance(fn, SafeBuiltin) and fn.name != "print":
+            return self.call_builtin_with(fn, args, kwargs, node)
+        if isinstance(fn, ExceptionKind):
+            return ev.apply(_exception, [fn, *args], kwargs, node)
+        if isinstance(fn, Checked):
+            return ev.classes.call(fn, args, kwargs, node)
+        if callable(fn) and id(fn) in listed_callables():  # act = nn.ReLU ... act()
+            return ev.apply(fn, args, kwargs, node)
+        raise ev.error(f"this is {kind(fn)}, not a function: it cannot be called", node.func)
+
+    def call_attribute(self, node: ast.Call, func: ast.Attribute) -> Any:
+        ev = self.ev
+        owner = ev.eval(func.value)
+        if isinstance(owner, Namespace):
+            fn = ev.members.member(owner, func)
+            if isinstance(fn, AutogradEntry):
+                return self.autograd(fn, [], node)
+            if isinstance(fn, GradModeEntry):
+                raise ev.error(
+                    f"{owner.path}.{func.attr}() is used only as with {owner.path}.{func.attr}():", node
+                )
+            if isinstance(fn, Checked):  # nn.Module(), torch.autograd.Function()
+                return self.call_value(fn, node)
+            if isinstance(fn, (Namespace, torch.dtype)) or not callable(fn):
+                raise ev.error(f"{owner.path}.{func.attr} is not a function", func)
+            args, kwargs = self.arguments(node)
+            return ev.apply(fn, args, kwargs, node)
+        if isinstance(owner, torch.Tensor):
+            return self.tensor_method(owner, node, func)
+        if isinstance(owner, Checked):
+            return ev.classes.call_method(owner, func, node)
+        if isinstance(owner, PYTHON_METHOD_OWNERS):
+            return self.python_method(owner, node, func)
+        raise ev.error(f"methods can only be called on {HAS_MEMBERS}, not on {kind(owner)}", func)
+
+    def checked_call(self, owner: Checked, node: ast.Call, func: ast.Attribute) -> Any:
+        """``owner.name(...)`` on a proxy: a listed method, or a module it holds."""
+        ev = self.ev
+        method = ev.members.checked_method(owner, func)
+        args, kwargs = self.arguments(node)
+        return ev.apply(method, args, kwargs, node)
+
+    def python_method(self, owner: Any, node: ast.Call, func: ast.Attribute) -> Any:
+        """A listed method of a list, dict, set or text (NOTE [python methods])."""
+        ev = self.ev
+        if isinstance(owner, list) and func.attr == "append":
+            return self.append(owner, node)
+        method = python_method(owner, func.attr)
+        if method is None:
+            raise ev.error(python_method_refusal(owner, func.attr), func)
+        args, kwargs = self.arguments(node)
+        if isinstance(owner, list) and func.attr in GROWING_LIST_METHODS:
+            for value in args:
+                self.check_growth(owner, value, func.attr, node)
+        result = ev.apply(method, [owner, *args], kwargs, node)
+        if isinstance(owner, list):
+            ev.sizes.changed(owner)
+        return result
+
+    def check_growth(self, owner: list[Any], value: Any, method: str, node: ast.Call) -> None:
+        ev = self.ev
+        if method == "extend":
+            if not isinstance(value, (list, tuple)):
+                ev.check_lazy(value, node)
+            ev.check_python_value([*owner, *value], node)
+        elif method == "insert":
+            ev.refuse_growth(owner, value, NOTHING, node)
+
+    def tensor_method(self, owner: torch.Tensor, node: ast.Call, func: ast.Attribute) -> Any:
+        ev = self.ev
+        ev.members.check_tensor_method(func)
+        if func.attr == "backward":
+            return self.autograd(_TENSOR_BACKWARD, [owner], node)
+        if func.attr == "tolist" and owner.numel() > MAX_SEQUENCE:
+            raise ev.error(f"tolist() is limited to tensors of {MAX_SEQUENCE:,} elements", node)
+        args, kwargs = self.arguments(node)
+        return ev.apply(method_caller(func.attr), [owner, *args], kwargs, node)
+
+    def call_builtin(self, fn: SafeBuiltin, node: ast.Call) -> Any:
+        args, kwargs = self.arguments(node)
+        return self.call_builtin_with(fn, args, kwargs, node)
+
+    def call_builtin_with(
+        self, fn: SafeBuiltin, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> Any:
+        ev = self.ev
+        result = ev.apply(fn.fn, args, kwargs, node, lazy=fn.name in LAZY_BUILTINS)
+        if fn.name == "print":  # NOTE [program hooks]: the text goes to the recorder, nowhere else
+            if ev.hooks is not None:
+                ev.hooks.printed(result)
+            return None
+        if fn.name == "enumerate":
+            ev.sizes.note_lazy(result, ev.sizes.length(args[0]) if args else None)
+        elif fn.name == "zip":
+            lengths = [ev.sizes.length(a) for a in args]
+            known = [n for n in lengths if n is not None]
+            ev.sizes.note_lazy(result, min(known, default=0) if len(known) == len(lengths) else None)
+        return result
+
+    def append(self, owner: list[Any], node: ast.Call) -> None:
+        ev = self.ev
+        args, kwargs = self.arguments(node)
+        if kwargs or len(args) != 1:
+            raise ev.located(ProgramError("Python says: append() takes exactly one argument"), node)
+        ev.refuse_growth(owner, args[0], NOTHING, node)
+        if not ev.budget.charge(1):
+            raise ev.error(budget_message(ev.budget), node)
+        owner.append(args[0])
+        ev.sizes.changed(owner, args[0])
+
+    def arguments(self, node: ast.Call) -> tuple[list[Any], dict[str, Any]]:
+        """The values of a call's arguments, positional and by keyword, in the text's order.
+
+        ``*xs`` gives the items of ``xs`` (sized first), ``**d`` the items of a dict with text keys.
+        """
+        ev = self.ev
+        evaluate = ev.eval
+        args = ev.expressions.items(node.args) if _starred(node.args) else [evaluate(a) for a in node.args]
+        kwargs: dict[str, Any] = {}
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                kwargs[keyword.arg] = evaluate(keyword.value)
+                continue
+            given = evaluate(keyword.value)
+            if not isinstance(given, dict) or not all(isinstance(k, str) for k in given):
+                raise ev.error(f"** unpacks a dict with text keys here, not {kind(given)}", keyword.value)
+            for key, value in given.items():
+                if key.startswith("_"):
+                    raise ev.error(f"keyword '{key}' is private: names starting with _ are refused", keyword)
+                kwargs[key] = value
+        return args, kwargs
+
+    # -- autograd calls (NOTE [program hooks]) ---------------------------
+    def autograd(self, entry: AutogradEntry, leading: list[Any], node: ast.Call) -> Any:
+        """``loss.backward(...)``, ``torch.autograd.backward(...)``, ``torch.autograd.grad(...)``.
+
+        Not under the size guard (a backward pass allocates what the forward
+        pass already sized); the recorder, when there is one, runs it.
+        """
+        ev = self.ev
+        args, kwargs = self.arguments(node)
+        args = [*leading, *args]
+        ev.check_arguments(args, kwargs, node, lazy=False)
+
+        def run() -> Any:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = entry.fn(*args, **kwargs)
+            ev.note_warnings(caught, node)
+            return result
+
+        if ev.hooks is None:
+            try:
+                return run()
+            except ScenarioError as exc:
+                raise ev.located(exc, node) from None
+            except Exception as exc:
+                raise ev.located(ProgramError(f"PyTorch says: {first_line(exc)}"), node) from None
+        try:
+            return ev.hooks.autograd_call(entry.kind, run, node, dict(kwargs), tuple(ev.loops))
+        except ScenarioError as exc:
+            raise ev.located(exc, node) from None

@@ -1,0 +1,273 @@
+"""The classes part of the evaluator: ``class`` statements, instances, methods and ``super()``.
+
+What the values are is ``instances.py`` (NOTE [program classes]); this part
+runs a class body, makes instances, and calls methods with the same
+evaluator, so a method's statements are counted, timed and recorded like any
+other.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from torch import nn
+
+from app.core.language.evaluation import Evaluation
+from app.core.language.flow import first_line
+from app.core.language.instances import (
+    FUNCTION_BASE,
+    MODULE_BASE,
+    BaseMarker,
+    BoundMethod,
+    ProgramClass,
+    ProgramFunction,
+    ProgramModule,
+    ProgramModuleProxy,
+    ProgramObject,
+    SuperMarker,
+    autograd_function_class,
+    unwrap,
+)
+from app.core.language.objects import Checked
+from app.core.language.proxies import ModuleProxy
+from app.core.language.python_values import kind
+from app.core.language.raised import raised_error
+from app.core.language.scopes import Scope
+from app.core.model.errors import ProgramError, ScenarioError
+
+__all__ = ["Classes", "SuperProxy"]
+
+_BASE_REFUSAL = "a class here derives from nn.Module, torch.autograd.Function, a class of yours, or nothing"
+
+
+class SuperProxy(Checked):
+    """What ``super()`` gives: the methods of the class above ``cls``, bound to ``owner``."""
+
+    kind = "super()"
+
+    def __init__(self, cls: ProgramClass, owner: Checked) -> None:
+        self.cls = cls
+        self.owner = owner
+
+
+class Classes:
+    """The classes part of an evaluator (NOTE [program classes])."""
+
+    def __init__(self, ev: Evaluation) -> None:
+        self.ev = ev
+        self.call_site: ast.AST | None = None  # where the running method was called from
+
+    def define(self, node: ast.ClassDef) -> ProgramClass:
+        """Run the class body in a scope of its own; the class it makes."""
+        ev = self.ev
+        base: ProgramClass | BaseMarker | None = None
+        if node.bases:
+            found = ev.eval(node.bases[0])
+            if not isinstance(found, (ProgramClass, BaseMarker)):
+                raise ev.error(f"{_BASE_REFUSAL}, not {kind(found)}", node.bases[0])
+            base = found
+        scope = Scope(frozenset(), parent=ev.scope, is_class=True)
+        outer = ev.scope
+        ev.scope = scope
+        try:
+            ev.block(node.body)
+        finally:
+            ev.scope = outer
+        cls = ProgramClass(node.name, base, scope.values)
+        for value in scope.values.values():
+            if isinstance(value, ProgramFunction):
+                value.owner_class = cls
+        cls.run_method = self.run_method
+        if cls.root is FUNCTION_BASE:
+            cls.function_class = autograd_function_class(cls, self.run_static(cls, node))
+        if cls.root is MODULE_BASE:
+            parent = base.python_class if isinstance(base, ProgramClass) else None
+            namespace = {"lens_class": cls, "__module__": "__main__", "__qualname__": node.name}
+            cls.python_class = type(node.name, (parent or ProgramModule,), namespace)
+        return cls
+
+    # -- calls ----------------------------------------------------------------
+    def call(self, value: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """Call a checked value: a class, an object, a method, ``super``, or a proxy's forward."""
+        ev = self.ev
+        if isinstance(value, ProgramClass):
+            return self.instantiate(value, args, kwargs, node)
+        if isinstance(value, BoundMethod):
+            return ev.functions.invoke(value.function, [value.owner, *args], kwargs, node)
+        if isinstance(value, ProgramModuleProxy):
+            return self.call_module(value, args, kwargs, node)
+        if isinstance(value, ProgramObject):
+            method = self.method_of(value, "__call__", node)
+            return ev.functions.invoke(method, [value, *args], kwargs, node)
+        if isinstance(value, SuperMarker):
+            return self.super_proxy(node)
+        if isinstance(value, BaseMarker):
+            example = (
+                "class Net(nn.Module):" if value is MODULE_BASE else "class MyFn(torch.autograd.Function):"
+            )
+            raise ev.error(f"{value.path} is a base for classes: write {example}", node)
+        return ev.apply(value.call, args, kwargs, node)
+
+    def call_method(self, owner: Any, func: ast.Attribute, node: ast.Call) -> Any:
+        """``owner.name(...)`` on a checked value."""
+        ev = self.ev
+        if isinstance(owner, SuperProxy):
+            return self.call_super(owner, func, node)
+        if isinstance(owner, ProgramClass) and owner.function_class is not None and func.attr == "apply":
+            return self.apply_function(owner, node)
+        if isinstance(owner, (ProgramObject, ProgramModuleProxy, ProgramClass)):
+            ev.members.refuse_private(func)
+            try:
+                found = owner.get_attribute(func.attr)
+            except KeyError:
+                found = None
+            plain_module = isinstance(found, ModuleProxy) and not isinstance(found, ProgramModuleProxy)
+            if isinstance(found, Checked) and not plain_module and not isinstance(found, ProgramFunction):
+                args, kwargs = ev.calls.arguments(node)
+                return self.call(found, args, kwargs, node)
+            if isinstance(found, ProgramFunction):  # a static method, or read from the class
+                args, kwargs = ev.calls.arguments(node)
+                return ev.functions.invoke(found, args, kwargs, node)
+        return ev.calls.checked_call(owner, node, func)
+
+    def instantiate(self, cls: ProgramClass, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        ev = self.ev
+        owner: Checked
+        if cls.python_class is not None:
+            module = cls.python_class.__new__(cls.python_class)
+            owner = ProgramModuleProxy(module)
+        elif cls.root is None:
+            owner = ProgramObject(cls)
+        else:
+            raise ev.error(f"{cls.name} is a torch.autograd.Function: call {cls.name}.apply(...)", node)
+        try:
+            init = cls.find("__init__")
+        except KeyError:
+            init = None
+        if isinstance(init, ProgramFunction):
+            result = ev.functions.invoke(init, [owner, *args], kwargs, node)
+            if result is not None:
+                raise ev.located(raised_error(TypeError, "__init__() should return None"), node)
+        elif args or kwargs:
+            raise ev.located(raised_error(TypeError, f"{cls.name}() takes no arguments"), node)
+        elif isinstance(owner, ProgramModuleProxy):
+            nn.Module.__init__(owner.module)
+        return owner
+
+    def call_module(
+        self, proxy: ProgramModuleProxy, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> Any:
+        """``net(x)``: PyTorch's own ``Module.__call__``, whose forward runs the program's forward.
+
+        Not under one guard around the whole call: every operation inside forward is guarded itself.
+        """
+        outer = self.call_site
+        self.call_site = node
+        try:
+            return proxy.module(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+        except ScenarioError:
+            raise
+        except Exception as exc:  # Module.__call__'s own checks
+            raise self.ev.located(ProgramError(f"PyTorch says: {first_line(exc)}"), node) from None
+        finally:
+            self.call_site = outer
+
+    def run_method(self, owner: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """A method of the program's class, called by PyTorch (a module's forward)."""
+        node = self.call_site or ast.Pass(lineno=1, col_offset=0)
+        cls = owner.cls
+        method = self.method_of(owner, name, node)
+        del cls
+        return self.ev.functions.invoke(method, [owner, *args], kwargs, node)
+
+    def run_static(self, cls: ProgramClass, node: ast.ClassDef) -> Any:
+        """What a custom autograd function's forward and backward run: the program's own."""
+
+        def run(ctx: Checked, name: str, args: list[Any]) -> Any:
+            ev = self.ev
+            try:
+                method = cls.find(name)
+            except KeyError:
+                method = None
+            if not isinstance(method, ProgramFunction):
+                text = f"You must implement the {name} function for custom autograd.Function."
+                raise ev.located(raised_error(NotImplementedError, text), node)
+            site = self.call_site or node
+            if name == "forward":
+                return ev.functions.invoke(method, [ctx, *args], {}, site)
+            ev.quiet += 1  # the engine runs it inside a call: no statement of it is a step of its own
+            try:
+                return ev.functions.invoke(method, [ctx, *args], {}, site)
+            finally:
+                ev.quiet -= 1
+
+        return run
+
+    def apply_function(self, cls: ProgramClass, node: ast.Call) -> Any:
+        """``MyFn.apply(x, w)``: PyTorch's own apply, with the program's forward and backward."""
+        args, kwargs = self.ev.calls.arguments(node)
+        if kwargs:
+            raise self.ev.error(f"{cls.name}.apply takes its inputs by position", node)
+        outer = self.call_site
+        self.call_site = node
+        try:
+            assert cls.function_class is not None
+            return cls.function_class.apply(*args)
+        except ScenarioError:
+            raise
+        except Exception as exc:
+            raise self.ev.located(ProgramError(f"PyTorch says: {first_line(exc)}"), node) from None
+        finally:
+            self.call_site = outer
+
+    def method_of(self, owner: Any, name: str, node: ast.AST) -> ProgramFunction:
+        try:
+            method = owner.cls.find(name)
+        except KeyError:
+            method = None
+        if not isinstance(method, ProgramFunction):
+            what = f"'{owner.cls.name}' object"
+            if name == "forward":
+                text = f'Module [{owner.cls.name}] is missing the required "forward" function'
+                raise self.ev.located(raised_error(NotImplementedError, text), node)
+            raise self.ev.located(raised_error(TypeError, f"{what} is not callable"), node)
+        return method
+
+    # -- super() --------------------------------------------------------------
+    def super_proxy(self, node: ast.Call) -> SuperProxy:
+        ev = self.ev
+        frame = ev.functions.current()
+        if frame is None or frame[0].owner_class is None or not frame[1]:
+            raise ev.located(raised_error(RuntimeError, "super(): no arguments"), node)
+        fn, args = frame
+        cls = fn.owner_class
+        if node.args:
+            named, owner = ev.eval(node.args[0]), ev.eval(node.args[1])
+            if not isinstance(named, ProgramClass) or not isinstance(owner, Checked):
+                raise ev.error("super() is written super() or super(ClassName, self)", node)
+            return SuperProxy(named, owner)
+        assert cls is not None
+        return SuperProxy(cls, args[0])
+
+    def call_super(self, proxy: SuperProxy, func: ast.Attribute, node: ast.Call) -> Any:
+        ev = self.ev
+        args, kwargs = ev.calls.arguments(node)
+        base = proxy.cls.base
+        if isinstance(base, ProgramClass):
+            try:
+                method = base.find(func.attr)
+            except KeyError:
+                method = None
+            if isinstance(method, ProgramFunction):
+                return ev.functions.invoke(method, [proxy.owner, *args], kwargs, node)
+        if func.attr == "__init__":
+            if isinstance(proxy.owner, ProgramModuleProxy):
+                return ev.apply(nn.Module.__init__, [proxy.owner.module, *args], kwargs, node)
+            if args or kwargs:
+                raise ev.located(
+                    raised_error(TypeError, "object.__init__() takes exactly one argument"), node
+                )
+            return None
+        text = f"'super' object has no attribute '{func.attr}'"
+        raise ev.located(raised_error(AttributeError, text), node)

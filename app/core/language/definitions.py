@@ -1,0 +1,96 @@
+"""How a def, a class, a decorator and super() may be written, checked before anything runs.
+
+The static checks of ``parsing.py`` ask these for the forms a program defines
+(NOTE [program functions], NOTE [program classes]): a name starting with ``_``
+only for the method names a class may define, listed decorators only, one
+base and no ``metaclass=``, ``super()`` in its two plain spellings.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from app.core.language.grammar import CLASS_METHOD_NAMES, FORBIDDEN_NAMES, RUN_HINT
+
+__all__ = [
+    "DECORATOR_REFUSAL",
+    "FUNCTION_ONLY",
+    "call_refusal",
+    "definition_refusal",
+    "reached_through_super",
+    "unread_children",
+]
+
+Refusal = tuple[str, ast.AST]  # what is refused, and where
+
+FUNCTION_ONLY = (ast.Return, ast.Nonlocal, ast.Yield, ast.YieldFrom)
+DECORATOR_REFUSAL = (
+    "the decorators programs take are @staticmethod, @torch.no_grad() and @torch.enable_grad(); " + RUN_HINT
+)
+
+
+def _listed_decorator(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id == "staticmethod"
+    return (
+        isinstance(node, ast.Call)
+        and not node.args
+        and not node.keywords
+        and _dotted(node.func) in ("torch.no_grad", "torch.enable_grad")
+    )
+
+
+def reached_through_super(node: ast.Attribute) -> bool:
+    """``super().__init__``: a listed method name on super(), as a class's own methods call it."""
+    value = node.value
+    return (
+        node.attr in CLASS_METHOD_NAMES
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "super"
+    )
+
+
+def unread_children(node: ast.AST) -> set[int]:
+    """Parts of a node that are never run, so never checked: annotations (``x: torch.Tensor``)."""
+    if isinstance(node, ast.arg) and node.annotation is not None:
+        return {id(node.annotation)}
+    if isinstance(node, ast.FunctionDef) and node.returns is not None:
+        return {id(node.returns)}
+    return set()
+
+
+def call_refusal(node: ast.Call) -> Refusal | None:
+    """Why a call is refused as written (what it calls, or a super() spelt otherwise), or None."""
+    if not isinstance(node.func, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Lambda)):
+        return "only named functions and methods can be called", node.func
+    if isinstance(node.func, ast.Name) and node.func.id == "super":
+        plain = all(isinstance(a, ast.Name) for a in node.args) and len(node.args) in (0, 2)
+        if not plain or node.keywords:
+            return "super() is written super() or super(ClassName, self)", node
+    return None
+
+
+def definition_refusal(node: ast.FunctionDef | ast.ClassDef, builtins: dict[str, Any]) -> Refusal | None:
+    """Why a def or a class is refused: its name, a decorator, its bases; or None."""
+    if node.name.startswith("_") and node.name not in CLASS_METHOD_NAMES:
+        listed = ", ".join(sorted(CLASS_METHOD_NAMES))
+        return f"name '{node.name}' is private: a class may define only these names with _: {listed}", node
+    if node.name in FORBIDDEN_NAMES or node.name in builtins:
+        return f"'{node.name}' is a built-in name and cannot be defined", node
+    for decorator in node.decorator_list:
+        if not _listed_decorator(decorator):
+            return DECORATOR_REFUSAL, decorator
+    if isinstance(node, ast.ClassDef):
+        for keyword in node.keywords:
+            return "a class takes its bases only, no keywords such as metaclass=", keyword
+        if len(node.bases) > 1:
+            return "a class here has one base: nn.Module, torch.autograd.Function or a class of yours", node
+    return None
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else "..."

@@ -1,0 +1,200 @@
+"""The methods of plain Python values a program may call: lists, dicts, sets and text.
+
+# NOTE [python methods]
+Listed by name, each with what it may cost: a list grows only through
+methods whose new items are sized first (``append``, ``extend``, ``insert``);
+text is formatted by :func:`format_text` and :func:`percent_text`, which take
+written-out specs only (``{:.4f}``, ``%5.2f``) and never walk an attribute or
+an index inside a field (``{0.__class__}``, ``{x[0]}``), so a format string
+reaches nothing a program could not reach by itself.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable
+from typing import Any
+
+from app.core.language.instances import SUPER
+from app.core.language.python_values import kind
+from app.core.language.raised import exception_names
+from app.core.language.whitelist import SafeBuiltin, format_field, without_addresses
+from app.core.model.errors import ScenarioError
+
+__all__ = [
+    "GROWING_LIST_METHODS",
+    "PYTHON_METHOD_OWNERS",
+    "format_spec_refusal",
+    "format_text",
+    "percent_text",
+    "python_method",
+    "python_method_refusal",
+]
+
+PYTHON_METHOD_OWNERS = (list, dict, set, str)
+GROWING_LIST_METHODS = frozenset(["extend", "insert"])
+MAX_TEXT_WIDTH = 100  # widths in % formats and ljust/rjust/center, as in f-strings
+
+_LIST = ("append", "extend", "insert", "pop", "index", "count", "reverse", "copy", "clear", "remove")
+_DICT = ("items", "keys", "values", "get", "pop", "update", "setdefault", "copy", "clear")
+_SET = ("add", "discard", "remove", "copy", "clear", "union", "intersection", "difference")
+_STR = (
+    "join",
+    "upper",
+    "lower",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "split",
+    "replace",
+    "startswith",
+    "endswith",
+    "title",
+    "capitalize",
+    "isdigit",
+    "find",
+    "count",
+)
+_LISTED: dict[type, frozenset[str]] = {
+    list: frozenset(_LIST),
+    dict: frozenset(_DICT),
+    set: frozenset(_SET),
+    str: frozenset((*_STR, "format", "ljust", "rjust", "center", "zfill")),
+}
+
+
+MAX_FORMAT_WIDTH = 100  # width and precision in an f-string's format spec
+_FORMAT_SPEC = re.compile(
+    r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?"
+)
+
+
+def format_spec_refusal(spec: str) -> str | None:
+    """Why an f-string format spec is refused (not one, or too wide), or None.
+
+    >>> format_spec_refusal(".4f"), format_spec_refusal(">8"), format_spec_refusal(">1000000")
+    (None, None, 'f-string widths and precisions are limited to 100')
+    """
+    match = _FORMAT_SPEC.fullmatch(spec)
+    if match is None:
+        return f"'{spec}' is not a format spec f-strings take here, such as .4f or >8"
+    numbers = [n for n in match.group("width", "precision") if n]
+    if any(len(n) > 3 or int(n) > MAX_FORMAT_WIDTH for n in numbers):
+        return f"f-string widths and precisions are limited to {MAX_FORMAT_WIDTH}"
+    return None
+
+
+def python_method(owner: Any, name: str) -> Callable[..., Any] | None:
+    """The function that runs ``owner.name(...)`` (owner first), or None when not listed."""
+    listed = _LISTED.get(type(owner))
+    if listed is None or name not in listed:
+        return None
+    if isinstance(owner, str) and name == "format":
+        return format_text
+    if isinstance(owner, str) and name in ("ljust", "rjust", "center", "zfill"):
+        return _padded(name)
+    if isinstance(owner, str) and name == "replace":
+        return _replace
+    method: Callable[..., Any] = getattr(type(owner), name)
+    return method
+
+
+def python_method_refusal(owner: Any, name: str) -> str:
+    listed = ", ".join(sorted(_LISTED.get(type(owner), ())))
+    return f"'{name}' is not a method programs call on {kind(owner)}; they call {listed}"
+
+
+def format_text(text: str, *args: Any, **kwargs: Any) -> str:
+    """``text.format(...)`` with fields that name an argument only (NOTE [python methods]).
+
+    >>> format_text("{} {:.2f} {name!r}", 1, 0.5, name="a")
+    "1 0.50 'a'"
+    """
+    pieces: list[str] = []
+    automatic = 0
+    for literal, field, spec, conversion in string.Formatter().parse(text):
+        pieces.append(literal)
+        if field is None:
+            continue
+        if "." in field or "[" in field or "{" in (spec or ""):
+            shown = "{" + field + "}"
+            raise ScenarioError(f"a format field here names an argument, as in {{}} or {{loss}}, not {shown}")
+        refusal = format_spec_refusal(spec or "")
+        if refusal is not None:
+            raise ScenarioError(refusal)
+        if field == "":
+            value, automatic = args[automatic], automatic + 1
+        elif field.isdigit():
+            value = args[int(field)]
+        else:
+            value = kwargs[field]
+        pieces.append(format_field(value, ord(conversion) if conversion else -1, spec or ""))
+    return "".join(pieces)
+
+
+_PERCENT = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\*|\d*)(?:\.(\*|\d*))?[hlL]?(.)", re.S)
+
+
+def percent_text(text: str, values: Any) -> str:
+    """``text % values`` with written-out widths no wider than MAX_TEXT_WIDTH.
+
+    >>> percent_text("%d: %.3f %s", (1, 0.5, "a"))
+    '1: 0.500 a'
+    """
+    for match in _PERCENT.finditer(text):
+        for number in match.group(1, 2):
+            if number == "*" or (number and (len(number) > 3 or int(number) > MAX_TEXT_WIDTH)):
+                raise ScenarioError(
+                    f"% formats here take widths and precisions written out, up to {MAX_TEXT_WIDTH}"
+                )
+    return without_addresses(text % values)
+
+
+def _padded(name: str) -> Callable[..., str]:
+    def pad(text: str, width: int, *fill: str) -> str:
+        if isinstance(width, int) and width > MAX_TEXT_WIDTH:
+            raise ScenarioError(f"{name}() widths are limited to {MAX_TEXT_WIDTH}")
+        padded: str = getattr(str, name)(text, width, *fill)
+        return padded
+
+    return pad
+
+
+def _replace(text: str, old: str, new: str, count: int = -1) -> str:
+    if isinstance(new, str) and isinstance(old, str) and len(new) > len(old):
+        grown = len(text) + text.count(old) * (len(new) - len(old)) if old else len(text) * (len(new) + 1)
+        if grown > 100_000:
+            raise ScenarioError("replace() would make a text of more than 100,000 characters")
+    return text.replace(old, new, count)
+
+
+def language_names() -> dict[str, Any]:
+    """Names every program has besides the listed torch ones: more builtins, exceptions, super."""
+    more: dict[str, Callable[..., Any]] = {
+        "str": _text,
+        "tuple": tuple,
+        "dict": dict,
+        "set": set,
+        "sorted": _sorted,
+        "reversed": _reversed,
+        "any": any,
+        "all": all,
+        "divmod": divmod,
+    }
+    return {**{n: SafeBuiltin(n, fn) for n, fn in more.items()}, **exception_names(), "super": SUPER}
+
+
+def _text(value: Any = "") -> str:
+    """``str(value)``, built as ``print`` builds it (no addresses, bounded)."""
+    return format_field(value, ord("s"), "")
+
+
+def _reversed(values: Any) -> list[Any]:
+    """``reversed``, made at once: a lazy one could be turned into a list past every bound."""
+    return list(reversed(values))
+
+
+def _sorted(values: Any, *, reverse: bool = False) -> list[Any]:
+    """``sorted`` without ``key=`` (it would call a function of the program from Python)."""
+    return sorted(values, reverse=reverse)
