@@ -208,7 +208,8 @@ def test_a_hostile_file_in_a_real_process(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [
         "autograd-lens: forward.code, line 1, column 5: attribute '__bases__' is private: names starting "
-        "with _ are refused; to record a script of your own with full Python, run: python -m app run SCRIPT.py"
+        "with _ are refused; to record a script of your own with full Python, run: "
+        "python -m app run SCRIPT.py"
     ]
 
 
