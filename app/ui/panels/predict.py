@@ -33,7 +33,7 @@ from app.ui.runtime.session import Session
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
-__all__ = ["ChoiceRow", "PredictPanel", "call_in_focus"]
+__all__ = ["ChoiceRow", "PredictPanel", "call_in_focus", "verdict", "why_of"]
 
 BUTTONS_UP_TO = 5  # more choices than this are a drop-down list (a call can reach many nodes)
 NO_GUESS = "— pick one —"
@@ -49,6 +49,34 @@ def call_in_focus(recording: Recording, index: int) -> tuple[int, bool] | None:
         if index <= info.last_step:
             return info.index, index == info.last_step
     return (len(recording.calls) - 1, True) if recording.calls else None
+
+
+def verdict(question: Question, guess: str | None, why: str) -> str:
+    """The reveal in plain words: right or wrong, the answer, and why.
+
+    >>> q = Question("Does this call succeed?", ("succeeds", "fails"), "succeeds")
+    >>> verdict(q, "fails", "it ran to its end.")
+    '✗ Wrong. You said “fails”; the answer is “succeeds”: it ran to its end.'
+    >>> verdict(q, "succeeds", "it ran to its end.")
+    '✓ Right: “succeeds”: it ran to its end.'
+    """
+    answer = f"“{question.answer}”"
+    because = f": {why}" if why else "."
+    if guess is None:
+        return f"The answer is {answer}{because}"
+    if guess == question.answer:
+        return f"✓ Right: {answer}{because}"
+    return f"✗ Wrong. You said “{guess}”; the answer is {answer}{because}"
+
+
+def why_of(recording: Recording, call: int) -> str:
+    """What the recording says happened in call ``call``: PyTorch's error's first line, or that it
+    ran to its end."""
+    info = recording.calls[call]
+    if info.error is None:
+        return "the call ran to its end without an error."
+    first = info.error.strip().splitlines()[0] if info.error.strip() else "an error"
+    return f"PyTorch stopped it with “{first}”"
 
 
 class ChoiceRow(QWidget):
@@ -104,20 +132,15 @@ class ChoiceRow(QWidget):
             return None if text == NO_GUESS else text
         return next((self._choices[b] for b in self.buttons if b.isChecked()), None)
 
-    def reveal(self, shown: bool) -> None:
-        """Show the answer (and whether the guess was right), or hide it again when stepping back."""
+    def reveal(self, shown: bool, why: str = "") -> None:
+        """Show the answer, whether the guess was right and ``why`` (what the recording says),
+        or hide it again when stepping back."""
         for widget in (*self.buttons, *self.labels, *([self.combo] if self.combo else [])):
             widget.setEnabled(not shown)
         if not shown:
             self.verdict.clear()
             return
-        answer, guess = self.question.answer, self.chosen()
-        if guess is None:
-            self.verdict.setText(f"Answer: {answer}")
-        elif guess == answer:
-            self.verdict.setText(f"✓ Right: {answer}")
-        else:
-            self.verdict.setText(f"✗ Not {guess}. Answer: {answer}")
+        self.verdict.setText(verdict(self.question, self.chosen(), why))
 
 
 class _ChoiceText(QLabel):
@@ -230,8 +253,9 @@ class PredictPanel(QFrame):
             self.heading.setText(f"Predict call {info.index + 1} (line {info.call.line}): {call}")
             self._set_rows(questions(recording, focus[0]))
         self._focus = focus
+        why = why_of(recording, focus[0]) if focus[1] else ""
         for row in self.rows:
-            row.reveal(focus[1])
+            row.reveal(focus[1], why)
 
     def _set_rows(self, asked: list[Question]) -> None:
         for row in self.rows:
