@@ -37,6 +37,7 @@ __all__ = ["ChoiceRow", "PredictPanel", "call_in_focus", "verdict", "why_of"]
 
 BUTTONS_UP_TO = 5  # more choices than this are a drop-down list (a call can reach many nodes)
 NO_GUESS = "— pick one —"
+SIDE_BY_SIDE = 24  # choices up to this many characters each share one line
 PANEL_MIN_LINES = 8  # the questions' least height, in lines of text: a question and its choices
 
 
@@ -91,6 +92,7 @@ class ChoiceRow(QWidget):
         self.verdict = plain(QLabel())
         self.verdict.setWordWrap(True)
         self.verdict.setObjectName("predictVerdict")
+        self.verdict.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 4)
         layout.addWidget(self.text)
@@ -100,6 +102,12 @@ class ChoiceRow(QWidget):
         self.combo: QComboBox | None = None
         if len(question.choices) <= BUTTONS_UP_TO:
             self._group = QButtonGroup(self)
+            # short choices side by side ("succeeds", "fails"): over the graph, a line a choice
+            # took half the card's height at text scale 1.5
+            across = QHBoxLayout() if all(len(c) <= SIDE_BY_SIDE for c in question.choices) else None
+            if across is not None:
+                across.setSpacing(24)
+                layout.addLayout(across)
             for choice in question.choices:
                 button = QRadioButton()
                 button.setAccessibleName(choice)
@@ -108,7 +116,9 @@ class ChoiceRow(QWidget):
                 self._choices[button] = choice
                 label = _ChoiceText(choice, button)
                 self.labels.append(label)
-                layout.addLayout(_choice_line(button, label))
+                (across or layout).addLayout(_choice_line(button, label))
+            if across is not None:
+                across.addStretch(1)
         else:
             self.combo = QComboBox()
             self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -137,6 +147,7 @@ class ChoiceRow(QWidget):
         or hide it again when stepping back."""
         for widget in (*self.buttons, *self.labels, *([self.combo] if self.combo else [])):
             widget.setEnabled(not shown)
+        self.verdict.setVisible(shown)  # empty, it left a line's gap under the choices
         if not shown:
             self.verdict.clear()
             return
@@ -182,7 +193,7 @@ class PredictPanel(QFrame):
         self.heading = QLabel()
         self.heading.setWordWrap(True)
         self.heading.setTextFormat(Qt.TextFormat.PlainText)
-        self.heading.setProperty("role", "title")
+        self.heading.setObjectName("predictHeading")
         self.hint = QLabel("Step through the call to see what PyTorch does.")
         self.hint.setProperty("role", "hint")
         self.hint.setWordWrap(True)

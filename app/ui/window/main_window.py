@@ -33,6 +33,7 @@ from PySide6.QtWidgets import QFrame, QMainWindow, QMenu, QScrollArea, QWidget
 from app.ui.editor.code_panel import CodePanel
 from app.ui.graph.graph_area import GraphArea
 from app.ui.graph.graph_navigation import GraphNavigation
+from app.ui.graph.over_graph import OverGraph
 from app.ui.look.appearance import Appearance
 from app.ui.panels.call_toggles import CallToggles
 from app.ui.panels.caption_bar import CaptionBar
@@ -142,7 +143,7 @@ class MainWindow(QMainWindow):
         self.picker = ProgramPicker(session, self.settings, self)
         self.scenario_picker = self.picker.combo
         self.predict_panel = PredictPanel(session)  # Predict first (P): hidden until asked for
-        self.code_column = CodeColumn(self.code_panel, self.predict_panel)
+        self.code_column = CodeColumn(self.code_panel)
         self.summary, self.summary_room = self.code_column.summary, self.code_column.summary_room
         self.legend_area = QScrollArea()  # the legend's dock: it scrolls when the dock is small
         self.legend_area.setWidgetResizable(True)
@@ -150,6 +151,8 @@ class MainWindow(QMainWindow):
         self.graph_area = GraphArea(session, self.navigation, self.legend_area)
         self.graph_stack = self.graph_area
         self.graph_message, self.graph_page = self.graph_area.message, self.graph_area.page
+        # Predict's question over the graph, in the room's sight (over_graph.py)
+        self.predict_card = OverGraph(self.graph_page, self.predict_panel, self.predict_panel.scroll_area)
 
     def _lay_out(self) -> None:
         """The stage (caption, step counter, error, graph) in the centre; the panels in docks."""
