@@ -57,7 +57,7 @@ from app.ui.window.notice import NoticeBanner
 from app.ui.window.presentation import Presentation
 from app.ui.window.program_picker import ProgramPicker
 from app.ui.window.screen_fit import clamp_geometry, dock_plan, fills_screen, fresh_geometry
-from app.ui.window.slides import SlideExporter
+from app.ui.window.slides import SlideExporter, progress_bar
 from app.ui.window.stage import Stage
 from app.ui.window.toolbars import WindowBars
 from app.ui.window.torchviz_exporter import TorchvizExporter
@@ -224,6 +224,7 @@ class MainWindow(QMainWindow):
             exporter.wrote.connect(lambda text: status.showMessage(text, 5000))
             exporter.failed.connect(self.show_notice)
         self.exporter.slides_exported.connect(self.slides_exported)
+        self.slides_progress = progress_bar(self.exporter, status)
         for toggled, action in (
             (self.presentation.toggled, c.presentation),
             (self.presentation.full_screen_toggled, c.full_screen),
