@@ -128,9 +128,14 @@ def test_the_panel_asks_before_the_call_and_reveals_by_stepping(
     assert not panel.revealed() and panel.rows[0].chosen() == SUCCEEDS
     session.go_to(second.last_step)  # the error step: the answers show
     assert panel.revealed()
-    assert panel.rows[0].verdict.text() == f"✗ Not {SUCCEEDS}. Answer: {FAILS}"
-    assert panel.rows[1].verdict.text().startswith("✓ Right: PowBackward0")
-    assert panel.rows[2].verdict.text() == "Answer: x.grad = [2, 4]"
+    error = second.error.strip().splitlines()[0]  # the recording's outcome: PyTorch's own words
+    assert "Trying to backward through the graph a second time" in error
+    assert panel.rows[0].verdict.text() == (
+        f"✗ Wrong. You said “{SUCCEEDS}”; the answer is “{FAILS}”: PyTorch stopped it with “{error}”"
+    )
+    assert panel.rows[1].verdict.text().startswith("✓ Right: “PowBackward0")
+    assert panel.rows[1].verdict.text().endswith(f"PyTorch stopped it with “{error}”")
+    assert panel.rows[2].verdict.text().startswith("The answer is “x.grad = [2, 4]”: PyTorch stopped")
     session.go_to(second.last_step - 1)  # stepping back hides them again
     assert not panel.revealed() and panel.rows[0].verdict.text() == ""
 

@@ -555,8 +555,8 @@ def test_a_name_too_long_for_graphviz_says_so_without_an_install_hint(where):
 
 @pytest.mark.parametrize("state", ["normal", "flow", "gone"])
 def test_a_long_edge_drawn_in_part_is_the_same_pixels_as_drawn_whole(qtbot, monkeypatch, state):
-    """NOTE [long edges]: a view showing part of a long solid edge strokes only the pieces it
-    meets, the same pixels as the whole path; a dashed one is drawn whole, so its dashes stay put."""
+    """NOTE [long edges]: a view showing part of a long edge strokes only the pieces it meets, the
+    same pixels as the whole path; a dashed one's dashes start where the whole path's would be."""
     from PySide6.QtCore import QRectF
     from PySide6.QtGui import QImage
     from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
@@ -586,9 +586,6 @@ def test_a_long_edge_drawn_in_part_is_the_same_pixels_as_drawn_whole(qtbot, monk
         return view.viewport().grab().toImage()
 
     part = drawn()
-    if style.dash != "solid":  # drawn whole, as Qt dashes it
-        assert edge._pieces is None
-        return
     assert edge._pieces is not None  # drawn in part
     monkeypatch.setattr(EdgeItem, "_long", property(lambda self: False))
     whole = drawn()
@@ -599,4 +596,7 @@ def test_a_long_edge_drawn_in_part_is_the_same_pixels_as_drawn_whole(qtbot, monk
             inked += theirs != 0xFFFFFFFF
             differ += mine != theirs
     assert inked > 500  # the edge crosses this part
-    assert differ == 0, (differ, inked)
+    if style.dash == "solid":
+        assert differ == 0, (differ, inked)
+    else:  # the phase is measured along each flattened piece: a dash's end may move a pixel
+        assert differ <= inked // 10, (differ, inked)

@@ -454,7 +454,7 @@ def test_the_error_step_shows_the_failing_node_readable_on_a_projector(qtbot, op
     read; its error step shows the node PyTorch failed at instead, until the learner zooms."""
     window = open_window("gan-no-detach")
     window.resize(1280, 720)
-    assert not window.commands.follow.isChecked()  # off unless turned on: the error step alone
+    window.commands.follow.setChecked(False)  # the error step alone
     view, session = window.graph_view, window.session
     failing = session.recording.failed.failed_node
     assert (
@@ -497,7 +497,8 @@ def test_following_the_running_node_pans_with_the_run_on_a_projector(qtbot, open
     window.resize(1280, 720)
     view, session, follow = window.graph_view, window.session, window.commands.follow
     steps = session.recording.timeline.steps
-    assert not follow.isChecked() and not AppSettings(settings_path).follow_nodes  # off by default
+    assert follow.isChecked() and AppSettings(settings_path).follow_nodes  # on by default
+    follow.trigger()  # off: the whole graph
     first = next(i for i, step in enumerate(steps) if step.kind == "node")
     assert steps[first + 1].kind == "node" and steps[first + 1].node != steps[first].node
     session.go_to(first)
@@ -621,6 +622,7 @@ def test_the_failing_node_stays_readable_through_modules_resizes_and_presentatio
     save_lens(record_script(script).recording, tmp_path / "deep.lens")
     window = open_window("two-losses")
     window.resize(1280, 720)
+    window.commands.follow.setChecked(False)  # the error step alone is about a node
     _rerecorded(qtbot, window, lambda: window.load_program(tmp_path / "deep.lens"))
     view, session = window.graph_view, window.session
     failing = session.recording.failed.failed_node

@@ -136,12 +136,11 @@ SCRIPT_ENV = "AUTOGRAD_LENS_RUN_SCRIPT"  # set by ``run`` for its window: [scrip
 
 
 def script_of(recording: Recording) -> ScriptSource | None:
-    """The user's own script ``recording`` was made from, when it is one: a ``.py`` file the checked
-    language refuses whose text on disk is the recorded text, either the program's own path or
+    """The user's own script ``recording`` was made from, when it is one: a ``.py`` file whose text
+    on disk is the recorded text, recorded as a script (its nodes know their lines in it) or one
+    the checked language refuses, either the program's own path or
     the script ``run`` opened the window on (:data:`SCRIPT_ENV`). Never a ``.lens`` file's program
     alone: a stranger's recording is data, and only the user's own file is run as Python."""
-    from app.core.loading import check_program
-
     for path, args in _script_candidates(recording):
         if path.suffix != ".py" or not path.is_file():
             continue
@@ -150,10 +149,14 @@ def script_of(recording: Recording) -> ScriptSource | None:
                 continue
         except (OSError, UnicodeError):
             continue
+        device = recording.device if recording.device.startswith("cuda") else "cpu"
+        if any(node.source is not None for node in recording.graph.nodes):
+            return ScriptSource(path, args, device)  # recorded as a script (``run``): its lines are its own
+        from app.core.loading import check_program  # imports torch: only for a .py file's own text
+
         try:
             check_program(recording.program)
         except ScenarioError:
-            device = recording.device if recording.device.startswith("cuda") else "cpu"
             return ScriptSource(path, args, device)
         return None
     return None

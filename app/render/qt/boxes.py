@@ -120,6 +120,11 @@ class BoxItem(QGraphicsItem):
     def rect(self) -> QRectF:
         return QRectF(self._rect)
 
+    @property
+    def font_px(self) -> float:
+        """The pixel size of its text in scene units (times the view's zoom: on screen)."""
+        return self._font_px
+
     # -- what subclasses define ------------------------------------------
     def _lines_for(self, tag: str, note: str) -> tuple[str, ...]:
         raise NotImplementedError

@@ -52,9 +52,10 @@ def _arrowhead(base: tuple[float, float], tip: tuple[float, float]) -> tuple[tup
 # of its length to draw the few pixels shown: stepping a 200-iteration loop at a readable zoom
 # painted ~270 edges a step, a full frame 162 ms. A solid edge of more than LONG_EDGE_POINTS
 # points that the repainted area does not hold whole draws only its Bezier pieces whose hulls
-# meet that area (a full frame: 18-55 ms). A dashed one is drawn whole: started part way, its
-# dashes are out of phase with the whole path's (Qt's dasher measures the flattened curve, not
-# its true length) and would shift as the view pans.
+# meet that area (a full frame: 18-55 ms). A dashed one (a gone iteration's edges: most of a
+# loop's) does the same, each run's dashes started at the length of the pieces before it, so
+# they keep their phase as the view pans (Qt measures both the same, along the flattened
+# curve); drawn whole, stepping a 200-iteration loop zoomed in took 57 ms a step (p50).
 LONG_EDGE_POINTS = 7  # two Bezier pieces: shorter edges are drawn whole
 
 
@@ -81,7 +82,7 @@ class EdgeItem(QGraphicsItem):
         self._corners = _arrowhead(self._points[-1], path.arrow) if path.arrow else None
         self._path: QPainterPath | None = None
         self._arrow: QPolygonF | None = None
-        self._pieces: list[tuple[QRectF, QPainterPath]] | None = None  # NOTE [long edges]
+        self._pieces: list[tuple[QRectF, QPainterPath, float]] | None = None  # NOTE [long edges]
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)  # the exposed rect
         # a Bezier curve lies within the hull of its control points: their box bounds the curve
         every = (*self._points, *(self._corners or ()))
@@ -135,24 +136,28 @@ class EdgeItem(QGraphicsItem):
 
     @property
     def _long(self) -> bool:
-        return len(self._points) > LONG_EDGE_POINTS and self._pen.style() == SOLID
+        return len(self._points) > LONG_EDGE_POINTS
 
-    def _visible_runs(self, exposed: QRectF) -> list[QPainterPath]:
-        """The runs of this spline's Bezier pieces whose hulls meet ``exposed`` (item units)."""
+    def _visible_runs(self, exposed: QRectF) -> list[tuple[float, QPainterPath]]:
+        """The runs of this spline's Bezier pieces whose hulls meet ``exposed`` (item units), each
+        with the length of the spline before it (where its dashes start)."""
         if self._pieces is None:
             pieces = [_spline_path(self._points[i : i + 4]) for i in range(0, len(self._points) - 3, 3)]
-            self._pieces = [(piece.controlPointRect(), piece) for piece in pieces]
+            self._pieces, before = [], 0.0
+            for piece in pieces:
+                self._pieces.append((piece.controlPointRect(), piece, before))
+                before += piece.length()
         margin = self._pen.widthF() + 1.0
         seen = exposed.adjusted(-margin, -margin, margin, margin)
-        runs: list[QPainterPath] = []
+        runs: list[tuple[float, QPainterPath]] = []
         joined = False  # whether the last piece is in the last run
-        for hull, piece in self._pieces:
+        for hull, piece, before in self._pieces:
             if not seen.intersects(hull):
                 joined = False
             elif joined:
-                runs[-1].connectPath(piece)
+                runs[-1][1].connectPath(piece)
             else:
-                runs.append(QPainterPath(piece))
+                runs.append((before, QPainterPath(piece)))
                 joined = True
         return runs
 
@@ -172,7 +177,12 @@ class EdgeItem(QGraphicsItem):
         painter.setBrush(NO_BRUSH)
         exposed = option.exposedRect  # type: ignore[attr-defined]
         if self._long and not exposed.contains(self._bounds):  # NOTE [long edges]
-            for run in self._visible_runs(exposed):
+            dashed = self._pen.style() != SOLID
+            for before, run in self._visible_runs(exposed):
+                if dashed:
+                    pen = QPen(self._pen)
+                    pen.setDashOffset(before / max(self._pen.widthF(), 1e-3))  # in pen widths
+                    painter.setPen(pen)
                 painter.drawPath(run)
         else:
             painter.drawPath(self._path)

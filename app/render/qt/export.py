@@ -113,9 +113,11 @@ def write_steps(
     *,
     max_steps: int = MAX_EXPORT_STEPS,
     max_bytes: int = MAX_EXPORT_MB * 1_000_000,
+    slide: Callable[[int], bytes] | None = None,
 ) -> Iterator[Path]:
     """Draw each step of ``recording`` on ``scene`` and write it to ``folder/step-NNN.<fmt>``, a file
     per ``next()``: the command line's export and the window's slides, one budget for both.
+    ``slide``: how a step is drawn instead of the graph alone (the window's slides).
 
     The first ``next()`` raises :class:`ExportTooLarge` before anything is written, past
     ``max_steps`` files or an estimate past ``max_bytes`` or the disk's free space; a later one,
@@ -127,6 +129,8 @@ def write_steps(
     draw: Callable[..., bytes] = svg_bytes if fmt == "svg" else png_bytes
 
     def drawn(index: int) -> bytes:
+        if slide is not None:
+            return slide(index)
         scene.show_state(recording.timeline.state(index))
         return draw(scene, title=step_title(recording, index))
 

@@ -8,6 +8,7 @@ The window's policy over it (fit again, follow a step's node) is ``graph_navigat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, Qt
@@ -27,8 +28,9 @@ ZOOM_STEP = 1.25
 MIN_ZOOM = 0.02
 MAX_ZOOM = 12.0
 READ_ZOOM = 1.0  # finding a node zooms in at least this far so the found node can be read
-# a node's name drawn smaller than this on screen cannot be read from the back of a classroom
-READABLE_NODE_PX = 8.0
+# a node's name drawn smaller than this on screen (at text scale 1; times the window's text scale)
+# cannot be read from the back of a classroom: a 1280x720 projector's pixel is ~2 mm on a 2.5 m wall
+READABLE_NODE_PX = 12.0
 FOCUS_MARGIN = 16  # pixels kept between a node shown readable and the view's edge
 
 
@@ -42,6 +44,7 @@ class Camera:
         self._fitted: tuple[QRectF, float] | None = None  # scene rect and zoom of the last fit()
         self._reading: str | None = None  # the node show_readable() zoomed in on, until a zoom
         self._read_when_shown: str | None = None  # show_readable() asked before the scene was shown
+        self._also: tuple[str, ...] = ()  # the nodes shown with the one read, where they fit
 
     @property
     def zoom(self) -> float:
@@ -61,7 +64,7 @@ class Camera:
         """The scene of the last model is on screen: fitted, unless the learner zoomed since."""
         read, self._read_when_shown = self._read_when_shown, None
         if self._fit_when_shown and read is not None:
-            self.show_readable(read)
+            self.show_readable(read, self._also)
         elif self._fit_when_shown:
             self.fit()
         else:
@@ -91,35 +94,55 @@ class Camera:
         self._fitted = (graph.sceneRect(), self.zoom)
         self._reading = None
 
-    def show_readable(self, node_id: str) -> bool:
+    def show_readable(self, node_id: str, also: Sequence[str] = ()) -> bool:
         """Fit the graph; if that draws node names too small to read, zoom in to
         :data:`READ_ZOOM` around ``node_id`` and its saved values instead (the failing node of an
-        error step on a projector, the node a backward step runs). Returns whether it zoomed in.
-        A zoom by the learner ends it; a resize or a wider scene while the graph builds shows the
-        node again."""
+        error step on a projector, the node a backward step runs), with as many of the nodes
+        ``also`` (its neighbours, the other nodes a line made) as fit at a readable zoom.
+        Returns whether it zoomed in. A zoom by the learner ends it; a resize or a wider scene
+        while the graph builds shows the node again."""
         view, graph = self._view, self._view.graph_scene
         if graph is None:
             return False
+        self._also = tuple(also)
         if view.unshown is not None:
             self.fit()
             self._read_when_shown = node_id
             return False
         rects = graph.focus_rects(node_id)
-        if rects is None or self.fit_zoom() * self._node_px() >= READABLE_NODE_PX:
+        if rects is None or self.fit_zoom() * self._node_px() >= self.readable_px:
             self.fit()
             return False
         # Not fitted first: from one followed node to the next the zoom stays and the view pans,
         # where a fit in between hid and showed every item of a big graph's overview twice a step.
         alone, together = rects
-        room = view.viewport().rect()
-        fits = min(room.width() / max(together.width(), 1.0), room.height() / max(together.height(), 1.0))
-        readable = READABLE_NODE_PX / self._node_px()
-        self.set_zoom(max(readable, min(READ_ZOOM, fits)))  # with its saved values where they fit
+        room = view.viewport().rect().adjusted(FOCUS_MARGIN, FOCUS_MARGIN, -FOCUS_MARGIN, -FOCUS_MARGIN)
+        readable = self.readable_px / self._node_px()
+
+        def fits(rect: QRectF) -> float:
+            return min(room.width() / max(rect.width(), 1.0), room.height() / max(rect.height(), 1.0))
+
+        zoom = max(readable, min(READ_ZOOM, fits(together)))  # with its saved values where they fit
+        for other in also:  # at that zoom, so following a run pans from node to node at one zoom
+            more = graph.focus_rects(other)
+            if more is not None and fits(together | more[0]) >= zoom:
+                together |= more[0]
+        self.set_zoom(zoom)
         view.centerOn(together.center())
         view.ensureVisible(alone, FOCUS_MARGIN, FOCUS_MARGIN)  # the node itself, when all is too wide
         self._fitted = (graph.sceneRect(), self.zoom)
         self._reading = node_id
         return True
+
+    @property
+    def readable_px(self) -> float:
+        """The smallest node name on screen, in pixels, the room can read at the view's text scale."""
+        return READABLE_NODE_PX * self._view.font_scale
+
+    @property
+    def fitted_readable(self) -> bool:
+        """Whether the whole graph fitted draws node names the room can read."""
+        return self._view.graph_scene is None or self.fit_zoom() * self._node_px() >= self.readable_px
 
     def show_node(self, node_id: str) -> None:
         """Centre ``node_id``, zoomed in at least to :data:`READ_ZOOM` (a found or clicked node)."""
@@ -149,7 +172,7 @@ class Camera:
         rect, zoom = self._fitted
         if graph.sceneRect() != rect and self.zoom == zoom:
             if self._reading is not None:
-                self.show_readable(self._reading)
+                self.show_readable(self._reading, self._also)
             else:
                 self.fit()
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from app.ui.graph.graph_view import GraphView
     from app.ui.panels.legend import Legend
 
-__all__ = ["GraphArea", "step_node"]
+__all__ = ["GraphArea", "step_company", "step_node"]
 
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
 
@@ -43,6 +43,25 @@ def step_node(state: StepState, *, running: bool) -> str | None:
     if running and step.kind == "forward" and step.added_nodes:
         return step.added_nodes[-1]
     return None
+
+
+def step_company(state: StepState, node: str, neighbours: dict[str, list[str]]) -> tuple[str, ...]:
+    """The nodes shown with a step's node where they fit at a readable zoom: the other nodes a
+    line's forward step added, else the node's neighbours (what it takes from and gives to)."""
+    added = state.step.added_nodes if state.step.kind == "forward" else ()
+    if node in added:
+        return tuple(n for n in reversed(added) if n != node)
+    return tuple(neighbours.get(node, ()))
+
+
+def neighbours_of(recording: Recording) -> dict[str, list[str]]:
+    """Each node's neighbours in the graph, next functions first."""
+    found: dict[str, list[str]] = {}
+    for edge in recording.graph.edges:
+        found.setdefault(edge.src, []).append(edge.dst)
+    for edge in recording.graph.edges:
+        found.setdefault(edge.dst, []).append(edge.src)
+    return found
 
 
 class GraphArea(QStackedWidget):
@@ -67,6 +86,7 @@ class GraphArea(QStackedWidget):
         self.view: GraphView | None = None
         self.legend: Legend | None = None
         self.preview: GraphPreview | None = None  # made when a file with a preview is opened
+        self._neighbours: tuple[Recording | None, dict[str, list[str]]] = (None, {})
         self._previewed: Callable[[], object] | None = None  # the load waiting for the preview's paint
         self.message = plain(QLabel("Recording the program…"))
         self.message.setObjectName("graphMessage")
@@ -189,7 +209,7 @@ class GraphArea(QStackedWidget):
         state = self._session.state()
         if state is not None:
             # opened at the error step: its node readable; at any other, the whole graph first
-            self._navigation.follow(step_node(state, running=False))
+            self._follow(state, running=False)
 
     def show_step(self, *, following: bool) -> None:
         """Restyle the graph for the session's step; show the node it is about (NOTE [auto fit])."""
@@ -197,12 +217,21 @@ class GraphArea(QStackedWidget):
         if self.view is None or state is None or self.currentIndex() != GRAPH_PAGE:
             return
         self.view.show_state(state)
-        node = step_node(state, running=following)
-        if node is not None or not following:
-            self._navigation.follow(node)  # following, a step about no node keeps the view
+        if step_node(state, running=following) is not None or not following:
+            self._follow(state, running=following)  # following, a step about no node keeps the view
 
     def follow(self, following: bool) -> None:
         """ "Follow the running node" turned on or off: show what the current step is about now."""
         state = self._session.state()
         if state is not None and self.view is not None:
-            self._navigation.follow(step_node(state, running=following))
+            self._follow(state, running=following)
+
+    def _follow(self, state: StepState, *, running: bool) -> None:
+        node = step_node(state, running=running)
+        recording = self._session.recording
+        if node is None or recording is None:
+            self._navigation.follow(node)
+            return
+        if self._neighbours[0] is not recording:
+            self._neighbours = (recording, neighbours_of(recording))
+        self._navigation.follow(node, step_company(state, node, self._neighbours[1]))

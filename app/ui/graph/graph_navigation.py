@@ -11,25 +11,28 @@ this back on.
 
 While the graph is fitted so, a step about one node shows that node readable
 (``follow``): a graph fitted to a projector's view draws a real model's node
-names a few pixels tall. An error step is about the node PyTorch failed at.
-With "Follow the running node" (View menu; off unless turned on) a
-backward step is about the node it ran and a line's forward step about the
-last node it added; a step about no node (a call's end, a line that made no
-node) keeps the view. So the view pans with the run at one zoom: going back
-to the whole graph at every iteration of a training loop was a jump each time,
-and hiding or showing every item of a big graph's overview (100-200 ms at
-1,200 nodes). A recording opens fitted; "Fit graph" shows the whole graph
-until the next step about a node. A graph whose fitted names can be read stays
-fitted throughout. Without following, only the error step zooms in.
+names a few pixels tall, and the room reads a name from ~12 px (times the text
+scale) up. An error step is about the node PyTorch failed at (with its freed
+saved values). With "Follow the running node" (View menu; on unless turned
+off) a backward step is about the node it ran, with its neighbours where they
+fit, and a line's forward step about the nodes it added; a step about no node
+(a call's end, a line that made no node) keeps the view. So the view pans with
+the run at one zoom: going back to the whole graph at every iteration of a
+training loop was a jump each time, and hiding or showing every item of a big
+graph's overview (100-200 ms at 1,200 nodes). A recording opens fitted; "Fit
+graph" shows the whole graph until the next step about a node. A graph whose
+fitted names can be read stays fitted throughout. While zoomed in, a corner
+of the view shows the whole graph small (``minimap.py``); a click there goes
+to that part of the graph.
 
-Following is off by default: zoomed in, a loop's graph paints every long edge
-that crosses the view (a shared weight has one to each iteration; NOTE [long
-edges] in edges.py), and stepping the benchmark's 200-iteration loop that way
-took 25 ms a step (p50) against 5 ms fitted.
+Zoomed in, a loop's graph paints every long edge that crosses the view (a
+shared weight has one to each iteration; NOTE [long edges] in render/qt/edges.py:
+only the pieces of each that meet the view are stroked, dashed ones too).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -53,6 +56,7 @@ class GraphNavigation(QObject):
         self.auto_fit = True
         self._followed: str | None = None  # the failing node shown readable, while fitted
         self._step_node: str | None = None  # the shown step's failing node, zoomed or not
+        self._also: tuple[str, ...] = ()  # the nodes shown with the followed one where they fit
 
     def attach(self, view: GraphView) -> None:
         self._view = view
@@ -82,24 +86,24 @@ class GraphNavigation(QObject):
             self.auto_fit = True  # and keep it fitted as the window changes size
             self._view.camera.fit()
 
-    def follow(self, node_id: str | None) -> None:
+    def follow(self, node_id: str | None, also: Sequence[str] = ()) -> None:
         """The node the shown step is about (an error step's failing node; following, a backward
         step's node or a line's newest one), or None: while the learner has not zoomed, show it
-        readable (``Camera.show_readable``), else the whole graph."""
+        readable (``Camera.show_readable``) with as many of ``also`` as fit, else the whole graph."""
         self._step_node = node_id
         if node_id == self._followed or self._view is None or not self.auto_fit:
             return
-        self._followed = node_id
+        self._followed, self._also = node_id, tuple(also)
         if node_id is None:
             self._view.camera.fit()
         else:
-            self._view.camera.show_readable(node_id)
+            self._view.camera.show_readable(node_id, self._also)
 
     def _refit(self) -> None:
         if self._view is None or not self.auto_fit:
             return
         if self._followed is not None:
-            self._view.camera.show_readable(self._followed)
+            self._view.camera.show_readable(self._followed, self._also)
         else:
             self._view.camera.fit()
 

@@ -51,6 +51,7 @@ from app.render.qt.scene import GraphScene
 from app.render.states import ShownStates
 from app.render.style import DEFAULT_PALETTE, PALETTES
 from app.ui.graph.camera import ZOOM_STEP, Camera
+from app.ui.graph.minimap import Minimap
 from app.ui.graph.module_layouts import ModuleGroups
 from app.ui.graph.pointer import tip_at
 from app.ui.look.plain_text import plain_tip
@@ -98,6 +99,7 @@ class GraphView(QGraphicsView):
         self._update_background()
         # NOTE [module groups]: a layout per set of collapsed modules, made once and kept
         self.modules = ModuleGroups(self)
+        self.minimap = Minimap(self)  # the whole graph in a corner while zoomed in
 
     def sizeHint(self) -> QSize:
         # QGraphicsView's own hint follows the scene's size: each new graph would ask the window to

@@ -33,10 +33,11 @@ from app.ui.runtime.session import Session
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
-__all__ = ["ChoiceRow", "PredictPanel", "call_in_focus"]
+__all__ = ["ChoiceRow", "PredictPanel", "call_in_focus", "verdict", "why_of"]
 
 BUTTONS_UP_TO = 5  # more choices than this are a drop-down list (a call can reach many nodes)
 NO_GUESS = "— pick one —"
+SIDE_BY_SIDE = 24  # choices up to this many characters each share one line
 PANEL_MIN_LINES = 8  # the questions' least height, in lines of text: a question and its choices
 
 
@@ -51,6 +52,34 @@ def call_in_focus(recording: Recording, index: int) -> tuple[int, bool] | None:
     return (len(recording.calls) - 1, True) if recording.calls else None
 
 
+def verdict(question: Question, guess: str | None, why: str) -> str:
+    """The reveal in plain words: right or wrong, the answer, and why.
+
+    >>> q = Question("Does this call succeed?", ("succeeds", "fails"), "succeeds")
+    >>> verdict(q, "fails", "it ran to its end.")
+    '✗ Wrong. You said “fails”; the answer is “succeeds”: it ran to its end.'
+    >>> verdict(q, "succeeds", "it ran to its end.")
+    '✓ Right: “succeeds”: it ran to its end.'
+    """
+    answer = f"“{question.answer}”"
+    because = f": {why}" if why else "."
+    if guess is None:
+        return f"The answer is {answer}{because}"
+    if guess == question.answer:
+        return f"✓ Right: {answer}{because}"
+    return f"✗ Wrong. You said “{guess}”; the answer is {answer}{because}"
+
+
+def why_of(recording: Recording, call: int) -> str:
+    """What the recording says happened in call ``call``: PyTorch's error's first line, or that it
+    ran to its end."""
+    info = recording.calls[call]
+    if info.error is None:
+        return "the call ran to its end without an error."
+    first = info.error.strip().splitlines()[0] if info.error.strip() else "an error"
+    return f"PyTorch stopped it with “{first}”"
+
+
 class ChoiceRow(QWidget):
     """One question: its text, the choices (buttons, or a list when long), and the verdict line."""
 
@@ -63,6 +92,7 @@ class ChoiceRow(QWidget):
         self.verdict = plain(QLabel())
         self.verdict.setWordWrap(True)
         self.verdict.setObjectName("predictVerdict")
+        self.verdict.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 4)
         layout.addWidget(self.text)
@@ -72,6 +102,12 @@ class ChoiceRow(QWidget):
         self.combo: QComboBox | None = None
         if len(question.choices) <= BUTTONS_UP_TO:
             self._group = QButtonGroup(self)
+            # short choices side by side ("succeeds", "fails"): over the graph, a line a choice
+            # took half the card's height at text scale 1.5
+            across = QHBoxLayout() if all(len(c) <= SIDE_BY_SIDE for c in question.choices) else None
+            if across is not None:
+                across.setSpacing(24)
+                layout.addLayout(across)
             for choice in question.choices:
                 button = QRadioButton()
                 button.setAccessibleName(choice)
@@ -80,7 +116,9 @@ class ChoiceRow(QWidget):
                 self._choices[button] = choice
                 label = _ChoiceText(choice, button)
                 self.labels.append(label)
-                layout.addLayout(_choice_line(button, label))
+                (across or layout).addLayout(_choice_line(button, label))
+            if across is not None:
+                across.addStretch(1)
         else:
             self.combo = QComboBox()
             self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -104,20 +142,16 @@ class ChoiceRow(QWidget):
             return None if text == NO_GUESS else text
         return next((self._choices[b] for b in self.buttons if b.isChecked()), None)
 
-    def reveal(self, shown: bool) -> None:
-        """Show the answer (and whether the guess was right), or hide it again when stepping back."""
+    def reveal(self, shown: bool, why: str = "") -> None:
+        """Show the answer, whether the guess was right and ``why`` (what the recording says),
+        or hide it again when stepping back."""
         for widget in (*self.buttons, *self.labels, *([self.combo] if self.combo else [])):
             widget.setEnabled(not shown)
+        self.verdict.setVisible(shown)  # empty, it left a line's gap under the choices
         if not shown:
             self.verdict.clear()
             return
-        answer, guess = self.question.answer, self.chosen()
-        if guess is None:
-            self.verdict.setText(f"Answer: {answer}")
-        elif guess == answer:
-            self.verdict.setText(f"✓ Right: {answer}")
-        else:
-            self.verdict.setText(f"✗ Not {guess}. Answer: {answer}")
+        self.verdict.setText(verdict(self.question, self.chosen(), why))
 
 
 class _ChoiceText(QLabel):
@@ -159,7 +193,7 @@ class PredictPanel(QFrame):
         self.heading = QLabel()
         self.heading.setWordWrap(True)
         self.heading.setTextFormat(Qt.TextFormat.PlainText)
-        self.heading.setProperty("role", "title")
+        self.heading.setObjectName("predictHeading")
         self.hint = QLabel("Step through the call to see what PyTorch does.")
         self.hint.setProperty("role", "hint")
         self.hint.setWordWrap(True)
@@ -230,8 +264,9 @@ class PredictPanel(QFrame):
             self.heading.setText(f"Predict call {info.index + 1} (line {info.call.line}): {call}")
             self._set_rows(questions(recording, focus[0]))
         self._focus = focus
+        why = why_of(recording, focus[0]) if focus[1] else ""
         for row in self.rows:
-            row.reveal(focus[1])
+            row.reveal(focus[1], why)
 
     def _set_rows(self, asked: list[Question]) -> None:
         for row in self.rows:

@@ -54,9 +54,9 @@ class AppSettings(QSettings):
 
     @property
     def follow_nodes(self) -> bool:
-        """Whether backward and forward steps too show their node readable (NOTE [auto fit]); off
-        unless turned on."""
-        return str(self.value("view/follow_nodes", "false")).lower() in ("true", "1")
+        """Whether backward and forward steps too show their node readable (NOTE [auto fit]); on
+        unless turned off."""
+        return str(self.value("view/follow_nodes", "true")).lower() in ("true", "1")
 
     @follow_nodes.setter
     def follow_nodes(self, on: bool) -> None:

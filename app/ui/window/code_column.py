@@ -1,4 +1,4 @@
-"""The code dock's column: the program's summary over its code, and Predict's questions under it.
+"""The code dock's column: the program's summary over its code.
 
 One code editor: until the editor is made (after the first graph is painted, NOTE [fast start]
 in ``main_window.py``) the column holds the code panel alone; then the editor takes the code
@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.ui.editor.code_panel import CodePanel
 from app.ui.look.plain_text import plain
-from app.ui.panels.predict import PredictPanel
 from app.ui.window.stage import CaptionRoom
 
 __all__ = ["SUMMARY_LINES", "CodeColumn"]
@@ -25,9 +24,7 @@ class CodeColumn(QWidget):
     below the dock. It asks for its least height, as it did in a dock of its own: the dock
     scrolls only when it is shorter than that."""
 
-    def __init__(
-        self, code_panel: CodePanel, predict_panel: PredictPanel, parent: QWidget | None = None
-    ) -> None:
+    def __init__(self, code_panel: CodePanel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.code_panel = code_panel
         self._editor: QWidget = code_panel  # until the editor adopts it
@@ -40,7 +37,6 @@ class CodeColumn(QWidget):
         self.summary_room = CaptionRoom(self.summary)  # at most SUMMARY_LINES, scrolling beyond
         self._layout.addWidget(self.summary_room)
         self._layout.addWidget(code_panel, 1)  # until the editor is made around it
-        self._layout.addWidget(predict_panel, 1)  # shown, it shares the column's height with the code
 
     def heightForWidth(self, width: int) -> int:
         return self.minimumSizeHint().height()

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import QFrame, QMainWindow, QMenu, QScrollArea, QWidget
 from app.ui.editor.code_panel import CodePanel
 from app.ui.graph.graph_area import GraphArea
 from app.ui.graph.graph_navigation import GraphNavigation
+from app.ui.graph.over_graph import OverGraph
 from app.ui.look.appearance import Appearance
 from app.ui.panels.call_toggles import CallToggles
 from app.ui.panels.caption_bar import CaptionBar
@@ -56,7 +57,7 @@ from app.ui.window.notice import NoticeBanner
 from app.ui.window.presentation import Presentation
 from app.ui.window.program_picker import ProgramPicker
 from app.ui.window.screen_fit import clamp_geometry, dock_plan, fills_screen, fresh_geometry
-from app.ui.window.slides import SlideExporter
+from app.ui.window.slides import SlideExporter, progress_bar
 from app.ui.window.stage import Stage
 from app.ui.window.toolbars import WindowBars
 from app.ui.window.torchviz_exporter import TorchvizExporter
@@ -144,7 +145,7 @@ class MainWindow(QMainWindow):
         self.picker = ProgramPicker(session, self.settings, self)
         self.scenario_picker = self.picker.combo
         self.predict_panel = PredictPanel(session)  # Predict first (P): hidden until asked for
-        self.code_column = CodeColumn(self.code_panel, self.predict_panel)
+        self.code_column = CodeColumn(self.code_panel)
         self.summary, self.summary_room = self.code_column.summary, self.code_column.summary_room
         self.legend_area = QScrollArea()  # the legend's dock: it scrolls when the dock is small
         self.legend_area.setWidgetResizable(True)
@@ -152,6 +153,8 @@ class MainWindow(QMainWindow):
         self.graph_area = GraphArea(session, self.navigation, self.legend_area)
         self.graph_stack = self.graph_area
         self.graph_message, self.graph_page = self.graph_area.message, self.graph_area.page
+        # Predict's question over the graph, in the room's sight (over_graph.py)
+        self.predict_card = OverGraph(self.graph_page, self.predict_panel, self.predict_panel.scroll_area)
 
     def _lay_out(self) -> None:
         """The stage (caption, step counter, error, graph) in the centre; the panels in docks."""
@@ -223,6 +226,7 @@ class MainWindow(QMainWindow):
             exporter.wrote.connect(lambda text: status.showMessage(text, 5000))
             exporter.failed.connect(self.show_notice)
         self.exporter.slides_exported.connect(self.slides_exported)
+        self.slides_progress = progress_bar(self.exporter, status)
         for toggled, action in (
             (self.presentation.toggled, c.presentation),
             (self.presentation.full_screen_toggled, c.full_screen),

@@ -1,0 +1,163 @@
+"""The whole graph, small, in a corner of the graph view while the view shows only part of it.
+
+Zoomed in on a step's node (NOTE [auto fit] in ``graph_navigation.py``) the room reads the node
+but loses where it is: the corner shows every node as a small box, the followed node in the
+selection colour, and the part the view shows as a frame. A click or a drag there centres the
+view on that point, as the learner's own pan (following stops until "Fit graph").
+
+The boxes are drawn once per graph and size into a pixmap; a paint of the view only moves the
+frame, so a 5,000-node graph costs its boxes once, not at every step.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
+from PySide6.QtWidgets import QWidget
+
+from app.render.style import PALETTES
+
+if TYPE_CHECKING:
+    from app.ui.graph.graph_view import GraphView
+
+__all__ = ["Minimap"]
+
+SHARE = 0.22  # the corner's largest side, as a share of the view's side
+LARGEST = QSize(260, 170)  # pixels: a corner, never a second graph
+SMALLEST_VIEW = 360  # pixels: a view narrower or lower than this has no room for a corner
+INSET = 8  # pixels between the corner and the view's edges
+SHOWN_SHARE = 0.9  # the view shows less than this share of the graph's width or height: a corner
+
+
+class Minimap(QWidget):
+    """The corner of ``view``: over its viewport, at the bottom right."""
+
+    def __init__(self, view: GraphView) -> None:
+        super().__init__(view)
+        self._view = view
+        self._pixmap: QPixmap | None = None
+        self._key: tuple[object, ...] = ()
+        self._shown = QRectF()  # the part of the scene the view shows, when last painted
+        self.setObjectName("graphMinimap")
+        self.setAccessibleName("Whole graph: click to go there")
+        self.setToolTip("The whole graph: click or drag to go there")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self.hide()
+        view.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.Paint, QEvent.Type.Resize):
+            self.sync()
+        return False
+
+    def sync(self) -> None:
+        """Show the corner while the view shows part of the graph; move its frame."""
+        view, graph = self._view, self._view.graph_scene
+        room = view.viewport().geometry()
+        scene = graph.sceneRect() if graph is not None else QRectF()
+        shown = view.mapToScene(view.viewport().rect()).boundingRect()
+        wanted = (
+            graph is not None
+            and view.unshown is None
+            and not scene.isEmpty()
+            and min(room.width(), room.height()) >= SMALLEST_VIEW
+            and (shown.width() < SHOWN_SHARE * scene.width() or shown.height() < SHOWN_SHARE * scene.height())
+        )
+        if not wanted:
+            if self.isVisible():
+                self.hide()
+            return
+        size = QSize(int(room.width() * SHARE), int(room.height() * SHARE)).boundedTo(LARGEST)
+        size = scene.size().scaled(size.toSizeF(), Qt.AspectRatioMode.KeepAspectRatio).toSize()
+        size = size.expandedTo(QSize(24, 24))
+        corner = QPoint(room.right() - size.width() - INSET, room.bottom() - size.height() - INSET)
+        if self.size() != size or self.pos() != corner:
+            self.setGeometry(corner.x(), corner.y(), size.width(), size.height())
+        if not self.isVisible():
+            self.show()
+            self.raise_()
+        if shown != self._shown:
+            self._shown = shown
+            self.update()
+
+    # -- drawing ---------------------------------------------------------------------------
+    def _scale(self) -> tuple[float, QPointF]:
+        graph = self._view.graph_scene
+        assert graph is not None
+        scene = graph.sceneRect()
+        scale = min(self.width() / max(scene.width(), 1.0), self.height() / max(scene.height(), 1.0))
+        return scale, scene.topLeft()
+
+    def _to_widget(self, rect: QRectF) -> QRectF:
+        scale, origin = self._scale()
+        return QRectF(
+            (rect.x() - origin.x()) * scale,
+            (rect.y() - origin.y()) * scale,
+            rect.width() * scale,
+            rect.height() * scale,
+        )
+
+    def _boxes(self) -> QPixmap:
+        graph = self._view.graph_scene
+        assert graph is not None
+        palette = PALETTES[self._view.palette_name]
+        key = (id(graph), graph.sceneRect(), self.size(), len(graph.nodes), palette.name)
+        if self._pixmap is None or key != self._key:
+            pixmap = QPixmap(self.size())
+            pixmap.fill(QColor(palette.background))
+            painter = QPainter(pixmap)
+            colour = QColor(palette.edge)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colour)
+            for item in graph.nodes.values():
+                box = self._to_widget(item.sceneBoundingRect())
+                painter.drawRect(box.adjusted(0, 0, 1, 1))
+            painter.setPen(QPen(colour, 1))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(QRectF(pixmap.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
+            painter.end()
+            self._pixmap, self._key = pixmap, key
+        return self._pixmap
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        graph = self._view.graph_scene
+        if graph is None:
+            return
+        painter = QPainter(self)
+        painter.drawPixmap(0, 0, self._boxes())
+        selection = QColor(PALETTES[self._view.palette_name].selection)
+        reading = self._view.camera.reading
+        item = graph.nodes.get(graph.folded.shown_as(reading)) if reading is not None else None
+        if item is not None:
+            box = self._to_widget(item.sceneBoundingRect()).adjusted(-2, -2, 2, 2)
+            painter.fillRect(box, selection)
+        painter.setPen(QPen(selection, 2))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(self._to_widget(self._shown).intersected(QRectF(self.rect()).adjusted(1, 1, -1, -1)))
+        painter.end()
+
+    # -- going there -------------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._go(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self._go(event)
+
+    def _go(self, event: QMouseEvent) -> None:
+        if self._view.graph_scene is None or event.button() not in (
+            Qt.MouseButton.LeftButton,
+            Qt.MouseButton.NoButton,
+        ):
+            return
+        self._view.centerOn(self.scene_point(event.position()))
+        self._view.learner_zoomed.emit()  # the learner's own pan: following stops
+        event.accept()
+
+    def scene_point(self, point: QPointF) -> QPointF:
+        """The scene point under ``point`` of the corner (what a click there centres)."""
+        scale, origin = self._scale()
+        return QPointF(origin.x() + point.x() / scale, origin.y() + point.y() / scale)

@@ -1,0 +1,96 @@
+"""Predict first in the room: the question and its choices over the graph, in caption-size type,
+inside a 1280x720 window at text scales 1.0 and 1.5; the reveal says right or wrong and why."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtWidgets import QWidget
+
+from app.core.lesson.predict import FAILS, SUCCEEDS
+from app.ui.runtime.settings import AppSettings
+from app.ui.window import dialogs
+from app.ui.window.main_window import MainWindow
+
+TIMEOUT = 30_000
+
+
+@pytest.fixture(autouse=True)
+def no_modal_dialogs(monkeypatch):
+    """No question is asked: each would wait for a click no test gives."""
+    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
+    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    made_windows: list[MainWindow] = []
+
+    def make(scale: float, program: str = "two-losses", size: tuple[int, int] = (1280, 720)) -> MainWindow:
+        settings = AppSettings(tmp_path / "settings.ini")
+        settings.font_scale = scale
+        made = MainWindow(settings, program)
+        qtbot.addWidget(made)
+        made.set_size(*size)
+        made.setMaximumSize(*size)
+        made.show()
+        with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
+            made.start()
+        qtbot.waitUntil(lambda: made.graph_view is not None and made.editor is not None, timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: made.size() == QSize(*size), timeout=TIMEOUT)
+        made_windows.append(made)
+        return made
+
+    yield make
+    for made in made_windows:
+        made.session.worker.wait_idle()
+
+
+def _seen(window: MainWindow, widget: QWidget, viewport: QWidget) -> bool:
+    """Shown, inside the window and inside the scroll area's viewport (not scrolled away)."""
+    in_window = QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+    in_view = QRect(widget.mapTo(viewport, QPoint(0, 0)), widget.size())
+    return widget.isVisible() and window.rect().contains(in_window) and viewport.rect().contains(in_view)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_the_question_and_its_choices_are_over_the_graph_in_caption_type(qtbot, window, scale):
+    shown = window(scale)
+    shown.session.home()  # before the first call: its questions are asked
+    shown.commands.predict.trigger()
+    panel = shown.predict_panel
+    qtbot.waitUntil(lambda: bool(panel.rows) and panel.isVisible(), timeout=TIMEOUT)
+    qtbot.wait(50)
+    viewport = panel.scroll_area.viewport()
+    row = panel.rows[0]
+    assert row.question.choices == (SUCCEEDS, FAILS)
+    for widget in (panel.heading, row.text, *row.buttons, *row.labels):
+        assert _seen(shown, widget, viewport), (type(widget).__name__, widget.geometry())
+    page = shown.graph_page  # over the graph, not in the side column
+    assert panel.parentWidget() is page and page.rect().contains(panel.geometry())
+    caption = shown.caption_bar.font().pointSizeF()
+    assert row.text.font().pointSizeF() >= caption and row.labels[0].font().pointSizeF() >= caption
+    assert shown.height() <= 720  # its text never grows the window past the screen
+
+
+def test_the_reveal_says_right_or_wrong_and_why_from_the_recording(qtbot, window):
+    shown = window(1.0, "forgot-retain")
+    session, panel = shown.session, shown.predict_panel
+    recording = session.recording
+    first, second = recording.calls
+    assert first.error is None and second.error is not None  # the second call fails
+    shown.commands.predict.trigger()
+    session.home()
+    qtbot.waitUntil(lambda: bool(panel.rows), timeout=TIMEOUT)
+    panel.rows[0].choose(FAILS)  # wrong: the first call succeeds
+    session.go_to(first.last_step)
+    assert panel.revealed()
+    assert panel.rows[0].verdict.text() == (
+        f"✗ Wrong. You said “{FAILS}”; the answer is “{SUCCEEDS}”: the call ran to its end without an error."
+    )
+    session.go_to(first.last_step + 1)  # the second call's questions
+    qtbot.waitUntil(lambda: panel.call_index() == 1, timeout=TIMEOUT)
+    panel.rows[0].choose(FAILS)  # right: PyTorch raises
+    session.go_to(second.last_step)
+    error = second.error.strip().splitlines()[0]
+    assert panel.rows[0].verdict.text() == f"✓ Right: “{FAILS}”: PyTorch stopped it with “{error}”"
