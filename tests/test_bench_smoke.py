@@ -157,12 +157,13 @@ def test_the_report_judges_the_program_and_the_stack_against_their_targets() -> 
 
     sys.path.insert(0, str(ROOT))
     try:
-        bench = importlib.import_module("benchmarks.bench")
+        bench = importlib.import_module("benchmarks.report")
+        steps = importlib.import_module("benchmarks.steps")
     finally:
         sys.path.remove(str(ROOT))
     program = SimpleNamespace(
         iterations=200,
-        window=bench.StepTimes(ms=[10.0] * 99 + [30.0]),  # p95 10 ms
+        window=steps.StepTimes(ms=[10.0] * 99 + [30.0]),  # p95 10 ms
         heartbeat=SimpleNamespace(max_gap_ms=60.0),
     )
     report = SimpleNamespace(
