@@ -32,6 +32,7 @@ from benchmarks.common import (  # noqa: E402
     machine_info,
 )
 from benchmarks.heartbeat import heartbeat_child, heartbeat_in_child  # noqa: E402
+from benchmarks.language import measure_language  # noqa: E402
 from benchmarks.lens_open import LENS_OPEN_NODES, LensOpen, measure_lens_open  # noqa: E402
 from benchmarks.memory import child_rss, peak_rss_child  # noqa: E402
 from benchmarks.program import measure_program, measure_program_in_window  # noqa: E402
@@ -79,7 +80,11 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
 
     web_sizes = (max(sizes), 20) if opts.quick else (5000, PROGRAM_ITERATIONS)
     web = attempt(lambda: measure_web(opts.log, *web_sizes), None, opts.log)
-    return Report(machine, results, startup, imports, heartbeat, rss, program, real, lens_open, stack, web)
+    opts.log("language: a Net(nn.Module) training loop as plain Python, the evaluator, and recorded")
+    language = attempt(lambda: measure_language(2 if opts.quick else 7), None, opts.log)
+    return Report(
+        machine, results, startup, imports, heartbeat, rss, program, real, lens_open, stack, web, language
+    )
 
 
 # -- command line ------------------------------------------------------------------------------------

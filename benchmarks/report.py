@@ -10,6 +10,7 @@ from typing import Any
 
 from benchmarks.common import TARGETS, median, median_of_ratios, p95, ratio
 from benchmarks.heartbeat import Responsiveness
+from benchmarks.language import LanguageCost
 from benchmarks.lens_open import LENS_OPEN_NODES, LensOpen
 from benchmarks.program import ProgramResult
 from benchmarks.real_models import RealModelResult
@@ -31,6 +32,7 @@ class Report:
     lens_open: LensOpen = field(default_factory=LensOpen)
     stack: dict[str, Any] | None = None  # the 20,000-node transformer stack (full runs)
     web: dict[str, Any] | None = None  # the HTML player in headless Chromium (benchmarks/web.py)
+    language: LanguageCost | None = None  # the Net(nn.Module) loop: plain Python, evaluator, recorded
 
     def json(self) -> dict[str, Any]:
         stack = [self.stack] if self.stack else []
@@ -45,6 +47,7 @@ class Report:
             "max_heartbeat_gap_ms": round(self.heartbeat.max_gap_ms if self.heartbeat else math.nan, 1),
             "peak_rss_mb": round(self.rss.get("peak_mb", math.nan), 1),
             "web": self.web,
+            "language": self.language.json() if self.language else None,
         }
 
 
@@ -133,6 +136,14 @@ def _table_lines(report: Report) -> Iterator[str]:
         yield ""
     yield from _own_code_lines(report)
     yield ""
+    if report.language is not None:
+        lang = report.language
+        yield "7. The checked language (a Net(nn.Module) training loop written once)"
+        yield (
+            f"  plain Python {median(lang.plain_python_s):.3f} s, "
+            f"evaluator {median(lang.evaluator_s):.3f} s, recorded {median(lang.record_s):.3f} s"
+        )
+        yield ""
     yield from _target_lines(report)
 
 

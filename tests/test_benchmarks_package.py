@@ -66,7 +66,7 @@ def test_benchmarks_is_a_package():
 
 def test_the_benchmark_modules_import_each_other_without_a_cycle():
     graph = _graph()
-    assert graph["bench"] >= {"common", "report", "steps", "heartbeat"}  # the parser saw them
+    assert graph["bench"] >= {"common", "report", "language", "steps", "heartbeat"}  # the parser saw them
     assert _cycle(graph) == []
 
 
@@ -88,3 +88,25 @@ def test_every_benchmark_module_stays_readable():
         if (n := len(p.read_text(encoding="utf-8").splitlines())) >= MAX_LINES
     }
     assert long == {}
+
+
+def test_the_language_benchmark_program_records_what_pytorch_does():
+    """The ``class Net(nn.Module)`` loop the language measure times: accepted by the checked
+    language as written, and recorded with PyTorch's own calls, gradients and parameter names."""
+    import importlib
+    import sys
+
+    from oracle import check_against_plain
+
+    from app.core import record
+
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    try:
+        language = importlib.import_module("benchmarks.language")
+    finally:
+        sys.path.remove(str(BENCHMARKS.parent))
+    recording = record(language.net_program(3))
+    assert recording.failed is None
+    assert len(recording.calls) == 3
+    check_against_plain(recording)
+    assert {"model.fc1.weight", "model.fc2.bias"} <= set(recording.leaves)
