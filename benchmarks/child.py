@@ -78,8 +78,8 @@ def measure_rerecord(runs: int) -> dict[str, Any]:
 
 def heartbeat_child(nodes: int) -> None:
     """(fresh process) The window loads the ``nodes`` chain through the warm child; print JSON."""
-    import bench
-
+    from benchmarks import heartbeat, steps
+    from benchmarks.common import BIG_LIMITS
     from benchmarks.scenarios import chain_scenario
 
     pool = ChildPool()
@@ -88,12 +88,12 @@ def heartbeat_child(nodes: int) -> None:
         import app.ui.runtime.worker as worker_module
 
         def record_program(source: Any, device: str) -> Any:
-            recording = record_in_child(source, device, pool=pool, recorder_limits=bench.BIG_LIMITS)
+            recording = record_in_child(source, device, pool=pool, recorder_limits=BIG_LIMITS)
             beat.phase = "read back + layout (worker)"
             return recording
 
         def layout_recording(recording: Any) -> Any:
-            layout = bench.layout_of(recording)
+            layout = steps.layout_of(recording)
             beat.phase = "apply (GUI thread)"
             return layout
 
@@ -101,10 +101,10 @@ def heartbeat_child(nodes: int) -> None:
         worker_module.layout_recording = layout_recording
         return "recorded in the warm child under the benchmark's limits"
 
-    bench._lift_worker_limits = lift
-    bench.application()
+    heartbeat._lift_worker_limits = lift
+    steps.application()
     record_in_child("two-losses", pool=pool)  # warm, as a window that already showed the seed
-    result = bench.measure_heartbeat(chain_scenario(nodes), lambda text: print(text, file=sys.stderr))
+    result = heartbeat.measure_heartbeat(chain_scenario(nodes), lambda text: print(text, file=sys.stderr))
     pool.close()
     print(json.dumps(dataclasses.asdict(result)))
 
@@ -134,9 +134,9 @@ def measure_heartbeat(nodes: int) -> dict[str, Any]:
 
 
 def measure_startup(runs: int) -> dict[str, Any]:
-    import bench
+    from benchmarks.startup import measure_startup as startup_runs
 
-    startup, imports = bench.measure_startup(runs)
+    startup, imports = startup_runs(runs)
     return {
         "startup_s": round(statistics.median(startup), 3),
         "torch_import_s": round(statistics.median(imports), 3),

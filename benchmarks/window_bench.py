@@ -25,19 +25,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from app.core import Recording, record  # noqa: E402
-from benchmarks.bench import (  # noqa: E402  (sets QT_QPA_PLATFORM before Qt is imported)
-    BIG_LIMITS,
-    GcPauses,
-    Heartbeat,
-    Window,
-    application,
-    flush_events,
-    layout_of,
-    median,
-    p95,
-    timed_steps,
-)
+from benchmarks.common import BIG_LIMITS, median, p95  # noqa: E402  (sets QT_QPA_PLATFORM before Qt starts)
+from benchmarks.heartbeat import GcPauses, Heartbeat  # noqa: E402
 from benchmarks.scenarios import training_program  # noqa: E402
+from benchmarks.steps import Window, application, flush_events, layout_of, timed_steps  # noqa: E402
 
 WARM_UP_STEPS = 100
 

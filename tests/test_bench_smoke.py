@@ -43,8 +43,10 @@ TOP_KEYS = {
     "program": dict,
     "real_model": dict,
     "web": dict,  # the HTML player in Chromium (benchmarks/web.py); None where Chromium is missing
+    "language": dict,
 }
 REAL_MODEL_KEYS = {"nodes": int, "record_vs_plain": float}
+LANGUAGE_KEYS = {"plain_python_s": float, "evaluator_s": float, "record_s": float}
 PROGRAM_KEYS = {
     "iterations": int,
     "steps": int,
@@ -134,7 +136,15 @@ def test_quick_benchmark_prints_its_json_object() -> None:
     # lens_open_s, lens_ready_s: a window that failed to open the .lens in time leaves them NaN
     fixes = result.pop("fixes")  # proving a fix next to recording the program again
     assert fixes["checked"] == 2 and 0 < fixes["check_vs_record"] < 10
-    for key in TOP_KEYS.keys() - {"sizes", "program", "real_model", "web", "lens_open_s", "lens_ready_s"}:
+    for key in TOP_KEYS.keys() - {
+        "sizes",
+        "program",
+        "real_model",
+        "web",
+        "language",
+        "lens_open_s",
+        "lens_ready_s",
+    }:
         assert math.isfinite(result[key]) and result[key] > 0, (key, result[key])
     program = result["program"]
     assert set(program) == set(PROGRAM_KEYS)
@@ -149,6 +159,11 @@ def test_quick_benchmark_prints_its_json_object() -> None:
         assert isinstance(real[key], kind), key
         assert math.isfinite(real[key]) and real[key] > 0, (key, real[key])
     assert real["nodes"] > 100  # a TransformerEncoderLayer and its head, three training steps
+    language = result["language"]  # one Net(nn.Module) loop: plain Python, the evaluator, recorded
+    assert set(language) == set(LANGUAGE_KEYS)
+    for key, kind in LANGUAGE_KEYS.items():
+        assert isinstance(language[key], kind), key
+        assert math.isfinite(language[key]) and language[key] > 0, (key, language[key])
 
 
 def test_the_report_judges_the_program_and_the_stack_against_their_targets() -> None:
@@ -157,12 +172,13 @@ def test_the_report_judges_the_program_and_the_stack_against_their_targets() -> 
 
     sys.path.insert(0, str(ROOT))
     try:
-        bench = importlib.import_module("benchmarks.bench")
+        bench = importlib.import_module("benchmarks.report")
+        steps = importlib.import_module("benchmarks.steps")
     finally:
         sys.path.remove(str(ROOT))
     program = SimpleNamespace(
         iterations=200,
-        window=bench.StepTimes(ms=[10.0] * 99 + [30.0]),  # p95 10 ms
+        window=steps.StepTimes(ms=[10.0] * 99 + [30.0]),  # p95 10 ms
         heartbeat=SimpleNamespace(max_gap_ms=60.0),
     )
     report = SimpleNamespace(

@@ -1,0 +1,47 @@
+"""Shared recordings: a saved ``.lens`` file opened in a fresh window, against ``import torch``."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core import record
+from benchmarks.common import BIG_LIMITS
+from benchmarks.scenarios import (
+    chain_scenario,
+)
+from benchmarks.startup import startup_marks, torch_import_once
+
+LENS_OPEN_NODES = 5_000
+
+
+@dataclass
+class LensOpen:
+    """Seconds to a ``.lens`` file's first painted graph (its preview: lensfile.format's NOTE [picture
+    first]), to its graph view drawing the recording (steps can be taken), and ``import torch``
+    timed between them."""
+
+    first_s: list[float] = field(default_factory=list)
+    ready_s: list[float] = field(default_factory=list)
+    torch_import_s: list[float] = field(default_factory=list)
+
+
+def measure_lens_open(runs: int, log: Callable[[str], None]) -> LensOpen:
+    """The window spawned on a saved ``.lens`` of the 5,000-node chain (nothing recorded, torch
+    never imported), alternating with ``python -c "import torch"``. The file is written as ``trace
+    --save`` writes it, with its layout (layout_store's NOTE [stored layouts]) and its preview."""
+    from app.render.layout_store import save_with_layout
+
+    recording = record(chain_scenario(LENS_OPEN_NODES), limits=BIG_LIMITS)
+    path = Path(tempfile.mkdtemp(prefix="lens-bench-")) / "chain-5000.lens"
+    save_with_layout(recording, path)
+    log(f"lens open: {len(recording.graph)} nodes, {path.stat().st_size / 1e6:.1f} MB on disk")
+    result = LensOpen()
+    for _ in range(runs):
+        result.torch_import_s.append(torch_import_once())
+        first, ready = startup_marks(str(path))
+        result.first_s.append(first)
+        result.ready_s.append(ready)
+    return result
