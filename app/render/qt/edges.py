@@ -57,6 +57,65 @@ def _arrowhead(base: tuple[float, float], tip: tuple[float, float]) -> tuple[tup
 # they keep their phase as the view pans (Qt measures both the same, along the flattened
 # curve); drawn whole, stepping a 200-iteration loop zoomed in took 57 ms a step (p50).
 LONG_EDGE_POINTS = 7  # two Bezier pieces: shorter edges are drawn whole
+# A piece whose hull is wider or taller than this many times the repainted area is split in
+# halves (de Casteljau) until its halves are not, and only those meeting the area are stroked:
+# zoomed in, one piece of a loop's long edge runs thousands of pixels past the view.
+SPLIT_BEYOND = 3.0
+MAX_SPLITS = 10  # halvings of one piece at most (1,024 parts)
+
+Bezier = tuple[tuple[float, float], tuple[float, float], tuple[float, float], tuple[float, float]]
+
+
+def _halves(curve: Bezier) -> tuple[Bezier, Bezier]:
+    """A cubic Bezier curve cut at t = 0.5 into two that trace it exactly.
+
+    >>> _halves(((0.0, 0.0), (1.0, 0.0), (2.0, 0.0), (3.0, 0.0)))[1][0]
+    (1.5, 0.0)
+    """
+
+    def mid(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+        return ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+
+    p0, p1, p2, p3 = curve
+    a, b, c = mid(p0, p1), mid(p1, p2), mid(p2, p3)
+    d, e = mid(a, b), mid(b, c)
+    f = mid(d, e)
+    return (p0, a, d, f), (f, e, c, p3)
+
+
+def _hull(curve: Bezier) -> QRectF:
+    xs, ys = [x for x, _ in curve], [y for _, y in curve]
+    return QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+
+
+def _length(curve: Bezier) -> float:
+    """About the curve's length: the mean of its chord and its control polygon (both bound it)."""
+
+    def dist(a: tuple[float, float], b: tuple[float, float]) -> float:
+        return float(((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5)
+
+    polygon = dist(curve[0], curve[1]) + dist(curve[1], curve[2]) + dist(curve[2], curve[3])
+    return (polygon + dist(curve[0], curve[3])) / 2
+
+
+def _seen_parts(curve: Bezier, seen: QRectF, before: float, depth: int = 0) -> list[tuple[float, Bezier]]:
+    """The parts of ``curve`` to stroke for ``seen``, each with the length before it."""
+    hull = _hull(curve)
+    if not seen.intersects(hull) and not hull.isEmpty():
+        return []
+    big = hull.width() > SPLIT_BEYOND * seen.width() or hull.height() > SPLIT_BEYOND * seen.height()
+    if not big or depth >= MAX_SPLITS:
+        return [(before, curve)]
+    first, second = _halves(curve)
+    return _seen_parts(first, seen, before, depth + 1) + _seen_parts(
+        second, seen, before + _length(first), depth + 1
+    )
+
+
+def _curve_path(curve: Bezier) -> QPainterPath:
+    path = QPainterPath(QPointF(*curve[0]))
+    path.cubicTo(QPointF(*curve[1]), QPointF(*curve[2]), QPointF(*curve[3]))
+    return path
 
 
 class EdgeItem(QGraphicsItem):
@@ -151,8 +210,13 @@ class EdgeItem(QGraphicsItem):
         seen = exposed.adjusted(-margin, -margin, margin, margin)
         runs: list[tuple[float, QPainterPath]] = []
         joined = False  # whether the last piece is in the last run
-        for hull, piece, before in self._pieces:
+        for index, (hull, piece, before) in enumerate(self._pieces):
             if not seen.intersects(hull):
+                joined = False
+            elif hull.width() > SPLIT_BEYOND * seen.width() or hull.height() > SPLIT_BEYOND * seen.height():
+                curve = tuple(self._points[3 * index : 3 * index + 4])
+                assert len(curve) == 4
+                runs += [(at, _curve_path(part)) for at, part in _seen_parts(curve, seen, before)]  # type: ignore[arg-type]
                 joined = False
             elif joined:
                 runs[-1][1].connectPath(piece)
