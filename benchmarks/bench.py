@@ -47,7 +47,7 @@ from app.core.language.parsing import parse  # noqa: E402
 from app.core.recording.recorder import SEED  # noqa: E402
 from benchmarks.scenarios import (  # noqa: E402
     chain_losses,
-    chain_scenario,
+    chain_program,
     chain_spec,
     plain_chain,
     training_program,
@@ -412,9 +412,9 @@ def _rss_mb() -> float:
 def child_rss(nodes: int) -> None:
     """(child process) Record, lay out, build the view, visit every step; print peak RSS in MB."""
     application()
-    record(chain_scenario(10))  # torch's lazily imported meta kernels count as start-up, not as the graph
+    record(chain_program(10))  # torch's lazily imported meta kernels count as start-up, not as the graph
     baseline = _rss_mb()
-    recording = record(chain_scenario(nodes), limits=BIG_LIMITS)
+    recording = record(chain_program(nodes), limits=BIG_LIMITS)
     after_record = _rss_mb()
     layout = layout_of(recording)
     view = make_graph_view(recording, layout)
@@ -687,7 +687,7 @@ class Options:
 
 
 def measure_size(nodes: int, opts: Options) -> SizeResult:
-    scenario = chain_scenario(nodes)
+    scenario = chain_program(nodes)
     big = nodes >= 1000
     repeats = 1 if opts.quick else (3 if nodes >= 5000 else 7)
     opts.log(f"[{nodes}] recording cost ({repeats} interleaved rounds)")
@@ -975,12 +975,12 @@ def heartbeat_child(size: int, *, program: bool = False) -> None:
     """(child process) Warm up like a window that already showed the seed, then measure the load of
     the ``size``-node chain, or of the ``size``-iteration training program."""
     application()
-    record(chain_scenario(10))
+    record(chain_program(10))
 
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    result = measure_heartbeat(training_program(size) if program else chain_scenario(size), log)
+    result = measure_heartbeat(training_program(size) if program else chain_program(size), log)
     print(json.dumps(dataclasses.asdict(result)))
 
 
@@ -1143,7 +1143,7 @@ def measure_lens_open(runs: int, log: Callable[[str], None]) -> LensOpen:
     --save`` writes it, with its layout (layout_store's NOTE [stored layouts]) and its preview."""
     from app.render.layout_store import save_with_layout
 
-    recording = record(chain_scenario(LENS_OPEN_NODES), limits=BIG_LIMITS)
+    recording = record(chain_program(LENS_OPEN_NODES), limits=BIG_LIMITS)
     path = Path(tempfile.mkdtemp(prefix="lens-bench-")) / "chain-5000.lens"
     save_with_layout(recording, path)
     log(f"lens open: {len(recording.graph)} nodes, {path.stat().st_size / 1e6:.1f} MB on disk")
@@ -1221,7 +1221,7 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     application()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 100_000))  # torchviz recurses once per node
     machine = machine_info()
-    record(chain_scenario(10))  # warm imports and torch's first-call paths
+    record(chain_program(10))  # warm imports and torch's first-call paths
     # As the window's worker does after its imports (NOTE [gc freeze] in app/ui/runtime/worker.py): full
     # collections then skip torch's import-time objects instead of walking them mid-recording.
     gc.collect()

@@ -80,7 +80,7 @@ def heartbeat_child(nodes: int) -> None:
     """(fresh process) The window loads the ``nodes`` chain through the warm child; print JSON."""
     import bench
 
-    from benchmarks.scenarios import chain_scenario
+    from benchmarks.scenarios import chain_program
 
     pool = ChildPool()
 
@@ -104,7 +104,7 @@ def heartbeat_child(nodes: int) -> None:
     bench._lift_worker_limits = lift
     bench.application()
     record_in_child("two-losses", pool=pool)  # warm, as a window that already showed the seed
-    result = bench.measure_heartbeat(chain_scenario(nodes), lambda text: print(text, file=sys.stderr))
+    result = bench.measure_heartbeat(chain_program(nodes), lambda text: print(text, file=sys.stderr))
     pool.close()
     print(json.dumps(dataclasses.asdict(result)))
 

@@ -1,6 +1,6 @@
 """Large scenarios for the benchmark, written in the project's own scenario language.
 
-Each one is real TOML text, checked by :func:`app.core.parse_scenario`, so the benchmark measures the
+Each one is real TOML text, checked by :func:`app.core.parse_program`, so the benchmark measures the
 same parser, evaluator and recorder a user's file goes through. The model is a chain of blocks
 
     h = torch.tanh(h @ W<k>)        # MmBackward0, TanhBackward0
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from app.core import Program, parse_scenario
+from app.core import Program, parse_program
 
-__all__ = ["ChainSpec", "chain_losses", "chain_scenario", "chain_spec", "chain_toml", "plain_chain"]
+__all__ = ["ChainSpec", "chain_losses", "chain_program", "chain_spec", "chain_toml", "plain_chain"]
 
 NODES_PER_BLOCK = 3
 FIXED_NODES = 4  # x's AccumulateGrad, SumBackward0, MulBackward0, MeanBackward0
@@ -92,9 +92,9 @@ loss = "(h * h).mean()"
 '''
 
 
-def chain_scenario(nodes: int, d: int = 8) -> Program:
+def chain_program(nodes: int, d: int = 8) -> Program:
     """A checked :class:`Program` of about ``nodes`` autograd nodes."""
-    return parse_scenario(chain_toml(chain_spec(nodes, d)))
+    return parse_program(chain_toml(chain_spec(nodes, d)))
 
 
 def chain_losses(spec: ChainSpec) -> tuple[torch.Tensor, torch.Tensor]:

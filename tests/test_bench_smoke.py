@@ -68,7 +68,7 @@ def scenarios() -> ModuleType:
 @pytest.mark.parametrize("nodes", [10, 100])
 def test_generated_scenario_records_the_graph_pytorch_builds(scenarios: ModuleType, nodes: int) -> None:
     spec = scenarios.chain_spec(nodes)
-    recording = record(scenarios.chain_scenario(nodes))
+    recording = record(scenarios.chain_program(nodes))
     assert len(recording.graph) == spec.expected_nodes
     assert abs(len(recording.graph) - nodes) <= 2
     ours = Counter(n.name for n in recording.graph.nodes)

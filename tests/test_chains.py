@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import check_against_plain, check_against_probes
 
-from app.core import parse_scenario, record
+from app.core import parse_program, record
 
 Shape = tuple[int, ...]
 
@@ -141,7 +141,7 @@ def scenarios(draw: st.DrawFn) -> str:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_random_chain_matches_plain_torch(text: str) -> None:
-    rec = record(parse_scenario(text))
+    rec = record(parse_program(text))
     check_against_plain(rec)
     check_against_probes(rec)
 
@@ -153,7 +153,7 @@ def test_generator_makes_failing_and_passing_calls() -> None:
     @settings(max_examples=60, deadline=None, database=None, derandomize=True)  # the same draws each run
     @given(scenarios())
     def collect(text: str) -> None:
-        rec = record(parse_scenario(text))
+        rec = record(parse_program(text))
         outcomes.add(rec.failed is None)
 
     collect()

@@ -17,7 +17,7 @@ import pytest
 from test_hostile import CASES, Case, ProgramFails, Refused, case_params, outcome
 
 from app import cli
-from app.core import ScenarioError
+from app.core import ProgramError
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "autograd-lens: "
@@ -48,7 +48,7 @@ def test_every_hostile_case_through_trace(
     status, out, err = run_main(["trace", str(path)], capsys)
     if isinstance(case.expect, Refused):
         expected = outcome(case)
-        assert isinstance(expected, ScenarioError)
+        assert isinstance(expected, ProgramError)
         assert status == 2 and out == ""
         assert one_line(err) == " ".join(str(expected).split())
     elif isinstance(case.expect, ProgramFails):  # recorded: the program stopped at its own error

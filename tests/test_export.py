@@ -7,7 +7,7 @@ from PySide6.QtGui import QImage
 
 from app import cli
 from app.cli import main
-from app.core import ScenarioError, load_builtin, record
+from app.core import ProgramError, load_builtin, record
 from app.render import layout as layout_module
 from app.render.export_budget import ExportTooLarge
 from app.render.labels import drawn_slots
@@ -97,11 +97,11 @@ def test_export_accepts_a_python_file_and_a_program(tmp_path):
 
 
 def test_bad_scenario_raises_scenario_error(tmp_path):
-    with pytest.raises(ScenarioError):
+    with pytest.raises(ProgramError):
         export_steps("no-such-scenario", tmp_path)
     bad = tmp_path / "bad.toml"
     bad.write_text("name = 'x'\n[forward]\ncode = 'y = z'\n", encoding="utf-8")
-    with pytest.raises(ScenarioError):
+    with pytest.raises(ProgramError):
         export_steps(bad, tmp_path / "out")
 
 

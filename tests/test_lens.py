@@ -33,7 +33,7 @@ from app.core.lensfile import (
     save_lens,
 )
 from app.core.lensfile.format import MAX_CONTAINERS, MAX_JSON_BYTES
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.recording import Recording
 from app.core.report import to_json, to_table
 from app.render.layout import layout_graph
@@ -138,7 +138,7 @@ def test_plain_json_is_read_too() -> None:
 
 
 def test_a_lens_error_is_a_scenario_error() -> None:
-    assert issubclass(LensError, ScenarioError)
+    assert issubclass(LensError, ProgramError)
 
 
 # --- versions and damage ---

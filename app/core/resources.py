@@ -11,7 +11,7 @@ import importlib.util
 from functools import cache
 from pathlib import Path
 
-__all__ = ["resource_path", "resource_root", "scenario_files", "style_files"]
+__all__ = ["program_files", "resource_path", "resource_root", "style_files"]
 
 
 @cache
@@ -29,7 +29,7 @@ def resource_path(*parts: str) -> Path:
     return resource_root().joinpath(*parts)
 
 
-def scenario_files() -> list[Path]:
+def program_files() -> list[Path]:
     return sorted(resource_path("scenarios").glob("*.toml"))
 
 

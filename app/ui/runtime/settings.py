@@ -12,12 +12,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSize
 
-__all__ = ["DEFAULT_SCENARIO", "FONT_SCALE_RANGE", "THEMES", "AppSettings"]
+__all__ = ["DEFAULT_PROGRAM", "FONT_SCALE_RANGE", "THEMES", "AppSettings"]
 
 ORGANIZATION = "AutogradLens"
 APPLICATION = "Autograd Lens"
 THEMES = ("light", "dark", "projector")
-DEFAULT_SCENARIO = "two-losses"
+DEFAULT_PROGRAM = "two-losses"
 FONT_SCALE_RANGE = (0.6, 3.0)
 
 
@@ -64,11 +64,11 @@ class AppSettings(QSettings):
 
     # -- scenario ------------------------------------------------------------
     @property
-    def last_scenario(self) -> str:
-        return str(self.value("scenario/last", DEFAULT_SCENARIO) or DEFAULT_SCENARIO)
+    def last_program(self) -> str:
+        return str(self.value("scenario/last", DEFAULT_PROGRAM) or DEFAULT_PROGRAM)
 
-    @last_scenario.setter
-    def last_scenario(self, name_or_path: str) -> None:
+    @last_program.setter
+    def last_program(self, name_or_path: str) -> None:
         self.setValue("scenario/last", name_or_path)
 
     # -- window ----------------------------------------------------------------

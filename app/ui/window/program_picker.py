@@ -2,7 +2,7 @@
 
 It also knows where the program on screen came from: a built-in as shipped, a built-in with an
 edit or a fix applied, a file, or a ``.lens`` recording. That decides the picker's entry, the
-summary's words and what the next start opens (``AppSettings.last_scenario``).
+summary's words and what the next start opens (``AppSettings.last_program``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.resources import resource_path, scenario_files
+from app.core.resources import program_files, resource_path
 from app.ui.runtime.session import Session
 from app.ui.runtime.settings import AppSettings
 from app.ui.window.program_list import ProgramList
@@ -28,7 +28,7 @@ __all__ = ["ProgramPicker", "builtin_names"]
 
 @functools.cache  # the shipped scenarios do not change while the window runs
 def builtin_names() -> list[str]:
-    return [path.stem for path in scenario_files()]
+    return [path.stem for path in program_files()]
 
 
 class ProgramPicker(QObject):
@@ -98,11 +98,11 @@ class ProgramPicker(QObject):
 
     def _remember(self, program: Program) -> None:
         if self.lens_path is not None:
-            self._settings.last_scenario = str(self.lens_path)
+            self._settings.last_program = str(self.lens_path)
         elif self._from_builtin(program):  # edited or not: the next start opens the built-in
-            self._settings.last_scenario = program.name
+            self._settings.last_program = program.name
         elif program.path is not None:
-            self._settings.last_scenario = str(program.path)
+            self._settings.last_program = str(program.path)
 
     def _on_activated(self, position: int) -> None:
         source = self.combo.source_at(position)
