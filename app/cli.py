@@ -45,7 +45,7 @@ def _build_parser() -> argparse.ArgumentParser:
     gui = sub.add_parser("gui", help="open the window (the default)")
     gui.add_argument("scenario", nargs="?", help=SOURCE_HELP)
     _limit_options(gui)
-    sub.add_parser("scenarios", help="list the built-in scenarios")
+    sub.add_parser("programs", help="list the built-in programs")
     trace = sub.add_parser("trace", help="record a program (or read a .lens file) and print its steps")
     trace.add_argument("scenario", help=SOURCE_HELP)
     trace.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
@@ -227,7 +227,7 @@ def _safe_streams() -> None:
                 reconfigure(errors="backslashreplace")
 
 
-def _scenarios() -> int:
+def _programs() -> int:
     from app.core.loading import builtin_names, load_builtin
     from app.core.terminal import terminal_text
 
@@ -477,8 +477,8 @@ def _shown_lens_path(name: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.command == "scenarios":
-        return _scenarios()
+    if args.command == "programs":
+        return _programs()
     if args.command != "run":
         _child_limits(args)
     commands = {"trace": _trace, "export": _export, "run": _run_script}
@@ -525,11 +525,27 @@ def _quiet_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+OLD_COMMANDS = {"scenarios": "programs"}  # the names before programs were called programs, kept
+# out of --help: notes and scripts written then still run
+
+
+def _old_names(argv: Sequence[str]) -> list[str]:
+    """``argv`` with an old command name at its head read as today's.
+
+    >>> _old_names(["scenarios"]), _old_names(["trace", "scenarios"])
+    (['programs'], ['trace', 'scenarios'])
+    """
+    args = list(argv)
+    if args and args[0] in OLD_COMMANDS:
+        args[0] = OLD_COMMANDS[args[0]]
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Every failure is one line on stderr: exit 2 for a bad scenario,
     file or usage, 1 for a bug in Autograd Lens; never a traceback (unless asked for)."""
     _safe_streams()
-    args = _build_parser().parse_args(argv)
+    args = _build_parser().parse_args(_old_names(sys.argv[1:] if argv is None else argv))
     if args.command in ("trace", "export", "run"):  # the window logs its own way (app.ui.main)
         _warnings_to_stderr()
     try:

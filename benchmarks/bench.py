@@ -45,7 +45,7 @@ from app.core import Limits, Program, Recording, record  # noqa: E402
 from app.core.language.evaluator import Evaluator  # noqa: E402
 from app.core.language.parsing import parse  # noqa: E402
 from app.core.recording.recorder import SEED  # noqa: E402
-from benchmarks.scenarios import (  # noqa: E402
+from benchmarks.programs import (  # noqa: E402
     chain_losses,
     chain_program,
     chain_spec,

@@ -80,7 +80,7 @@ def heartbeat_child(nodes: int) -> None:
     """(fresh process) The window loads the ``nodes`` chain through the warm child; print JSON."""
     import bench
 
-    from benchmarks.scenarios import chain_program
+    from benchmarks.programs import chain_program
 
     pool = ChildPool()
 

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.scenarios import chain_program  # noqa: E402
+from benchmarks.programs import chain_program  # noqa: E402
 
 PROXY_RANK = re.compile(r'^\s*\{rank=same; "[^"]+"; "[^"@]+@[^"]+"\}\n', re.MULTILINE)
 

@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
 
 from app.core import Limits, Program, Recording, record  # noqa: E402
 from app.render.web import write_player  # noqa: E402
-from benchmarks.scenarios import chain_program, training_program  # noqa: E402
+from benchmarks.programs import chain_program, training_program  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -37,7 +37,7 @@ from benchmarks.bench import (  # noqa: E402  (sets QT_QPA_PLATFORM before Qt is
     p95,
     timed_steps,
 )
-from benchmarks.scenarios import training_program  # noqa: E402
+from benchmarks.programs import training_program  # noqa: E402
 
 WARM_UP_STEPS = 100
 

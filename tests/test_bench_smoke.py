@@ -57,10 +57,10 @@ PROGRAM_KEYS = {
 
 @pytest.fixture(scope="module")
 def scenarios() -> ModuleType:
-    """``benchmarks/scenarios.py`` (benchmarks/ is a folder beside app/, not an installed package)."""
+    """``benchmarks/programs.py`` (benchmarks/ is a folder beside app/, not an installed package)."""
     sys.path.insert(0, str(ROOT))
     try:
-        return importlib.import_module("benchmarks.scenarios")
+        return importlib.import_module("benchmarks.programs")
     finally:
         sys.path.remove(str(ROOT))
 

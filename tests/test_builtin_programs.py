@@ -85,7 +85,7 @@ REFUSED_NODES = (
 
 
 def scenario_file(name: str) -> dict[str, Any]:
-    with resource_path("scenarios", f"{name}.toml").open("rb") as handle:
+    with resource_path("programs", f"{name}.toml").open("rb") as handle:
         return tomllib.load(handle)
 
 

@@ -180,13 +180,19 @@ def test_unavailable_device_is_one_line_exit_2() -> None:
     assert lines[0].startswith("autograd-lens: ") and reason in lines[0] and "Traceback" not in done.stderr
 
 
-def test_scenarios_lists_every_builtin() -> None:
-    done = run_app("scenarios")
+def test_programs_lists_every_builtin() -> None:
+    done = run_app("programs")
     assert done.returncode == 0
     listed = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
     assert set(listed) == set(builtin_names())
     for name in builtin_names():
         assert load_builtin(name).title in listed[name]
+
+
+def test_the_old_command_name_still_lists_the_builtins_and_is_not_shown() -> None:
+    old, new, shown = run_app("scenarios"), run_app("programs"), run_app("--help")
+    assert (old.returncode, old.stdout, old.stderr) == (0, new.stdout, "")
+    assert shown.returncode == 0 and "programs" in shown.stdout and "scenario" not in shown.stdout.lower()
 
 
 def _records_programs() -> bool:

@@ -17,7 +17,7 @@ __all__ = ["program_files", "resource_path", "resource_root", "style_files"]
 @cache
 def resource_root() -> Path:
     beside = Path(__file__).resolve().parents[2] / "resources"
-    if (beside / "scenarios").is_dir():
+    if (beside / "programs").is_dir():
         return beside
     spec = importlib.util.find_spec("autograd_lens_resources")
     if spec is None or not spec.submodule_search_locations:
@@ -30,7 +30,7 @@ def resource_path(*parts: str) -> Path:
 
 
 def program_files() -> list[Path]:
-    return sorted(resource_path("scenarios").glob("*.toml"))
+    return sorted(resource_path("programs").glob("*.toml"))
 
 
 def style_files() -> list[Path]:

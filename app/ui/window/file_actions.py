@@ -307,6 +307,6 @@ def _file_text(path: Path, program: Program) -> str | None:
 
 def _is_builtin(path: Path) -> bool:
     try:
-        return path.resolve().parent == resource_path("scenarios").resolve()
+        return path.resolve().parent == resource_path("programs").resolve()
     except OSError:
         return False

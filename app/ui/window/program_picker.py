@@ -86,7 +86,7 @@ class ProgramPicker(QObject):
     @staticmethod
     def _from_builtin(program: Program) -> bool:
         path = program.path
-        in_resources = path is None or path.parent == resource_path("scenarios")
+        in_resources = path is None or path.parent == resource_path("programs")
         return program.name in builtin_names() and in_resources
 
     def _is_edited_builtin(self, program: Program) -> bool:
