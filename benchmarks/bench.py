@@ -231,7 +231,7 @@ def one_intra_op_thread() -> Iterator[None]:
 
 
 def measure_record_cost(
-    nodes: int, scenario: Program, repeats: int, budget_s: float
+    nodes: int, program: Program, repeats: int, budget_s: float
 ) -> tuple[RecordCost, Recording]:
     """``record`` vs the same calls run plainly, interleaved; stops repeating once ``budget_s`` is
     spent. Also returns the last recording made."""
@@ -241,12 +241,12 @@ def measure_record_cost(
     made: list[Recording] = []
     for _ in range(repeats):
         made[:] = []
-        cost.record_s.append(timed(lambda: made.append(record(scenario, limits=BIG_LIMITS))))
-        cost.evaluated_s.append(timed(lambda: run_plainly(scenario)))
+        cost.record_s.append(timed(lambda: made.append(record(program, limits=BIG_LIMITS))))
+        cost.evaluated_s.append(timed(lambda: run_plainly(program)))
         cost.native_s.append(timed(native))
         with one_intra_op_thread():
-            cost.record_1t_s.append(timed(lambda: record(scenario, limits=BIG_LIMITS)))
-            cost.evaluated_1t_s.append(timed(lambda: run_plainly(scenario)))
+            cost.record_1t_s.append(timed(lambda: record(program, limits=BIG_LIMITS)))
+            cost.evaluated_1t_s.append(timed(lambda: run_plainly(program)))
         gc.collect()
         if time.perf_counter() - started > budget_s:
             break
@@ -353,13 +353,13 @@ class HeapDelta:
     after_replay: int  # the same after replaying every step (timeline checkpoints built)
 
 
-def heap_delta(scenario: Program) -> HeapDelta:
+def heap_delta(program: Program) -> HeapDelta:
     """tracemalloc: Python heap kept by one Recording (record's temporaries collected)."""
     gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        recording = record(scenario, limits=BIG_LIMITS)
+        recording = record(program, limits=BIG_LIMITS)
         gc.collect()
         kept = tracemalloc.get_traced_memory()[0] - before
         for index in range(len(recording.timeline)):
@@ -373,7 +373,7 @@ def heap_delta(scenario: Program) -> HeapDelta:
 
 
 def peak_rss_child(nodes: int) -> dict[str, float]:
-    """Peak RSS of a fresh process that records, lays out, draws and steps the ``nodes`` scenario."""
+    """Peak RSS of a fresh process that records, lays out, draws and steps the ``nodes`` program."""
     result: dict[str, float] = _child_json("--child-rss", nodes)
     return result
 
@@ -687,11 +687,11 @@ class Options:
 
 
 def measure_size(nodes: int, opts: Options) -> SizeResult:
-    scenario = chain_program(nodes)
+    program = chain_program(nodes)
     big = nodes >= 1000
     repeats = 1 if opts.quick else (3 if nodes >= 5000 else 7)
     opts.log(f"[{nodes}] recording cost ({repeats} interleaved rounds)")
-    cost, recording = measure_record_cost(nodes, scenario, repeats, budget_s=120 if big else 30)
+    cost, recording = measure_record_cost(nodes, program, repeats, budget_s=120 if big else 30)
     keep_none_alive()
     opts.log(f"[{nodes}] {len(recording.graph)} nodes, {len(recording.timeline)} steps; layout")
     start = time.perf_counter()
@@ -699,7 +699,7 @@ def measure_size(nodes: int, opts: Options) -> SizeResult:
     layout_s = time.perf_counter() - start
     steps = backward_steps(recording)
     window, view, rerender, sampled = _interleaved_steps(nodes, recording, layout, steps, opts)
-    heap = None if (opts.quick and big) or median(cost.record_s) > HEAP_SKIP_S else heap_delta(scenario)
+    heap = None if (opts.quick and big) or median(cost.record_s) > HEAP_SKIP_S else heap_delta(program)
     start = time.perf_counter()
     make_graph_view(recording, layout).deleteLater()
     set_model_s = time.perf_counter() - start
@@ -768,7 +768,7 @@ def _interleaved_steps(
 
 
 def startup_once(source: str = "two-losses") -> float:
-    """Seconds from spawning the window's process to its first painted graph (the seed scenario, or
+    """Seconds from spawning the window's process to its first painted graph (the seed program, or
     any source the window opens: a ``.lens`` file, whose preview may be that picture)."""
     return startup_marks(source)[0]
 
@@ -924,8 +924,8 @@ class GcPauses:
         return tuple(sorted(self.passes, reverse=True)[:count])
 
 
-def measure_heartbeat(scenario: Program, log: Callable[[str], None]) -> Responsiveness:
-    """Load ``scenario`` through the window (worker thread: record + layout, then the view is filled
+def measure_heartbeat(program: Program, log: Callable[[str], None]) -> Responsiveness:
+    """Load ``program`` through the window (worker thread: record + layout, then the view is filled
     on the GUI thread) while a 10 ms heartbeat runs; the largest gap between its ticks."""
     from app.ui.runtime.settings import AppSettings
     from app.ui.window.main_window import MainWindow
@@ -945,12 +945,12 @@ def measure_heartbeat(scenario: Program, log: Callable[[str], None]) -> Responsi
     with GcPauses() as pauses:
         beat.start()
         start = time.perf_counter()
-        session.load(scenario)
+        session.load(program)
         loop.exec()  # the real event loop, as the window runs it
         load_s = time.perf_counter() - start
         gap, phase = beat.stop()
     session.worker.wait_idle()
-    window.hide()  # close() would ask about the unsaved in-memory scenario (a modal dialog)
+    window.hide()  # close() would ask about the unsaved in-memory program (a modal dialog)
     window.deleteLater()
     _settle()
     note = f"recording failed: {failed[0]}" if failed else ""
@@ -960,7 +960,7 @@ def measure_heartbeat(scenario: Program, log: Callable[[str], None]) -> Responsi
 
 
 def _show_seed_first(window: Any) -> None:
-    """As a user would: the window shows the seed before the big scenario is opened (so one-off
+    """As a user would: the window shows the seed before the big program is opened (so one-off
     imports of the late widgets are not counted as the big graph's)."""
     loop = QEventLoop()
     window.session.step_applied.connect(loop.quit)

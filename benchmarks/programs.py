@@ -1,4 +1,4 @@
-"""Large scenarios for the benchmark, written in the project's own scenario language.
+"""Large programs for the benchmark, written in the project's own program language.
 
 Each one is real TOML text, checked by :func:`app.core.parse_program`, so the benchmark measures the
 same parser, evaluator and recorder a user's file goes through. The model is a chain of blocks
@@ -32,7 +32,7 @@ FIXED_NODES = 4  # x's AccumulateGrad, SumBackward0, MulBackward0, MeanBackward0
 
 @dataclass(frozen=True)
 class ChainSpec:
-    """The shape of one generated scenario."""
+    """The shape of one generated program."""
 
     blocks: int
     weights: int
@@ -60,7 +60,7 @@ def _weight_names(spec: ChainSpec) -> list[str]:
 
 
 def chain_toml(spec: ChainSpec) -> str:
-    """The scenario file text for ``spec``."""
+    """The program file text for ``spec``."""
     names = _weight_names(spec)
     inputs = [f'x = "torch.randn({spec.batch}, {spec.d}, requires_grad=True)"']
     inputs += [f'{w} = "torch.randn({spec.d}, {spec.d}, requires_grad=True)"' for w in names]

@@ -27,7 +27,7 @@ def _svg_texts(path) -> list[str]:
 @pytest.mark.parametrize("name", ["forgot-retain", "two-losses"])
 def test_svg_per_step_shows_that_steps_slot_states(tmp_path, name):
     files = export_steps(name, tmp_path, fmt="svg")
-    rec = record(load_builtin(name))  # the oracle: an independent recording of the same scenario
+    rec = record(load_builtin(name))  # the oracle: an independent recording of the same program
     assert [f.name for f in files] == [step_file_name(i, "svg") for i in range(len(rec.timeline))]
     assert sorted(p.name for p in tmp_path.iterdir()) == [f.name for f in files]
     for i, path in enumerate(files):
@@ -96,9 +96,9 @@ def test_export_accepts_a_python_file_and_a_program(tmp_path):
     assert len(from_file) == len(from_object) == len(record(program).timeline)
 
 
-def test_bad_scenario_raises_scenario_error(tmp_path):
+def test_bad_program_raises_program_error(tmp_path):
     with pytest.raises(ProgramError):
-        export_steps("no-such-scenario", tmp_path)
+        export_steps("no-such-program", tmp_path)
     bad = tmp_path / "bad.toml"
     bad.write_text("name = 'x'\n[forward]\ncode = 'y = z'\n", encoding="utf-8")
     with pytest.raises(ProgramError):

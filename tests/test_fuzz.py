@@ -1,9 +1,9 @@
-"""Fuzzing the language: random text, random syntax trees and mutated real scenarios.
+"""Fuzzing the language: random text, random syntax trees and mutated real programs.
 
 Whatever the input, parsing and evaluating it either works or raises a
 ProgramError; nothing else escapes, no sentinel (files, processes,
 serialisation, eval/import from our code) is reached, every attribute the
-evaluator reads by name is public and allowed, and every value a scenario can
+evaluator reads by name is public and allowed, and every value a program can
 hold is one of a few harmless kinds.
 """
 
@@ -51,7 +51,7 @@ ATTRS += ["_parameters", "_modules", "state_dict", "register_forward_hook", "app
 
 
 def allowed_value(value: Any, depth: int = 0) -> bool:
-    """The kinds of value a scenario can ever hold: no modules, functions, classes or frames,
+    """The kinds of value a program can ever hold: no modules, functions, classes or frames,
     except the functions and classes the language lists (``act = nn.ReLU``)."""
     views = (type({}.keys()), type({}.values()), type({}.items()), type(iter([])))
     plain = (int, float, complex, bool, str, type(None), type(Ellipsis), slice, range, enumerate, zip, *views)
@@ -334,7 +334,7 @@ def test_random_statement_trees(watch: Watch) -> None:
     check()
 
 
-# -- real scenarios, mutated --------------------------------------------------------------
+# -- real programs, mutated --------------------------------------------------------------
 
 
 def real_texts() -> list[tuple[str, Mode]]:
@@ -358,7 +358,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, Mode]:
     return "".join(chars), mode
 
 
-def test_mutated_builtin_scenarios(watch: Watch) -> None:
+def test_mutated_builtin_programs(watch: Watch) -> None:
     @FUZZ
     @given(mutated())
     def check(item: tuple[str, Mode]) -> None:

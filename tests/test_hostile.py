@@ -1,6 +1,6 @@
 """Hostile and broken programs, each with its exact outcome.
 
-A scenario file is untrusted input. Each case below is a whole file (TOML
+A program file is untrusted input. Each case below is a whole file (TOML
 text: a ``[program]``, or the older ``[inputs]``/``[forward]``/``[[calls]]``
 shape, which loads as program text) and ends in exactly one of three ways:
 
@@ -54,7 +54,7 @@ APP_DIR = str(Path(__file__).resolve().parent.parent / "app")
 LEAF = "torch.tensor([1., 2.], requires_grad=True)"
 LEAF_LINE = f"import torch\nx = {LEAF}\n"
 
-# -- building scenarios ------------------------------------------------------------
+# -- building programs ------------------------------------------------------------
 
 
 def program_text(code: str) -> str:
@@ -68,8 +68,8 @@ def toml_text(
     forward: str = "y = x * 2",
     calls: list[dict[str, Any]] | None = None,
 ) -> str:
-    """A scenario file; every string is written as a TOML basic string (JSON escapes)."""
-    lines = ['name = "hostile"', 'title = "A hostile scenario"', 'summary = "It must fail cleanly."']
+    """A program file; every string is written as a TOML basic string (JSON escapes)."""
+    lines = ['name = "hostile"', 'title = "A hostile program"', 'summary = "It must fail cleanly."']
     lines.append("[inputs]")
     lines += [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in (inputs or {"x": LEAF}).items()]
     lines += ["[forward]", f"code = {json.dumps(forward, ensure_ascii=False)}"]
@@ -267,7 +267,7 @@ CASES: list[Case] = [
     ),
     case(
         "a 1 MB expression (the file is over 1 MB)",
-        Refused("load", "file", None, None, "scenario files are limited to 1,000,000 bytes"),
+        Refused("load", "file", None, None, "program files are limited to 1,000,000 bytes"),
         calls=[{"loss": ONE_MB}],
     ),
     # -- names that are not bound -----------------------------------------------------
@@ -294,7 +294,7 @@ CASES: list[Case] = [
         calls=[{"kind": "grad", "loss": "y.sum()", "inputs": ["x"], "bind": "y"}],
     ),
     forward_refused("torch = 3\ny = x", 1, 1, "'torch' is a built-in name and cannot be assigned", "load"),
-    # -- values a scenario may not build ----------------------------------------------
+    # -- values a program may not build ----------------------------------------------
     case(
         "torch.ones(10**12)",
         Refused("record", "program", 3, 5, "a tensor of 1,000,000,000,000 elements; the limit is 10,000,000"),
@@ -657,7 +657,7 @@ def case_params(cases: list[Case]) -> list[Any]:
 
 
 class Sentinel(Exception):
-    """Raised by anything a scenario must never reach."""
+    """Raised by anything a program must never reach."""
 
 
 def warm_up() -> None:
@@ -672,7 +672,7 @@ def warmed() -> None:
 
 
 def install_sentinels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Replace everything a scenario must never reach; the list collects what was reached."""
+    """Replace everything a program must never reach; the list collects what was reached."""
     hits: list[str] = []
 
     def forbid(name: str) -> Callable[..., Any]:
@@ -733,12 +733,12 @@ def _from_app_only(real: Callable[..., Any], name: str, hits: list[str]) -> Call
 def outcome(case: Case) -> Recording | ProgramError:
     """Load and record ``case``; anything but a ProgramError or a recording fails the test."""
     try:
-        scenario = parse_program(case.text)
+        program = parse_program(case.text)
     except ProgramError as err:
         err.stage = "load"  # type: ignore[attr-defined]
         return err
     try:
-        return record(scenario, limits=case.limits)
+        return record(program, limits=case.limits)
     except ProgramError as err:
         err.stage = "record"  # type: ignore[attr-defined]
         return err

@@ -219,7 +219,7 @@ def test_the_installed_package_is_its_own_not_the_checkouts(installed):
     assert torch_version == importlib.metadata.version("torch")
 
 
-def test_scenarios_lists_the_builtins(installed):
+def test_programs_lists_the_builtins(installed):
     listed = succeeded_alike(run_both(installed, ["autograd-lens", "programs"]))
     assert [line.split()[0] for line in listed.splitlines()] == builtin_names()
 

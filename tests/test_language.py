@@ -1,4 +1,4 @@
-"""The scenario language: what it allows (PyTorch is the oracle) and what it refuses, where and why.
+"""The program language: what it allows (PyTorch is the oracle) and what it refuses, where and why.
 
 Every refusal is a ProgramError naming the field, the 1-based line and the
 1-based column (in characters), with a message a learner can act on.

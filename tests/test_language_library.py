@@ -107,6 +107,7 @@ def test_refusals_name_the_place_and_end_with_how_to_record_a_trusted_script(
     assert (err.field, err.line, err.col) == (FIELD, line, col), err
     assert words in err.message
     assert err.message.endswith(RUN_HINT)
+    # "scenario" is the old word for a program: no refusal may still say it
     assert "scenario" not in err.message and "only a listed set" not in err.message
 
 

@@ -1,4 +1,4 @@
-"""Scenario files that are not scenarios: each refusal names the field (and where known the line
+"""Program files that are not programs: each refusal names the field (and where known the line
 and column) and says what to do; the built-ins all load.
 
 A file is a program: TOML with a ``[program]`` table (only ``code`` required) or a plain
@@ -27,7 +27,7 @@ from app.core.loading import (
 
 GOOD = """\
 name = "ok"
-title = "A good scenario"
+title = "A good program"
 summary = "Used as the base of every broken one."
 [inputs]
 x = "torch.tensor([1., 2.], requires_grad=True)"
@@ -49,11 +49,11 @@ def where(err: ProgramError) -> tuple[str | None, int | None, int | None]:
     return err.field, err.line, err.col
 
 
-def test_the_base_scenario_loads_as_the_program_a_learner_would_write() -> None:
+def test_the_base_file_loads_as_the_program_a_learner_would_write() -> None:
     program = parse_program(GOOD)
     assert (program.name, program.title, program.summary) == (
         "ok",
-        "A good scenario",
+        "A good program",
         "Used as the base of every broken one.",
     )
     assert program.code == (
@@ -269,7 +269,7 @@ def test_over_a_megabyte_as_bytes_or_text() -> None:
         err = refused(raw)
         assert where(err) == ("file", None, None)
         assert err.message == (
-            f"the file is {len(big.encode()):,} bytes; scenario files are limited to 1,000,000 bytes (1 MB)"
+            f"the file is {len(big.encode()):,} bytes; program files are limited to 1,000,000 bytes (1 MB)"
         )
 
 
@@ -298,7 +298,7 @@ def test_a_folder(tmp_path: Path) -> None:
     with pytest.raises(ProgramError) as info:
         load_program(folder)
     assert where(info.value) == ("file", None, None)
-    assert info.value.message == f"{folder} is a folder, not a scenario file"
+    assert info.value.message == f"{folder} is a folder, not a program file"
 
 
 def test_a_missing_file(tmp_path: Path) -> None:
@@ -337,7 +337,7 @@ def test_an_unreadable_file(tmp_path: Path) -> None:
 def test_an_unknown_builtin_name_lists_the_known_ones() -> None:
     with pytest.raises(ProgramError) as info:
         load_program("two-loses")
-    assert info.value.message.startswith("no built-in scenario 'two-loses' (did you mean 'two-losses'?)")
+    assert info.value.message.startswith("no built-in program 'two-loses' (did you mean 'two-losses'?)")
 
 
 # -- fields: missing, unknown, wrong types ----------------------------------------------
@@ -400,7 +400,7 @@ def test_an_unknown_field_with_control_characters_is_shown_escaped_and_short() -
 
 WRONG_TYPES = [
     ("name", 'name = "ok"', "name = 3", "name", "must be text in quotes, not a number"),
-    ("title", 'title = "A good scenario"', "title = [1]", "title", "must be text in quotes, not a list"),
+    ("title", 'title = "A good program"', "title = [1]", "title", "must be text in quotes, not a list"),
     ("name chars", 'name = "ok"', 'name = "../etc"', "name", "use up to 100 letters, digits"),
     (
         "input expr",
@@ -531,12 +531,12 @@ def test_an_empty_loss() -> None:
 def test_too_many_calls_and_inputs() -> None:
     calls = '[[calls]]\nloss = "y.sum()"\nretain_graph = true\n' * (MAX_CALLS + 1)
     err = refused(GOOD.split("[[calls]]", maxsplit=1)[0] + calls)
-    assert (where(err), err.message) == (("calls", None, None), f"a scenario has at most {MAX_CALLS} calls")
+    assert (where(err), err.message) == (("calls", None, None), f"a program has at most {MAX_CALLS} calls")
     inputs = "".join(f'x{i} = "torch.ones(1)"\n' for i in range(MAX_INPUTS + 1))
     err = refused(edited("[inputs]\n", "[inputs]\n" + inputs))
     assert (where(err), err.message) == (
         ("inputs", None, None),
-        f"a scenario has at most {MAX_INPUTS} inputs",
+        f"a program has at most {MAX_INPUTS} inputs",
     )
 
 

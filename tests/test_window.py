@@ -67,8 +67,8 @@ def settings_path(tmp_path):
 def open_window(qtbot, settings_path):
     windows = []
 
-    def make(scenario: str | None = "two-losses", settings: AppSettings | None = None) -> MainWindow:
-        window = MainWindow(settings or AppSettings(settings_path), scenario)
+    def make(program: str | None = "two-losses", settings: AppSettings | None = None) -> MainWindow:
+        window = MainWindow(settings or AppSettings(settings_path), program)
         qtbot.addWidget(window)
         window.show()
         window.activateWindow()
@@ -95,8 +95,8 @@ def _key(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
 
 
 # -- opening and stepping -------------------------------------------------------------------
-def test_opens_on_the_seed_scenario(qtbot, open_window, two_losses):
-    window = open_window(None)  # no scenario named: the remembered one, at first the seed
+def test_opens_on_the_seed_program(qtbot, open_window, two_losses):
+    window = open_window(None)  # no program named: the remembered one, at first the seed
     assert window.session.recording.program == two_losses.program
     assert window.program_picker.current_name() == "two-losses"
     assert window.graph_view is not None and window.graph_stack.currentWidget() is window.graph_page
@@ -355,7 +355,7 @@ def test_starting_the_window_does_not_import_torch():
     assert out.stdout.strip() == "[]"  # torch loads in the worker, after the window is up
 
 
-def test_a_missing_last_scenario_falls_back_to_the_seed(qtbot, open_window, settings_path, tmp_path):
+def test_a_missing_last_program_falls_back_to_the_seed(qtbot, open_window, settings_path, tmp_path):
     settings = AppSettings(settings_path)
     settings.last_program = str(tmp_path / "gone.toml")
     window = MainWindow(settings)
@@ -776,7 +776,7 @@ def test_missing_dot_still_opens_with_the_data_panels(qtbot, open_window, monkey
 
 
 # -- settings --------------------------------------------------------------------------------------------
-def test_theme_font_scale_and_last_scenario_persist(qtbot, open_window, settings_path):
+def test_theme_font_scale_and_last_program_persist(qtbot, open_window, settings_path):
     first = open_window()
     first.set_theme("projector")
     first.set_font_scale(1.6)
@@ -804,7 +804,7 @@ def test_geometry_persists(qtbot, open_window, settings_path, monkeypatch):
     assert restored == [saved]
 
 
-def test_scenario_picker_loads_a_builtin(qtbot, open_window):
+def test_program_picker_loads_a_builtin(qtbot, open_window):
     window = open_window()
     position = window.program_picker.findData("weight-and-input")
     recording = _rerecorded(qtbot, window, lambda: window.program_picker.activated.emit(position))
@@ -967,6 +967,6 @@ def test_the_view_menu_holds_the_graphs_module_commands(open_window) -> None:
         window.graph_view.modules.collapse_all_action in actions
         and window.graph_view.modules.expand_all_action in actions
     )
-    has_modules = bool(module_groups(window.session.recording.graph))  # a scenario names no modules
+    has_modules = bool(module_groups(window.session.recording.graph))  # a program names no modules
     assert window.graph_view.modules.collapse_all_action.isEnabled() == has_modules
     assert not window.graph_view.modules.expand_all_action.isEnabled()

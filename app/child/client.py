@@ -1,7 +1,7 @@
 """The parent's side: start recording children, send them programs, read recordings back.
 
 # NOTE [recording in a child]
-A scenario is untrusted data. The checked language refuses what it can see,
+A program is untrusted data. The checked language refuses what it can see,
 but a single native operator can outlive any time limit, crash, or take all
 memory, and inside the window's process that would freeze or kill the window
 in front of a room. So programs are recorded in a child process

@@ -1,6 +1,6 @@
-"""Loading programs: TOML scenario files, plain ``.py`` files and built-ins, checked as data.
+"""Loading programs: TOML program files, plain ``.py`` files and built-ins, checked as data.
 
-A scenario file is TOML with optional ``title``, ``summary``, ``notes`` and
+A program file is TOML with optional ``title``, ``summary``, ``notes`` and
 ``twin``, and a ``[program]`` table whose ``code`` is the program. A ``.py``
 file is a program too. Files of the older fixed shape (``[inputs]``,
 ``[forward]``, ``[[calls]]``) are checked field by field as before and then
@@ -107,7 +107,7 @@ class LegacyProgram:
         return tuple(name for name, _ in self.inputs)
 
     def to_python(self) -> tuple[list[str], dict[int, int]]:
-        """The scenario as the plain Python a learner would write.
+        """The program as the plain Python a learner would write.
 
         Returns the lines and, per call index, its 0-based line number.
         """
@@ -160,7 +160,7 @@ def load_builtin(name: str) -> Program:
             return load_file(path)
     known = builtin_names()
     hint = _suggest(name, known)
-    raise ProgramError(f"no built-in scenario '{name}'{hint}; try one of: {', '.join(known)}")
+    raise ProgramError(f"no built-in program '{name}'{hint}; try one of: {', '.join(known)}")
 
 
 def load_program(name_or_path: str | Path) -> Program:
@@ -219,7 +219,7 @@ def _read_limited(path: Path) -> bytes:
     try:
         info = path.stat()
         if stat.S_ISDIR(info.st_mode):
-            raise ProgramError(f"{shown} is a folder, not a scenario file", field="file")
+            raise ProgramError(f"{shown} is a folder, not a program file", field="file")
         if not stat.S_ISREG(info.st_mode):
             raise ProgramError(f"{shown} is not a regular file", field="file")
         if info.st_size > MAX_FILE_BYTES:
@@ -231,7 +231,7 @@ def _read_limited(path: Path) -> bytes:
 
 
 def _too_large(size: int) -> str:
-    return f"the file is {size:,} bytes; scenario files are limited to {MAX_FILE_BYTES:,} bytes (1 MB)"
+    return f"the file is {size:,} bytes; program files are limited to {MAX_FILE_BYTES:,} bytes (1 MB)"
 
 
 def parse_program(raw: bytes | str, *, name: str = "program") -> Program:
@@ -404,7 +404,7 @@ def _inputs(table: Any) -> tuple[tuple[str, str], ...]:
     if not isinstance(table, dict):
         raise ProgramError(f"must be a table: write [inputs] and then, {example}", field="inputs")
     if len(table) > MAX_INPUTS:
-        raise ProgramError(f"a scenario has at most {MAX_INPUTS} inputs", field="inputs")
+        raise ProgramError(f"a program has at most {MAX_INPUTS} inputs", field="inputs")
     out = []
     for key, value in table.items():
         where = f"inputs.{_shown(key)}"
@@ -421,7 +421,7 @@ def _calls(items: Any) -> tuple[LegacyCall, ...]:
     if not isinstance(items, list):
         raise ProgramError("write each call as a [[calls]] table", field="calls")
     if len(items) > MAX_CALLS:
-        raise ProgramError(f"a scenario has at most {MAX_CALLS} calls", field="calls")
+        raise ProgramError(f"a program has at most {MAX_CALLS} calls", field="calls")
     return tuple(_call(item, f"calls[{i}]") for i, item in enumerate(items))
 
 

@@ -1,4 +1,4 @@
-"""The one place that finds files under ``resources/`` (scenarios, styles, icons).
+"""The one place that finds files under ``resources/`` (programs, styles, icons).
 
 From a source checkout the folder sits beside ``app/``; an installed wheel
 carries it as the package ``autograd_lens_resources`` (see pyproject.toml).

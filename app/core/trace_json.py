@@ -176,7 +176,7 @@ def _step_pieces(step: Step) -> Iterator[str]:
 def _pieces(rec: Recording) -> Iterator[tuple[int, str]]:
     """The JSON text in pieces, each with the step it belongs to (0 before the steps)."""
     head = {
-        "scenario": rec.program.name,
+        "scenario": rec.program.name,  # the program's name, kept under its old key for files already shared
         "title": rec.program.title,
         "device": rec.device,
         "torch_version": rec.torch_version,

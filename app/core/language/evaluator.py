@@ -1,4 +1,4 @@
-"""The scenario language: a small, whitelisted subset of Python over PyTorch.
+"""The program language: a small, whitelisted subset of Python over PyTorch.
 
 A program is statements (assignment, ``for``, ``if``, ``with torch.no_grad():``,
 ``del``, imports of torch's modules, ``print``) over tensors, numbers, lists and

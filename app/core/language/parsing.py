@@ -115,7 +115,7 @@ def _parse_python(source: str, field: str, mode: Mode) -> ast.AST:
 def _parse_in_pieces(source: str) -> ast.Module | None:
     """The module parsed ~PARSE_PIECE_CHARS at a time, or None when a piece does not parse alone.
 
-    One ``ast.parse`` of a 5,000-node scenario holds the GIL ~50 ms in one call. Pieces are
+    One ``ast.parse`` of a 5,000-node program holds the GIL ~50 ms in one call. Pieces are
     cut only before a line that starts in column 0; if each piece parses on its own, the tokenizer
     was in its starting state at every cut (no open bracket, string, continuation or block
     header), so the pieces' statements are exactly the whole text's. Any piece that fails sends

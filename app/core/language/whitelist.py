@@ -325,7 +325,7 @@ _MEMORY = "it reaches raw memory, which programs never touch"
 _CODE = "it would run Python code of its own, which programs never do"
 _UNINITIALISED = "it holds whatever was in memory, different from run to run; use new_zeros"
 
-# Tensor members a scenario may not use, and why (the rest of the public API is open).
+# Tensor members a program may not use, and why (the rest of the public API is open).
 DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
     {
         "numpy": "NumPy is not part of programs",

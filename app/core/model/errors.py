@@ -1,4 +1,4 @@
-"""The one error type a learner sees for a bad scenario."""
+"""The one error type a learner sees for a bad program."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ __all__ = ["ProgramError", "ProgramRaised", "RecordingTimeout"]
 
 
 class ProgramError(Exception):
-    """A scenario that cannot be loaded or run, worded for a learner.
+    """A program that cannot be loaded or run, worded for a learner.
 
-    ``field`` names the scenario field (``forward.code``, ``calls[1].loss``),
+    ``field`` names the program field (``forward.code``, ``calls[1].loss``),
     ``line`` and ``col`` are 1-based positions inside that field's text.
 
     >>> str(ProgramError("name 'z' is not defined", field="calls[0].loss", line=1, col=3))

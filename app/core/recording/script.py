@@ -1,12 +1,12 @@
 """Record a trusted script (or a block of one) as it runs as ordinary Python, hooked.
 
 
-Scenarios are untrusted and run only in the checked language
+Programs are untrusted and run only in the checked language
 (``app.core.recording.recorder``). A script of the user's own is trusted like
 any script they run: :func:`record_script` runs it exactly as ``python
 SCRIPT.py`` would, and :class:`BlockRecorder` records a ``with`` block of the
 caller's file. Both feed the same recorder as the checked evaluator does, so a
-script's recording is the same :class:`Recording` as a scenario's.
+script's recording is the same :class:`Recording` as a program's.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.py"

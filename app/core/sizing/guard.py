@@ -1,7 +1,7 @@
-"""The size guard: nothing a scenario asks for is computed before its cost is known.
+"""The size guard: nothing a program asks for is computed before its cost is known.
 
 # NOTE [size guard]
-Nothing a scenario asks for is computed before its cost is known. Every call
+Nothing a program asks for is computed before its cost is known. Every call
 the language makes (a torch function, a tensor method, an operator, reading a
 tensor property) runs under a :class:`SizeGuard`: a ``TorchDispatchMode``
 that sees each ATen operation *before* it runs, including the ones that

@@ -1,5 +1,5 @@
 """What the window remembers between runs: theme, font scale, following the running node, last
-scenario, geometry, docks.
+program, geometry, docks.
 
 A thin typed layer over :class:`QSettings`, so the keys and defaults live in one
 place. Tests pass ``path`` (an INI file of their own) and never touch the
@@ -62,7 +62,9 @@ class AppSettings(QSettings):
     def follow_nodes(self, on: bool) -> None:
         self.setValue("view/follow_nodes", "true" if on else "false")
 
-    # -- scenario ------------------------------------------------------------
+    # -- program --------------------------------------------------------------
+    # The last program is kept under its old key "scenario/last": settings files already
+    # written by earlier versions still open the program they last showed.
     @property
     def last_program(self) -> str:
         return str(self.value("scenario/last", DEFAULT_PROGRAM) or DEFAULT_PROGRAM)

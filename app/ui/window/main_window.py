@@ -82,7 +82,7 @@ class MainWindow(QMainWindow):
     def __init__(
         self,
         settings: AppSettings,
-        scenario: str | Path | None = None,
+        program: str | Path | None = None,
         *,
         session: Session | None = None,
         parent: QWidget | None = None,
@@ -90,7 +90,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.settings = settings
         self.session = session or Session(parent=self)
-        self._first_program = str(scenario) if scenario else settings.last_program
+        self._first_program = str(program) if program else settings.last_program
         self._fresh_docks = False  # arranged by the plan, not restored: sized when first shown
         self._closed_panels: tuple[str, ...] = ()  # kept closed when the layout is arranged afresh
         self._fences_stale = False  # a new recording: measure the fences at its first step

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["ProgramPicker", "builtin_names"]
 
 
-@functools.cache  # the shipped scenarios do not change while the window runs
+@functools.cache  # the shipped programs do not change while the window runs
 def builtin_names() -> list[str]:
     return [path.stem for path in program_files()]
 
@@ -91,7 +91,7 @@ class ProgramPicker(QObject):
 
     def _is_edited_builtin(self, program: Program) -> bool:
         """A built-in whose text differs from the one the window loaded (a fix, an edit). Compared
-        with what was loaded, not read again: reading a scenario imports torch, which the window
+        with what was loaded, not read again: reading a program imports torch, which the window
         leaves for after its first paint (NOTE [fast start])."""
         shipped = self._shipped.get(program.name)
         return self._from_builtin(program) and shipped is not None and shipped != program.code
