@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything Autograd Lens needs, then run it or its tests.
 #
-#   ./dev.sh run [SCENARIO]   install what is missing, open the window
+#   ./dev.sh run [PROGRAM]   install what is missing, open the window
 #   ./dev.sh test [PYTEST ARGS]  install what is missing, run every check and test
 #
 # Installs (only when missing): Graphviz's `dot`, Xvfb and Chromium from Debian/Ubuntu
@@ -63,7 +63,7 @@ case "$cmd" in
     exec .venv/bin/python -m pytest "$@"
     ;;
   *)
-    echo "usage: ./dev.sh run [SCENARIO] | ./dev.sh test [PYTEST ARGS]" >&2
+    echo "usage: ./dev.sh run [PROGRAM] | ./dev.sh test [PYTEST ARGS]" >&2
     exit 2
     ;;
 esac

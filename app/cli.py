@@ -1,4 +1,4 @@
-"""Command line: ``python -m app [scenarios | trace | export | run | gui]``.
+"""Command line: ``python -m app [programs | trace | export | run | gui]``.
 
 A source is a built-in name, a ``.toml`` or ``.py`` program, or a ``.lens``
 recording; a ``.lens`` file is read, never run, and reading it loads no torch.
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-EXIT_USAGE = 2  # a bad scenario, file, device or command line
+EXIT_USAGE = 2  # a bad program, file, device or command line
 EXIT_BUG = 1  # something went wrong inside Autograd Lens
 EXIT_INTERRUPTED = 130
 DEBUG_ENV = "AUTOGRAD_LENS_DEBUG"
@@ -43,11 +43,11 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="autograd-lens", description="Watch PyTorch autograd run, node by node.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     gui = sub.add_parser("gui", help="open the window (the default)")
-    gui.add_argument("scenario", nargs="?", help=SOURCE_HELP)
+    gui.add_argument("program", nargs="?", help=SOURCE_HELP)
     _limit_options(gui)
-    sub.add_parser("scenarios", help="list the built-in scenarios")
+    sub.add_parser("programs", help="list the built-in programs")
     trace = sub.add_parser("trace", help="record a program (or read a .lens file) and print its steps")
-    trace.add_argument("scenario", help=SOURCE_HELP)
+    trace.add_argument("program", help=SOURCE_HELP)
     trace.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
     trace.add_argument("--json", action="store_true", help="print one JSON object")
     _json_limit_option(trace)
@@ -59,7 +59,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="record in this process instead of a child process with limits (for debugging)",
     )
     export = sub.add_parser("export", help="draw every step of a recording to files")
-    export.add_argument("scenario", help=SOURCE_HELP)
+    export.add_argument("program", help=SOURCE_HELP)
     export.add_argument("--out", required=True, help="folder for the files (html: the page's file)")
     export.add_argument(
         "--format",
@@ -227,7 +227,7 @@ def _safe_streams() -> None:
                 reconfigure(errors="backslashreplace")
 
 
-def _scenarios() -> int:
+def _programs() -> int:
     from app.core.loading import builtin_names, load_builtin
     from app.core.terminal import terminal_text
 
@@ -239,7 +239,7 @@ def _scenarios() -> int:
 def _trace(args: argparse.Namespace) -> int:
     from app.core.report import to_table
 
-    rec, stored = _recording_and_layout(args.scenario, args.device, in_process=args.in_process)
+    rec, stored = _recording_and_layout(args.program, args.device, in_process=args.in_process)
     if args.save:
         from app.render.layout_store import save_with_layout
 
@@ -264,11 +264,11 @@ def _export(args: argparse.Namespace) -> int:
         from app.child.proofs import proven_lesson
         from app.render.web.page import export_html
 
-        recording, stored = _recording_and_layout(args.scenario, args.device)
+        recording, stored = _recording_and_layout(args.program, args.device)
         fixes = proven_lesson(recording).fixes if recording.error is not None else ()
         print(f"wrote {export_html(recording, stored, args.out, fixes)}")
         return 0
-    recording = _recording(args.scenario, args.device)  # a bad source is told before Qt loads
+    recording = _recording(args.program, args.device)  # a bad source is told before Qt loads
     from app.render.export_budget import ExportTooLarge
     from app.render.qt.export import export_recording
 
@@ -287,18 +287,18 @@ def _export_torchviz(args: argparse.Namespace) -> int:
     A ``.lens`` file holds none, so the program text it keeps runs again."""
     from app.child.client import torchviz_in_child
     from app.core.lensfile import is_lens, open_lens
-    from app.core.model.errors import ScenarioError
+    from app.core.model.errors import ProgramError
 
-    source: Any = args.scenario
+    source: Any = args.program
     if is_lens(source):
         source = open_lens(source)[0].program
     try:
         drawn = torchviz_in_child(source, args.device or "cpu")
-    except ScenarioError as exc:
-        if not is_lens(args.scenario):
+    except ProgramError as exc:
+        if not is_lens(args.program):
             raise
-        raise ScenarioError(
-            f"{args.scenario} holds no tensors for make_dot, and its program could not run again here "
+        raise ProgramError(
+            f"{args.program} holds no tensors for make_dot, and its program could not run again here "
             f"({exc}); export the program itself, or for a script: run --torchviz DIR SCRIPT.py"
         ) from None
     from app.render.torchviz_export import write_torchviz
@@ -328,7 +328,7 @@ def _export_refusal(exc: ExportTooLarge, args: argparse.Namespace) -> str:
 
 
 def _gui(args: argparse.Namespace) -> int:
-    source = getattr(args, "scenario", None)
+    source = getattr(args, "program", None)
     from app.child.client import prestart_for
 
     prestart_for(source)  # before Qt and the window's modules load: torch imports beside them
@@ -415,9 +415,9 @@ def _script_torchviz(args: argparse.Namespace) -> int:
     try:
         drawn = script_first_backward_dot(args.script, args.args, device=args.device or "cpu")
     except Exception as exc:
-        from app.core.model.errors import ScenarioError
+        from app.core.model.errors import ProgramError
 
-        if isinstance(exc, ScenarioError):
+        if isinstance(exc, ProgramError):
             raise
         sys.stderr.write(script_traceback(exc, args.script))  # the script's own error, as Python shows it
         return EXIT_BUG
@@ -477,8 +477,8 @@ def _shown_lens_path(name: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.command == "scenarios":
-        return _scenarios()
+    if args.command == "programs":
+        return _programs()
     if args.command != "run":
         _child_limits(args)
     commands = {"trace": _trace, "export": _export, "run": _run_script}
@@ -487,16 +487,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _explain(exc: Exception) -> int:
     """The last resort: one line for every failure, exit 2 for bad input, 1 for our own bugs."""
-    from app.core.model.errors import ScenarioError
+    from app.core.model.errors import ProgramError
 
-    if isinstance(exc, ScenarioError) or _is_layout_error(exc):
+    if isinstance(exc, ProgramError) or _is_layout_error(exc):
         return _fail(str(exc) or f"{type(exc).__name__}, with no message")
     if isinstance(exc, UnicodeError):
         return _fail(f"cannot read this text: {exc}")
     if isinstance(exc, OSError):
         return _fail(_os_error_text(exc))
     if isinstance(exc, MemoryError):
-        return _fail("ran out of memory; try a smaller scenario")
+        return _fail("ran out of memory; try a smaller program")
     kind = getattr(exc, "kind", type(exc).__name__)  # a RecordingBug names the child's exception
     detail = f"{kind}: {exc}" if str(exc) else kind
     hint = f"set {DEBUG_ENV}=1 to see the traceback, and please report it"
@@ -525,11 +525,28 @@ def _quiet_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+# Programs were once called scenarios: the old command name still runs, kept out of --help, for
+# the notes and scripts written then.
+OLD_COMMANDS = {"scenarios": "programs"}
+
+
+def _old_names(argv: Sequence[str]) -> list[str]:
+    """``argv`` with an old command name at its head read as today's.
+
+    >>> _old_names(["scenarios"]), _old_names(["trace", "scenarios"])
+    (['programs'], ['trace', 'scenarios'])
+    """
+    args = list(argv)
+    if args and args[0] in OLD_COMMANDS:
+        args[0] = OLD_COMMANDS[args[0]]
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command. Every failure is one line on stderr: exit 2 for a bad scenario,
+    """Run one command. Every failure is one line on stderr: exit 2 for a bad program,
     file or usage, 1 for a bug in Autograd Lens; never a traceback (unless asked for)."""
     _safe_streams()
-    args = _build_parser().parse_args(argv)
+    args = _build_parser().parse_args(_old_names(sys.argv[1:] if argv is None else argv))
     if args.command in ("trace", "export", "run"):  # the window logs its own way (app.ui.main)
         _warnings_to_stderr()
     try:

@@ -36,9 +36,9 @@ from benchmarks.language import measure_language  # noqa: E402
 from benchmarks.lens_open import LENS_OPEN_NODES, LensOpen, measure_lens_open  # noqa: E402
 from benchmarks.memory import child_rss, peak_rss_child  # noqa: E402
 from benchmarks.program import measure_program, measure_program_in_window  # noqa: E402
+from benchmarks.programs import chain_program  # noqa: E402
 from benchmarks.real_models import STACK_NODES, real_model_child, real_model_in_child, stack_child  # noqa: E402
 from benchmarks.report import Report, table  # noqa: E402
-from benchmarks.scenarios import chain_scenario  # noqa: E402
 from benchmarks.sizes import Options, measure_size  # noqa: E402
 from benchmarks.startup import measure_startup  # noqa: E402
 from benchmarks.steps import application  # noqa: E402
@@ -48,7 +48,7 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     application()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 100_000))  # torchviz recurses once per node
     machine = machine_info()
-    record(chain_scenario(10))  # warm imports and torch's first-call paths
+    record(chain_program(10))  # warm imports and torch's first-call paths
     # As the window's worker does after its imports (NOTE [gc freeze] in app/ui/runtime/worker.py): full
     # collections then skip torch's import-time objects instead of walking them mid-recording.
     gc.collect()

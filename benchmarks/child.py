@@ -80,7 +80,7 @@ def heartbeat_child(nodes: int) -> None:
     """(fresh process) The window loads the ``nodes`` chain through the warm child; print JSON."""
     from benchmarks import heartbeat, steps
     from benchmarks.common import BIG_LIMITS
-    from benchmarks.scenarios import chain_scenario
+    from benchmarks.programs import chain_program
 
     pool = ChildPool()
 
@@ -104,7 +104,7 @@ def heartbeat_child(nodes: int) -> None:
     heartbeat._lift_worker_limits = lift
     steps.application()
     record_in_child("two-losses", pool=pool)  # warm, as a window that already showed the seed
-    result = heartbeat.measure_heartbeat(chain_scenario(nodes), lambda text: print(text, file=sys.stderr))
+    result = heartbeat.measure_heartbeat(chain_program(nodes), lambda text: print(text, file=sys.stderr))
     pool.close()
     print(json.dumps(dataclasses.asdict(result)))
 

@@ -10,7 +10,7 @@ application-wide event filter that watches paints. The first picture is either t
 ``graph-ready``). For anything without a preview the two lines come together. Imports here stay
 as light as the app's own start: no torch.
 
-    python benchmarks/first_paint.py [SCENARIO]
+    python benchmarks/first_paint.py [PROGRAM]
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _give_up() -> None:
 
 
 def main() -> int:
-    scenario = sys.argv[1] if len(sys.argv) > 1 else "two-losses"
+    program = sys.argv[1] if len(sys.argv) > 1 else "two-losses"
     settings = Path(tempfile.mkdtemp(prefix="lens-bench-")) / "settings.ini"
     os.environ["AUTOGRAD_LENS_SETTINGS"] = str(settings)  # never the user's own settings
     app = QApplication(sys.argv[:1])
@@ -89,7 +89,7 @@ def main() -> int:
     QTimer.singleShot(GIVE_UP_MS, _give_up)
     from app.cli import main as autograd_lens
 
-    return autograd_lens(["gui", scenario])  # as the command does: a .lens file is checked, then shown
+    return autograd_lens(["gui", program])  # as the command does: a .lens file is checked, then shown
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
 
 from app.core import Program, Recording, record
 from benchmarks.common import BIG_LIMITS, HEARTBEAT_MS, PAINT_WAIT_MS, child_json, keep_none_alive
-from benchmarks.scenarios import (
-    chain_scenario,
+from benchmarks.programs import (
+    chain_program,
     training_program,
 )
 from benchmarks.steps import application, layout_of, settle, wait_built
@@ -119,8 +119,8 @@ class GcPauses:
         return tuple(sorted(self.passes, reverse=True)[:count])
 
 
-def measure_heartbeat(scenario: Program, log: Callable[[str], None]) -> Responsiveness:
-    """Load ``scenario`` through the window (worker thread: record + layout, then the view is filled
+def measure_heartbeat(program: Program, log: Callable[[str], None]) -> Responsiveness:
+    """Load ``program`` through the window (worker thread: record + layout, then the view is filled
     on the GUI thread) while a 10 ms heartbeat runs; the largest gap between its ticks."""
     from app.ui.runtime.settings import AppSettings
     from app.ui.window.main_window import MainWindow
@@ -140,12 +140,12 @@ def measure_heartbeat(scenario: Program, log: Callable[[str], None]) -> Responsi
     with GcPauses() as pauses:
         beat.start()
         start = time.perf_counter()
-        session.load(scenario)
+        session.load(program)
         loop.exec()  # the real event loop, as the window runs it
         load_s = time.perf_counter() - start
         gap, phase = beat.stop()
     session.worker.wait_idle()
-    window.hide()  # close() would ask about the unsaved in-memory scenario (a modal dialog)
+    window.hide()  # close() would ask about the unsaved in-memory program (a modal dialog)
     window.deleteLater()
     settle()
     note = f"recording failed: {failed[0]}" if failed else ""
@@ -155,7 +155,7 @@ def measure_heartbeat(scenario: Program, log: Callable[[str], None]) -> Responsi
 
 
 def _show_seed_first(window: Any) -> None:
-    """As a user would: the window shows the seed before the big scenario is opened (so one-off
+    """As a user would: the window shows the seed before the big program is opened (so one-off
     imports of the late widgets are not counted as the big graph's)."""
     loop = QEventLoop()
     window.session.step_applied.connect(loop.quit)
@@ -170,12 +170,12 @@ def heartbeat_child(size: int, *, program: bool = False) -> None:
     """(child process) Warm up like a window that already showed the seed, then measure the load of
     the ``size``-node chain, or of the ``size``-iteration training program."""
     application()
-    record(chain_scenario(10))
+    record(chain_program(10))
 
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    result = measure_heartbeat(training_program(size) if program else chain_scenario(size), log)
+    result = measure_heartbeat(training_program(size) if program else chain_program(size), log)
     print(json.dumps(dataclasses.asdict(result)))
 
 

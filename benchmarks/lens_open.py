@@ -9,8 +9,8 @@ from pathlib import Path
 
 from app.core import record
 from benchmarks.common import BIG_LIMITS
-from benchmarks.scenarios import (
-    chain_scenario,
+from benchmarks.programs import (
+    chain_program,
 )
 from benchmarks.startup import startup_marks, torch_import_once
 
@@ -34,7 +34,7 @@ def measure_lens_open(runs: int, log: Callable[[str], None]) -> LensOpen:
     --save`` writes it, with its layout (layout_store's NOTE [stored layouts]) and its preview."""
     from app.render.layout_store import save_with_layout
 
-    recording = record(chain_scenario(LENS_OPEN_NODES), limits=BIG_LIMITS)
+    recording = record(chain_program(LENS_OPEN_NODES), limits=BIG_LIMITS)
     path = Path(tempfile.mkdtemp(prefix="lens-bench-")) / "chain-5000.lens"
     save_with_layout(recording, path)
     log(f"lens open: {len(recording.graph)} nodes, {path.stat().st_size / 1e6:.1f} MB on disk")

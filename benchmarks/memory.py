@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication
 
 from app.core import Program, Recording, record
 from benchmarks.common import BIG_LIMITS, child_json, keep_none_alive
-from benchmarks.scenarios import (
-    chain_scenario,
+from benchmarks.programs import (
+    chain_program,
 )
 from benchmarks.steps import application, layout_of, make_graph_view
 
@@ -59,13 +59,13 @@ class HeapDelta:
     after_replay: int  # the same after replaying every step (timeline checkpoints built)
 
 
-def heap_delta(scenario: Program) -> HeapDelta:
+def heap_delta(program: Program) -> HeapDelta:
     """tracemalloc: Python heap kept by one Recording (record's temporaries collected)."""
     gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        recording = record(scenario, limits=BIG_LIMITS)
+        recording = record(program, limits=BIG_LIMITS)
         gc.collect()
         kept = tracemalloc.get_traced_memory()[0] - before
         for index in range(len(recording.timeline)):
@@ -79,7 +79,7 @@ def heap_delta(scenario: Program) -> HeapDelta:
 
 
 def peak_rss_child(nodes: int) -> dict[str, float]:
-    """Peak RSS of a fresh process that records, lays out, draws and steps the ``nodes`` scenario."""
+    """Peak RSS of a fresh process that records, lays out, draws and steps the ``nodes`` program."""
     result: dict[str, float] = child_json("--child-rss", nodes)
     return result
 
@@ -102,9 +102,9 @@ def rss_mb() -> float:
 def child_rss(nodes: int) -> None:
     """(child process) Record, lay out, build the view, visit every step; print peak RSS in MB."""
     application()
-    record(chain_scenario(10))  # torch's lazily imported meta kernels count as start-up, not as the graph
+    record(chain_program(10))  # torch's lazily imported meta kernels count as start-up, not as the graph
     baseline = rss_mb()
-    recording = record(chain_scenario(nodes), limits=BIG_LIMITS)
+    recording = record(chain_program(nodes), limits=BIG_LIMITS)
     after_record = rss_mb()
     layout = layout_of(recording)
     view = make_graph_view(recording, layout)

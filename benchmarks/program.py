@@ -12,10 +12,10 @@ from app.core import Recording, record
 from benchmarks.common import BIG_LIMITS, attempt, median_of_ratios, p95, timed
 from benchmarks.heartbeat import Responsiveness, heartbeat_in_child
 from benchmarks.memory import StepBytes, bytes_per_step
-from benchmarks.recording_cost import one_intra_op_thread, run_plainly
-from benchmarks.scenarios import (
+from benchmarks.programs import (
     training_program,
 )
+from benchmarks.recording_cost import one_intra_op_thread, run_plainly
 from benchmarks.sizes import Options
 from benchmarks.steps import StepTimes, Window, layout_of
 

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.scenarios import chain_scenario  # noqa: E402
+from benchmarks.programs import chain_program  # noqa: E402
 
 PROXY_RANK = re.compile(r'^\s*\{rank=same; "[^"]+"; "[^"@]+@[^"]+"\}\n', re.MULTILINE)
 
@@ -36,7 +36,7 @@ def sources(nodes: int) -> tuple[str, str, int]:
     from app.core import Limits, record
     from app.render.dot_source import dot_source, long_edges
 
-    graph = record(chain_scenario(nodes), limits=Limits(time_limit_s=3600.0)).graph
+    graph = record(chain_program(nodes), limits=Limits(time_limit_s=3600.0)).graph
     text = dot_source(graph)
     above, count = PROXY_RANK.subn("", text)
     if count != len(long_edges(graph)):

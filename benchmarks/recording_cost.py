@@ -15,7 +15,7 @@ from app.core.language.evaluator import Evaluator
 from app.core.language.parsing import parse
 from app.core.recording.recorder import SEED
 from benchmarks.common import BIG_LIMITS, median, median_of_ratios, ratio, timed
-from benchmarks.scenarios import (
+from benchmarks.programs import (
     chain_spec,
     plain_chain,
 )
@@ -65,7 +65,7 @@ def one_intra_op_thread() -> Iterator[None]:
 
 
 def measure_record_cost(
-    nodes: int, scenario: Program, repeats: int, budget_s: float
+    nodes: int, program: Program, repeats: int, budget_s: float
 ) -> tuple[RecordCost, Recording]:
     """``record`` vs the same calls run plainly, interleaved; stops repeating once ``budget_s`` is
     spent. Also returns the last recording made."""
@@ -75,12 +75,12 @@ def measure_record_cost(
     made: list[Recording] = []
     for _ in range(repeats):
         made[:] = []
-        cost.record_s.append(timed(lambda: made.append(record(scenario, limits=BIG_LIMITS))))
-        cost.evaluated_s.append(timed(lambda: run_plainly(scenario)))
+        cost.record_s.append(timed(lambda: made.append(record(program, limits=BIG_LIMITS))))
+        cost.evaluated_s.append(timed(lambda: run_plainly(program)))
         cost.native_s.append(timed(native))
         with one_intra_op_thread():
-            cost.record_1t_s.append(timed(lambda: record(scenario, limits=BIG_LIMITS)))
-            cost.evaluated_1t_s.append(timed(lambda: run_plainly(scenario)))
+            cost.record_1t_s.append(timed(lambda: record(program, limits=BIG_LIMITS)))
+            cost.evaluated_1t_s.append(timed(lambda: run_plainly(program)))
         gc.collect()
         if time.perf_counter() - started > budget_s:
             break

@@ -19,13 +19,13 @@ from benchmarks.common import (
     ratio,
 )
 from benchmarks.memory import HeapDelta, StepBytes, bytes_per_step, heap_delta
-from benchmarks.recording_cost import RecordCost, measure_record_cost
-from benchmarks.rerender import Rerender, SvgViewer, rerender_once, rerender_samples
-from benchmarks.scenarios import (
+from benchmarks.programs import (
     chain_losses,
-    chain_scenario,
+    chain_program,
     chain_spec,
 )
+from benchmarks.recording_cost import RecordCost, measure_record_cost
+from benchmarks.rerender import Rerender, SvgViewer, rerender_once, rerender_samples
 from benchmarks.steps import (
     StepTimes,
     Window,
@@ -74,11 +74,11 @@ class Options:
 
 
 def measure_size(nodes: int, opts: Options) -> SizeResult:
-    scenario = chain_scenario(nodes)
+    program = chain_program(nodes)
     big = nodes >= 1000
     repeats = 1 if opts.quick else (3 if nodes >= 5000 else 7)
     opts.log(f"[{nodes}] recording cost ({repeats} interleaved rounds)")
-    cost, recording = measure_record_cost(nodes, scenario, repeats, budget_s=120 if big else 30)
+    cost, recording = measure_record_cost(nodes, program, repeats, budget_s=120 if big else 30)
     keep_none_alive()
     opts.log(f"[{nodes}] {len(recording.graph)} nodes, {len(recording.timeline)} steps; layout")
     start = time.perf_counter()
@@ -86,7 +86,7 @@ def measure_size(nodes: int, opts: Options) -> SizeResult:
     layout_s = time.perf_counter() - start
     steps = backward_steps(recording)
     window, view, rerender, sampled = _interleaved_steps(nodes, recording, layout, steps, opts)
-    heap = None if (opts.quick and big) or median(cost.record_s) > HEAP_SKIP_S else heap_delta(scenario)
+    heap = None if (opts.quick and big) or median(cost.record_s) > HEAP_SKIP_S else heap_delta(program)
     start = time.perf_counter()
     make_graph_view(recording, layout).deleteLater()
     set_model_s = time.perf_counter() - start

@@ -13,7 +13,7 @@ from benchmarks.common import ROOT
 
 
 def startup_once(source: str = "two-losses") -> float:
-    """Seconds from spawning the window's process to its first painted graph (the seed scenario, or
+    """Seconds from spawning the window's process to its first painted graph (the seed program, or
     any source the window opens: a ``.lens`` file, whose preview may be that picture)."""
     return startup_marks(source)[0]
 

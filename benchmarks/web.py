@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
 
 from app.core import Limits, Program, Recording, record  # noqa: E402
 from app.render.web import write_player  # noqa: E402
-from benchmarks.scenarios import chain_scenario, training_program  # noqa: E402
+from benchmarks.programs import chain_program, training_program  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -115,7 +115,7 @@ def measure_web(
 ) -> dict[str, Any]:
     """``{"chain_<nodes>": {...}, "program_<iterations>": {...}}`` (see the module's docstring)."""
     programs: list[tuple[str, Program]] = [
-        (f"chain_{nodes}", chain_scenario(nodes)),
+        (f"chain_{nodes}", chain_program(nodes)),
         (f"program_{iterations}", training_program(iterations)),
     ]
     out: dict[str, Any] = {}

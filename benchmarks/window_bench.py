@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:
 from app.core import Recording, record  # noqa: E402
 from benchmarks.common import BIG_LIMITS, median, p95  # noqa: E402  (sets QT_QPA_PLATFORM before Qt starts)
 from benchmarks.heartbeat import GcPauses, Heartbeat  # noqa: E402
-from benchmarks.scenarios import training_program  # noqa: E402
+from benchmarks.programs import training_program  # noqa: E402
 from benchmarks.steps import Window, application, flush_events, layout_of, timed_steps  # noqa: E402
 
 WARM_UP_STEPS = 100

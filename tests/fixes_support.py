@@ -10,7 +10,7 @@ import runpy
 from pathlib import Path
 
 from app.core.lesson.prove import Outcome, Record
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.recording.script import record_script
 
 _COUNT = itertools.count()
@@ -24,7 +24,7 @@ def script_recorder(folder: Path) -> Record:
         path.write_text(code, encoding="utf-8")
         try:
             return record_script(path, stdout=io.StringIO()).recording
-        except ScenarioError as exc:
+        except ProgramError as exc:
             return str(exc)
 
     return run

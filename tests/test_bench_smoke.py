@@ -1,7 +1,7 @@
 """Smoke test of the benchmark at its smallest size: it runs, and its JSON has the documented shape.
 
 No timing is asserted here (numbers live in benchmarks/README.md); only that every number the
-benchmark reports exists, is finite and positive, and that its generated scenarios are the graphs
+benchmark reports exists, is finite and positive, and that its generated programs are the graphs
 they claim to be (PyTorch's own graph is the oracle).
 """
 
@@ -58,48 +58,48 @@ PROGRAM_KEYS = {
 
 
 @pytest.fixture(scope="module")
-def scenarios() -> ModuleType:
-    """``benchmarks/scenarios.py`` (benchmarks/ is a folder beside app/, not an installed package)."""
+def programs() -> ModuleType:
+    """``benchmarks/programs.py`` (benchmarks/ is a folder beside app/, not an installed package)."""
     sys.path.insert(0, str(ROOT))
     try:
-        return importlib.import_module("benchmarks.scenarios")
+        return importlib.import_module("benchmarks.programs")
     finally:
         sys.path.remove(str(ROOT))
 
 
 @pytest.mark.parametrize("nodes", [10, 100])
-def test_generated_scenario_records_the_graph_pytorch_builds(scenarios: ModuleType, nodes: int) -> None:
-    spec = scenarios.chain_spec(nodes)
-    recording = record(scenarios.chain_scenario(nodes))
+def test_generated_program_records_the_graph_pytorch_builds(programs: ModuleType, nodes: int) -> None:
+    spec = programs.chain_spec(nodes)
+    recording = record(programs.chain_program(nodes))
     assert len(recording.graph) == spec.expected_nodes
     assert abs(len(recording.graph) - nodes) <= 2
     ours = Counter(n.name for n in recording.graph.nodes)
-    theirs = Counter(n.name for n in trace(*scenarios.chain_losses(spec)).nodes)
+    theirs = Counter(n.name for n in trace(*programs.chain_losses(spec)).nodes)
     assert ours == theirs
     assert recording.failed is None
 
 
-def test_chain_losses_share_a_trunk_that_needs_retention(scenarios: ModuleType) -> None:
-    spec = scenarios.chain_spec(10)
-    first, second = scenarios.chain_losses(spec)
+def test_chain_losses_share_a_trunk_that_needs_retention(programs: ModuleType) -> None:
+    spec = programs.chain_spec(10)
+    first, second = programs.chain_losses(spec)
     first.backward()  # no retention: the shared trunk's buffers are freed
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         second.backward()
-    first, second = scenarios.chain_losses(spec)
+    first, second = programs.chain_losses(spec)
     first.backward(retain_graph=True)
-    second.backward()  # as the scenario and plain_chain do
+    second.backward()  # as the program and plain_chain do
 
 
-def test_training_program_records_what_pytorch_does(scenarios: ModuleType) -> None:
+def test_training_program_records_what_pytorch_does(programs: ModuleType) -> None:
     """The benchmark's training loop, a few iterations: PyTorch agrees, and each iteration lets go
     of the one before, so the alive nodes and saved bytes do not grow with the iterations."""
-    recording = record(scenarios.training_program(4))
+    recording = record(programs.training_program(4))
     check_against_plain(recording)
     check_against_probes(recording)
     assert len(recording.calls) == 4 and recording.failed is None
     ends = [recording.timeline[c.last_step] for c in recording.calls]
     assert len({(s.alive_nodes, s.saved_bytes) for s in ends}) == 1
-    longer = record(scenarios.training_program(8))
+    longer = record(programs.training_program(8))
     assert stored_changes(longer)[0] == stored_changes(recording)[0]  # a step: one iteration at most
     assert stored_changes(longer)[1] <= 2.2 * stored_changes(recording)[1]  # the whole: linear
 
@@ -152,7 +152,7 @@ def test_quick_benchmark_prints_its_json_object() -> None:
         assert isinstance(program[key], kind), key
         assert math.isfinite(program[key]) and program[key] > 0, (key, program[key])
     assert program["iterations"] == 200 and program["steps"] > program["iterations"]
-    assert size["nodes"] == 11  # 3 per block + 2 leaves + 4 loss-side nodes (scenarios.py)
+    assert size["nodes"] == 11  # 3 per block + 2 leaves + 4 loss-side nodes (programs.py)
     real = result["real_model"]
     assert set(real) == set(REAL_MODEL_KEYS)
     for key, kind in REAL_MODEL_KEYS.items():

@@ -84,13 +84,13 @@ REFUSED_NODES = (
 )
 
 
-def scenario_file(name: str) -> dict[str, Any]:
-    with resource_path("scenarios", f"{name}.toml").open("rb") as handle:
+def program_file(name: str) -> dict[str, Any]:
+    with resource_path("programs", f"{name}.toml").open("rb") as handle:
         return tomllib.load(handle)
 
 
 def code_of(name: str) -> str:
-    return str(scenario_file(name)["program"]["code"])
+    return str(program_file(name)["program"]["code"])
 
 
 # -- the plain run ----------------------------------------------------------------------
@@ -219,7 +219,7 @@ def error_kind(text: str | None) -> str | None:
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_file_has_exactly_the_program_fields(name: str) -> None:
-    data = scenario_file(name)
+    data = program_file(name)
     assert set(data) == FIELDS
     assert set(data["program"]) == {"code"}
     assert all(isinstance(data[key], str) and data[key].strip() for key in FIELDS - {"program"})
@@ -227,10 +227,10 @@ def test_file_has_exactly_the_program_fields(name: str) -> None:
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_twins_name_each_other(name: str) -> None:
-    twin = scenario_file(name)["twin"]
+    twin = program_file(name)["twin"]
     assert twin in OUTCOMES and twin != name
-    assert scenario_file(twin)["twin"] == name
-    assert twin in scenario_file(name)["notes"]
+    assert program_file(twin)["twin"] == name
+    assert twin in program_file(name)["notes"]
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -247,7 +247,7 @@ def test_code_stays_inside_the_language(name: str) -> None:
 def test_the_twins_differ_only_where_the_fix_is() -> None:
     """A twin is the same program with the fix: few changed lines, so the learner sees the cause."""
     for name in PROGRAMS:
-        a, b = code_of(name).splitlines(), code_of(scenario_file(name)["twin"]).splitlines()
+        a, b = code_of(name).splitlines(), code_of(program_file(name)["twin"]).splitlines()
         changed = len(set(a) ^ set(b))
         assert 1 <= changed <= 3, name
 

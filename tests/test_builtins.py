@@ -1,4 +1,4 @@
-"""What each built-in scenario is there to show, checked against PyTorch.
+"""What each built-in program is there to show, checked against PyTorch.
 
 The general agreement (every grad, error text, state, byte) is in
 ``test_recorder.py``; here each of the first eight built-ins' own lesson is

@@ -1,6 +1,6 @@
 """Random chains of whitelisted ops, recorded and compared with plain PyTorch.
 
-Hypothesis writes a scenario as TOML text: a random small input, a chain of
+Hypothesis writes a program as TOML text: a random small input, a chain of
 ops (some branching back to earlier values, some changing a value in place),
 then one to three backward or grad calls with random retain flags (a loss
 may change a saved value in place too). The file is of the older fixed shape,
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import check_against_plain, check_against_probes
 
-from app.core import parse_scenario, record
+from app.core import parse_program, record
 
 Shape = tuple[int, ...]
 
@@ -113,7 +113,7 @@ def calls(draw: st.DrawFn, chain: Chain) -> str:
 
 
 @st.composite
-def scenarios(draw: st.DrawFn) -> str:
+def programs(draw: st.DrawFn) -> str:
     shape = draw(shapes())
     size = 1
     for d in shape:
@@ -139,9 +139,9 @@ def scenarios(draw: st.DrawFn) -> str:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenarios())
+@given(programs())
 def test_random_chain_matches_plain_torch(text: str) -> None:
-    rec = record(parse_scenario(text))
+    rec = record(parse_program(text))
     check_against_plain(rec)
     check_against_probes(rec)
 
@@ -151,9 +151,9 @@ def test_generator_makes_failing_and_passing_calls() -> None:
     outcomes: set[bool] = set()
 
     @settings(max_examples=60, deadline=None, database=None, derandomize=True)  # the same draws each run
-    @given(scenarios())
+    @given(programs())
     def collect(text: str) -> None:
-        rec = record(parse_scenario(text))
+        rec = record(parse_program(text))
         outcomes.add(rec.failed is None)
 
     collect()

@@ -23,7 +23,7 @@ from test_hostile import CASES, Case, case_params, outcome
 from app.child.client import ChildFailure, ChildLimits, ChildPool, RecordingBug, record_in_child
 from app.child.server import FAULTS_ENV
 from app.core.loading import load_program
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.recording.recorder import record
 from app.core.report import to_json
 
@@ -93,10 +93,10 @@ def test_every_hostile_case_gets_the_same_outcome_in_the_child(
     path.write_text(case.text, encoding="utf-8")
     try:
         got: object = record_in_child(str(path), pool=pool)
-    except ScenarioError as exc:
+    except ProgramError as exc:
         got = exc
-    if isinstance(expected, ScenarioError):
-        assert isinstance(got, ScenarioError) and type(got) is type(expected)
+    if isinstance(expected, ProgramError):
+        assert isinstance(got, ProgramError) and type(got) is type(expected)
         assert (got.message, got.field, got.line, got.col) == (
             expected.message,
             expected.field,
@@ -104,8 +104,9 @@ def test_every_hostile_case_gets_the_same_outcome_in_the_child(
             expected.col,
         )
     else:
-        assert not isinstance(got, ScenarioError), got
-        named = {"scenario": expected.program.name}  # the child named it after its file
+        assert not isinstance(got, ProgramError), got
+        # the child named it after its file; "scenario" is the name's old key, kept for shared files
+        named = {"scenario": expected.program.name}
         assert {**to_json(got), **named} == to_json(expected)  # type: ignore[arg-type]
 
 

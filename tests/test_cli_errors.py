@@ -1,6 +1,6 @@
 """The command line never shows a traceback: every failure is one line on stderr.
 
-Exit 2 for a bad scenario, file, device or command line (and for an OSError),
+Exit 2 for a bad program, file, device or command line (and for an OSError),
 1 for a bug in Autograd Lens itself (with a hint), 0 when the run was recorded
 even if PyTorch refused a call (an error step). Most checks call ``main`` in
 process; a few run ``python -m app`` for real.
@@ -17,7 +17,7 @@ import pytest
 from test_hostile import CASES, Case, ProgramFails, Refused, case_params, outcome
 
 from app import cli
-from app.core import ScenarioError
+from app.core import ProgramError
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "autograd-lens: "
@@ -48,7 +48,7 @@ def test_every_hostile_case_through_trace(
     status, out, err = run_main(["trace", str(path)], capsys)
     if isinstance(case.expect, Refused):
         expected = outcome(case)
-        assert isinstance(expected, ScenarioError)
+        assert isinstance(expected, ProgramError)
         assert status == 2 and out == ""
         assert one_line(err) == " ".join(str(expected).split())
     elif isinstance(case.expect, ProgramFails):  # recorded: the program stopped at its own error
@@ -68,7 +68,7 @@ def test_trace_of_a_builtin_still_works(capsys: pytest.CaptureFixture[str]) -> N
 def test_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run_main(["trace", str(tmp_path)], capsys)
     assert status == 2
-    assert one_line(err) == f"file: {tmp_path} is a folder, not a scenario file"
+    assert one_line(err) == f"file: {tmp_path} is a folder, not a program file"
 
 
 def test_a_file_that_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -104,7 +104,7 @@ def test_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
         cli.main(["trace"])
     _, err = capsys.readouterr()
     assert info.value.code == 2
-    assert one_line(err) == "the following arguments are required: scenario (see: autograd-lens trace --help)"
+    assert one_line(err) == "the following arguments are required: program (see: autograd-lens trace --help)"
 
 
 def test_an_unknown_device(capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,7 +152,7 @@ def test_an_unexpected_error_while_recording_is_a_bug_not_a_traceback(
     [
         (PermissionError(13, "Permission denied", "/root/out"), 2, "Permission denied: /root/out"),
         (OSError(28, "No space left on device"), 2, "No space left on device"),
-        (MemoryError(), 2, "ran out of memory; try a smaller scenario"),
+        (MemoryError(), 2, "ran out of memory; try a smaller program"),
         (UnicodeEncodeError("ascii", "é", 0, 1, "ordinal not in range(128)"), 2, "cannot read this text: "),
         (KeyboardInterrupt(), 130, "interrupted"),
     ],
@@ -227,7 +227,7 @@ def test_a_non_ascii_error_on_an_ascii_terminal(tmp_path: Path) -> None:
 def test_dev_zero_and_a_directory_in_real_processes(tmp_path: Path) -> None:
     done = run_app("trace", str(tmp_path))
     assert done.returncode == 2
-    assert done.stderr.splitlines() == [f"autograd-lens: file: {tmp_path} is a folder, not a scenario file"]
+    assert done.stderr.splitlines() == [f"autograd-lens: file: {tmp_path} is a folder, not a program file"]
     if Path("/dev/zero").exists():
         done = run_app("trace", "/dev/zero")
         assert done.returncode == 2

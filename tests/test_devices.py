@@ -6,7 +6,7 @@ import pytest
 import torch
 from oracle import check_against_plain, run_plainly
 
-from app.core import Program, Recording, ScenarioError, list_devices, load_builtin, record, resolve_device
+from app.core import Program, ProgramError, Recording, list_devices, load_builtin, record, resolve_device
 
 HAS_CUDA = torch.cuda.is_available()
 
@@ -32,18 +32,18 @@ def test_cuda_entries_follow_what_torch_reports() -> None:
 @pytest.mark.skipif(HAS_CUDA, reason="checks the refusal on a machine without CUDA")
 @pytest.mark.parametrize("name", ["cuda", "cuda:0", "cuda:3"])
 def test_unavailable_cuda_is_a_clear_error(name: str) -> None:
-    with pytest.raises(ScenarioError) as exc:
+    with pytest.raises(ProgramError) as exc:
         resolve_device(name)
     text = str(exc.value)
     reason = next(d.reason for d in list_devices() if d.name == "cuda")
     assert f"{name} is unavailable" in text and reason in text and "torch reports: cpu" in text
-    with pytest.raises(ScenarioError):
+    with pytest.raises(ProgramError):
         record(load_builtin("two-losses"), device=name)
 
 
 @pytest.mark.parametrize(("name", "words"), [("gpu", "not a device name"), ("meta", "not a device this")])
 def test_unknown_devices_are_refused(name: str, words: str) -> None:
-    with pytest.raises(ScenarioError, match=words):
+    with pytest.raises(ProgramError, match=words):
         resolve_device(name)
 
 
@@ -52,7 +52,7 @@ def test_mps_is_offered_only_where_torch_has_it() -> None:
     built = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_built()
     assert bool(mps) == built
     if not built:
-        with pytest.raises(ScenarioError, match="mps"):
+        with pytest.raises(ProgramError, match="mps"):
             resolve_device("mps")
 
 
@@ -69,7 +69,7 @@ def test_cuda_code_path_with_two_fake_gpus(monkeypatch: pytest.MonkeyPatch) -> N
     ]
     assert resolve_device("cuda") == torch.device("cuda", 0)
     assert resolve_device("cuda:1") == torch.device("cuda", 1)
-    with pytest.raises(ScenarioError, match="there is no cuda:2"):
+    with pytest.raises(ProgramError, match="there is no cuda:2"):
         resolve_device("cuda:2")
 
 

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QTextEdit
 from pytestqt.qtbot import QtBot
 
 from app.core.loading import builtin_names, load_builtin, program_from_dict
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.core.recording.recorder import record
 from app.ui.editor.details_dialog import DetailsDialog
@@ -107,7 +107,7 @@ def test_the_mark_agrees_with_the_core_loader(editor: ProgramEditor, tail: str, 
     code = HEAD + tail
     editor.code_edit.setPlainText(code)
     editor.flush()
-    with pytest.raises(ScenarioError) as core:
+    with pytest.raises(ProgramError) as core:
         program_from_dict({"program": {"code": code}})
     err = editor.error()
     assert err is not None
@@ -162,7 +162,7 @@ def test_an_error_found_when_recording_is_shown_by_show_error(editor: ProgramEdi
     editor.code_edit.setPlainText(f"import torch\n\nw = torch.ones(2)\n{line}\n")
     program = editor.flush()
     assert program is not None and editor.error() is None
-    with pytest.raises(ScenarioError) as refused:
+    with pytest.raises(ProgramError) as refused:
         record(program)
     assert (refused.value.field, refused.value.line) == ("program", 4)
     editor.show_error(refused.value)

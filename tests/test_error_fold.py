@@ -26,8 +26,8 @@ def failing():
 def room(qtbot, tmp_path):
     windows: list[MainWindow] = []
 
-    def make(scenario: str) -> MainWindow:
-        window = MainWindow(AppSettings(tmp_path / "settings.ini"), scenario)
+    def make(program: str) -> MainWindow:
+        window = MainWindow(AppSettings(tmp_path / "settings.ini"), program)
         qtbot.addWidget(window)
         window.set_size(1280, 720)
         window.show()

@@ -7,7 +7,7 @@ from PySide6.QtGui import QImage
 
 from app import cli
 from app.cli import main
-from app.core import ScenarioError, load_builtin, record
+from app.core import ProgramError, load_builtin, record
 from app.render import layout as layout_module
 from app.render.export_budget import ExportTooLarge
 from app.render.labels import drawn_slots
@@ -27,7 +27,7 @@ def _svg_texts(path) -> list[str]:
 @pytest.mark.parametrize("name", ["forgot-retain", "two-losses"])
 def test_svg_per_step_shows_that_steps_slot_states(tmp_path, name):
     files = export_steps(name, tmp_path, fmt="svg")
-    rec = record(load_builtin(name))  # the oracle: an independent recording of the same scenario
+    rec = record(load_builtin(name))  # the oracle: an independent recording of the same program
     assert [f.name for f in files] == [step_file_name(i, "svg") for i in range(len(rec.timeline))]
     assert sorted(p.name for p in tmp_path.iterdir()) == [f.name for f in files]
     for i, path in enumerate(files):
@@ -96,12 +96,12 @@ def test_export_accepts_a_python_file_and_a_program(tmp_path):
     assert len(from_file) == len(from_object) == len(record(program).timeline)
 
 
-def test_bad_scenario_raises_scenario_error(tmp_path):
-    with pytest.raises(ScenarioError):
-        export_steps("no-such-scenario", tmp_path)
+def test_bad_program_raises_program_error(tmp_path):
+    with pytest.raises(ProgramError):
+        export_steps("no-such-program", tmp_path)
     bad = tmp_path / "bad.toml"
     bad.write_text("name = 'x'\n[forward]\ncode = 'y = z'\n", encoding="utf-8")
-    with pytest.raises(ScenarioError):
+    with pytest.raises(ProgramError):
         export_steps(bad, tmp_path / "out")
 
 

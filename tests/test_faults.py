@@ -79,8 +79,8 @@ def seed() -> Recording:
 def open_window(qtbot: QtBot, tmp_path: Path, fake_dialogs: Dialogs):  # type: ignore[no-untyped-def]
     windows: list[MainWindow] = []
 
-    def make(scenario: str = "two-losses") -> MainWindow:
-        window = MainWindow(AppSettings(tmp_path / "settings.ini"), scenario)
+    def make(program: str = "two-losses") -> MainWindow:
+        window = MainWindow(AppSettings(tmp_path / "settings.ini"), program)
         qtbot.addWidget(window)
         window.show()
         with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):

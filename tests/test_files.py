@@ -16,7 +16,7 @@ from PySide6.QtCore import QByteArray, QObject, QSaveFile, QSettings, Signal
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
-from app.core.loading import load_builtin, load_file, parse_scenario
+from app.core.loading import load_builtin, load_file, parse_program
 from app.core.model.program import Program
 from app.core.toml_writer import to_toml
 from app.ui.editor.editor import ProgramEditor
@@ -213,7 +213,7 @@ def test_save_writes_toml_that_reloads_equal(lab: Lab, program_file: Path) -> No
     assert lab.editor.is_modified()
     assert lab.files.save() is True
     assert not lab.editor.is_modified()
-    reloaded = parse_scenario(program_file.read_bytes(), name="mine")
+    reloaded = parse_program(program_file.read_bytes(), name="mine")
     assert reloaded == lab.editor.current_program()
     assert reloaded.title == 'A new title with "quotes" and a back\\slash'
     assert sorted(p.name for p in program_file.parent.iterdir()) == ["mine.toml"]  # no temp file left

@@ -1,9 +1,9 @@
-"""Fuzzing the language: random text, random syntax trees and mutated real scenarios.
+"""Fuzzing the language: random text, random syntax trees and mutated real programs.
 
 Whatever the input, parsing and evaluating it either works or raises a
-ScenarioError; nothing else escapes, no sentinel (files, processes,
+ProgramError; nothing else escapes, no sentinel (files, processes,
 serialisation, eval/import from our code) is reached, every attribute the
-evaluator reads by name is public and allowed, and every value a scenario can
+evaluator reads by name is public and allowed, and every value a program can
 hold is one of a few harmless kinds.
 """
 
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_hostile import install_sentinels, warm_up
 
-from app.core import ScenarioError, builtin_names, load_builtin
+from app.core import ProgramError, builtin_names, load_builtin
 from app.core.language import members
 from app.core.language.evaluator import Evaluator
 from app.core.language.members import listed_callables
@@ -51,7 +51,7 @@ ATTRS += ["_parameters", "_modules", "state_dict", "register_forward_hook", "app
 
 
 def allowed_value(value: Any, depth: int = 0) -> bool:
-    """The kinds of value a scenario can ever hold: no modules, functions, classes or frames,
+    """The kinds of value a program can ever hold: no modules, functions, classes or frames,
     except the functions and classes the language lists (``act = nn.ReLU``)."""
     views = (type({}.keys()), type({}.values()), type({}.items()), type(iter([])))
     plain = (int, float, complex, bool, str, type(None), type(Ellipsis), slice, range, enumerate, zip, *views)
@@ -111,14 +111,14 @@ def env() -> dict[str, Any]:
 
 
 def attempt(text: str, mode: Mode, watch: Watch) -> None:
-    """Parse and evaluate ``text``: it works or raises a ScenarioError, and nothing leaks."""
+    """Parse and evaluate ``text``: it works or raises a ProgramError, and nothing leaks."""
     names = env()
     try:
         with watch.active():
             tree = parse(text, field="fuzz", mode=mode)
             evaluator = Evaluator(names, field="fuzz", limits=SMALL, deadline=time.monotonic() + 5)
             result = evaluator.run(tree) if mode == "exec" else evaluator.evaluate(tree)
-    except ScenarioError as err:
+    except ProgramError as err:
         assert err.field == "fuzz"
         assert "\n" not in err.message
         return
@@ -334,7 +334,7 @@ def test_random_statement_trees(watch: Watch) -> None:
     check()
 
 
-# -- real scenarios, mutated --------------------------------------------------------------
+# -- real programs, mutated --------------------------------------------------------------
 
 
 def real_texts() -> list[tuple[str, Mode]]:
@@ -358,7 +358,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, Mode]:
     return "".join(chars), mode
 
 
-def test_mutated_builtin_scenarios(watch: Watch) -> None:
+def test_mutated_builtin_programs(watch: Watch) -> None:
     @FUZZ
     @given(mutated())
     def check(item: tuple[str, Mode]) -> None:
@@ -370,7 +370,7 @@ def test_mutated_builtin_scenarios(watch: Watch) -> None:
                 tree = parse(text, field="fuzz", mode=mode)
                 evaluator = Evaluator(names, field="fuzz", limits=SMALL, deadline=time.monotonic() + 5)
                 evaluator.run(tree) if mode == "exec" else evaluator.evaluate(tree)
-        except ScenarioError:
+        except ProgramError:
             pass
         finally:
             watch.check()
@@ -381,7 +381,7 @@ def test_mutated_builtin_scenarios(watch: Watch) -> None:
 def test_the_watch_sees_a_forbidden_attribute() -> None:
     """If a check above the attribute reader were lost, the watch would catch the read."""
     watching = Watch()
-    with watching.active(), pytest.raises(ScenarioError):
+    with watching.active(), pytest.raises(ProgramError):
         members.read_public_attribute(torch.ones(1), "__class__")
     assert watching.read == ["__class__"]
     with pytest.raises(AssertionError):

@@ -6,7 +6,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from app.core import load_builtin, parse_scenario, record
+from app.core import load_builtin, parse_program, record
 from app.render.labels import NODE_FONT_PX, drawn_slots
 from app.render.layout import layout_graph
 from app.render.qt.picture import png_bytes
@@ -393,7 +393,7 @@ h.sum().backward()
 
 @pytest.fixture(scope="module")
 def deep():
-    rec = record(parse_scenario(DEEP.format(body="\n".join(["h = (h * w).sin()"] * 8)), name="deep-shared"))
+    rec = record(parse_program(DEEP.format(body="\n".join(["h = (h * w).sin()"] * 8)), name="deep-shared"))
     return rec, layout_graph(rec.graph)
 
 

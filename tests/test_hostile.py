@@ -1,10 +1,10 @@
 """Hostile and broken programs, each with its exact outcome.
 
-A scenario file is untrusted input. Each case below is a whole file (TOML
+A program file is untrusted input. Each case below is a whole file (TOML
 text: a ``[program]``, or the older ``[inputs]``/``[forward]``/``[[calls]]``
 shape, which loads as program text) and ends in exactly one of three ways:
 
-- ``Refused``: a ScenarioError, raised when the file is loaded or when it is
+- ``Refused``: a ProgramError, raised when the file is loaded or when it is
   recorded, naming the field, line and column, with a message for a learner.
   Static checks of an older file name its fields (``forward.code``); what is
   refused while it runs names its place in the program text it became
@@ -42,11 +42,11 @@ import torch
 import torch.nn.functional as F
 from oracle import check_against_plain
 
-from app.core import Limits, Recording, ScenarioError, parse_scenario, record
+from app.core import Limits, ProgramError, Recording, parse_program, record
 from app.core.language.evaluator import Evaluator
 from app.core.language.parsing import parse
 from app.core.loading import parse_python
-from app.core.model.errors import ProgramError, RecordingTimeout
+from app.core.model.errors import ProgramRaised, RecordingTimeout
 from app.core.sizing.guard import SizeGuard
 from app.core.sizing.limits import MAX_PIECES, MAX_SEQUENCE
 
@@ -54,7 +54,7 @@ APP_DIR = str(Path(__file__).resolve().parent.parent / "app")
 LEAF = "torch.tensor([1., 2.], requires_grad=True)"
 LEAF_LINE = f"import torch\nx = {LEAF}\n"
 
-# -- building scenarios ------------------------------------------------------------
+# -- building programs ------------------------------------------------------------
 
 
 def program_text(code: str) -> str:
@@ -68,8 +68,8 @@ def toml_text(
     forward: str = "y = x * 2",
     calls: list[dict[str, Any]] | None = None,
 ) -> str:
-    """A scenario file; every string is written as a TOML basic string (JSON escapes)."""
-    lines = ['name = "hostile"', 'title = "A hostile scenario"', 'summary = "It must fail cleanly."']
+    """A program file; every string is written as a TOML basic string (JSON escapes)."""
+    lines = ['name = "hostile"', 'title = "A hostile program"', 'summary = "It must fail cleanly."']
     lines.append("[inputs]")
     lines += [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in (inputs or {"x": LEAF}).items()]
     lines += ["[forward]", f"code = {json.dumps(forward, ensure_ascii=False)}"]
@@ -267,7 +267,7 @@ CASES: list[Case] = [
     ),
     case(
         "a 1 MB expression (the file is over 1 MB)",
-        Refused("load", "file", None, None, "scenario files are limited to 1,000,000 bytes"),
+        Refused("load", "file", None, None, "program files are limited to 1,000,000 bytes"),
         calls=[{"loss": ONE_MB}],
     ),
     # -- names that are not bound -----------------------------------------------------
@@ -294,7 +294,7 @@ CASES: list[Case] = [
         calls=[{"kind": "grad", "loss": "y.sum()", "inputs": ["x"], "bind": "y"}],
     ),
     forward_refused("torch = 3\ny = x", 1, 1, "'torch' is a built-in name and cannot be assigned", "load"),
-    # -- values a scenario may not build ----------------------------------------------
+    # -- values a program may not build ----------------------------------------------
     case(
         "torch.ones(10**12)",
         Refused("record", "program", 3, 5, "a tensor of 1,000,000,000,000 elements; the limit is 10,000,000"),
@@ -657,13 +657,13 @@ def case_params(cases: list[Case]) -> list[Any]:
 
 
 class Sentinel(Exception):
-    """Raised by anything a scenario must never reach."""
+    """Raised by anything a program must never reach."""
 
 
 def warm_up() -> None:
     """Do once what PyTorch imports lazily (meta kernels, Dynamo), before the sentinels go in."""
     text = toml_text(forward="y = F.mse_loss(x, x * 2) + torch.cat([x, x]).mean()")
-    record(parse_scenario(text))
+    record(parse_program(text))
 
 
 @pytest.fixture(scope="module")
@@ -672,7 +672,7 @@ def warmed() -> None:
 
 
 def install_sentinels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Replace everything a scenario must never reach; the list collects what was reached."""
+    """Replace everything a program must never reach; the list collects what was reached."""
     hits: list[str] = []
 
     def forbid(name: str) -> Callable[..., Any]:
@@ -730,16 +730,16 @@ def _from_app_only(real: Callable[..., Any], name: str, hits: list[str]) -> Call
     return guarded
 
 
-def outcome(case: Case) -> Recording | ScenarioError:
-    """Load and record ``case``; anything but a ScenarioError or a recording fails the test."""
+def outcome(case: Case) -> Recording | ProgramError:
+    """Load and record ``case``; anything but a ProgramError or a recording fails the test."""
     try:
-        scenario = parse_scenario(case.text)
-    except ScenarioError as err:
+        program = parse_program(case.text)
+    except ProgramError as err:
         err.stage = "load"  # type: ignore[attr-defined]
         return err
     try:
-        return record(scenario, limits=case.limits)
-    except ScenarioError as err:
+        return record(program, limits=case.limits)
+    except ProgramError as err:
         err.stage = "record"  # type: ignore[attr-defined]
         return err
 
@@ -755,7 +755,7 @@ def test_hostile_case_has_its_exact_outcome(case: Case, sentinels: list[str]) ->
     result = outcome(case)
     expect = case.expect
     if isinstance(expect, Refused):
-        assert isinstance(result, ScenarioError), f"expected a refusal, got a recording: {result}"
+        assert isinstance(result, ProgramError), f"expected a refusal, got a recording: {result}"
         assert (result.stage, result.field, result.line, result.col) == (  # type: ignore[attr-defined]
             expect.stage,
             expect.field,
@@ -764,7 +764,7 @@ def test_hostile_case_has_its_exact_outcome(case: Case, sentinels: list[str]) ->
         ), str(result)
         assert expect.words in result.message, result.message
         assert isinstance(result, RecordingTimeout) == expect.timeout
-        assert not isinstance(result, ProgramError), "a refusal, not the program's own error"
+        assert not isinstance(result, ProgramRaised), "a refusal, not the program's own error"
         assert "\n" not in str(result)
     elif isinstance(expect, ProgramFails):
         assert isinstance(result, Recording), f"expected a recording, got: {result}"
@@ -798,8 +798,8 @@ def test_the_sentinels_do_fire() -> None:
 # -- the size guard on its own -------------------------------------------------------
 
 
-def guarded_run(fn: Callable[[], object], limits: Limits | None = None) -> ScenarioError:
-    with pytest.raises(ScenarioError) as info, SizeGuard(limits or Limits()):
+def guarded_run(fn: Callable[[], object], limits: Limits | None = None) -> ProgramError:
+    with pytest.raises(ProgramError) as info, SizeGuard(limits or Limits()):
         fn()
     return info.value
 
@@ -850,7 +850,7 @@ def test_the_budget_is_shared_when_one_is_passed() -> None:
     for _ in range(2):
         with SizeGuard(Limits(), budget):
             torch.ones(400)
-    with pytest.raises(ScenarioError) as info, SizeGuard(Limits(), budget):
+    with pytest.raises(ProgramError) as info, SizeGuard(Limits(), budget):
         torch.ones(400)
     assert "1,200 tensor elements" in info.value.message
 
@@ -868,10 +868,10 @@ NO_GRAD_FAILURES = {
 }
 
 
-def record_text(code: str) -> Recording | ScenarioError:
+def record_text(code: str) -> Recording | ProgramError:
     try:
         return record(parse_python("import torch\n" + code))
-    except ScenarioError as err:
+    except ProgramError as err:
         return err
 
 
@@ -882,7 +882,7 @@ def test_grad_mode_is_the_callers_after_a_program_fails_inside_no_grad(code: str
         result = record_text(code)
         assert torch.is_grad_enabled() == caller_grad
     assert torch.is_grad_enabled()
-    failed = isinstance(result, ScenarioError) or result.error is not None or result.failed is not None
+    failed = isinstance(result, ProgramError) or result.error is not None or result.failed is not None
     assert failed, result
 
 
@@ -1038,7 +1038,7 @@ def test_an_optimizer_step_on_a_sparse_gradient_is_refused_at_its_line() -> None
     )
     refused = record_text(code)
     assert (
-        isinstance(refused, ScenarioError) and "dense" in refused.message and refused.line == 7
+        isinstance(refused, ProgramError) and "dense" in refused.message and refused.line == 7
     )  # opt.step()
 
 
@@ -1077,4 +1077,4 @@ def test_a_denied_family_is_denied_on_every_member_that_holds_its_name() -> None
     assert all(denied_attribute(n) is not None for n in held)
     for name in sorted(held):
         refused = record_text(f"x = {LEAF}\ny = x.{name}\n")
-        assert isinstance(refused, ScenarioError) and "raw memory" in refused.message, name
+        assert isinstance(refused, ProgramError) and "raw memory" in refused.message, name

@@ -28,8 +28,8 @@ from PySide6.QtCore import Qt
 from app.core.lesson.advice import advice_for
 from app.core.lesson.edits import changed_lines, find_call, set_call_keyword
 from app.core.lesson.fixes import fixes_for
-from app.core.loading import load_builtin, parse_scenario
-from app.core.model.errors import ScenarioError
+from app.core.loading import load_builtin, parse_program
+from app.core.model.errors import ProgramError
 from app.core.model.graph import Graph
 from app.core.model.program import Call, Program
 from app.core.model.recording import Recording
@@ -76,7 +76,7 @@ def finishes(call: Callable[[], object]) -> bool:
 
 
 def _quietly(call: Callable[[], object]) -> None:
-    with contextlib.suppress(SyntaxError, ValueError, ScenarioError):  # a refusal is timed too
+    with contextlib.suppress(SyntaxError, ValueError, ProgramError):  # a refusal is timed too
         call()
 
 
@@ -179,8 +179,8 @@ def test_fixes_and_advice_finish_in_linear_time(
 def test_the_windows_text_functions_finish_in_linear_time(text: str) -> None:
     for call in (breakable, breakable_code, code_breaks, token_spans, toml_string):
         assert finishes(lambda call=call: call(text)), call.__name__
-    assert finishes(lambda: parse_scenario(text))
-    assert finishes(lambda: parse_scenario(f"[program]\ncode = '''{text}'''\n{text}"))
+    assert finishes(lambda: parse_program(text))
+    assert finishes(lambda: parse_program(f"[program]\ncode = '''{text}'''\n{text}"))
 
 
 # -- the window: the lesson on a pool thread -----------------------------------------------------
@@ -354,7 +354,7 @@ def test_a_recordings_tags_show_as_text_in_every_label(qtbot, tmp_path) -> None:
             if any(tag in label.text() for tag in TAGS):
                 shown.add(label.objectName() or type(label).__name__)
                 assert label.textFormat() == Qt.TextFormat.PlainText, (label.objectName(), label.text())
-    assert {"scenarioSummary", "errorTitle", "nodeTitle", "CaptionBar"} <= shown, shown
+    assert {"programSummary", "errorTitle", "nodeTitle", "CaptionBar"} <= shown, shown
 
 
 @settings(max_examples=100, deadline=None, database=None)

@@ -189,7 +189,7 @@ def test_the_wheel_holds_every_module_and_resource_and_no_test(installed):
     assert {name for name in code if name.endswith(".py")}, "no module listed under app/"
     assert code - names == set()
     shown = {name for name in files if name.startswith("resources/") and not Path(name).name.startswith(".")}
-    assert "resources/scenarios/forgot-retain.toml" in shown
+    assert "resources/programs/forgot-retain.toml" in shown
     assert {"autograd_lens_resources/" + name.removeprefix("resources/") for name in shown} - names == set()
     tops = {name.split("/")[0] for name in names}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"app", "autograd_lens_resources"}
@@ -219,8 +219,8 @@ def test_the_installed_package_is_its_own_not_the_checkouts(installed):
     assert torch_version == importlib.metadata.version("torch")
 
 
-def test_scenarios_lists_the_builtins(installed):
-    listed = succeeded_alike(run_both(installed, ["autograd-lens", "scenarios"]))
+def test_programs_lists_the_builtins(installed):
+    listed = succeeded_alike(run_both(installed, ["autograd-lens", "programs"]))
     assert [line.split()[0] for line in listed.splitlines()] == builtin_names()
 
 

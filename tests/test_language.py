@@ -1,6 +1,6 @@
-"""The scenario language: what it allows (PyTorch is the oracle) and what it refuses, where and why.
+"""The program language: what it allows (PyTorch is the oracle) and what it refuses, where and why.
 
-Every refusal is a ScenarioError naming the field, the 1-based line and the
+Every refusal is a ProgramError naming the field, the 1-based line and the
 1-based column (in characters), with a message a learner can act on.
 """
 
@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from app.core.language.evaluator import Evaluator
 from app.core.language.parsing import Mode, parse
 from app.core.language.positions import node_position
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.sizing.limits import MAX_DEPTH, MAX_TEXT, Limits
 
 FIELD = "forward.code"
@@ -40,8 +40,8 @@ def value(expr: str, env: dict[str, Any] | None = None) -> Any:
     return Evaluator(env, field=FIELD).evaluate(parse(expr, field=FIELD, mode="eval"))
 
 
-def refusal(text: str, mode: Mode = "exec", *, evaluate: bool = False) -> ScenarioError:
-    with pytest.raises(ScenarioError) as info:
+def refusal(text: str, mode: Mode = "exec", *, evaluate: bool = False) -> ProgramError:
+    with pytest.raises(ProgramError) as info:
         tree = parse(text, field=FIELD, mode=mode)
         if evaluate:
             evaluator = Evaluator(leaves(), field=FIELD)
@@ -450,6 +450,6 @@ def test_a_syntax_error_in_a_long_program_is_reported_where_python_reports_it(ba
     source = good + bad + good
     with pytest.raises(SyntaxError) as python:
         ast.parse(source)
-    with pytest.raises(ScenarioError) as ours:
+    with pytest.raises(ProgramError) as ours:
         parse(source, field="forward", mode="exec")
     assert ours.value.line == python.value.lineno

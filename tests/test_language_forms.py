@@ -18,7 +18,7 @@ from torch import nn
 from app.core.language.evaluator import Evaluator
 from app.core.language.functions import MAX_CALL_DEPTH
 from app.core.language.parsing import parse
-from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
+from app.core.model.errors import ProgramError, ProgramRaised, RecordingTimeout
 from app.core.model.graph import LoopMark
 from app.core.model.program import CallKind
 from app.core.sizing.limits import Limits
@@ -45,8 +45,8 @@ def run(code: str, limits: Limits | None = None) -> tuple[dict[str, Any], list[s
     return env, printed
 
 
-def refusal(code: str, limits: Limits | None = None) -> ScenarioError:
-    with pytest.raises(ScenarioError) as info:
+def refusal(code: str, limits: Limits | None = None) -> ProgramError:
+    with pytest.raises(ProgramError) as info:
         run(code, limits)
     return info.value
 
@@ -100,7 +100,7 @@ def test_closures_nonlocal_global_and_lambda() -> None:
 
 def test_a_local_read_before_it_is_bound_is_unbound_local_error() -> None:
     err = refusal("x = 1\ndef f():\n    y = x\n    x = 2\nf()\n")
-    assert isinstance(err, ProgramError) and "cannot access local variable 'x'" in err.message
+    assert isinstance(err, ProgramRaised) and "cannot access local variable 'x'" in err.message
     assert err.line == 3
 
 
@@ -108,7 +108,7 @@ def test_recursion_works_and_has_a_depth_limit_no_try_catches() -> None:
     env = run("def fact(n):\n    return 1 if n <= 1 else n * fact(n - 1)\nv = fact(10)\n")[0]
     assert env["v"] == 3628800
     err = refusal("def f(n):\n    return f(n + 1)\ntry:\n    f(0)\nexcept Exception:\n    ok = 1\n")
-    assert not isinstance(err, ProgramError)
+    assert not isinstance(err, ProgramRaised)
     assert f"at most {MAX_CALL_DEPTH} deep" in err.message and err.message.endswith(
         "python -m app run SCRIPT.py"
     )
@@ -209,7 +209,7 @@ def test_a_module_used_before_init_fails_as_pytorch_says() -> None:
 
         N()
     err = refusal(code)
-    assert isinstance(err, ProgramError) and str(info.value) in err.message and err.line == 4
+    assert isinstance(err, ProgramRaised) and str(info.value) in err.message and err.line == 4
 
 
 # -- statements and expressions -------------------------------------------------------------------
@@ -248,9 +248,9 @@ def test_while_comprehensions_try_and_formatting_as_python() -> None:
 
 def test_an_uncaught_raise_and_a_failed_assert_end_the_program_at_their_line() -> None:
     err = refusal("x = 1\nraise ValueError('bad shape')\n")
-    assert isinstance(err, ProgramError) and (err.line, err.message) == (2, "ValueError: bad shape")
+    assert isinstance(err, ProgramRaised) and (err.line, err.message) == (2, "ValueError: bad shape")
     err = refusal("x = 1\n\nassert x == 2, f'x is {x}'\n")
-    assert isinstance(err, ProgramError) and (err.line, err.message) == (3, "AssertionError: x is 1")
+    assert isinstance(err, ProgramRaised) and (err.line, err.message) == (3, "AssertionError: x is 1")
 
 
 def test_a_pytorch_error_is_caught_by_its_python_class() -> None:
@@ -349,14 +349,14 @@ BOMBS = [
 @pytest.mark.parametrize(("code", "words"), BOMBS, ids=[c[0][:40] for c in BOMBS])
 def test_bombs_in_new_forms_stop_at_a_limit_no_handler_catches(code: str, words: str) -> None:
     err = refusal(code, SMALL)
-    assert not isinstance(err, ProgramError), err.message  # a limit, not an error a try could catch
+    assert not isinstance(err, ProgramRaised), err.message  # a limit, not an error a try could catch
     assert words in err.message, err.message
 
 
 def test_no_finally_block_runs_after_a_limit() -> None:
     printed: list[str] = []
     code = "try:\n    while True:\n        pass\nfinally:\n    print('after')\n"
-    with pytest.raises(ScenarioError):
+    with pytest.raises(ProgramError):
         env: dict[str, Any] = {}
 
         class Hooks:
@@ -420,5 +420,5 @@ def test_a_custom_autograd_function_is_a_node_like_any_other() -> None:
 
 def test_a_custom_backward_that_never_returns_stops_at_a_limit_no_try_catches() -> None:
     err = refusal(CUSTOM.format(body="        while True:\n            pass\n"), SMALL)
-    assert not isinstance(err, ProgramError) and "this loop ran 100 times" in err.message
+    assert not isinstance(err, ProgramRaised) and "this loop ran 100 times" in err.message
     assert err.line == 10

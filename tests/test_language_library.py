@@ -15,7 +15,7 @@ from app.core.language.evaluator import Evaluator
 from app.core.language.hints import RUN_HINT
 from app.core.language.parsing import parse
 from app.core.language.python_modules import PROGRAM_RANDOM
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.core.sizing.limits import Limits
 
@@ -28,8 +28,8 @@ def run(code: str, **kwargs: Any) -> dict[str, Any]:
     return env
 
 
-def refusal(code: str, **kwargs: Any) -> ScenarioError:
-    with pytest.raises(ScenarioError) as info:
+def refusal(code: str, **kwargs: Any) -> ProgramError:
+    with pytest.raises(ProgramError) as info:
         run(code, **kwargs)
     return info.value
 
@@ -107,6 +107,7 @@ def test_refusals_name_the_place_and_end_with_how_to_record_a_trusted_script(
     assert (err.field, err.line, err.col) == (FIELD, line, col), err
     assert words in err.message
     assert err.message.endswith(RUN_HINT)
+    # "scenario" is the old word for a program: no refusal may still say it
     assert "scenario" not in err.message and "only a listed set" not in err.message
 
 

@@ -33,7 +33,7 @@ from app.core.lensfile import (
     save_lens,
 )
 from app.core.lensfile.format import MAX_CONTAINERS, MAX_JSON_BYTES
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.recording import Recording
 from app.core.report import to_json, to_table
 from app.render.layout import layout_graph
@@ -137,8 +137,8 @@ def test_plain_json_is_read_too() -> None:
     assert from_json(small_json()) == small_recording()
 
 
-def test_a_lens_error_is_a_scenario_error() -> None:
-    assert issubclass(LensError, ScenarioError)
+def test_a_lens_error_is_a_program_error() -> None:
+    assert issubclass(LensError, ProgramError)
 
 
 # --- versions and damage ---
@@ -321,8 +321,8 @@ def test_a_program_too_long_to_show_is_refused_as_such(code: str, said: str) -> 
     assert str(info.value) == f"this recording's program is too long to show: {said}"
 
 
-def test_every_program_a_scenario_may_hold_can_be_saved_and_read() -> None:
-    """A scenario's text may be up to MAX_SOURCE_CHARS on one line: its recording must open."""
+def test_every_text_a_program_may_hold_can_be_saved_and_read() -> None:
+    """A program's text may be up to MAX_SOURCE_CHARS on one line: its recording must open."""
     from app.core.sizing.limits import MAX_SOURCE_CHARS
 
     data = small_json()

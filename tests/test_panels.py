@@ -815,11 +815,11 @@ def test_font_sizes_scale_with_the_setting():
 def test_settings_round_trip_in_an_isolated_file(tmp_path: Path):
     path = tmp_path / "settings.ini"
     first = AppSettings(path)
-    assert (first.theme, first.font_scale, first.last_scenario) == ("light", 1.0, "two-losses")
-    first.theme, first.font_scale, first.last_scenario = "projector", 1.7, "forgot-retain"
+    assert (first.theme, first.font_scale, first.last_program) == ("light", 1.0, "two-losses")
+    first.theme, first.font_scale, first.last_program = "projector", 1.7, "forgot-retain"
     first.sync()
     second = AppSettings(path)
-    assert (second.theme, second.font_scale, second.last_scenario) == ("projector", 1.7, "forgot-retain")
+    assert (second.theme, second.font_scale, second.last_program) == ("projector", 1.7, "forgot-retain")
     second.theme, second.font_scale = "neon", 99
     assert (second.theme, second.font_scale) == ("light", 3.0)  # unknown theme, clamped scale
 

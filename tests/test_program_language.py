@@ -29,7 +29,7 @@ from app.core.language.evaluator import Evaluator
 from app.core.language.objects import Checked
 from app.core.language.parsing import assigned_names, free_names, parse
 from app.core.language.whitelist import PRINT_LIMIT, build_namespaces
-from app.core.model.errors import ProgramError, ScenarioError
+from app.core.model.errors import ProgramError, ProgramRaised
 from app.core.model.graph import LoopMark
 from app.core.sizing.limits import Limits
 
@@ -84,8 +84,8 @@ def plain(code: str, env: dict[str, Any] | None = None) -> dict[str, Any]:
     return names
 
 
-def refusal(code: str, **kwargs: Any) -> ScenarioError:
-    with pytest.raises(ScenarioError) as info:
+def refusal(code: str, **kwargs: Any) -> ProgramError:
+    with pytest.raises(ProgramError) as info:
         ours(code, **kwargs)
     return info.value
 
@@ -356,7 +356,7 @@ def test_a_second_backward_fails_with_pytorchs_message_at_its_line() -> None:
     with pytest.raises(RuntimeError) as plain_error:
         plain(code)
     err = refusal(code)
-    assert isinstance(err, ProgramError)
+    assert isinstance(err, ProgramRaised)
     assert (err.field, err.line, err.col) == (FIELD, 3, 1)
     assert err.message == "PyTorch says: " + str(plain_error.value).splitlines()[0]
 
@@ -469,7 +469,7 @@ def test_big_lists_a_loop_lets_go_of_are_not_kept_alive() -> None:
 def test_the_deadline_still_stops_a_loop() -> None:
     env = leaves()
     evaluator = Evaluator(env, field=FIELD, deadline=time.monotonic() - 1)
-    with pytest.raises(ScenarioError, match="was stopped"):
+    with pytest.raises(ProgramError, match="was stopped"):
         evaluator.run(parse("for i in range(5):\n    pass", field=FIELD, mode="exec"))
 
 
@@ -569,7 +569,7 @@ HINTED = [
 
 @pytest.mark.parametrize(("code", "line", "col", "words"), HINTED, ids=[h[3][:24] for h in HINTED])
 def test_refusals_say_how_to_record_a_script_of_ones_own(code: str, line: int, col: int, words: str) -> None:
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ProgramError) as info:
         parse(code, field=FIELD, mode="exec")
     err = info.value
     assert (err.field, err.line, err.col) == (FIELD, line, col)
@@ -612,7 +612,7 @@ REFUSED = [
 
 @pytest.mark.parametrize(("code", "line", "col", "words"), REFUSED, ids=[r[0][:24] for r in REFUSED])
 def test_refused_before_running(code: str, line: int, col: int, words: str) -> None:
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ProgramError) as info:
         parse(code, field=FIELD, mode="exec")
     err = info.value
     assert (err.field, err.line, err.col) == (FIELD, line, col), err
@@ -717,10 +717,10 @@ def test_real_modules_and_optimizers_keep_hooks_state_and_closures_out(code: str
 def test_private_members_never_reach_a_proxy(name: str) -> None:
     toy = Toy()
     for code in (f"a = toy.{name}", f"a = toy.{name}()", f"toy.{name} = 1", f"toy.{name} += 1"):
-        with pytest.raises(ScenarioError, match="is private"):
+        with pytest.raises(ProgramError, match="is private"):
             parse(code, field=FIELD, mode="exec")
         tree = ast.parse(code)  # past the static checks: the evaluator checks again
-        with pytest.raises(ScenarioError, match="is private"):
+        with pytest.raises(ProgramError, match="is private"):
             Evaluator({"toy": toy}, field=FIELD).run(tree)
     assert toy.asked == []
 
@@ -793,7 +793,7 @@ def outcome(run: Callable[[], Any]) -> tuple[int, str] | None:
     """Where and how a run failed (PyTorch's words, as the evaluator reports them), or None."""
     try:
         run()
-    except ScenarioError as err:
+    except ProgramError as err:
         assert err.line is not None
         return err.line, err.message
     except RuntimeError as err:

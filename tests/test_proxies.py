@@ -25,7 +25,7 @@ from app.core.language.proxies import (
     nn_members,
     optim_members,
 )
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.sizing.guard import guarded_call
 from app.core.sizing.limits import Budget, Limits
 
@@ -237,12 +237,12 @@ def test_sequential_shares_the_modules_it_was_given() -> None:
 
 @pytest.mark.parametrize("bad", [torch.ones(2), 3, "relu", nn.Linear(2, 2)])
 def test_sequential_refuses_what_is_not_a_module_proxy(bad: Any) -> None:
-    with pytest.raises(ScenarioError, match=r"nn\.Sequential takes modules"):
+    with pytest.raises(ProgramError, match=r"nn\.Sequential takes modules"):
         NN["Sequential"](NN["Linear"](2, 2), bad)
 
 
 def test_sequential_refuses_keywords() -> None:
-    with pytest.raises(ScenarioError, match="without keywords"):
+    with pytest.raises(ProgramError, match="without keywords"):
         NN["Sequential"](first=NN["Linear"](2, 2))
 
 
@@ -385,7 +385,7 @@ def test_what_comes_out_is_tensors_lists_and_proxies() -> None:
     ],
 )
 def test_constructors_refuse_what_is_not_a_plain_setting(build: Callable[[], Any]) -> None:
-    with pytest.raises(ScenarioError):
+    with pytest.raises(ProgramError):
         build()
 
 
@@ -402,7 +402,7 @@ def test_constructor_errors_are_pytorchs_own() -> None:
 def test_module_forward_refuses_objects() -> None:
     lin = NN["Linear"](2, 2)
     for bad in (lin, "x", print, {"x": torch.ones(2)}):
-        with pytest.raises(ScenarioError, match="takes tensors"):
+        with pytest.raises(ProgramError, match="takes tensors"):
             lin.call(bad)
 
 
@@ -489,7 +489,7 @@ def test_optimizer_zero_grad() -> None:
     assert torch.equal(w.grad, torch.zeros(2))
     opt.zero_grad()
     assert w.grad is None
-    with pytest.raises(ScenarioError):
+    with pytest.raises(ProgramError):
         opt.zero_grad(set_to_none="yes")
 
 
@@ -518,7 +518,7 @@ def test_optimizer_errors_are_pytorchs_own() -> None:
     ],
 )
 def test_optimizer_refuses_what_is_not_listed(build: Callable[[Any], Any], message: str) -> None:
-    with pytest.raises(ScenarioError, match=message):
+    with pytest.raises(ProgramError, match=message):
         build(torch.ones(2, requires_grad=True))
 
 
@@ -551,9 +551,9 @@ def test_optimizer_members_not_listed_are_refused(name: str) -> None:
 def test_step_refuses_a_closure() -> None:
     w = torch.ones(2, requires_grad=True)
     opt = OPTIM["SGD"]([w], lr=0.1)
-    with pytest.raises(ScenarioError, match="no closure"):
+    with pytest.raises(ProgramError, match="no closure"):
         opt.step((w * w).sum)
-    with pytest.raises(ScenarioError, match="no closure"):
+    with pytest.raises(ProgramError, match="no closure"):
         opt.step(closure=(w * w).sum)
 
 
@@ -600,9 +600,9 @@ def _guarded(fn: Callable[..., Any], *args: Any, limits: Limits | None = None, *
 
 
 def test_parameter_allocation_is_sized_by_the_guard() -> None:
-    with pytest.raises(ScenarioError, match="limit is 10,000,000"):
+    with pytest.raises(ProgramError, match="limit is 10,000,000"):
         _guarded(NN["Linear"], 100_000, 100_000)
-    with pytest.raises(ScenarioError, match="limit is 100"):
+    with pytest.raises(ProgramError, match="limit is 100"):
         _guarded(NN["Embedding"], 20, 10, limits=Limits(max_elements=100))
 
 
@@ -701,6 +701,6 @@ def test_a_training_program_agrees_with_plain_pytorch() -> None:
 )
 def test_the_language_refuses_what_proxies_do_not_list(code: str) -> None:
     program = f"lin = nn.Linear(2, 2)\nopt = optim.SGD(lin.parameters(), lr=0.1)\n{code}\n"
-    with pytest.raises(ScenarioError) as refused:
+    with pytest.raises(ProgramError) as refused:
         Evaluator({}, field="program").run(parse(program, field="program", mode="exec"))
     assert refused.value.line == 3

@@ -22,7 +22,7 @@ import pytest
 import torch
 from oracle import as_tensor, check_against_plain, check_against_probes, run_plainly
 
-from app.core import Limits, Program, Recording, ScenarioError, builtin_names, load_builtin, record
+from app.core import Limits, Program, ProgramError, Recording, builtin_names, load_builtin, record
 from app.core.model.timeline import Timeline
 from app.core.model.values import Values
 from app.core.recording.ledger import probe_slot
@@ -332,7 +332,7 @@ def test_one_element_budget_covers_the_whole_recording() -> None:
     made = [f"{n} = torch.ones(100, requires_grad=True)" for n in "abc"]
     code = program(*made, "y = a * b", "y.sum().backward()")
     record(code, limits=Limits(max_elements=100, max_total_elements=10_000))
-    with pytest.raises(ScenarioError) as caught:
+    with pytest.raises(ProgramError) as caught:
         record(code, limits=Limits(max_elements=100, max_total_elements=250))
     assert (caught.value.field, caught.value.line) == ("program", 5)
 

@@ -38,7 +38,7 @@ def data() -> dict[str, Any]:
 
 def test_top_level_keeps_the_old_keys_and_adds_the_program(data: dict[str, Any]) -> None:
     assert set(data) >= OLD_TOP
-    assert data["scenario"] == "loop-twice"
+    assert data["scenario"] == "loop-twice"  # the program's name, kept under its old key
     assert data["title"] == "Loop twice"
     assert data["program"] == small_recording().program.code
 

@@ -508,11 +508,11 @@ def test_a_script_too_long_to_show_is_refused_before_it_runs(tmp_path, capsys):
 def test_lens_record_in_a_file_too_long_to_show_refuses_before_its_block(tmp_path):
     import runpy
 
-    from app.core.model.errors import ScenarioError
+    from app.core.model.errors import ProgramError
 
     before = sys.gettrace()
     code = f"from app import lens\nran = []\nwith lens.record():\n    ran.append(1)\n# {'y' * 100_000}\n"
-    with pytest.raises(ScenarioError, match="too long to record: a line of 100,002 characters"):
+    with pytest.raises(ProgramError, match="too long to record: a line of 100,002 characters"):
         runpy.run_path(str(_script(tmp_path, code, "notebook.py")))
     assert _restored() and sys.gettrace() is before
 

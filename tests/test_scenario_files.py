@@ -1,4 +1,4 @@
-"""Scenario files that are not scenarios: each refusal names the field (and where known the line
+"""Program files that are not programs: each refusal names the field (and where known the line
 and column) and says what to do; the built-ins all load.
 
 A file is a program: TOML with a ``[program]`` table (only ``code`` required) or a plain
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import ScenarioError, builtin_names, load_builtin, load_program, load_scenario, parse_scenario
+from app.core import ProgramError, builtin_names, load_builtin, load_program, parse_program
 from app.core.loading import (
     MAX_CALLS,
     MAX_FILE_BYTES,
@@ -27,7 +27,7 @@ from app.core.loading import (
 
 GOOD = """\
 name = "ok"
-title = "A good scenario"
+title = "A good program"
 summary = "Used as the base of every broken one."
 [inputs]
 x = "torch.tensor([1., 2.], requires_grad=True)"
@@ -39,21 +39,21 @@ loss = "y.sum()"
 """
 
 
-def refused(raw: bytes | str) -> ScenarioError:
-    with pytest.raises(ScenarioError) as info:
-        parse_scenario(raw)
+def refused(raw: bytes | str) -> ProgramError:
+    with pytest.raises(ProgramError) as info:
+        parse_program(raw)
     return info.value
 
 
-def where(err: ScenarioError) -> tuple[str | None, int | None, int | None]:
+def where(err: ProgramError) -> tuple[str | None, int | None, int | None]:
     return err.field, err.line, err.col
 
 
-def test_the_base_scenario_loads_as_the_program_a_learner_would_write() -> None:
-    program = parse_scenario(GOOD)
+def test_the_base_file_loads_as_the_program_a_learner_would_write() -> None:
+    program = parse_program(GOOD)
     assert (program.name, program.title, program.summary) == (
         "ok",
-        "A good scenario",
+        "A good program",
         "Used as the base of every broken one.",
     )
     assert program.code == (
@@ -68,7 +68,7 @@ def test_older_calls_become_python_with_their_keywords() -> None:
         '[[calls]]\nkind = "grad"\nloss = "y.sum()"\ninputs = ["x"]\ncreate_graph = true\nbind = "g"\n'
         '[[calls]]\nkind = "grad"\nloss = "g.sum()"\ninputs = ["x"]\n'
     )
-    program = parse_scenario(GOOD.split("[[calls]]", maxsplit=1)[0] + calls)
+    program = parse_program(GOOD.split("[[calls]]", maxsplit=1)[0] + calls)
     assert program.lines[-4:] == [
         "y.sum().backward(retain_graph=True)",
         "(y * 3).backward(inputs=[x], retain_graph=False)",
@@ -83,7 +83,7 @@ PROGRAM = (
 
 
 def test_a_program_file_needs_only_its_code() -> None:
-    program = parse_scenario(PROGRAM, name="pasted")
+    program = parse_program(PROGRAM, name="pasted")
     assert (program.name, program.title, program.summary, program.notes, program.twin) == (
         "pasted",
         "",
@@ -93,7 +93,7 @@ def test_a_program_file_needs_only_its_code() -> None:
     )
     assert program.lines == ["import torch", "x = torch.ones(2, requires_grad=True)", "x.sum().backward()"]
     full = 'name = "mine"\ntitle = "T"\nsummary = "S"\nnotes = "N"\ntwin = "two-losses"\n' + PROGRAM
-    program = parse_scenario(full)
+    program = parse_program(full)
     assert (program.name, program.title, program.summary, program.notes, program.twin) == (
         "mine",
         "T",
@@ -199,7 +199,7 @@ def test_a_python_file_is_a_program(tmp_path: Path) -> None:
 def test_a_python_file_with_refused_code_names_its_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.py"
     path.write_text("import torch\nx = torch.ones(2)\ny = lambda v: v.__class__\n", encoding="utf-8")
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ProgramError) as info:
         load_program(path)
     assert where(info.value) == ("program", 3, 15)
     assert info.value.message.startswith("attribute '__class__' is private")
@@ -208,12 +208,12 @@ def test_a_python_file_with_refused_code_names_its_line(tmp_path: Path) -> None:
 def test_a_python_file_that_is_not_utf8_or_too_big(tmp_path: Path) -> None:
     path = tmp_path / "latin.py"
     path.write_bytes(b"x = 1\n# caf\xe9\n")
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ProgramError) as info:
         load_program(path)
     assert where(info.value) == ("file", 2, 6)
     big = tmp_path / "big.py"
     big.write_bytes(b"#" * (MAX_FILE_BYTES + 1))
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ProgramError) as info:
         load_program(big)
     assert where(info.value) == ("file", None, None)
     assert "1,000,001 bytes" in info.value.message
@@ -229,7 +229,7 @@ def test_every_builtin_loads_and_loads_by_name_too(name: str) -> None:
     program = load_builtin(name)
     assert program.name == name and program.title and program.summary
     assert program.path is not None and program.path.name == f"{name}.toml"
-    assert load_scenario(name) == program == load_program(name)
+    assert load_program(name) == program == load_program(name)
 
 
 def test_there_are_builtins() -> None:
@@ -269,7 +269,7 @@ def test_over_a_megabyte_as_bytes_or_text() -> None:
         err = refused(raw)
         assert where(err) == ("file", None, None)
         assert err.message == (
-            f"the file is {len(big.encode()):,} bytes; scenario files are limited to 1,000,000 bytes (1 MB)"
+            f"the file is {len(big.encode()):,} bytes; program files are limited to 1,000,000 bytes (1 MB)"
         )
 
 
@@ -277,7 +277,7 @@ def test_a_file_over_a_megabyte_is_never_read(tmp_path: Path, monkeypatch: pytes
     path = tmp_path / "big.toml"
     path.write_bytes(b"#" * (MAX_FILE_BYTES + 1))
     monkeypatch.setattr(Path, "open", lambda *a, **k: pytest.fail("opened a file over the limit"))
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ProgramError) as info:
         load_file(path)
     assert where(info.value) == ("file", None, None)
     assert "1,000,001 bytes" in info.value.message
@@ -295,15 +295,15 @@ def test_deeply_nested_toml_is_refused_not_a_recursion_error() -> None:
 def test_a_folder(tmp_path: Path) -> None:
     folder = tmp_path / "lesson.toml"
     folder.mkdir()
-    with pytest.raises(ScenarioError) as info:
-        load_scenario(folder)
+    with pytest.raises(ProgramError) as info:
+        load_program(folder)
     assert where(info.value) == ("file", None, None)
-    assert info.value.message == f"{folder} is a folder, not a scenario file"
+    assert info.value.message == f"{folder} is a folder, not a program file"
 
 
 def test_a_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(ScenarioError) as info:
-        load_scenario(tmp_path / "missing.toml")
+    with pytest.raises(ProgramError) as info:
+        load_program(tmp_path / "missing.toml")
     assert where(info.value) == ("file", None, None)
     assert info.value.message.endswith("missing.toml: No such file or directory")
 
@@ -312,14 +312,14 @@ def test_a_missing_file(tmp_path: Path) -> None:
 def test_a_named_pipe_is_refused_without_blocking(tmp_path: Path) -> None:
     pipe = tmp_path / "pipe.toml"
     os.mkfifo(pipe)
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ProgramError) as info:
         load_file(pipe)
     assert info.value.message == f"{pipe} is not a regular file"
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
 def test_an_endless_device_is_refused_without_reading() -> None:
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ProgramError) as info:
         load_file(Path("/dev/zero"))
     assert info.value.message == "/dev/zero is not a regular file"
 
@@ -329,15 +329,15 @@ def test_an_unreadable_file(tmp_path: Path) -> None:
     path = tmp_path / "secret.toml"
     path.write_text(GOOD)
     path.chmod(0)
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ProgramError) as info:
         load_file(path)
     assert info.value.message.endswith("secret.toml: Permission denied")
 
 
 def test_an_unknown_builtin_name_lists_the_known_ones() -> None:
-    with pytest.raises(ScenarioError) as info:
-        load_scenario("two-loses")
-    assert info.value.message.startswith("no built-in scenario 'two-loses' (did you mean 'two-losses'?)")
+    with pytest.raises(ProgramError) as info:
+        load_program("two-loses")
+    assert info.value.message.startswith("no built-in program 'two-loses' (did you mean 'two-losses'?)")
 
 
 # -- fields: missing, unknown, wrong types ----------------------------------------------
@@ -400,7 +400,7 @@ def test_an_unknown_field_with_control_characters_is_shown_escaped_and_short() -
 
 WRONG_TYPES = [
     ("name", 'name = "ok"', "name = 3", "name", "must be text in quotes, not a number"),
-    ("title", 'title = "A good scenario"', "title = [1]", "title", "must be text in quotes, not a list"),
+    ("title", 'title = "A good program"', "title = [1]", "title", "must be text in quotes, not a list"),
     ("name chars", 'name = "ok"', 'name = "../etc"', "name", "use up to 100 letters, digits"),
     (
         "input expr",
@@ -531,12 +531,12 @@ def test_an_empty_loss() -> None:
 def test_too_many_calls_and_inputs() -> None:
     calls = '[[calls]]\nloss = "y.sum()"\nretain_graph = true\n' * (MAX_CALLS + 1)
     err = refused(GOOD.split("[[calls]]", maxsplit=1)[0] + calls)
-    assert (where(err), err.message) == (("calls", None, None), f"a scenario has at most {MAX_CALLS} calls")
+    assert (where(err), err.message) == (("calls", None, None), f"a program has at most {MAX_CALLS} calls")
     inputs = "".join(f'x{i} = "torch.ones(1)"\n' for i in range(MAX_INPUTS + 1))
     err = refused(edited("[inputs]\n", "[inputs]\n" + inputs))
     assert (where(err), err.message) == (
         ("inputs", None, None),
-        f"a scenario has at most {MAX_INPUTS} inputs",
+        f"a program has at most {MAX_INPUTS} inputs",
     )
 
 

@@ -186,10 +186,10 @@ def test_a_failed_recording_keeps_the_previous_one(qtbot, session, monkeypatch):
     assert isinstance(session.last_error, torch.OutOfMemoryError)
 
 
-def test_a_bad_scenario_name_fails_with_the_scenario_error(qtbot, session):
+def test_a_bad_program_name_fails_with_the_program_error(qtbot, session):
     with qtbot.waitSignal(session.failed, timeout=TIMEOUT) as blocker:
         session.load("two-loses")
-    assert "no built-in scenario 'two-loses'" in blocker.args[0]
+    assert "no built-in program 'two-loses'" in blocker.args[0]
     assert "did you mean 'two-losses'" in blocker.args[0]
     assert session.recording is None
 

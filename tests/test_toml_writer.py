@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from app.core.language.whitelist import build_namespaces
-from app.core.loading import builtin_names, check_program, load_builtin, parse_scenario
-from app.core.model.errors import ScenarioError
+from app.core.loading import builtin_names, check_program, load_builtin, parse_program
+from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.core.toml_writer import WRAP_AT, to_toml, toml_key, toml_string
 
@@ -82,7 +82,7 @@ def test_long_prose_is_wrapped_and_short_text_is_not() -> None:
 def test_every_builtin_round_trips(name: str) -> None:
     program = load_builtin(name)
     text = to_toml(program)
-    assert parse_scenario(text, name=program.name) == program
+    assert parse_program(text, name=program.name) == program
     assert text.splitlines()[-1] == '"""' and "\n[program]\ncode = " in text
     if program.twin:
         assert f"twin = {toml_string(program.twin)}" in text
@@ -93,17 +93,17 @@ def test_code_with_backslashes_and_quotes_is_written_literally() -> None:
     program = load_builtin("two-losses").with_code("import torch\nx = torch.ones(2)\n" + code)
     text = to_toml(program)
     assert "code = '''\nimport torch\nx = torch.ones(2)\n" + code + "'''" in text
-    assert parse_scenario(text, name=program.name) == program
+    assert parse_program(text, name=program.name) == program
 
 
 def test_optional_fields_are_omitted_and_a_bare_program_is_only_code() -> None:
     program = Program("import torch\nx = torch.ones(2)")
     text = to_toml(program)
     assert text == '[program]\ncode = """\nimport torch\nx = torch.ones(2)"""\n'
-    assert parse_scenario(text) == program
+    assert parse_program(text) == program
     titled = replace(program, title="Ones", notes="")
     assert "notes" not in to_toml(titled) and "summary" not in to_toml(titled)
-    assert parse_scenario(to_toml(titled)) == titled
+    assert parse_program(to_toml(titled)) == titled
 
 
 def test_code_that_cannot_be_stored_is_refused() -> None:
@@ -178,8 +178,8 @@ def _draw_call(draw: st.DrawFn, names: list[str], leaves: list[str], index: int)
 def test_generated_programs_round_trip(program: Program) -> None:
     try:
         check_program(program)
-    except ScenarioError:
+    except ProgramError:
         assume(False)  # e.g. a comment character Python's tokenizer refuses
     text = to_toml(program)
-    assert parse_scenario(text, name=program.name) == program
-    assert parse_scenario(text.encode("utf-8"), name=program.name) == program
+    assert parse_program(text, name=program.name) == program
+    assert parse_program(text.encode("utf-8"), name=program.name) == program

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.core import ScenarioError, load_builtin
+from app.core import ProgramError, load_builtin
 from app.core.model.program import Program
 from app.core.recording.first_backward import NO_CALL, first_backward_dot
 from app.render.layout import LayoutError
@@ -110,7 +110,7 @@ def test_the_program_stops_at_its_first_call(tmp_path):
 
 def test_a_missing_or_broken_torchviz_is_one_line(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "torchviz", None)  # as an import that fails (distutils on 3.12)
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ProgramError) as info:
         first_backward_dot(load_builtin("two-losses"))
     assert "torchviz cannot be imported" in str(info.value) and "\n" not in str(info.value)
 

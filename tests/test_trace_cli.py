@@ -1,4 +1,4 @@
-"""``python -m app trace`` and ``scenarios`` as a user runs them: a real subprocess each."""
+"""``python -m app trace`` and ``programs`` as a user runs them: a real subprocess each."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def is_nested_floats(value: Any) -> bool:
 def test_json_matches_the_schema(traced: tuple[str, dict[str, Any]]) -> None:
     name, data = traced
     assert {"scenario", "device", "torch_version", "nodes", "edges", "steps"} <= set(data)
-    assert data["scenario"] == name and data["device"] == "cpu"
+    assert data["scenario"] == name and data["device"] == "cpu"  # the program's name, under its old key
     assert data["torch_version"] == torch.__version__
     ids = [n["id"] for n in data["nodes"]]
     assert len(set(ids)) == len(ids)
@@ -180,13 +180,20 @@ def test_unavailable_device_is_one_line_exit_2() -> None:
     assert lines[0].startswith("autograd-lens: ") and reason in lines[0] and "Traceback" not in done.stderr
 
 
-def test_scenarios_lists_every_builtin() -> None:
-    done = run_app("scenarios")
+def test_programs_lists_every_builtin() -> None:
+    done = run_app("programs")
     assert done.returncode == 0
     listed = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
     assert set(listed) == set(builtin_names())
     for name in builtin_names():
         assert load_builtin(name).title in listed[name]
+
+
+def test_the_old_command_name_still_lists_the_builtins_and_is_not_shown() -> None:
+    old = run_app("scenarios")  # the old name of "programs"
+    new, shown = run_app("programs"), run_app("--help")
+    assert (old.returncode, old.stdout, old.stderr) == (0, new.stdout, "")
+    assert shown.returncode == 0 and "programs" in shown.stdout and "scenario" not in shown.stdout.lower()
 
 
 def _records_programs() -> bool:

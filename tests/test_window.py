@@ -67,8 +67,8 @@ def settings_path(tmp_path):
 def open_window(qtbot, settings_path):
     windows = []
 
-    def make(scenario: str | None = "two-losses", settings: AppSettings | None = None) -> MainWindow:
-        window = MainWindow(settings or AppSettings(settings_path), scenario)
+    def make(program: str | None = "two-losses", settings: AppSettings | None = None) -> MainWindow:
+        window = MainWindow(settings or AppSettings(settings_path), program)
         qtbot.addWidget(window)
         window.show()
         window.activateWindow()
@@ -95,10 +95,10 @@ def _key(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
 
 
 # -- opening and stepping -------------------------------------------------------------------
-def test_opens_on_the_seed_scenario(qtbot, open_window, two_losses):
-    window = open_window(None)  # no scenario named: the remembered one, at first the seed
+def test_opens_on_the_seed_program(qtbot, open_window, two_losses):
+    window = open_window(None)  # no program named: the remembered one, at first the seed
     assert window.session.recording.program == two_losses.program
-    assert window.scenario_picker.current_name() == "two-losses"
+    assert window.program_picker.current_name() == "two-losses"
     assert window.graph_view is not None and window.graph_stack.currentWidget() is window.graph_page
     assert "two-losses" in window.windowTitle()
     assert "Device: CPU" in window.device_label.text()
@@ -355,9 +355,9 @@ def test_starting_the_window_does_not_import_torch():
     assert out.stdout.strip() == "[]"  # torch loads in the worker, after the window is up
 
 
-def test_a_missing_last_scenario_falls_back_to_the_seed(qtbot, open_window, settings_path, tmp_path):
+def test_a_missing_last_program_falls_back_to_the_seed(qtbot, open_window, settings_path, tmp_path):
     settings = AppSettings(settings_path)
-    settings.last_scenario = str(tmp_path / "gone.toml")
+    settings.last_program = str(tmp_path / "gone.toml")
     window = MainWindow(settings)
     qtbot.addWidget(window)
     window.show()
@@ -674,13 +674,13 @@ def test_a_fixed_builtin_is_shown_as_an_edit(qtbot, open_window):
     qtbot.waitUntil(lambda: bool(window.error_panel.fixes), timeout=TIMEOUT)  # offered once proven
     fixed = _rerecorded(qtbot, window, window.error_panel.fix_buttons[0].click)
     assert fixed.failed is None
-    assert window.scenario_picker.currentText() == "gan-no-detach (edited)"
+    assert window.program_picker.currentText() == "gan-no-detach (edited)"
     assert window.summary.text().startswith("Your edit of the built-in gan-no-detach") and summary in (
         window.summary.text()
     )
     window.setFocus()
     _rerecorded(qtbot, window, lambda: _key(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier))
-    assert window.scenario_picker.current_name() == "gan-no-detach" and window.summary.text() == summary
+    assert window.program_picker.current_name() == "gan-no-detach" and window.summary.text() == summary
 
 
 def test_one_click_retains_the_unset_graph_and_the_next_frees_it(qtbot, open_window):
@@ -778,7 +778,7 @@ def test_missing_dot_still_opens_with_the_data_panels(qtbot, open_window, monkey
 
 
 # -- settings --------------------------------------------------------------------------------------------
-def test_theme_font_scale_and_last_scenario_persist(qtbot, open_window, settings_path):
+def test_theme_font_scale_and_last_program_persist(qtbot, open_window, settings_path):
     first = open_window()
     first.set_theme("projector")
     first.set_font_scale(1.6)
@@ -806,10 +806,10 @@ def test_geometry_persists(qtbot, open_window, settings_path, monkeypatch):
     assert restored == [saved]
 
 
-def test_scenario_picker_loads_a_builtin(qtbot, open_window):
+def test_program_picker_loads_a_builtin(qtbot, open_window):
     window = open_window()
-    position = window.scenario_picker.findData("weight-and-input")
-    recording = _rerecorded(qtbot, window, lambda: window.scenario_picker.activated.emit(position))
+    position = window.program_picker.findData("weight-and-input")
+    recording = _rerecorded(qtbot, window, lambda: window.program_picker.activated.emit(position))
     assert recording.program.name == "weight-and-input"
     assert window.grad_panel.leaf_names() == list(recording.leaves)
 
@@ -821,8 +821,8 @@ def test_an_opened_file_is_shown_in_the_picker_and_remembered(qtbot, open_window
     recording = _rerecorded(qtbot, window, lambda: window.files.open_path(mine))
     assert recording.program.name == "my-losses"
     assert recording.program.code == load_builtin("two-losses").code
-    assert window.scenario_picker.currentText() == "my-losses (my-losses.toml)"
-    assert Path(window.scenario_picker.currentData()) == mine
+    assert window.program_picker.currentText() == "my-losses (my-losses.toml)"
+    assert Path(window.program_picker.currentData()) == mine
     window.close()
     again = open_window(None, AppSettings(settings_path))
     assert again.session.recording.program.path == mine
@@ -835,7 +835,7 @@ def test_a_plain_python_file_opens_as_a_program(qtbot, open_window, tmp_path):
     recording = _rerecorded(qtbot, window, lambda: window.files.open_path(mine))
     assert (recording.program.name, recording.program.title) == ("pasted", "My two losses")
     assert recording.failed is not None  # the snippet as written: its second backward fails
-    assert window.scenario_picker.currentText() == "pasted (pasted.py)"
+    assert window.program_picker.currentText() == "pasted (pasted.py)"
     assert window.editor.code_edit.text() == recording.program.code
 
 
@@ -853,7 +853,7 @@ def test_a_lens_file_opens_without_recording(qtbot, open_window, tmp_path, monke
     recording = _rerecorded(qtbot, window, lambda: window.files.open_path(path))
     assert recording.program == forgot_retain.program
     assert [s.caption for s in recording.timeline.steps] == [s.caption for s in forgot_retain.timeline.steps]
-    assert window.scenario_picker.currentText() == "forgot-retain (saved.lens)"
+    assert window.program_picker.currentText() == "forgot-retain (saved.lens)"
     assert window.session.index == recording.failed.last_step
     assert window.error_panel.message.text() == forgot_retain.failed.error
 
@@ -969,6 +969,6 @@ def test_the_view_menu_holds_the_graphs_module_commands(open_window) -> None:
         window.graph_view.modules.collapse_all_action in actions
         and window.graph_view.modules.expand_all_action in actions
     )
-    has_modules = bool(module_groups(window.session.recording.graph))  # a scenario names no modules
+    has_modules = bool(module_groups(window.session.recording.graph))  # a program names no modules
     assert window.graph_view.modules.collapse_all_action.isEnabled() == has_modules
     assert not window.graph_view.modules.expand_all_action.isEnabled()

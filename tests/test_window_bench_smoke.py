@@ -16,7 +16,7 @@ def test_measure_steps_in_window_reports_every_number(qtbot):
         sys.path.insert(0, str(ROOT))
     window_bench = importlib.import_module("benchmarks.window_bench")
     from app.core import record
-    from benchmarks.scenarios import training_program
+    from benchmarks.programs import training_program
 
     recording = record(training_program(3))
     out = window_bench.measure_steps_in_window(recording, steps=20)

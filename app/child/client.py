@@ -1,7 +1,7 @@
 """The parent's side: start recording children, send them programs, read recordings back.
 
 # NOTE [recording in a child]
-A scenario is untrusted data. The checked language refuses what it can see,
+A program is untrusted data. The checked language refuses what it can see,
 but a single native operator can outlive any time limit, crash, or take all
 memory, and inside the window's process that would freeze or kill the window
 in front of a room. So programs are recorded in a child process
@@ -16,7 +16,7 @@ read by the same checked reader as a file from a stranger; nothing is
 unpickled.
 
 A child that dies (a signal, a limit, a broken pipe) becomes a
-:class:`ChildFailure`, a :class:`ScenarioError` that names what happened and
+:class:`ChildFailure`, a :class:`ProgramError` that names what happened and
 which option raises the limit; it is killed and reaped, never left running,
 and the next recording starts a fresh one. One healthy child is kept warm
 (:class:`ChildPool`), so a re-record after a toggle costs no new
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from app.child.protocol import PREFIX, ProtocolError, check_prefix, decode_header, encode_frame
-from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
+from app.core.model.errors import ProgramError, ProgramRaised, RecordingTimeout
 from app.core.sizing.limits import Limits
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class ChildLimits:
     memory_mb: int | None = DEFAULT_MEMORY_MB
 
 
-class ChildFailure(ScenarioError):
+class ChildFailure(ProgramError):
     """The recording's process ended or was stopped; ``limit`` names the limit it hit, if one."""
 
     def __init__(self, message: str, *, limit: str | None = None) -> None:
@@ -350,7 +350,7 @@ def record_in_child(
 ) -> Recording:
     """Record ``source`` (a program, or a built-in name or file the child reads) in a child process.
 
-    Raises what an in-process recording would (:class:`ScenarioError` and its
+    Raises what an in-process recording would (:class:`ProgramError` and its
     kinds, with the same message and place), or :class:`ChildFailure`.
     ``recorder_limits``: every bound of the recording (its time limit is
     ``limits.time_limit_s`` unless given).
@@ -478,10 +478,10 @@ def _source_json(source: Program | str | Path) -> dict[str, Any]:
     return {"program": {key: getattr(source, key) for key in PROGRAM_FIELDS}}
 
 
-_ERROR_KINDS: dict[str, type[ScenarioError]] = {
-    "ScenarioError": ScenarioError,
-    "RecordingTimeout": RecordingTimeout,
+_ERROR_KINDS: dict[str, type[ProgramError]] = {
     "ProgramError": ProgramError,
+    "RecordingTimeout": RecordingTimeout,
+    "ProgramRaised": ProgramRaised,
 }
 
 
@@ -500,7 +500,7 @@ def _outcome(answer: dict[str, Any], payload: bytes, source: Program | str | Pat
         raise ChildFailure(memory_message(answer.get("memory_mb")), limit="memory")
     error = answer.get("error")
     if isinstance(error, dict):
-        kind = _ERROR_KINDS.get(str(error.get("type")), ScenarioError)
+        kind = _ERROR_KINDS.get(str(error.get("type")), ProgramError)
         raise kind(
             str(error.get("message")),
             field=_optional(error.get("field"), str),

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from app.core.lesson.offered import Lesson, lesson_of
 from app.core.lesson.prove import Outcome, Record, ScriptSource
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
@@ -54,7 +54,7 @@ def in_process(original: Recording, device: str = "cpu") -> Record:
     def run(code: str) -> Outcome:
         try:
             return record(original.program.with_code(code), device=device)
-        except ScenarioError as exc:
+        except ProgramError as exc:
             return str(exc) or type(exc).__name__
 
     return run
@@ -67,7 +67,7 @@ def in_child(original: Recording, device: str = "cpu") -> Record:
     def run(code: str) -> Outcome:
         try:
             return record_in_child(original.program.with_code(code), device)
-        except ScenarioError as exc:
+        except ProgramError as exc:
             return str(exc) or type(exc).__name__
 
     return run
@@ -107,7 +107,7 @@ def in_script_child(script: ScriptSource, time_limit_s: float | None = None) -> 
 
             try:
                 return recording_from_bytes(out.read_bytes())
-            except ScenarioError as exc:
+            except ProgramError as exc:
                 return str(exc)
 
     return run
@@ -156,7 +156,7 @@ def script_of(recording: Recording) -> ScriptSource | None:
 
         try:
             check_program(recording.program)
-        except ScenarioError:
+        except ProgramError:
             return ScriptSource(path, args, device)
         return None
     return None

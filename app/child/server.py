@@ -9,7 +9,7 @@ A request is ``{"op": "record", "source": ..., "device": ..., "limits":
 built-in or a file, read and checked here) or ``{"program": {code, name,
 title, summary, notes, twin}}``. The answer is ``{"ok": true}`` with the
 recording's ``.lens`` bytes, ``{"ok": false, "error": {...}}`` for a
-:class:`ScenarioError` (its class, message and place), or ``{"ok": false,
+:class:`ProgramError` (its class, message and place), or ``{"ok": false,
 "limit": "memory"}`` when an allocation failed under the memory limit.
 
 ``{"op": "torchviz", ...}`` (same fields) runs the program only up to its first
@@ -117,7 +117,7 @@ def _serve(inbox: BinaryIO, outbox: BinaryIO, memory_mb: int | None) -> int:
 
 def _answer(request: dict[str, Any], memory_mb: int | None) -> tuple[dict[str, Any], bytes]:
     from app.core.lensfile import lens_bytes
-    from app.core.model.errors import ScenarioError
+    from app.core.model.errors import ProgramError
 
     _limit_cpu(float(request.get("cpu_s", 0)))
     try:
@@ -126,7 +126,7 @@ def _answer(request: dict[str, Any], memory_mb: int | None) -> tuple[dict[str, A
                 drawn = _torchviz(request)
                 return {"ok": True, "note": drawn.note}, drawn.source.encode("utf-8")
             recording = _record(request)
-    except ScenarioError as exc:
+    except ProgramError as exc:
         error = {"type": type(exc).__name__, "message": exc.message, "field": exc.field}
         return {"ok": False, "error": {**error, "line": exc.line, "col": exc.col}}, b""
     except MemoryError:

@@ -22,8 +22,8 @@ _EXPORTS = {
     "list_devices": "app.core.devices",
     "resolve_device": "app.core.devices",
     "ProgramError": "app.core.model.errors",
+    "ProgramRaised": "app.core.model.errors",
     "RecordingTimeout": "app.core.model.errors",
-    "ScenarioError": "app.core.model.errors",
     "Limits": "app.core.sizing.limits",
     "Edge": "app.core.model.graph",
     "Graph": "app.core.model.graph",
@@ -44,8 +44,7 @@ _EXPORTS = {
     "builtin_names": "app.core.loading",
     "load_builtin": "app.core.loading",
     "load_program": "app.core.loading",
-    "load_scenario": "app.core.loading",
-    "parse_scenario": "app.core.loading",
+    "parse_program": "app.core.loading",
     "two_losses": "app.core.seed",
 }
 

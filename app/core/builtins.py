@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import tomllib
 
-from app.core.resources import scenario_files
+from app.core.resources import program_files
 
 __all__ = ["LESSON_ORDER", "BuiltinEntry", "builtin_entries"]
 
@@ -74,7 +74,7 @@ def builtin_entries() -> list[BuiltinEntry]:
     >>> [(e.name, e.is_twin) for e in entries if e.name.startswith("rnn")]
     [('rnn-no-detach', False), ('rnn-detach', True)]
     """
-    heads = {path.stem: _head(str(path)) for path in scenario_files()}
+    heads = {path.stem: _head(str(path)) for path in program_files()}
     rank = {name: i for i, name in enumerate(LESSON_ORDER)}
     ordered = sorted(heads, key=lambda name: (rank.get(name, len(rank)), name))
     entries: list[BuiltinEntry] = []

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 
 __all__ = ["DeviceInfo", "list_devices", "resolve_device"]
 
@@ -56,11 +56,11 @@ def list_devices() -> list[DeviceInfo]:
 
 
 def resolve_device(name: str) -> torch.device:
-    """Check ``name`` against what torch reports; raise a clear :class:`ScenarioError` if unusable."""
+    """Check ``name`` against what torch reports; raise a clear :class:`ProgramError` if unusable."""
     try:
         device = torch.device(name)
     except (RuntimeError, TypeError) as exc:
-        raise ScenarioError(f"'{name}' is not a device name ({exc})", field="device") from None
+        raise ProgramError(f"'{name}' is not a device name ({exc})", field="device") from None
     devices = list_devices()
     report = ", ".join(d.name + ("" if d.available else " (unavailable)") for d in devices)
     if device.type == "cpu":
@@ -69,14 +69,12 @@ def resolve_device(name: str) -> torch.device:
         index = 0 if device.index is None else device.index
         if index < torch.cuda.device_count():
             return torch.device("cuda", index)
-        raise ScenarioError(f"there is no {name}; torch reports: {report}", field="device")
+        raise ProgramError(f"there is no {name}; torch reports: {report}", field="device")
     for info in devices:
         if info.name.split(":")[0] == device.type and info.available:
             return device
         if info.name.split(":")[0] == device.type:
-            raise ScenarioError(
+            raise ProgramError(
                 f"{name} is unavailable: {info.reason}; torch reports: {report}", field="device"
             )
-    raise ScenarioError(
-        f"{name} is not a device this PyTorch offers; torch reports: {report}", field="device"
-    )
+    raise ProgramError(f"{name} is not a device this PyTorch offers; torch reports: {report}", field="device")

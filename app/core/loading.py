@@ -1,6 +1,6 @@
-"""Loading programs: TOML scenario files, plain ``.py`` files and built-ins, checked as data.
+"""Loading programs: TOML program files, plain ``.py`` files and built-ins, checked as data.
 
-A scenario file is TOML with optional ``title``, ``summary``, ``notes`` and
+A program file is TOML with optional ``title``, ``summary``, ``notes`` and
 ``twin``, and a ``[program]`` table whose ``code`` is the program. A ``.py``
 file is a program too. Files of the older fixed shape (``[inputs]``,
 ``[forward]``, ``[[calls]]``) are checked field by field as before and then
@@ -13,7 +13,7 @@ Nothing here runs the program: its text is parsed and statically checked
 >>> p = load_builtin("two-losses")
 >>> p.lines[-2:]
 ['y.sum().backward(retain_graph=True)', '(y * 3).sum().backward()']
->>> parse_scenario('[program]\\ncode = "x = torch.ones(2)"').code
+>>> parse_program('[program]\\ncode = "x = torch.ones(2)"').code
 'x = torch.ones(2)'
 """
 
@@ -33,22 +33,21 @@ import tomllib
 from app.core.language.parsing import assigned_names, free_names, parse
 from app.core.language.positions import node_position
 from app.core.language.whitelist import build_namespaces
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.program import Program
-from app.core.resources import scenario_files
+from app.core.resources import program_files
 
 __all__ = [
     "MAX_FILE_BYTES",
     "LegacyCall",
-    "LegacyScenario",
+    "LegacyProgram",
     "builtin_names",
     "check_program",
     "load_builtin",
     "load_file",
     "load_program",
-    "load_scenario",
+    "parse_program",
     "parse_python",
-    "parse_scenario",
     "program_from_dict",
     "python_title",
     "stem_name",
@@ -85,7 +84,7 @@ class LegacyCall:
 
 
 @dataclass(frozen=True)
-class LegacyScenario:
+class LegacyProgram:
     """A file of the older fixed shape, checked field by field; :meth:`program` turns it into text."""
 
     name: str
@@ -108,7 +107,7 @@ class LegacyScenario:
         return tuple(name for name, _ in self.inputs)
 
     def to_python(self) -> tuple[list[str], dict[int, int]]:
-        """The scenario as the plain Python a learner would write.
+        """The program as the plain Python a learner would write.
 
         Returns the lines and, per call index, its 0-based line number.
         """
@@ -152,16 +151,16 @@ def _call_python(call: LegacyCall) -> str:
 
 
 def builtin_names() -> list[str]:
-    return [p.stem for p in scenario_files()]
+    return [p.stem for p in program_files()]
 
 
 def load_builtin(name: str) -> Program:
-    for path in scenario_files():
+    for path in program_files():
         if path.stem == name:
             return load_file(path)
     known = builtin_names()
     hint = _suggest(name, known)
-    raise ScenarioError(f"no built-in scenario '{name}'{hint}; try one of: {', '.join(known)}")
+    raise ProgramError(f"no built-in program '{name}'{hint}; try one of: {', '.join(known)}")
 
 
 def load_program(name_or_path: str | Path) -> Program:
@@ -175,16 +174,13 @@ def load_program(name_or_path: str | Path) -> Program:
     return load_builtin(text)
 
 
-load_scenario = load_program
-
-
 def load_file(path: Path) -> Program:
-    """Read and check one ``.toml`` or ``.py`` file; every failure is a :class:`ScenarioError`."""
+    """Read and check one ``.toml`` or ``.py`` file; every failure is a :class:`ProgramError`."""
     path = Path(path)
     raw = _read_limited(path)
     if path.suffix == ".py":
         return replace(parse_python(_decode(raw), name=stem_name(path)), path=path)
-    program = parse_scenario(raw, name=stem_name(path))
+    program = parse_program(raw, name=stem_name(path))
     return replace(program, path=path)
 
 
@@ -201,7 +197,7 @@ def parse_python(text: str, *, name: str = "program") -> Program:
     'Two losses'
     """
     if len(text) > MAX_FILE_BYTES:
-        raise ScenarioError(_too_large(len(text.encode("utf-8", "surrogatepass"))), field="file")
+        raise ProgramError(_too_large(len(text.encode("utf-8", "surrogatepass"))), field="file")
     program = Program(text, name=name, title=python_title(text, name))
     check_program(program)
     return program
@@ -223,47 +219,47 @@ def _read_limited(path: Path) -> bytes:
     try:
         info = path.stat()
         if stat.S_ISDIR(info.st_mode):
-            raise ScenarioError(f"{shown} is a folder, not a scenario file", field="file")
+            raise ProgramError(f"{shown} is a folder, not a program file", field="file")
         if not stat.S_ISREG(info.st_mode):
-            raise ScenarioError(f"{shown} is not a regular file", field="file")
+            raise ProgramError(f"{shown} is not a regular file", field="file")
         if info.st_size > MAX_FILE_BYTES:
-            raise ScenarioError(_too_large(info.st_size), field="file")
+            raise ProgramError(_too_large(info.st_size), field="file")
         with path.open("rb") as handle:
             return handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise ScenarioError(f"cannot read {shown}: {exc.strerror or exc}", field="file") from None
+        raise ProgramError(f"cannot read {shown}: {exc.strerror or exc}", field="file") from None
 
 
 def _too_large(size: int) -> str:
-    return f"the file is {size:,} bytes; scenario files are limited to {MAX_FILE_BYTES:,} bytes (1 MB)"
+    return f"the file is {size:,} bytes; program files are limited to {MAX_FILE_BYTES:,} bytes (1 MB)"
 
 
-def parse_scenario(raw: bytes | str, *, name: str = "program") -> Program:
+def parse_program(raw: bytes | str, *, name: str = "program") -> Program:
     """Check TOML text (bytes or str) into a :class:`Program` (``name`` unless the file gives one).
 
     >>> try:
-    ...     parse_scenario(b"nmae = 'x'")
-    ... except ScenarioError as exc:
+    ...     parse_program(b"nmae = 'x'")
+    ... except ProgramError as exc:
     ...     print(exc.field, "|", exc.message[:43])
     nmae | unknown field 'nmae' (did you mean 'name'?)
     """
     text = _decode(raw) if isinstance(raw, bytes) else raw
     if len(text) > MAX_FILE_BYTES:  # characters: never fewer than bytes
-        raise ScenarioError(_too_large(len(text.encode("utf-8", "surrogatepass"))), field="file")
+        raise ProgramError(_too_large(len(text.encode("utf-8", "surrogatepass"))), field="file")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _toml_error(exc) from None
     except RecursionError:  # tomllib reads nested arrays and tables recursively
-        raise ScenarioError("this file nests arrays or tables too deeply", field="file") from None
+        raise ProgramError("this file nests arrays or tables too deeply", field="file") from None
     if "program" in data or not any(key in data for key in LEGACY_ONLY):
         return program_from_dict(data, name=name)
-    return scenario_from_dict(data).program()
+    return legacy_from_dict(data).program()
 
 
 def _decode(raw: bytes) -> str:
     if len(raw) > MAX_FILE_BYTES:
-        raise ScenarioError(_too_large(len(raw)), field="file")
+        raise ProgramError(_too_large(len(raw)), field="file")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -271,19 +267,19 @@ def _decode(raw: bytes) -> str:
         line = good.count("\n") + 1
         col = len(good) - (good.rfind("\n") + 1) + 1
         message = f"the file is not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot start a character here"
-        raise ScenarioError(message, field="file", line=line, col=col) from None
+        raise ProgramError(message, field="file", line=line, col=col) from None
 
 
-def _toml_error(exc: tomllib.TOMLDecodeError) -> ScenarioError:
+def _toml_error(exc: tomllib.TOMLDecodeError) -> ProgramError:
     message = str(exc)
     match = re.search(r"\(at line (\d+), column (\d+)\)", message)
     at = message.find("(at ")  # a pattern with \s* before it backtracked over runs of spaces
     text = message[:at].rstrip() if at >= 0 and message.endswith(")") else message
     if match:
-        return ScenarioError(
+        return ProgramError(
             f"this is not valid TOML: {text}", field="file", line=int(match[1]), col=int(match[2])
         )
-    return ScenarioError(f"this is not valid TOML: {text}", field="file")
+    return ProgramError(f"this is not valid TOML: {text}", field="file")
 
 
 def _shown(value: Any, limit: int = 40) -> str:
@@ -303,7 +299,7 @@ def _check_keys(table: Mapping[str, Any], known: tuple[str, ...], where: str) ->
         if key not in known:
             prefix = f"{where}." if where else ""
             shown = _shown(key)
-            raise ScenarioError(
+            raise ProgramError(
                 f"unknown field '{shown}'{_suggest(key, known)}; known fields: {', '.join(known)}",
                 field=f"{prefix}{shown}",
             )
@@ -313,10 +309,10 @@ def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = Tru
     value = data.get(key)
     if value is None:
         if required:
-            raise ScenarioError(f"missing field '{key}'", field=where)
+            raise ProgramError(f"missing field '{key}'", field=where)
         return ""
     if not isinstance(value, str):
-        raise ScenarioError(f"must be text in quotes, not {_toml_type(value)}", field=where)
+        raise ProgramError(f"must be text in quotes, not {_toml_type(value)}", field=where)
     return value
 
 
@@ -328,18 +324,18 @@ def _toml_type(value: Any) -> str:
 def _flag(data: Mapping[str, Any], key: str, where: str) -> bool | None:
     value = data.get(key)
     if value is not None and not isinstance(value, bool):
-        raise ScenarioError(f"must be true or false, not {_toml_type(value)}", field=where)
+        raise ProgramError(f"must be true or false, not {_toml_type(value)}", field=where)
     return value
 
 
 def _identifier(value: Any, where: str) -> str:
     if not isinstance(value, str) or not _IDENT.fullmatch(value):
-        raise ScenarioError(
+        raise ProgramError(
             f"'{_shown(value)}' is not a plain name (letters, digits and _, starting with a letter)",
             field=where,
         )
     if value in build_namespaces():
-        raise ScenarioError(f"'{value}' is a built-in name and cannot be reused", field=where)
+        raise ProgramError(f"'{value}' is a built-in name and cannot be reused", field=where)
     return value
 
 
@@ -347,7 +343,7 @@ def program_from_dict(data: Mapping[str, Any], *, name: str = "program") -> Prog
     """Validate a parsed TOML file of the program shape: ``[program]`` with ``code``."""
     mixed = [key for key in LEGACY_ONLY if key in data]
     if mixed:
-        raise ScenarioError(
+        raise ProgramError(
             "a file holds either a [program] table or the older [inputs], [forward] and [[calls]] "
             "tables, not both",
             field=mixed[0],
@@ -355,11 +351,11 @@ def program_from_dict(data: Mapping[str, Any], *, name: str = "program") -> Prog
     _check_keys(data, PROGRAM_TOP_FIELDS, "")
     table = data.get("program")
     if not isinstance(table, dict):
-        raise ScenarioError('write [program] and then code = """...""" with the program', field="program")
+        raise ProgramError('write [program] and then code = """...""" with the program', field="program")
     _check_keys(table, PROGRAM_FIELDS, "program")
     given = _text(data, "name", "name", required=False)
     if given and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", given):
-        raise ScenarioError("use up to 100 letters, digits, '-', '_' or '.', starting with one", field="name")
+        raise ProgramError("use up to 100 letters, digits, '-', '_' or '.', starting with one", field="name")
     program = Program(
         code=_text(table, "code", "program.code"),
         name=given or name,
@@ -377,18 +373,18 @@ def check_program(program: Program) -> None:
     parse(program.code, field="program", mode="exec")
 
 
-def scenario_from_dict(data: Mapping[str, Any]) -> LegacyScenario:
+def legacy_from_dict(data: Mapping[str, Any]) -> LegacyProgram:
     """Validate parsed TOML: fields, types, syntax of every expression, and names."""
     _check_keys(data, TOP_FIELDS, "")
     name = _text(data, "name", "name")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", name):
-        raise ScenarioError("use up to 100 letters, digits, '-', '_' or '.', starting with one", field="name")
+        raise ProgramError("use up to 100 letters, digits, '-', '_' or '.', starting with one", field="name")
     inputs = _inputs(data.get("inputs"))
     forward = data.get("forward", {})
     if not isinstance(forward, dict):
-        raise ScenarioError('must be a table: write [forward] and then code = """..."""', field="forward")
+        raise ProgramError('must be a table: write [forward] and then code = """..."""', field="forward")
     _check_keys(forward, FORWARD_FIELDS, "forward")
-    scenario = LegacyScenario(
+    legacy = LegacyProgram(
         name=name,
         title=_text(data, "title", "title"),
         summary=_text(data, "summary", "summary"),
@@ -397,59 +393,59 @@ def scenario_from_dict(data: Mapping[str, Any]) -> LegacyScenario:
         forward=_text(forward, "code", "forward.code", required=False),
         calls=_calls(data.get("calls")),
     )
-    check_scenario(scenario)
-    return scenario
+    check_legacy_program(legacy)
+    return legacy
 
 
 def _inputs(table: Any) -> tuple[tuple[str, str], ...]:
     example = 'e.g. x = "torch.tensor([1., 2.], requires_grad=True)"'
     if table is None or table == {}:
-        raise ScenarioError(f"add at least one input under [inputs], {example}", field="inputs")
+        raise ProgramError(f"add at least one input under [inputs], {example}", field="inputs")
     if not isinstance(table, dict):
-        raise ScenarioError(f"must be a table: write [inputs] and then, {example}", field="inputs")
+        raise ProgramError(f"must be a table: write [inputs] and then, {example}", field="inputs")
     if len(table) > MAX_INPUTS:
-        raise ScenarioError(f"a scenario has at most {MAX_INPUTS} inputs", field="inputs")
+        raise ProgramError(f"a program has at most {MAX_INPUTS} inputs", field="inputs")
     out = []
     for key, value in table.items():
         where = f"inputs.{_shown(key)}"
         _identifier(key, where)
         if not isinstance(value, str):
-            raise ScenarioError(f"must be an expression in quotes, not {_toml_type(value)}", field=where)
+            raise ProgramError(f"must be an expression in quotes, not {_toml_type(value)}", field=where)
         out.append((key, value))
     return tuple(out)
 
 
 def _calls(items: Any) -> tuple[LegacyCall, ...]:
     if items is None or items == []:
-        raise ScenarioError("add at least one [[calls]] table", field="calls")
+        raise ProgramError("add at least one [[calls]] table", field="calls")
     if not isinstance(items, list):
-        raise ScenarioError("write each call as a [[calls]] table", field="calls")
+        raise ProgramError("write each call as a [[calls]] table", field="calls")
     if len(items) > MAX_CALLS:
-        raise ScenarioError(f"a scenario has at most {MAX_CALLS} calls", field="calls")
+        raise ProgramError(f"a program has at most {MAX_CALLS} calls", field="calls")
     return tuple(_call(item, f"calls[{i}]") for i, item in enumerate(items))
 
 
 def _call(item: Any, where: str) -> LegacyCall:
     if not isinstance(item, dict):
-        raise ScenarioError("each call must be a table", field=where)
+        raise ProgramError("each call must be a table", field=where)
     _check_keys(item, CALL_FIELDS, where)
     kind = item.get("kind", "backward")
     if kind not in ("backward", "grad"):
         hint = _suggest(kind, ("backward", "grad")) if isinstance(kind, str) else ""
-        raise ScenarioError(
+        raise ProgramError(
             f"kind must be 'backward' or 'grad', not '{_shown(kind)}'{hint}", field=f"{where}.kind"
         )
     inputs = item.get("inputs", [])
     if not isinstance(inputs, list):
-        raise ScenarioError('must be a list of names, e.g. ["x"]', field=f"{where}.inputs")
+        raise ProgramError('must be a list of names, e.g. ["x"]', field=f"{where}.inputs")
     for name in inputs:
         _identifier(name, f"{where}.inputs")
     if kind == "grad" and not inputs:
-        raise ScenarioError('a grad call needs inputs, e.g. inputs = ["x"]', field=f"{where}.inputs")
+        raise ProgramError('a grad call needs inputs, e.g. inputs = ["x"]', field=f"{where}.inputs")
     bind = item.get("bind")
     if bind is not None:
         if kind != "grad":
-            raise ScenarioError("only a grad call returns a value to bind", field=f"{where}.bind")
+            raise ProgramError("only a grad call returns a value to bind", field=f"{where}.bind")
         _identifier(bind, f"{where}.bind")
     return LegacyCall(
         kind=kind,
@@ -461,31 +457,31 @@ def _call(item: Any, where: str) -> LegacyCall:
     )
 
 
-def check_scenario(scenario: LegacyScenario) -> None:
+def check_legacy_program(legacy: LegacyProgram) -> None:
     """Parse every expression and check each name is bound before it is used."""
     known = set(build_namespaces())
-    for name, expr in scenario.inputs:
+    for name, expr in legacy.inputs:
         where = f"inputs.{name}"
         _check_defined(_parse_expression(expr, where), known, where, expr)
         known.add(name)
-    leaves = set(scenario.input_names)
-    tree = parse(scenario.forward, field="forward.code", mode="exec")
+    leaves = set(legacy.input_names)
+    tree = parse(legacy.forward, field="forward.code", mode="exec")
     assert isinstance(tree, ast.Module)
     for statement in tree.body:
-        _check_defined(statement, known, "forward.code", scenario.forward)
+        _check_defined(statement, known, "forward.code", legacy.forward)
         known.update(assigned_names(statement))
-    for index, call in enumerate(scenario.calls):
+    for index, call in enumerate(legacy.calls):
         where = f"calls[{index}]"
         _check_defined(_parse_expression(call.loss, f"{where}.loss"), known, f"{where}.loss", call.loss)
         for name in call.inputs:
             if name not in known:
                 message = f"'{name}' is not defined{_suggest(name, known)}"
-                raise ScenarioError(message, field=f"{where}.inputs")
+                raise ProgramError(message, field=f"{where}.inputs")
         if call.bind is not None:
             if call.bind in leaves or call.bind in known:
                 what = "an input" if call.bind in leaves else "a value"
                 message = f"'{call.bind}' already names {what}; pick a new name"
-                raise ScenarioError(message, field=f"{where}.bind")
+                raise ProgramError(message, field=f"{where}.bind")
             known.add(call.bind)
 
 
@@ -497,6 +493,6 @@ def _check_defined(tree: ast.AST, known: set[str], field: str, source: str) -> N
     for node in free_names(tree):
         if node.id not in known:
             line, col = node_position(source, node)
-            raise ScenarioError(
+            raise ProgramError(
                 f"name '{node.id}' is not defined{_suggest(node.id, known)}", field=field, line=line, col=col
             )

@@ -1,4 +1,4 @@
-"""The one place that finds files under ``resources/`` (scenarios, styles, icons).
+"""The one place that finds files under ``resources/`` (programs, styles, icons).
 
 From a source checkout the folder sits beside ``app/``; an installed wheel
 carries it as the package ``autograd_lens_resources`` (see pyproject.toml).
@@ -11,13 +11,13 @@ import importlib.util
 from functools import cache
 from pathlib import Path
 
-__all__ = ["resource_path", "resource_root", "scenario_files", "style_files"]
+__all__ = ["program_files", "resource_path", "resource_root", "style_files"]
 
 
 @cache
 def resource_root() -> Path:
     beside = Path(__file__).resolve().parents[2] / "resources"
-    if (beside / "scenarios").is_dir():
+    if (beside / "programs").is_dir():
         return beside
     spec = importlib.util.find_spec("autograd_lens_resources")
     if spec is None or not spec.submodule_search_locations:
@@ -29,8 +29,8 @@ def resource_path(*parts: str) -> Path:
     return resource_root().joinpath(*parts)
 
 
-def scenario_files() -> list[Path]:
-    return sorted(resource_path("scenarios").glob("*.toml"))
+def program_files() -> list[Path]:
+    return sorted(resource_path("programs").glob("*.toml"))
 
 
 def style_files() -> list[Path]:

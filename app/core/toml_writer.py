@@ -5,11 +5,11 @@ The output reads like the hand-written built-ins (``title``, ``summary``,
 backslash, then ``[program]`` with the code in a multi-line string) and
 always loads back to an equal program. The program's ``name`` is not
 written: a file is named by its file name, as :func:`~app.core.loading.load_file`
-reads it, so ``parse_scenario(to_toml(p), name=p.name) == p``.
+reads it, so ``parse_program(to_toml(p), name=p.name) == p``.
 
->>> from app.core.loading import load_builtin, parse_scenario
+>>> from app.core.loading import load_builtin, parse_program
 >>> p = load_builtin("two-losses")
->>> parse_scenario(to_toml(p), name=p.name) == p
+>>> parse_program(to_toml(p), name=p.name) == p
 True
 >>> to_toml(p).splitlines()[0]
 'title = "Backward twice through a shared square"'

@@ -32,7 +32,7 @@ from typing import Any
 
 from app.core.lensfile import writer
 from app.core.lensfile.writer import STEP_DEFAULTS, VALUE_FIELDS, view
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.graph import GraphNode, SavedSlot
 from app.core.model.program import CallInfo
 from app.core.model.recording import Recording
@@ -50,7 +50,7 @@ _COMPACT = (",", ":")
 _NON_FINITE = re.compile(r"-?Infinity|NaN")  # as json.dumps writes them bare
 
 
-class JsonTooLarge(ScenarioError):
+class JsonTooLarge(ProgramError):
     """The JSON would pass ``limit`` bytes; ``step`` is the step being written when it did."""
 
     def __init__(self, limit: int, step: int, steps: int) -> None:
@@ -176,7 +176,7 @@ def _step_pieces(step: Step) -> Iterator[str]:
 def _pieces(rec: Recording) -> Iterator[tuple[int, str]]:
     """The JSON text in pieces, each with the step it belongs to (0 before the steps)."""
     head = {
-        "scenario": rec.program.name,
+        "scenario": rec.program.name,  # the program's name, kept under its old key for files already shared
         "title": rec.program.title,
         "device": rec.device,
         "torch_version": rec.torch_version,

@@ -37,7 +37,7 @@ __all__ = [
 FONT_FAMILY = "DejaVu Sans"
 NODE_FONT_PX = 14.0
 SLOT_FONT_PX = 11.0
-MAX_CHARS = 40  # scenario text is user text: keep boxes a sane width
+MAX_CHARS = 40  # program text is user text: keep boxes a sane width
 SHOWN_VALUES = 3  # lines of a node's shared values box; the rest are counted (the tooltip lists all)
 
 

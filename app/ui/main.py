@@ -1,4 +1,4 @@
-"""Start the window: ``python -m app``, ``python -m app gui [SCENARIO]``, ``autograd-lens-gui``.
+"""Start the window: ``python -m app``, ``python -m app gui [PROGRAM]``, ``autograd-lens-gui``.
 
 Environment variables (for screenshots, benchmarks and tests):
 
@@ -110,16 +110,16 @@ class _Screenshot(QObject):
         QApplication.exit(status if ok else 1)
 
 
-def run_gui(scenario: str | None = None) -> int:
-    """Open the window on ``scenario`` (a built-in name, a .toml, .py or .lens path) until it closes."""
+def run_gui(program: str | None = None) -> int:
+    """Open the window on ``program`` (a built-in name, a .toml, .py or .lens path) until it closes."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     from app.child.client import prestart_for
 
-    prestart_for(scenario)  # it imports torch while Qt starts and the window is built (once)
+    prestart_for(program)  # it imports torch while Qt starts and the window is built (once)
     app = _application()
     settings_path = os.environ.get("AUTOGRAD_LENS_SETTINGS")
     settings = AppSettings(settings_path or None)
-    window = MainWindow(settings, scenario)
+    window = MainWindow(settings, program)
     size = _size(os.environ.get("AUTOGRAD_LENS_SIZE", ""))
     if size is not None:
         window.set_size(*size)  # not fitted to the screen: pictures of a known size

@@ -26,7 +26,7 @@ from app.core.language.python_methods import (
 from app.core.language.python_values import NOTHING, kind
 from app.core.language.raised import ExceptionKind, RaisedValue
 from app.core.language.whitelist import LAZY_BUILTINS, Namespace, SafeBuiltin
-from app.core.model.errors import ProgramError, ScenarioError
+from app.core.model.errors import ProgramError, ProgramRaised
 from app.core.sizing.limits import MAX_SEQUENCE, budget_message
 
 __all__ = ["Calls"]
@@ -183,7 +183,7 @@ class Calls:
         ev = self.ev
         args, kwargs = self.arguments(node)
         if kwargs or len(args) != 1:
-            raise ev.located(ProgramError("Python says: append() takes exactly one argument"), node)
+            raise ev.located(ProgramRaised("Python says: append() takes exactly one argument"), node)
         ev.refuse_growth(owner, args[0], NOTHING, node)
         if not ev.budget.charge(1):
             raise ev.error(budget_message(ev.budget), node)
@@ -234,11 +234,11 @@ class Calls:
         if ev.hooks is None:
             try:
                 return run()
-            except ScenarioError as exc:
+            except ProgramError as exc:
                 raise ev.located(exc, node) from None
             except Exception as exc:
-                raise ev.located(ProgramError(f"PyTorch says: {first_line(exc)}"), node) from None
+                raise ev.located(ProgramRaised(f"PyTorch says: {first_line(exc)}"), node) from None
         try:
             return ev.hooks.autograd_call(entry.kind, run, node, dict(kwargs), tuple(ev.loops))
-        except ScenarioError as exc:
+        except ProgramError as exc:
             raise ev.located(exc, node) from None

@@ -34,7 +34,7 @@ from app.core.language.proxies import ModuleProxy
 from app.core.language.python_values import kind
 from app.core.language.raised import raised_error
 from app.core.language.scopes import Scope
-from app.core.model.errors import ProgramError, ScenarioError
+from app.core.model.errors import ProgramError, ProgramRaised
 
 __all__ = ["Classes", "SuperProxy"]
 
@@ -166,10 +166,10 @@ class Classes:
         self.call_site = node
         try:
             return proxy.module(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
-        except ScenarioError:
+        except ProgramError:
             raise
         except Exception as exc:  # Module.__call__'s own checks
-            raise self.ev.located(ProgramError(f"PyTorch says: {first_line(exc)}"), node) from None
+            raise self.ev.located(ProgramRaised(f"PyTorch says: {first_line(exc)}"), node) from None
         finally:
             self.call_site = outer
 
@@ -214,10 +214,10 @@ class Classes:
         try:
             assert cls.function_class is not None
             return cls.function_class.apply(*args)
-        except ScenarioError:
+        except ProgramError:
             raise
         except Exception as exc:
-            raise self.ev.located(ProgramError(f"PyTorch says: {first_line(exc)}"), node) from None
+            raise self.ev.located(ProgramRaised(f"PyTorch says: {first_line(exc)}"), node) from None
         finally:
             self.call_site = outer
 

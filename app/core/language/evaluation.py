@@ -26,7 +26,7 @@ from app.core.language.python_values import PySizes, is_lazy
 from app.core.language.raised import carry_marks
 from app.core.language.scopes import Scope
 from app.core.language.whitelist import Namespace, build_namespaces
-from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
+from app.core.model.errors import ProgramError, ProgramRaised, RecordingTimeout
 from app.core.model.graph import LoopMark
 from app.core.sizing.guard import guarded_call, oversized_tensor
 from app.core.sizing.limits import MAX_SEQUENCE, Budget, Limits, budget_message, timeout_message
@@ -155,11 +155,11 @@ class Evaluation:
         )
 
     # -- errors at a place in the text ----------------------------------
-    def error(self, message: str, node: ast.AST) -> ScenarioError:
+    def error(self, message: str, node: ast.AST) -> ProgramError:
         """A refusal at ``node``."""
         return error_at(message, self.field, node, self.source)
 
-    def located(self, exc: ScenarioError, node: ast.AST) -> ScenarioError:
+    def located(self, exc: ProgramError, node: ast.AST) -> ProgramError:
         """``exc`` at ``node``, unless it already names a place."""
         if exc.field is not None and exc.line is not None:
             return exc
@@ -182,7 +182,7 @@ class Evaluation:
         *,
         lazy: bool = False,
     ) -> Any:
-        """Call ``fn`` under a :class:`SizeGuard`; turn every failure into a :class:`ScenarioError`.
+        """Call ``fn`` under a :class:`SizeGuard`; turn every failure into a :class:`ProgramError`.
 
         ``lazy``: ``fn`` takes a range, zip or enumerate one item at a time (or not at
         all); otherwise it would make all their items at once, so their length is checked.
@@ -192,7 +192,7 @@ class Evaluation:
             result, caught = guarded_call(
                 fn, args, kwargs, limits=self.limits, budget=self.budget, deadline=self.deadline
             )
-        except ScenarioError as exc:
+        except ProgramError as exc:
             raise self.located(exc, node) from None
         self.note_warnings(caught, node)
         self.check_result(result, node)
@@ -245,7 +245,7 @@ class Evaluation:
         if refusal is not None:
             raise self.error(refusal, node)
         if isinstance(value, torch.Tensor) and value.is_meta:  # a program error, not a refusal: it ran
-            raise self.located(ProgramError(META_MESSAGE), node)
+            raise self.located(ProgramRaised(META_MESSAGE), node)
 
     def refuse_growth(self, owner: list[Any], item: Any, removed: Any, node: ast.AST) -> None:
         """Refuse putting ``item`` into ``owner`` (in place of ``removed``) past the limits."""

@@ -1,4 +1,4 @@
-"""The scenario language: a small, whitelisted subset of Python over PyTorch.
+"""The program language: a small, whitelisted subset of Python over PyTorch.
 
 A program is statements (assignment, ``for``, ``if``, ``with torch.no_grad():``,
 ``del``, imports of torch's modules, ``print``) over tensors, numbers, lists and
@@ -18,7 +18,7 @@ printed text go to the recorder (NOTE [program hooks]).
 >>> huge = parse("torch.ones(10**12)", field="demo", mode="eval")
 >>> try:
 ...     Evaluator({}, field="demo").evaluate(huge)
-... except ScenarioError as exc:
+... except ProgramError as exc:
 ...     print(exc.where(), "|", exc.message)
 demo, line 1, column 1 | this would make a tensor of 1,000,000,000,000 elements; the limit is 10,000,000
 
@@ -55,7 +55,7 @@ from app.core.language.members import Members
 from app.core.language.objects import ProgramHooks
 from app.core.language.parsing import SOURCE_ATTR
 from app.core.language.statements import Statements
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.sizing.limits import Budget, Limits
 
 __all__ = ["Evaluator"]
@@ -107,14 +107,14 @@ class Evaluator(Evaluation):
     def evaluate(self, tree: ast.AST) -> Any:
         """The value of a single expression (``parse(..., mode="eval")``)."""
         if not isinstance(tree, ast.Expression):
-            raise ScenarioError("expected a single expression", field=self.field)
+            raise ProgramError("expected a single expression", field=self.field)
         self.source = getattr(tree, SOURCE_ATTR, None)
         return self.eval(tree.body)
 
     def run(self, tree: ast.AST) -> None:
         """Run a program (``parse(..., mode="exec")``); the statement count starts again at 0."""
         if not isinstance(tree, ast.Module):
-            raise ScenarioError("expected statements", field=self.field)
+            raise ProgramError("expected statements", field=self.field)
         self.source = getattr(tree, SOURCE_ATTR, None)
         self.statement_count = 0
         self.loops = []

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from app.core.language.whitelist import without_addresses
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 
 __all__ = ["HAS_MEMBERS", "Break", "Continue", "NotListed", "Return", "first_line"]
 
@@ -23,7 +23,7 @@ class Continue(Exception):
     """``continue``: goes on with the next item of the innermost loop."""
 
 
-class NotListed(ScenarioError):
+class NotListed(ProgramError):
     """A proxy answered KeyError: the member is not listed (NOTE [checked objects])."""
 
 

@@ -10,7 +10,7 @@ the language: they say what to make smaller, and the window offers nothing under
 
 from __future__ import annotations
 
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 
 __all__ = ["RUN_HINT", "refused", "with_run_hint"]
 
@@ -28,6 +28,6 @@ def with_run_hint(message: str) -> str:
     return f"{message.rstrip('. ')}; {RUN_HINT}"
 
 
-def refused(message: str) -> ScenarioError:
+def refused(message: str) -> ProgramError:
     """The refusal of something the checked language leaves out, ending with :data:`RUN_HINT`."""
-    return ScenarioError(with_run_hint(message))
+    return ProgramError(with_run_hint(message))

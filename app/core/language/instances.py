@@ -28,7 +28,7 @@ from torch import nn
 from app.core.language.objects import Checked
 from app.core.language.proxies import ModuleProxy, SequentialFactory
 from app.core.language.scopes import Scope, local_names, own_nodes
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 
 __all__ = [
     "FUNCTION_BASE",
@@ -197,7 +197,7 @@ class ProgramModule(nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         run = self.lens_class.run_method
         if run is None:  # pragma: no cover - set when the class is made
-            raise ScenarioError("this class is not ready to run")
+            raise ProgramError("this class is not ready to run")
         return run(self.__dict__["lens_proxy"], "forward", list(args), dict(kwargs))
 
 
@@ -344,7 +344,7 @@ class _SequentialFactory(SequentialFactory):
 
 def _module_item(value: Any) -> nn.Module:
     if not isinstance(value, ModuleProxy):
-        raise ScenarioError(
+        raise ProgramError(
             f"a module container takes modules such as nn.Linear(2, 3), not {type(value).__name__}"
         )
     module: nn.Module = value.module
@@ -353,7 +353,7 @@ def _module_item(value: Any) -> nn.Module:
 
 def _parameter(data: Any = None, requires_grad: bool = True) -> nn.Parameter:
     if data is not None and not isinstance(data, torch.Tensor):
-        raise ScenarioError("nn.Parameter takes a tensor, such as torch.randn(3, 4)")
+        raise ProgramError("nn.Parameter takes a tensor, such as torch.randn(3, 4)")
     return nn.Parameter(torch.empty(0) if data is None else data, requires_grad=requires_grad)
 
 

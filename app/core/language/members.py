@@ -25,7 +25,7 @@ from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.parsing import DATA_ASSIGNMENT
 from app.core.language.python_values import kind
 from app.core.language.whitelist import Namespace, build_namespaces, denied_attribute, result_fields
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 
 __all__ = ["ASSIGNABLE_TENSOR_ATTRS", "Members", "listed_callables", "method_caller", "read_public_attribute"]
 
@@ -191,7 +191,7 @@ def read_public_attribute(owner: Any, name: str) -> Any:
     reach a private or denied member even if a check above is lost.
     """
     if name.startswith("_") or denied_attribute(name) is not None:
-        raise ScenarioError(f"'{name}' is not available in programs")
+        raise ProgramError(f"'{name}' is not available in programs")
     return getattr(owner, name)
 
 
@@ -218,7 +218,7 @@ def method_caller(name: str) -> Callable[..., Any]:
 def _writer(name: str) -> Callable[[Any, Any], None]:
     def write(obj: Any, value: Any) -> None:
         if name not in ASSIGNABLE_TENSOR_ATTRS:  # checked by the caller; checked again on purpose
-            raise ScenarioError(_TENSOR_ASSIGNMENT.format(name=name))
+            raise ProgramError(_TENSOR_ASSIGNMENT.format(name=name))
         setattr(obj, name, value)
 
     write.__name__ = name

@@ -38,7 +38,7 @@ from app.core.language.positions import error_at, index_position, source_lines
 from app.core.language.python_methods import format_spec_refusal
 from app.core.language.python_modules import ListedFunction
 from app.core.language.whitelist import Namespace, build_namespaces, python_modules
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
 
 __all__ = [
@@ -58,11 +58,11 @@ SOURCE_ATTR = "lens_source"  # parse() leaves the text on the tree, for columns 
 
 
 def parse(source: str, *, field: str, mode: Mode) -> ast.AST:
-    """Parse and statically check program text; raise :class:`ScenarioError`.
+    """Parse and statically check program text; raise :class:`ProgramError`.
 
     >>> try:
     ...     parse("x.__class__", field="calls[0].loss", mode="eval")
-    ... except ScenarioError as exc:
+    ... except ProgramError as exc:
     ...     print(exc.where(), "|", exc.message.replace(RUN_HINT, "RUN_HINT"))
     calls[0].loss, line 1, column 1 | attribute '__class__' is private: names starting with _ are refused;
     RUN_HINT
@@ -77,17 +77,17 @@ def parse(source: str, *, field: str, mode: Mode) -> ast.AST:
 def _check_text(source: str, field: str, mode: Mode) -> None:
     """Refuse what is not text, too long, or (for an expression) empty."""
     if not isinstance(source, str):
-        raise ScenarioError(f"expected text, got {type(source).__name__}", field=field)
+        raise ProgramError(f"expected text, got {type(source).__name__}", field=field)
     if len(source) > MAX_SOURCE_CHARS:
         line, col = index_position(source, MAX_SOURCE_CHARS)
-        raise ScenarioError(
+        raise ProgramError(
             f"this text is {len(source):,} characters long; the limit is {MAX_SOURCE_CHARS:,}",
             field=field,
             line=line,
             col=col,
         )
     if mode == "eval" and not source.strip():
-        raise ScenarioError("this is empty: write an expression, e.g. y.sum()", field=field, line=1, col=1)
+        raise ProgramError("this is empty: write an expression, e.g. y.sum()", field=field, line=1, col=1)
 
 
 def _parse_python(source: str, field: str, mode: Mode) -> ast.AST:
@@ -103,19 +103,19 @@ def _parse_python(source: str, field: str, mode: Mode) -> ast.AST:
             line, col = index_position(source, source.index("\x00"))
         line, col = (None if n is None else max(n, 1) for n in (line, col))  # Python says 0 at the very end
         message = _syntax_message(exc.msg)
-        raise ScenarioError(message, field=field, line=line, col=col) from None
+        raise ProgramError(message, field=field, line=line, col=col) from None
     except (RecursionError, MemoryError):
         line, col = _deep_line(source)
         message = f"this is nested too deeply to read (the limit is {MAX_DEPTH} levels)"
-        raise ScenarioError(message, field=field, line=line, col=col) from None
+        raise ProgramError(message, field=field, line=line, col=col) from None
     except ValueError as exc:  # NUL bytes on older Pythons, integers over 4300 digits
-        raise ScenarioError(f"this is not valid Python: {exc}", field=field) from None
+        raise ProgramError(f"this is not valid Python: {exc}", field=field) from None
 
 
 def _parse_in_pieces(source: str) -> ast.Module | None:
     """The module parsed ~PARSE_PIECE_CHARS at a time, or None when a piece does not parse alone.
 
-    One ``ast.parse`` of a 5,000-node scenario holds the GIL ~50 ms in one call. Pieces are
+    One ``ast.parse`` of a 5,000-node program holds the GIL ~50 ms in one call. Pieces are
     cut only before a line that starts in column 0; if each piece parses on its own, the tokenizer
     was in its starting state at every cut (no open bracket, string, continuation or block
     header), so the pieces' statements are exactly the whole text's. Any piece that fails sends
@@ -176,7 +176,7 @@ class _StaticChecker:
         self.builtins = build_namespaces()
         self.functions: set[int] = set()  # return and nonlocal statements inside a def or lambda
 
-    def error(self, message: str, node: ast.AST) -> ScenarioError:
+    def error(self, message: str, node: ast.AST) -> ProgramError:
         return error_at(with_run_hint(message), self.field, node, self.source)
 
     def check(self, tree: ast.AST) -> None:
@@ -402,7 +402,7 @@ def import_bindings(
     builtins = build_namespaces()
     out: list[tuple[str, Any]] = []
 
-    def refuse(message: str) -> ScenarioError:
+    def refuse(message: str) -> ProgramError:
         return error_at(with_run_hint(message), field, node, source)
 
     if isinstance(node, ast.Import):
@@ -437,7 +437,7 @@ def _module_at(path: str, builtins: dict[str, Any]) -> Namespace | None:
     return module if isinstance(module, Namespace) else None
 
 
-def _imported_member(module: Namespace, name: str, refuse: Callable[[str], ScenarioError]) -> Any:
+def _imported_member(module: Namespace, name: str, refuse: Callable[[str], ProgramError]) -> Any:
     if name == "*":
         raise refuse(
             f"from {module.path} import * is not allowed: import the module, e.g. import torch.nn as nn"

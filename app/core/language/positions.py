@@ -10,7 +10,7 @@ import ast
 import io
 import re
 
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 
 __all__ = ["SourceText", "error_at", "index_position", "node_position", "source_lines"]
 
@@ -78,7 +78,7 @@ def index_position(source: str, index: int) -> tuple[int, int]:
     return len(source_lines(before)), index - line_start + 1
 
 
-def error_at(message: str, field: str, node: ast.AST, source: str | None) -> ScenarioError:
-    """A :class:`ScenarioError` placed at ``node`` in ``source``."""
+def error_at(message: str, field: str, node: ast.AST, source: str | None) -> ProgramError:
+    """A :class:`ProgramError` placed at ``node`` in ``source``."""
     line, col = node_position(source, node)
-    return ScenarioError(message, field=field, line=line, col=col)
+    return ProgramError(message, field=field, line=line, col=col)

@@ -196,7 +196,7 @@ class ModuleFactory:
     >>> relu(torch.ones(1))
     Traceback (most recent call last):
     ...
-    app.core.model.errors.ScenarioError: nn.ReLU takes numbers, True/False, text and torch dtypes
+    app.core.model.errors.ProgramError: nn.ReLU takes numbers, True/False, text and torch dtypes
     as settings, not a tensor for inplace; to record a script of your own with full Python,
     run: python -m app run SCRIPT.py
     """
@@ -274,7 +274,7 @@ class OptimizerFactory:
     >>> OptimizerFactory(torch.optim.SGD)([w], lr=0.1, foreach=True)
     Traceback (most recent call last):
     ...
-    app.core.model.errors.ScenarioError: optim.SGD has no setting 'foreach' in programs;
+    app.core.model.errors.ProgramError: optim.SGD has no setting 'foreach' in programs;
     it takes dampening, lr, momentum, nesterov, weight_decay; to record a script of your own
     with full Python, run: python -m app run SCRIPT.py
     """

@@ -20,7 +20,7 @@ from app.core.language.instances import SUPER
 from app.core.language.python_values import kind
 from app.core.language.raised import exception_names
 from app.core.language.whitelist import SafeBuiltin, format_field, without_addresses
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 
 __all__ = [
     "GROWING_LIST_METHODS",
@@ -119,10 +119,10 @@ def format_text(text: str, *args: Any, **kwargs: Any) -> str:
             continue
         if "." in field or "[" in field or "{" in (spec or ""):
             shown = "{" + field + "}"
-            raise ScenarioError(f"a format field here names an argument, as in {{}} or {{loss}}, not {shown}")
+            raise ProgramError(f"a format field here names an argument, as in {{}} or {{loss}}, not {shown}")
         refusal = format_spec_refusal(spec or "")
         if refusal is not None:
-            raise ScenarioError(refusal)
+            raise ProgramError(refusal)
         if field == "":
             value, automatic = args[automatic], automatic + 1
         elif field.isdigit():
@@ -145,7 +145,7 @@ def percent_text(text: str, values: Any) -> str:
     for match in _PERCENT.finditer(text):
         for number in match.group(1, 2):
             if number == "*" or (number and (len(number) > 3 or int(number) > MAX_TEXT_WIDTH)):
-                raise ScenarioError(
+                raise ProgramError(
                     f"% formats here take widths and precisions written out, up to {MAX_TEXT_WIDTH}"
                 )
     return without_addresses(text % values)
@@ -154,7 +154,7 @@ def percent_text(text: str, values: Any) -> str:
 def _padded(name: str) -> Callable[..., str]:
     def pad(text: str, width: int, *fill: str) -> str:
         if isinstance(width, int) and width > MAX_TEXT_WIDTH:
-            raise ScenarioError(f"{name}() widths are limited to {MAX_TEXT_WIDTH}")
+            raise ProgramError(f"{name}() widths are limited to {MAX_TEXT_WIDTH}")
         padded: str = getattr(str, name)(text, width, *fill)
         return padded
 
@@ -165,7 +165,7 @@ def _replace(text: str, old: str, new: str, count: int = -1) -> str:
     if isinstance(new, str) and isinstance(old, str) and len(new) > len(old):
         grown = len(text) + text.count(old) * (len(new) - len(old)) if old else len(text) * (len(new) + 1)
         if grown > 100_000:
-            raise ScenarioError("replace() would make a text of more than 100,000 characters")
+            raise ProgramError("replace() would make a text of more than 100,000 characters")
     return text.replace(old, new, count)
 
 

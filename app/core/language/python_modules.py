@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from app.core.language.objects import Checked
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.sizing.limits import MAX_SEQUENCE
 
 __all__ = [
@@ -150,7 +150,7 @@ PROGRAM_RANDOM = random.Random(SEED)
 def _choices(population: Any, weights: Any = None, *, cum_weights: Any = None, k: Any = 1) -> list[Any]:
     """``random.choices``, with ``k`` checked before the list is built."""
     if isinstance(k, int) and k > MAX_SEQUENCE:
-        raise ScenarioError(f"random.choices(k=...) makes at most {MAX_SEQUENCE:,} items")  # a refusal
+        raise ProgramError(f"random.choices(k=...) makes at most {MAX_SEQUENCE:,} items")  # a refusal
     return PROGRAM_RANDOM.choices(population, weights, cum_weights=cum_weights, k=k)
 
 

@@ -2,12 +2,12 @@
 
 # NOTE [caught errors]
 An error of the program's own code (PyTorch's or Python's, or one it raises)
-is a :class:`~app.core.model.errors.ProgramError` that remembers the Python
+is a :class:`~app.core.model.errors.ProgramRaised` that remembers the Python
 exception class it stands for (:func:`python_type`), so ``except
 RuntimeError as e:`` catches what Python would catch, and ``e`` is a
 :class:`RaisedValue`: its text and ``args``, never the exception object, its
 traceback or its frames. The language's own limits (loop, statement, call
-depth, time, memory, the size guard) are refusals, not ProgramErrors: no
+depth, time, memory, the size guard) are refusals, not ProgramRaised errors: no
 ``try`` catches them, and no ``finally`` block runs after one.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core.language.objects import Checked
-from app.core.model.errors import ProgramError, ScenarioError
+from app.core.model.errors import ProgramError, ProgramRaised
 
 __all__ = [
     "EXCEPTION_CLASSES",
@@ -51,7 +51,7 @@ EXCEPTION_CLASSES: dict[str, type[BaseException]] = {
         ZeroDivisionError,
     )
 }
-_TYPE_ATTR = "lens_python_type"  # on a ProgramError: the Python exception class it stands for
+_TYPE_ATTR = "lens_python_type"  # on a ProgramRaised: the Python exception class it stands for
 _TEXT_ATTR = "lens_python_text"  # and what str(exception) said
 
 
@@ -95,33 +95,33 @@ def exception_names() -> dict[str, ExceptionKind]:
     return {name: ExceptionKind(cls) for name, cls in EXCEPTION_CLASSES.items()}
 
 
-def raised_error(cls: type[BaseException], text: str) -> ProgramError:
+def raised_error(cls: type[BaseException], text: str) -> ProgramRaised:
     """The error a program raising ``cls(text)`` ends with, unless a handler catches it."""
-    error = ProgramError(f"{cls.__name__}: {text}" if text else cls.__name__)
+    error = ProgramRaised(f"{cls.__name__}: {text}" if text else cls.__name__)
     mark(error, cls, text)
     return error
 
 
-def mark(error: ScenarioError, cls: type[BaseException], text: str) -> None:
+def mark(error: ProgramError, cls: type[BaseException], text: str) -> None:
     """Remember which Python exception ``error`` stands for (NOTE [caught errors])."""
     setattr(error, _TYPE_ATTR, cls)
     setattr(error, _TEXT_ATTR, text)
 
 
-def python_type(error: ScenarioError) -> type[BaseException]:
+def python_type(error: ProgramError) -> type[BaseException]:
     """The Python exception class a program error stands for (RuntimeError when unknown)."""
     cls = getattr(error, _TYPE_ATTR, None)
     return cls if isinstance(cls, type) else RuntimeError
 
 
-def carry_marks(old: ScenarioError, new: ScenarioError) -> ScenarioError:
+def carry_marks(old: ProgramError, new: ProgramError) -> ProgramError:
     """``new`` with the Python exception ``old`` stood for (a located copy keeps it)."""
     if hasattr(old, _TYPE_ATTR):
         mark(new, python_type(old), str(getattr(old, _TEXT_ATTR, "")))
     return new
 
 
-def raise_value(value: Any, refuse: Callable[[str, ast.AST], ScenarioError], node: ast.AST) -> ScenarioError:
+def raise_value(value: Any, refuse: Callable[[str, ast.AST], ProgramError], node: ast.AST) -> ProgramError:
     """What ``raise value`` raises: a program error, or Python's TypeError for a non-exception."""
     if isinstance(value, ExceptionKind):
         return raised_error(value.cls, "")
@@ -131,7 +131,7 @@ def raise_value(value: Any, refuse: Callable[[str, ast.AST], ScenarioError], nod
 
 
 def catches(
-    kind: Any, error: ProgramError, refuse: Callable[[str, ast.AST], ScenarioError], node: ast.AST
+    kind: Any, error: ProgramRaised, refuse: Callable[[str, ast.AST], ProgramError], node: ast.AST
 ) -> bool:
     """Whether ``except kind:`` catches ``error``."""
     kinds = kind if isinstance(kind, tuple) else (kind,)
@@ -144,7 +144,7 @@ def catches(
     return False
 
 
-def caught_value(error: ProgramError) -> RaisedValue:
+def caught_value(error: ProgramRaised) -> RaisedValue:
     """What ``except ... as e`` binds: the exception's class, text and args."""
     text = str(getattr(error, _TEXT_ATTR, error.message))
     return RaisedValue(python_type(error), (text,) if text else (), text)

@@ -25,7 +25,7 @@ from app.core.language.parsing import WITH_REFUSAL, import_bindings
 from app.core.language.python_values import is_iterable, kind
 from app.core.language.raised import catches, caught_value, raise_value, raised_error
 from app.core.language.whitelist import Namespace, SafeBuiltin, format_field
-from app.core.model.errors import ProgramError
+from app.core.model.errors import ProgramRaised
 from app.core.model.graph import LoopMark
 from app.core.sizing.limits import MAX_SEQUENCE, loop_message, statements_message
 
@@ -37,7 +37,7 @@ class Statements:
 
     def __init__(self, ev: Evaluation) -> None:
         self.ev = ev
-        self.handling: ProgramError | None = None  # the error an except block is handling
+        self.handling: ProgramRaised | None = None  # the error an except block is handling
         self.compound: dict[type[ast.stmt], Callable[[Any], None]] = {
             ast.For: self.for_loop,
             ast.If: self.if_block,
@@ -173,25 +173,25 @@ class Statements:
         try:
             try:
                 ev.block(node.body)
-            except ProgramError as exc:
+            except ProgramRaised as exc:
                 handler = self.handler_for(node.handlers, exc)
                 if handler is None:
                     raise
                 self.handle(handler, exc)
             else:
                 ev.block(node.orelse)
-        except (ProgramError, Break, Continue, Return):
+        except (ProgramRaised, Break, Continue, Return):
             ev.block(node.finalbody)
             raise
         ev.block(node.finalbody)
 
-    def handler_for(self, handlers: list[ast.ExceptHandler], exc: ProgramError) -> ast.ExceptHandler | None:
+    def handler_for(self, handlers: list[ast.ExceptHandler], exc: ProgramRaised) -> ast.ExceptHandler | None:
         for handler in handlers:
             if handler.type is None or catches(self.ev.eval(handler.type), exc, self.ev.error, handler):
                 return handler
         return None
 
-    def handle(self, handler: ast.ExceptHandler, exc: ProgramError) -> None:
+    def handle(self, handler: ast.ExceptHandler, exc: ProgramRaised) -> None:
         outer = self.handling
         self.handling = exc
         try:
@@ -265,7 +265,7 @@ class Statements:
             except StopIteration:
                 return
             except Exception as exc:  # zip(a, b, strict=True) on lists of different lengths
-                raise self.ev.located(ProgramError(f"Python says: {first_line(exc)}"), node) from None
+                raise self.ev.located(ProgramRaised(f"Python says: {first_line(exc)}"), node) from None
             yield item
 
     def with_block(self, node: ast.With) -> None:

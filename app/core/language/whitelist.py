@@ -32,7 +32,7 @@ from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.proxies import nn_members, optim_members
 from app.core.language.python_modules import math_members, random_members
 from app.core.language.schedulers import scheduler_members
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.sizing.limits import MAX_SEQUENCE
 
 __all__ = [
@@ -325,7 +325,7 @@ _MEMORY = "it reaches raw memory, which programs never touch"
 _CODE = "it would run Python code of its own, which programs never do"
 _UNINITIALISED = "it holds whatever was in memory, different from run to run; use new_zeros"
 
-# Tensor members a scenario may not use, and why (the rest of the public API is open).
+# Tensor members a program may not use, and why (the rest of the public API is open).
 DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
     {
         "numpy": "NumPy is not part of programs",
@@ -528,14 +528,14 @@ LAZY_BUILTINS = frozenset(["enumerate", "zip", "len", "bool", "print"])
 def _round(number: Any, ndigits: Any = None) -> Any:
     """``round``, except that ``round(5, -10**9)`` (which computes 10**10**9) is refused."""
     if isinstance(ndigits, int) and abs(ndigits) > MAX_ROUND_DIGITS:
-        raise ScenarioError(f"round() takes at most {MAX_ROUND_DIGITS} digits")  # a refusal, not Python's
+        raise ProgramError(f"round() takes at most {MAX_ROUND_DIGITS} digits")  # a refusal, not Python's
     return round(number) if ndigits is None else round(number, ndigits)
 
 
 def _sum(values: Any, /, start: Any = 0) -> Any:
     """``sum`` of numbers or tensors; joining lists this way copies them again and again."""
     if isinstance(start, (list, tuple, str)):
-        raise ScenarioError("sum() adds numbers and tensors here; join lists with +")  # a refusal
+        raise ProgramError("sum() adds numbers and tensors here; join lists with +")  # a refusal
     return sum(values, start)
 
 
@@ -546,7 +546,7 @@ def print_text(*values: Any, sep: Any = " ", end: Any = "\n", file: Any = None, 
     "loss 0.5 [1, 'a'] (2,)"
     """
     if file is not None:
-        raise ScenarioError("print() writes to the program's output only: leave out file=")  # a refusal
+        raise ProgramError("print() writes to the program's output only: leave out file=")  # a refusal
     if sep is None:
         sep = " "
     if not isinstance(sep, str):

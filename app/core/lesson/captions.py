@@ -76,7 +76,7 @@ class _Captioner:
         total: int,
     ) -> None:
         self.graph = graph
-        self.total = total  # calls in the scenario, recorded or not
+        self.total = total  # calls in the program, recorded or not
         self.infos = {info.index: info for info in calls}
         self.freed_by = freed_by
         self.needed_by = needed_by

@@ -1,17 +1,17 @@
-"""The one error type a learner sees for a bad scenario."""
+"""The one error type a learner sees for a bad program."""
 
 from __future__ import annotations
 
-__all__ = ["ProgramError", "RecordingTimeout", "ScenarioError"]
+__all__ = ["ProgramError", "ProgramRaised", "RecordingTimeout"]
 
 
-class ScenarioError(Exception):
-    """A scenario that cannot be loaded or run, worded for a learner.
+class ProgramError(Exception):
+    """A program that cannot be loaded or run, worded for a learner.
 
-    ``field`` names the scenario field (``forward.code``, ``calls[1].loss``),
+    ``field`` names the program field (``forward.code``, ``calls[1].loss``),
     ``line`` and ``col`` are 1-based positions inside that field's text.
 
-    >>> str(ScenarioError("name 'z' is not defined", field="calls[0].loss", line=1, col=3))
+    >>> str(ProgramError("name 'z' is not defined", field="calls[0].loss", line=1, col=3))
     "calls[0].loss, line 1, column 3: name 'z' is not defined"
     """
 
@@ -42,14 +42,14 @@ class ScenarioError(Exception):
         return f"{where}: {self.message}" if where else self.message
 
 
-class RecordingTimeout(ScenarioError):
+class RecordingTimeout(ProgramError):
     """A recording ran past its time limit."""
 
 
-class ProgramError(ScenarioError):
+class ProgramRaised(ProgramError):
     """An exception the program's own code raised (PyTorch's or Python's), not a refusal.
 
     A recording ends at it with an ``error`` step, as Python would end the
-    program; refusals of the language (:class:`ScenarioError`) stop the
+    program; refusals of the language (:class:`ProgramError`) stop the
     recording instead, since nothing real ran.
     """

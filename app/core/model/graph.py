@@ -71,7 +71,7 @@ class SavedSlot:
 class GraphNode:
     id: str
     name: str  # PyTorch's class name, e.g. "PowBackward0"
-    label: str | None  # the scenario text that made it, or the leaf's name
+    label: str | None  # the program text that made it, or the leaf's name
     saved: tuple[SavedSlot, ...] = ()
     added_at_call: int | None = None  # None: part of the forward graph
     is_leaf: bool = False

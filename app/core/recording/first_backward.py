@@ -29,7 +29,7 @@ from app.core.devices import resolve_device
 from app.core.language.evaluator import Evaluator
 from app.core.language.objects import Checked
 from app.core.language.parsing import parse
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.program import CallKind, Program
 from app.core.recording.recorder import isolated
 from app.core.sizing.limits import Limits
@@ -54,7 +54,7 @@ class TorchvizDot(NamedTuple):
 
 
 def load_make_dot() -> Callable[..., Any]:
-    """torchviz's ``make_dot``, or a one-line :class:`ScenarioError` saying why it cannot be imported
+    """torchviz's ``make_dot``, or a one-line :class:`ProgramError` saying why it cannot be imported
     (torchviz 0.0.3 imports ``distutils``, which Python 3.12 no longer has)."""
     try:
         with warnings.catch_warnings():
@@ -66,7 +66,7 @@ def load_make_dot() -> Callable[..., Any]:
             if "distutils" in str(exc)
             else "pip install torchviz"
         )
-        raise ScenarioError(f"torchviz cannot be imported ({type(exc).__name__}: {exc}); {fix}") from None
+        raise ProgramError(f"torchviz cannot be imported ({type(exc).__name__}: {exc}); {fix}") from None
     return make_dot  # type: ignore[no-any-return]
 
 
@@ -132,7 +132,7 @@ def named_leaves(env: Mapping[str, Any]) -> dict[str, torch.Tensor]:
 def first_backward_dot(program: Program, device: str = "cpu", *, limits: Limits | None = None) -> TorchvizDot:
     """``make_dot``'s DOT for the graph ``program``'s first autograd call starts from.
 
-    Raises :class:`ScenarioError` when the program cannot run (its message as a recording would
+    Raises :class:`ProgramError` when the program cannot run (its message as a recording would
     give it), makes no autograd call, or torchviz cannot be imported.
     """
     make_dot = load_make_dot()
@@ -150,16 +150,14 @@ def first_backward_dot(program: Program, device: str = "cpu", *, limits: Limits 
             evaluator.run(parse(program.code, field="program", mode="exec"))
         except _Reached as reached:
             return _drawn(make_dot, [t for t in reached.outputs if t.grad_fn is not None], named_leaves(env))
-    raise ScenarioError(NO_CALL)
+    raise ProgramError(NO_CALL)
 
 
 def _drawn(
     make_dot: Callable[..., Any], outputs: list[torch.Tensor], params: dict[str, torch.Tensor]
 ) -> TorchvizDot:
     if not outputs:
-        raise ScenarioError(
-            "the first backward or grad call is given no tensor with a graph: nothing to draw"
-        )
+        raise ProgramError("the first backward or grad call is given no tensor with a graph: nothing to draw")
     root: Any = tuple(outputs) if len(outputs) > 1 else outputs[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # torchviz 0.0.3's LooseVersion
@@ -211,4 +209,4 @@ def script_first_backward_dot(path: str, args: Sequence[str] = (), *, device: st
             return _drawn(make_dot, [t for t in reached.outputs if t.grad_fn is not None], reached.params)
         except SystemExit:
             pass
-    raise ScenarioError(NO_CALL.replace("the program", "the script"))
+    raise ProgramError(NO_CALL.replace("the program", "the script"))

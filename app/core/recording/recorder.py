@@ -50,7 +50,7 @@ from app.core.language.parsing import parse
 from app.core.language.positions import SourceText
 from app.core.language.python_modules import seeded_random
 from app.core.lesson.captions import write_captions
-from app.core.model.errors import ProgramError, RecordingTimeout
+from app.core.model.errors import ProgramRaised, RecordingTimeout
 from app.core.model.graph import Graph, LoopMark
 from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
@@ -365,7 +365,7 @@ class ProgramRecorder(Recorder):
                 evaluator.run(tree)
             except ProgramStopped:
                 pass
-            except ProgramError as exc:
+            except ProgramRaised as exc:
                 self.after_statement(exc.line)
                 self.failed(exc.message, exc.line)
             return self.result()

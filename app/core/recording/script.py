@@ -1,12 +1,12 @@
 """Record a trusted script (or a block of one) as it runs as ordinary Python, hooked.
 
 
-Scenarios are untrusted and run only in the checked language
+Programs are untrusted and run only in the checked language
 (``app.core.recording.recorder``). A script of the user's own is trusted like
 any script they run: :func:`record_script` runs it exactly as ``python
 SCRIPT.py`` would, and :class:`BlockRecorder` records a ``with`` block of the
 caller's file. Both feed the same recorder as the checked evaluator does, so a
-script's recording is the same :class:`Recording` as a scenario's.
+script's recording is the same :class:`Recording` as a program's.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.py"
@@ -45,7 +45,7 @@ import torch
 from app.core.devices import resolve_device
 from app.core.lensfile import code_refusal
 from app.core.loading import python_title, stem_name
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.core.model.recording import Recording
 from app.core.recording.recorder import ProgramStopped
@@ -87,7 +87,7 @@ def record_script(
         text = f.read()
     refusal = code_refusal(text)
     if refusal is not None:  # before it runs: its recording could not be opened
-        raise ScenarioError(f"{shown} is too long to record: {refusal}")
+        raise ProgramError(f"{shown} is too long to record: {refusal}")
     name = stem_name(Path(filename))
     program = Program(text, name=name, title=python_title(text, name), path=Path(shown))
     target = resolve_device(device)
@@ -158,7 +158,7 @@ class BlockRecorder:
         text = "".join(linecache.getlines(filename, frame.f_globals))
         refusal = code_refusal(text)
         if refusal is not None:  # its recording could not be opened
-            raise ScenarioError(f"{filename} is too long to record: {refusal}")
+            raise ProgramError(f"{filename} is too long to record: {refusal}")
         name = stem_name(Path(filename))
         program = Program(text, name=name, title=python_title(text, name), path=Path(filename))
         self.recorder = ScriptRecorder(program, filename, resolve_device(device))

@@ -1,7 +1,7 @@
 """The loops around each line of a trusted script, read from its line events.
 
 # NOTE [script loops]
-A scenario's evaluator knows each loop's iteration; a script's loops are read
+A program's evaluator knows each loop's iteration; a script's loops are read
 from its line events. The parsed script gives every multi-line ``for`` /
 ``while`` by its header line, with the lines of its body, and for each line
 the loops of its own function whose body holds it. CPython reports the header

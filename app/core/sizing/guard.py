@@ -1,7 +1,7 @@
-"""The size guard: nothing a scenario asks for is computed before its cost is known.
+"""The size guard: nothing a program asks for is computed before its cost is known.
 
 # NOTE [size guard]
-Nothing a scenario asks for is computed before its cost is known. Every call
+Nothing a program asks for is computed before its cost is known. Every call
 the language makes (a torch function, a tensor method, an operator, reading a
 tensor property) runs under a :class:`SizeGuard`: a ``TorchDispatchMode``
 that sees each ATen operation *before* it runs, including the ones that
@@ -48,7 +48,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from app.core.language.raised import mark
-from app.core.model.errors import ProgramError, RecordingTimeout, ScenarioError
+from app.core.model.errors import ProgramError, ProgramRaised, RecordingTimeout
 from app.core.sizing.aten_calls import ArgumentsRejected, flat_tensors, op_name, storage_elements
 from app.core.sizing.limits import (
     MAX_OPS_PER_CALL,
@@ -68,7 +68,7 @@ __all__ = ["SizeGuard", "guarded_call", "oversized_tensor"]
 class SizeGuard(TorchDispatchMode):
     """Checks every ATen operation on meta before it runs; see NOTE [size guard].
 
-    A refusal is kept in ``refusal`` (a :class:`ScenarioError` without a
+    A refusal is kept in ``refusal`` (a :class:`ProgramError` without a
     position) and raised, so the caller can report it even when PyTorch
     swallows the exception on its way out.
 
@@ -76,7 +76,7 @@ class SizeGuard(TorchDispatchMode):
     ...     torch.ones(10, 1) + torch.ones(1, 20)
     Traceback (most recent call last):
     ...
-    app.core.model.errors.ScenarioError: this would make a tensor of 200 elements; the limit is 100
+    app.core.model.errors.ProgramError: this would make a tensor of 200 elements; the limit is 100
     """
 
     @classmethod
@@ -94,7 +94,7 @@ class SizeGuard(TorchDispatchMode):
         self.deadline = deadline
         self.work = 0
         self.ops = 0
-        self.refusal: ScenarioError | None = None
+        self.refusal: ProgramError | None = None
 
     def __torch_dispatch__(
         self,
@@ -113,17 +113,17 @@ class SizeGuard(TorchDispatchMode):
         out = func(*args, **kwargs)
         for tensor in flat_tensors(out):
             if tensor.numel() > self.limits.max_elements:
-                self.refusal = ScenarioError(too_big(tensor.numel(), self.limits))
+                self.refusal = ProgramError(too_big(tensor.numel(), self.limits))
                 raise self.refusal
         return out
 
     def _refusal(
         self, func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> ScenarioError | None:
+    ) -> ProgramError | None:
         if self.deadline is not None and time.monotonic() > self.deadline:
             return RecordingTimeout(timeout_message(self.limits))
         message = self._check(func, args, kwargs)
-        return None if message is None else ScenarioError(message)
+        return None if message is None else ProgramError(message)
 
     def _check(
         self, func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -179,7 +179,7 @@ def guarded_call(
     budget: Budget,
     deadline: float | None,
 ) -> tuple[Any, list[warnings.WarningMessage]]:
-    """Call ``fn`` under a :class:`SizeGuard`; turn every failure into a :class:`ScenarioError`.
+    """Call ``fn`` under a :class:`SizeGuard`; turn every failure into a :class:`ProgramError`.
 
     Returns the result and the warnings it gave. The errors it makes carry no
     position: the caller knows where in the text the call stands.
@@ -189,14 +189,14 @@ def guarded_call(
         with warnings.catch_warnings(record=True) as caught, guard:
             warnings.simplefilter("always")
             result = fn(*args, **kwargs)
-    except ScenarioError:
+    except ProgramError:
         raise
     except MemoryError:
         raise (guard.refusal or _out_of_memory()) from None
     except Exception as exc:
         if guard.refusal is not None:
             raise guard.refusal from None
-        error = ProgramError(f"{_who(fn, args, kwargs)} says: {_first_line(exc)}")
+        error = ProgramRaised(f"{_who(fn, args, kwargs)} says: {_first_line(exc)}")
         mark(error, type(exc), _first_line(exc))  # NOTE [caught errors]: what an except clause sees
         raise error from None
     if guard.refusal is not None:  # raised inside PyTorch and swallowed there
@@ -226,8 +226,8 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
-def _out_of_memory() -> ScenarioError:
-    return ScenarioError("this ran out of memory: make the tensors smaller")
+def _out_of_memory() -> ProgramError:
+    return ProgramError("this ran out of memory: make the tensors smaller")
 
 
 def _tensors_in(value: Any) -> Iterator[torch.Tensor]:

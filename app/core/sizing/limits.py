@@ -1,4 +1,4 @@
-"""Every bound the scenario language enforces, and the words that report them.
+"""Every bound the program language enforces, and the words that report them.
 
 The numbers a recording may change live in :class:`Limits`; the fixed ones
 are module constants. How each is enforced: NOTE [size guard] in ``guard.py``.

@@ -74,7 +74,7 @@ def export_steps(
     """Record ``program`` (a built-in name, a path or a Program), lay it out once, and draw each
     step to ``out/step-NNN.<fmt>``.
 
-    Raises ``ScenarioError`` for a bad program and ``LayoutError`` when Graphviz fails.
+    Raises ``ProgramError`` for a bad program and ``LayoutError`` when Graphviz fails.
     """
     loaded = program if isinstance(program, Program) else load_program(program)
     return export_recording(record(loaded, device=device), out, fmt=fmt, palette=palette)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.ui.editor.code_edit import error_colour, plain_text
 from app.ui.look.plain_text import plain
@@ -40,13 +40,13 @@ class ProgramDetails(NamedTuple):
         return cls(program.name, program.title, program.summary, program.notes)
 
 
-def check_details(details: ProgramDetails) -> ScenarioError | None:
+def check_details(details: ProgramDetails) -> ProgramError | None:
     """Why these details would not load (the field is named in the error), or None."""
     try:
         from app.core.loading import program_from_dict  # the language's checks need torch: not at start
 
         program_from_dict({**details._asdict(), "program": {"code": ""}})
-    except ScenarioError as err:
+    except ProgramError as err:
         return err
     return None
 

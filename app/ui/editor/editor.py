@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.ui.editor.code_edit import CodeEdit, plain_text
 from app.ui.editor.details_dialog import DetailsDialog, ProgramDetails
@@ -83,12 +83,12 @@ class ErrorMark:
         return ", ".join(parts)
 
 
-def locate_error(err: ScenarioError) -> ErrorMark:
-    """Map a :class:`ScenarioError`'s field to a place in the editor.
+def locate_error(err: ProgramError) -> ErrorMark:
+    """Map a :class:`ProgramError`'s field to a place in the editor.
 
-    >>> locate_error(ScenarioError("x", field="program", line=2, col=5))
+    >>> locate_error(ProgramError("x", field="program", line=2, col=5))
     ErrorMark(part='code', line=2, col=5)
-    >>> locate_error(ScenarioError("x", field="name")).part
+    >>> locate_error(ProgramError("x", field="name")).part
     'name'
     """
     field = err.field or ""
@@ -115,7 +115,7 @@ class ProgramEditor(QWidget):
 
     program_edited = Signal(object)
     modified_changed = Signal(bool)
-    error_changed = Signal(object)  # the ScenarioError shown, or None once it is fixed
+    error_changed = Signal(object)  # the ProgramError shown, or None once it is fixed
 
     def __init__(self, parent: QWidget | None = None, *, code_edit: CodeEdit | None = None) -> None:
         super().__init__(parent)
@@ -125,7 +125,7 @@ class ProgramEditor(QWidget):
         self._twin = ""  # kept as it came: not edited here
         self._details = ProgramDetails("program", "", "", "")
         self._last_emitted: Program | None = None
-        self._error: ScenarioError | None = None
+        self._error: ProgramError | None = None
         self._error_mark: ErrorMark | None = None
         self._session: Session | None = None
         self.ask_details: AskDetails = DetailsDialog.ask  # the seam tests replace
@@ -174,7 +174,7 @@ class ProgramEditor(QWidget):
 
     def _on_failed(self, message: str) -> None:
         error = None if self._session is None else self._session.last_error
-        if isinstance(error, ScenarioError):
+        if isinstance(error, ProgramError):
             self.show_error(error)
 
     def new_program(self) -> Program:
@@ -187,7 +187,7 @@ class ProgramEditor(QWidget):
         """The program in the editor now, or None while it has an error."""
         try:
             return self._read()
-        except ScenarioError:
+        except ProgramError:
             return None
 
     def flush(self) -> Program | None:
@@ -196,7 +196,7 @@ class ProgramEditor(QWidget):
         had_error = self._error is not None
         try:
             program = self._read()
-        except ScenarioError as err:
+        except ProgramError as err:
             self.show_error(err)
             return None
         self.clear_error()
@@ -246,13 +246,13 @@ class ProgramEditor(QWidget):
     def set_source_path(self, path: Path | None) -> None:
         self._path = path
 
-    def error(self) -> ScenarioError | None:
+    def error(self) -> ProgramError | None:
         return self._error
 
     def error_mark(self) -> ErrorMark | None:
         return self._error_mark
 
-    def show_error(self, err: ScenarioError) -> None:
+    def show_error(self, err: ProgramError) -> None:
         """Show ``err`` at its line and column (or on the Details button), and as a sentence below."""
         mark = locate_error(err)
         self._clear_marks()

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 
 if TYPE_CHECKING:
     from app.ui.editor.editor import ProgramEditor
@@ -71,13 +71,13 @@ def ask_consent(parent: QWidget, text: str) -> bool:
     return answer == QMessageBox.StandardButton.Yes
 
 
-def offered_for(error: ScenarioError | None, path: Path | None) -> bool:
+def offered_for(error: ProgramError | None, path: Path | None) -> bool:
     """Whether a refusal is offered the button: the language's own, for text not from a data file.
 
-    >>> refusal = ScenarioError("while loops are not allowed; run: python -m app run SCRIPT.py", line=2)
+    >>> refusal = ProgramError("while loops are not allowed; run: python -m app run SCRIPT.py", line=2)
     >>> offered_for(refusal, None), offered_for(refusal, Path("lesson.toml"))
     (True, False)
-    >>> offered_for(ScenarioError("this is not valid Python: invalid syntax", line=1), None)
+    >>> offered_for(ProgramError("this is not valid Python: invalid syntax", line=1), None)
     False
     """
     if error is None or RUN_COMMAND not in error.message:
@@ -205,7 +205,7 @@ class TrustedScriptOffer(QWidget):
         row.addWidget(self.status, 1)
         layout.addLayout(row)
 
-    def _update_shown(self, error: ScenarioError | None) -> None:
+    def _update_shown(self, error: ProgramError | None) -> None:
         shown = offered_for(error, self.editor.source_path())
         self.setVisible(shown)
         if shown and not self.run.running:
@@ -236,7 +236,7 @@ class TrustedScriptOffer(QWidget):
         self.failed.emit(message)
 
 
-def show_refused_file(editor: ProgramEditor, path: Path, error: ScenarioError) -> bool:
+def show_refused_file(editor: ProgramEditor, path: Path, error: ProgramError) -> bool:
     """A ``.py`` file the language refuses, opened: its text in the editor with the refusal at its
     line, and so the offer (never pressed). False when it is not such a file (a data file, a
     syntax error, a file too big): the caller explains it as before."""

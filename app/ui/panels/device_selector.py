@@ -1,7 +1,7 @@
-"""Choose where the scenario runs: CPU, each CUDA device torch reports, MPS where torch has it.
+"""Choose where the program runs: CPU, each CUDA device torch reports, MPS where torch has it.
 
 Devices torch cannot use are listed but disabled, with the reason as their
-tooltip. A choice records the scenario again on that device; if that fails
+tooltip. A choice records the program again on that device; if that fails
 (say CUDA runs out of memory), the box goes back to the device on screen.
 A recording opened from a file may come from a device this machine does not
 list (a teacher's GPU): the box then shows that device, disabled, as where
@@ -45,7 +45,7 @@ class DeviceSelector(QComboBox):
         self._model = QStandardItemModel(self)
         self.setModel(self._model)
         self._model.appendRow(self._item_for("cpu", "CPU", True, ""))
-        self.setToolTip("The device the scenario runs on; a change records it again there")
+        self.setToolTip("The device the program runs on; a change records it again there")
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self._listed = False
         self.activated.connect(self._on_activated)

@@ -1,5 +1,5 @@
 """What the window remembers between runs: theme, font scale, following the running node, last
-scenario, geometry, docks.
+program, geometry, docks.
 
 A thin typed layer over :class:`QSettings`, so the keys and defaults live in one
 place. Tests pass ``path`` (an INI file of their own) and never touch the
@@ -12,12 +12,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSize
 
-__all__ = ["DEFAULT_SCENARIO", "FONT_SCALE_RANGE", "THEMES", "AppSettings"]
+__all__ = ["DEFAULT_PROGRAM", "FONT_SCALE_RANGE", "THEMES", "AppSettings"]
 
 ORGANIZATION = "AutogradLens"
 APPLICATION = "Autograd Lens"
 THEMES = ("light", "dark", "projector")
-DEFAULT_SCENARIO = "two-losses"
+DEFAULT_PROGRAM = "two-losses"
 FONT_SCALE_RANGE = (0.6, 3.0)
 
 
@@ -62,13 +62,15 @@ class AppSettings(QSettings):
     def follow_nodes(self, on: bool) -> None:
         self.setValue("view/follow_nodes", "true" if on else "false")
 
-    # -- scenario ------------------------------------------------------------
+    # -- program --------------------------------------------------------------
+    # The last program is kept under its old key "scenario/last": settings files already
+    # written by earlier versions still open the program they last showed.
     @property
-    def last_scenario(self) -> str:
-        return str(self.value("scenario/last", DEFAULT_SCENARIO) or DEFAULT_SCENARIO)
+    def last_program(self) -> str:
+        return str(self.value("scenario/last", DEFAULT_PROGRAM) or DEFAULT_PROGRAM)
 
-    @last_scenario.setter
-    def last_scenario(self, name_or_path: str) -> None:
+    @last_program.setter
+    def last_program(self, name_or_path: str) -> None:
         self.setValue("scenario/last", name_or_path)
 
     # -- window ----------------------------------------------------------------

@@ -244,10 +244,10 @@ def _layout_or_error(recording: Recording, stored: Any = None) -> tuple[Any | No
 
 def _failure_text(exc: BaseException, device: str) -> str:
     try:
-        from app.core.model.errors import ScenarioError
+        from app.core.model.errors import ProgramError
     except ImportError:  # PyTorch itself could not be imported
         return f"Recording failed: {type(exc).__name__}: {exc}"
-    if isinstance(exc, ScenarioError):
+    if isinstance(exc, ProgramError):
         return str(exc)
     kind = getattr(exc, "kind", type(exc).__name__)  # a RecordingBug names the child's exception
     return f"Recording on {device} failed: {kind}: {exc}"

@@ -29,7 +29,7 @@ class CodeColumn(QWidget):
         self.code_panel = code_panel
         self._editor: QWidget = code_panel  # until the editor adopts it
         self.summary = plain(QLabel(""))
-        self.summary.setObjectName("scenarioSummary")
+        self.summary.setObjectName("programSummary")
         self.summary.setWordWrap(True)
         self.summary.setProperty("role", "hint")
         self._layout = QVBoxLayout(self)

@@ -24,7 +24,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QIODevice, QObject, QSaveFile, QSettings, Signal
 from PySide6.QtWidgets import QMenu, QWidget
 
-from app.core.model.errors import ScenarioError
+from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.core.resources import resource_path
 from app.core.toml_writer import to_toml
@@ -130,7 +130,7 @@ class FileController(QObject):
             from app.core.loading import load_file  # the language's checks need torch: not at start
 
             program = load_file(path)
-        except ScenarioError as err:
+        except ProgramError as err:
             if show_refused_file(self._editor, path, err):  # its refusal at its line, and the offer
                 return None
             dialogs.inform(self._parent, "Cannot open program", f"{path.name} cannot be opened.\n\n{err}")
@@ -294,19 +294,19 @@ def _file_text(path: Path, program: Program) -> str | None:
             from app.core.loading import parse_python
 
             return program.code if parse_python(program.code).code == program.code else None
-        except ScenarioError:
+        except ProgramError:
             return None
     try:
         text = to_toml(program)
     except ValueError:  # text a UTF-8 file cannot hold
         return None
-    from app.core.loading import parse_scenario
+    from app.core.loading import parse_program
 
-    return text if parse_scenario(text, name=program.name) == program else None
+    return text if parse_program(text, name=program.name) == program else None
 
 
 def _is_builtin(path: Path) -> bool:
     try:
-        return path.resolve().parent == resource_path("scenarios").resolve()
+        return path.resolve().parent == resource_path("programs").resolve()
     except OSError:
         return False

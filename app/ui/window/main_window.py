@@ -46,7 +46,7 @@ from app.ui.panels.predict import PredictPanel
 from app.ui.panels.step_counter import StepCounter
 from app.ui.panels.timeline_bar import TimelineBar
 from app.ui.runtime.session import Session
-from app.ui.runtime.settings import DEFAULT_SCENARIO, AppSettings
+from app.ui.runtime.settings import DEFAULT_PROGRAM, AppSettings
 from app.ui.window.actions import WindowActions, build_menus
 from app.ui.window.after_paint import after_first_paint
 from app.ui.window.code_column import SUMMARY_LINES, CodeColumn
@@ -83,7 +83,7 @@ class MainWindow(QMainWindow):
     def __init__(
         self,
         settings: AppSettings,
-        scenario: str | Path | None = None,
+        program: str | Path | None = None,
         *,
         session: Session | None = None,
         parent: QWidget | None = None,
@@ -91,7 +91,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.settings = settings
         self.session = session or Session(parent=self)
-        self._first_scenario = str(scenario) if scenario else settings.last_scenario
+        self._first_program = str(program) if program else settings.last_program
         self._fresh_docks = False  # arranged by the plan, not restored: sized when first shown
         self._closed_panels: tuple[str, ...] = ()  # kept closed when the layout is arranged afresh
         self._fences_stale = False  # a new recording: measure the fences at its first step
@@ -143,7 +143,7 @@ class MainWindow(QMainWindow):
         self.device_selector = DeviceSelector(session)
         self.notice = NoticeBanner()
         self.picker = ProgramPicker(session, self.settings, self)
-        self.scenario_picker = self.picker.combo
+        self.program_picker = self.picker.combo
         self.predict_panel = PredictPanel(session)  # Predict first (P): hidden until asked for
         self.code_column = CodeColumn(self.code_panel)
         self.summary, self.summary_room = self.code_column.summary, self.code_column.summary_room
@@ -288,7 +288,7 @@ class MainWindow(QMainWindow):
     # -- starting and loading ----------------------------------------------------------
     def start(self) -> None:
         """Record the first program (the command line's, else the last one, else the seed)."""
-        self.load_program(self._first_scenario)
+        self.load_program(self._first_program)
         after_first_paint(self, self.graph_area.make_view)  # NOTE [fast start]
 
     def load_program(self, source: Program | str | Path) -> None:
@@ -346,9 +346,9 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(message, 10_000)
         if not kept:
             self.graph_message.setText(f"Nothing to show yet: {message}")
-            if self._first_scenario != DEFAULT_SCENARIO:  # fall back to the seed program
-                self._first_scenario = DEFAULT_SCENARIO
-                self.load_program(DEFAULT_SCENARIO)
+            if self._first_program != DEFAULT_PROGRAM:  # fall back to the seed program
+                self._first_program = DEFAULT_PROGRAM
+                self.load_program(DEFAULT_PROGRAM)
 
     def show_notice(self, text: str) -> None:
         """A banner above the panels (failed recordings, caught exceptions); click to dismiss."""

@@ -2,7 +2,7 @@
 
 It also knows where the program on screen came from: a built-in as shipped, a built-in with an
 edit or a fix applied, a file, or a ``.lens`` recording. That decides the picker's entry, the
-summary's words and what the next start opens (``AppSettings.last_scenario``).
+summary's words and what the next start opens (``AppSettings.last_program``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.resources import resource_path, scenario_files
+from app.core.resources import program_files, resource_path
 from app.ui.runtime.session import Session
 from app.ui.runtime.settings import AppSettings
 from app.ui.window.program_list import ProgramList
@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["ProgramPicker", "builtin_names"]
 
 
-@functools.cache  # the shipped scenarios do not change while the window runs
+@functools.cache  # the shipped programs do not change while the window runs
 def builtin_names() -> list[str]:
-    return [path.stem for path in scenario_files()]
+    return [path.stem for path in program_files()]
 
 
 class ProgramPicker(QObject):
@@ -86,23 +86,23 @@ class ProgramPicker(QObject):
     @staticmethod
     def _from_builtin(program: Program) -> bool:
         path = program.path
-        in_resources = path is None or path.parent == resource_path("scenarios")
+        in_resources = path is None or path.parent == resource_path("programs")
         return program.name in builtin_names() and in_resources
 
     def _is_edited_builtin(self, program: Program) -> bool:
         """A built-in whose text differs from the one the window loaded (a fix, an edit). Compared
-        with what was loaded, not read again: reading a scenario imports torch, which the window
+        with what was loaded, not read again: reading a program imports torch, which the window
         leaves for after its first paint (NOTE [fast start])."""
         shipped = self._shipped.get(program.name)
         return self._from_builtin(program) and shipped is not None and shipped != program.code
 
     def _remember(self, program: Program) -> None:
         if self.lens_path is not None:
-            self._settings.last_scenario = str(self.lens_path)
+            self._settings.last_program = str(self.lens_path)
         elif self._from_builtin(program):  # edited or not: the next start opens the built-in
-            self._settings.last_scenario = program.name
+            self._settings.last_program = program.name
         elif program.path is not None:
-            self._settings.last_scenario = str(program.path)
+            self._settings.last_program = str(program.path)
 
     def _on_activated(self, position: int) -> None:
         source = self.combo.source_at(position)

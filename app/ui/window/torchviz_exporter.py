@@ -89,7 +89,7 @@ class TorchvizExporter(QObject):
             message = f"Wrote {files[-1]}: make_dot's graph before the first backward" + (
                 f" ({drawn.note})" if drawn.note else ""
             )
-        except Exception as exc:  # a ScenarioError, the child failing, Graphviz, the disk
+        except Exception as exc:  # a ProgramError, the child failing, Graphviz, the disk
             message = f"torchviz's drawing was not written: {exc}"
         try:
             self._done.emit(files, message)
