@@ -17,7 +17,7 @@ from app.core.model.program import Program
 from app.core.model.recording import Recording
 from app.core.recording.recorder import record
 from app.ui.panels.advice_panel import AdvicePanel
-from tests.oracle import run_plainly, same
+from tests.support.oracle import run_plainly, same
 
 LOOP = """\
 import torch

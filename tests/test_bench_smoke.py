@@ -18,9 +18,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from oracle import check_against_plain, check_against_probes
 
 from app.core import Recording, record, trace
+from tests.support.oracle import check_against_plain, check_against_probes
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE_KEYS = {

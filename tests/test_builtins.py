@@ -12,9 +12,9 @@ import re
 
 import pytest
 import torch
-from oracle import as_tensor, leaf_values, run_plainly, same
 
 from app.core import Recording, builtin_names, load_builtin, record
+from tests.support.oracle import as_tensor, leaf_values, run_plainly, same
 
 
 def recorded(name: str) -> Recording:

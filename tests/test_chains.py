@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import check_against_plain, check_against_probes
 
 from app.core import parse_scenario, record
+from tests.support.oracle import check_against_plain, check_against_probes
 
 Shape = tuple[int, ...]
 

@@ -18,7 +18,6 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from test_hostile import CASES, Case, case_params, outcome
 
 from app.child.client import ChildFailure, ChildLimits, ChildPool, RecordingBug, record_in_child
 from app.child.server import FAULTS_ENV
@@ -26,6 +25,7 @@ from app.core.loading import load_program
 from app.core.model.errors import ScenarioError
 from app.core.recording.recorder import record
 from app.core.report import to_json
+from tests.support.hostile_cases import CASES, Case, case_params, outcome
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="child recording needs POSIX limits")
 

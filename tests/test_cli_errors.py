@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_hostile import CASES, Case, ProgramFails, Refused, case_params, outcome
 
 from app import cli
 from app.core import ScenarioError
+from tests.support.hostile_cases import CASES, Case, ProgramFails, Refused, case_params, outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "autograd-lens: "

@@ -115,12 +115,11 @@ def test_loads_in_the_window_leave_no_cycle_uncollected(qtbot, tmp_path, monkeyp
     """The whole window loads recordings and steps through them, each load frozen once it is in
     (NOTE [no full GC while loading]): Qt objects left in cycles before a load and while it loads
     are collected by the next full pass, and nothing frozen is a garbage cycle."""
-    from test_timeline import tanh_chain_program
-
     from app.ui.runtime import worker as worker_module
     from app.ui.runtime.settings import AppSettings
     from app.ui.window import dialogs
     from app.ui.window.main_window import MainWindow
+    from tests.support.programs import tanh_chain_program
 
     monkeypatch.setattr(worker_module, "FREEZE_NODES", 1)  # every load is frozen once it is in
     monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")

@@ -58,8 +58,8 @@ def test_a_real_model_recorded_on_cuda_equals_a_plain_run_on_cuda(name: str, tmp
     """The script under ``torch.device("cuda")`` both times: the recording's calls, errors, failing
     node, engine order and grads after each call equal PyTorch's own, on the device."""
     from app.core.recording.script import record_script
-    from tests.oracle import check_against_plain, run_plainly
-    from tests.test_real_models import SCRIPTS, entered
+    from tests.support.oracle import check_against_plain, run_plainly
+    from tests.support.real_models import SCRIPTS, entered
 
     code, failing = SCRIPTS[name]
     path = tmp_path / "script.py"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from oracle import check_against_plain, run_plainly
 
 from app.core import Program, Recording, ScenarioError, list_devices, load_builtin, record, resolve_device
+from tests.support.oracle import check_against_plain, run_plainly
 
 HAS_CUDA = torch.cuda.is_available()
 

@@ -19,7 +19,6 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_hostile import install_sentinels, warm_up
 
 from app.core import ScenarioError, builtin_names, load_builtin
 from app.core.language import members
@@ -29,6 +28,7 @@ from app.core.language.objects import Checked
 from app.core.language.parsing import Mode, parse
 from app.core.language.whitelist import Namespace, SafeBuiltin, build_namespaces, denied_attribute
 from app.core.sizing.limits import Limits
+from tests.support.hostile_cases import install_sentinels, warm_up
 
 SMALL = Limits(max_elements=10_000, max_work=10_000_000, max_total_elements=1_000_000, time_limit_s=5)
 FUZZ = settings(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import torch
-from oracle import as_tensor
 
 from app.core.recording.capture import GraphCapture
 from app.core.recording.grads import GradWatch
 from app.core.recording.leaves import LeafNames
+from tests.support.oracle import as_tensor
 
 
 def _watch(**leaves: torch.Tensor) -> GradWatch:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from oracle import as_tensor, children, walk
 
 from app.core import Graph, Program, record, trace
 from app.core.recording.capture import GraphCapture
+from tests.support.oracle import as_tensor, children, walk
 
 
 def program(*lines: str) -> Program:

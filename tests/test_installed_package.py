@@ -24,11 +24,11 @@ from typing import Any, NamedTuple
 
 import pytest
 import torch
-from conftest import plain_forgot_retain_error
 from PySide6.QtGui import QImage
 
 from app.core import builtin_names
-from tests.json_steps import full_states
+from tests.support.json_steps import full_states
+from tests.support.plain_errors import plain_forgot_retain_error
 
 pytestmark = [pytest.mark.slow, pytest.mark.wheel]
 

@@ -1,7 +1,7 @@
 """Every recording draws: real training loops lay out, and a graph ``dot`` refuses is laid out again,
 plainer (layout.py's NOTE [layout ladder]).
 
-The training scripts in ``tests/scripts/training`` are plain PyTorch programs a learner would write;
+The training scripts in ``tests/support/scripts/training`` are plain PyTorch programs a learner would write;
 each is recorded as ``run`` records it, checked against a plain run of the same script (PyTorch as
 the oracle), then laid out by the real ``dot``. The ladder is driven by a ``dot`` on PATH that
 refuses what Graphviz 2.43 refuses (or more) and hands everything else to the real one.
@@ -27,9 +27,9 @@ from app.render.layout import INSTALL_HINT, LADDER, Box, Layout, LayoutError, la
 from app.render.layout_store import layout_from_json, layout_json
 from app.render.modules import fold, module_groups
 from app.render.qt.export import ensure_app, export_recording
-from tests.oracle import check_against_plain
+from tests.support.oracle import check_against_plain
 
-SCRIPTS = Path(__file__).parent / "scripts" / "training"
+SCRIPTS = Path(__file__).parent / "support" / "scripts" / "training"
 TRAINING = sorted(SCRIPTS.glob("*.py"))
 REAL_DOT = shutil.which("dot")
 needs_dot = pytest.mark.skipif(REAL_DOT is None, reason="Graphviz 'dot' is not installed")

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from handmade import long_recording, small_recording
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +37,7 @@ from app.core.model.recording import Recording
 from app.core.report import to_json, to_table
 from app.render.layout import layout_graph
 from app.render.layout_store import layout_from_json
+from tests.support.handmade import long_recording, small_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 FIELDS = (

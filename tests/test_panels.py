@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import plain_forgot_retain_error
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
@@ -39,6 +38,7 @@ from app.ui.panels.step_counter import StepCounter
 from app.ui.panels.timeline_bar import TimelineBar
 from app.ui.runtime.session import Session
 from app.ui.runtime.settings import AppSettings
+from tests.support.plain_errors import plain_forgot_retain_error
 
 
 def _panel(qtbot, cls, session):

@@ -4,7 +4,7 @@ A recording of a program takes a ``forward`` step after each statement that
 changed something; every step carries its program line and loop counters,
 every node the line and iteration that made it. A node is alive while some
 value the program holds reaches it and gone once nothing does. PyTorch is the
-oracle throughout (``tests/oracle.py``): each program here is also run as
+oracle throughout (``tests/support/oracle.py``): each program here is also run as
 plain Python, call by call, and with every slot probed at every node.
 """
 
@@ -16,10 +16,10 @@ import warnings
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import as_tensor, check_against_plain, check_against_probes, run_plainly
 
 from app.core import LoopMark, Program, Recording, builtin_names, load_builtin, record
 from app.core.model.timeline import Step
+from tests.support.oracle import as_tensor, check_against_plain, check_against_probes, run_plainly
 
 LEAF = "x = torch.tensor([1., 2.], requires_grad=True)"
 

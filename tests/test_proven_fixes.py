@@ -19,7 +19,7 @@ from app.core.lesson.edits import changed_lines
 from app.core.lesson.fix import Claim, Fix
 from app.core.lesson.prove import proven_fixes
 from app.core.model.recording import Recording
-from tests.fixes_support import recorded, run_plainly, script_recorder
+from tests.support.fixes_support import recorded, run_plainly, script_recorder
 
 SHAPES = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 NAMES = st.sampled_from(["h", "hidden", "state", "hx", "carry"])
@@ -195,7 +195,7 @@ def test_a_fix_that_raises_or_claims_something_false_is_never_shown(tmp_path: Pa
 
 # -- the forum-style scripts --------------------------------------------------------------------
 
-SCRIPTS = Path(__file__).parent / "scripts" / "fixes"
+SCRIPTS = Path(__file__).parent / "support" / "scripts" / "fixes"
 EXPECTED_FIRST = {
     "accumulated_loss.py": "running_loss = 0.0 at the start of each iteration",
     "backward_under_no_grad.py": "compute the loss outside torch.no_grad()",

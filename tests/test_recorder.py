@@ -1,6 +1,6 @@
 """The recorder against PyTorch itself: every built-in program replayed in plain torch.
 
-Two independent runs per program serve as the oracle (``tests/oracle.py``):
+Two independent runs per program serve as the oracle (``tests/support/oracle.py``):
 
 * a *plain* run: the program text executed as trusted Python under the same
   seed, its ``backward`` and ``torch.autograd.grad`` calls logged: the grads,
@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 import torch
-from oracle import as_tensor, check_against_plain, check_against_probes, run_plainly
 
 from app.core import Limits, Program, Recording, ScenarioError, builtin_names, load_builtin, record
 from app.core.model.timeline import Timeline
 from app.core.model.values import Values
 from app.core.recording.ledger import probe_slot
 from app.core.recording.recorder import ProgramRecorder
+from tests.support.oracle import as_tensor, check_against_plain, check_against_probes, run_plainly
 
 LEAF = "x = torch.tensor([1., 2.], requires_grad=True)"
 

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from handmade import small_recording
-from json_steps import full_states
 
 from app.core.lensfile import save_lens
 from app.core.model.recording import Recording
@@ -21,6 +19,8 @@ from app.core.model.timeline import Step, Timeline
 from app.core.model.values import Values
 from app.core.report import to_json, to_table
 from app.core.trace_json import JsonTooLarge, json_pieces, values_text
+from tests.support.handmade import small_recording
+from tests.support.json_steps import full_states
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_TOP = {"scenario", "device", "torch_version", "nodes", "edges", "steps"}

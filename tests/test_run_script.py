@@ -1,6 +1,6 @@
 """Recording the user's own scripts, run as full Python: ``python -m app run`` and ``lens.record()``.
 
-PyTorch is the oracle: each script is also run plainly (tests/oracle.py), and every call's kind,
+PyTorch is the oracle: each script is also run plainly (tests/support/oracle.py), and every call's kind,
 error text, failing node, engine order and grads must agree.
 """
 
@@ -20,7 +20,7 @@ from app.cli import main
 from app.core.lensfile import read_lens
 from app.core.model.recording import Recording
 from app.core.recording.script import record_script
-from tests.oracle import PlainRun, check_against_plain, check_against_probes, run_plainly
+from tests.support.oracle import PlainRun, check_against_plain, check_against_probes, run_plainly
 
 MLP = """\
 # An MLP training step

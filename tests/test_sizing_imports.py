@@ -11,9 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from oracle import check_against_plain
-
 from app.core.lensfile import read_lens
+from tests.support.oracle import check_against_plain
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,7 +1,7 @@
 """Pasted snippets that use the library (DataLoader, Variable, math, random, nn.init, more layers,
 optimizers and schedulers) are recorded as written, with PyTorch's own outcome.
 
-Each ``tests/snippets/lib_*.py`` is recorded by the checked language and run as plain Python
+Each ``tests/support/snippets/lib_*.py`` is recorded by the checked language and run as plain Python
 (``oracle.run_plainly``): every autograd call, its error and failing node, the grads of every
 named leaf after it, the printed text, and the line the program stopped at must be equal.
 """
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from oracle import check_against_plain, run_plainly
 
 from app.core import record
 from app.core.model.program import Program
+from tests.support.oracle import check_against_plain, run_plainly
 
-SNIPPETS = Path(__file__).parent / "snippets"
+SNIPPETS = Path(__file__).parent / "support" / "snippets"
 LIBRARY = sorted(SNIPPETS.glob("lib_*.py"))
 # the snippets that stop at a backward, as they do in a plain run: (file, line of the failing call)
 FAILING = {"lib_inplace_sigmoid_error.py": 13, "lib_lstm_loader_second_backward.py": 19}

@@ -5,24 +5,17 @@ from __future__ import annotations
 import random
 
 import pytest
-from oracle import check_against_probes, same
 
-from app.core import Program, Recording, load_builtin, record
+from app.core import Recording, load_builtin, record
 from app.core.model.timeline import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, Timeline
 from app.core.model.values import Values
+from tests.support.oracle import check_against_probes, same
+from tests.support.programs import tanh_chain_program
 
 CHAIN = 40
 Slots = dict[tuple[str, str], str]
 Grads = dict[str, Values | None]
 Full = tuple[Slots, Grads, set[str], dict[tuple[str, str], int], set[str]]
-
-
-def tanh_chain_program(length: int) -> Program:
-    """x, then ``length`` tanh statements, then the same loss backwarded twice (retained, then not)."""
-    lines = ["import torch", "x = torch.tensor([1., 2.], requires_grad=True)", "h0 = x"]
-    lines += [f"h{i + 1} = torch.tanh(h{i})" for i in range(length)]
-    lines += [f"h{length}.sum().backward(retain_graph=True)", f"h{length}.sum().backward()"]
-    return Program("\n".join(lines) + "\n", name="tanh-chain")
 
 
 def tanh_chain() -> Recording:

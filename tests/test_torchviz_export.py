@@ -15,9 +15,9 @@ from app.core.model.program import Program
 from app.core.recording.first_backward import NO_CALL, first_backward_dot
 from app.render.layout import LayoutError
 from app.render.torchviz_export import check_make_dot_source, write_torchviz
-from tests.torchviz_oracle import first_call_make_dot, read_make_dot_source, same_drawing
+from tests.support.torchviz_oracle import first_call_make_dot, read_make_dot_source, same_drawing
 
-SCRIPTS = Path(__file__).parent / "scripts" / "training"
+SCRIPTS = Path(__file__).parent / "support" / "scripts" / "training"
 
 
 def _one_line(err: str) -> str:

@@ -19,9 +19,9 @@ from app.core.model.graph import Graph
 from app.core.model.recording import Recording
 from app.core.recording import capture, recorder
 from app.core.recording.script import record_script
-from tests.torchviz_oracle import TorchvizGraph, differences, first_call_make_dot
+from tests.support.torchviz_oracle import TorchvizGraph, differences, first_call_make_dot
 
-TRAINING = sorted((Path(__file__).parent / "scripts" / "training").glob("*.py"))
+TRAINING = sorted((Path(__file__).parent / "support" / "scripts" / "training").glob("*.py"))
 
 
 def make_dot_at_first_call(rec: Recording) -> TorchvizGraph:

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 import torch
-from json_steps import full_states
-from oracle import run_plainly
 
 from app.core import Recording, builtin_names, list_devices, load_builtin, record
 from app.core.model.text import format_values
 from app.core.recording.grads import values_of
 from app.core.report import EVERY_GRAD_UP_TO, to_json, to_table
+from tests.support.json_steps import full_states
+from tests.support.oracle import run_plainly
 
 ROOT = Path(__file__).resolve().parent.parent
 STATES = {"alive", "retained", "freed", "modified"}

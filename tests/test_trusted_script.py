@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import torch
-from oracle import as_tensor, run_plainly
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -22,6 +21,7 @@ from app.ui.editor.trusted_script import BUTTON_TEXT, CONSENT_TEXT, TrustedScrip
 from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
+from tests.support.oracle import as_tensor, run_plainly
 
 # Refused by the checked language (import os), ordinary Python otherwise.
 REFUSED = (

@@ -21,8 +21,8 @@ from app.core.trace_json import to_json
 from app.render.layout import Layout, layout_graph
 from app.render.web import write_player
 from app.render.web.steps import GRAD_NUMBERS
-from tests.json_steps import full_states
-from tests.web_player_support import browser, open_page, screenshot_dir
+from tests.support.json_steps import full_states
+from tests.support.web_player_support import browser, open_page, screenshot_dir
 
 __all__ = ["browser"]  # the fixture, used by name
 
@@ -347,7 +347,7 @@ def test_a_notebook_cell_shows_the_player_and_saves_it(browser, tmp_path: Path) 
 
 def open_page_frame(browser: Any, path: Path) -> dict[str, Any]:
     """The DOM of the player inside the first frame of the page at ``path``."""
-    from tests.web_player_support import READ_DOM, READY
+    from tests.support.web_player_support import READ_DOM, READY
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import plain_forgot_retain_error
-from oracle import run_plainly
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
@@ -26,6 +24,8 @@ from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
 from app.ui.window import slides as slides_module
 from app.ui.window.main_window import MainWindow
+from tests.support.oracle import run_plainly
+from tests.support.plain_errors import plain_forgot_retain_error
 
 TIMEOUT = 30_000
 
@@ -939,9 +939,8 @@ def test_slides_past_the_export_budget_write_nothing_and_say_how_to_go_on(
 def test_export_torchviz_writes_make_dots_drawing_of_the_shown_program(
     qtbot, open_window, tmp_path, monkeypatch
 ):
-    from torchviz_oracle import first_call_make_dot, read_make_dot_source, same_drawing
-
     from app.ui.window import torchviz_exporter
+    from tests.support.torchviz_oracle import first_call_make_dot, read_make_dot_source, same_drawing
 
     window = open_window()
     folder = tmp_path / "torchviz"

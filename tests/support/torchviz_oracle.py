@@ -1,6 +1,6 @@
 """torchviz as the oracle of the drawing: ``make_dot``'s own graph beside ours, before the first backward.
 
-The program runs plainly (``tests/oracle.py``'s :func:`execute`); at its first autograd call,
+The program runs plainly (``tests/support/oracle.py``'s :func:`execute`); at its first autograd call,
 ``torchviz.make_dot(outputs, params=<the leaves the program names>, show_saved=True)`` is built on
 that call's outputs and read back from its DOT lines (:func:`read_make_dot`). The recording's
 graph, as it stood when that call started (nodes the call's own expression made, as ``.sum()`` in
@@ -36,7 +36,7 @@ from typing import Any
 
 from app.core.model.graph import Graph, GraphNode
 from app.core.model.recording import Recording
-from tests.oracle import Hooked, execute, named_leaves, program_globals, slot_names, walk
+from tests.support.oracle import Hooked, execute, named_leaves, program_globals, slot_names, walk
 
 __all__ = [
     "TorchvizGraph",
