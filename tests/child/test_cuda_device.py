@@ -1,7 +1,7 @@
 """On a real CUDA device: the recording child owns the device, real models record there as they
 run plainly there, and a real out-of-memory error is the script's error, not the window's.
 
-Every test here skips without a CUDA device (``tests/test_devices.py`` covers the listing and the
+Every test here skips without a CUDA device (``tests/core/test_devices.py`` covers the listing and the
 refusals on any machine, and fakes two GPUs for the CUDA branch of the code).
 """
 
@@ -26,7 +26,7 @@ pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="child recording needs POSIX limits"),
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _without_device_bytes(report: Any) -> Any:

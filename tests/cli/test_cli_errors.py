@@ -19,7 +19,7 @@ from app import cli
 from app.core import ScenarioError
 from tests.support.hostile_cases import CASES, Case, ProgramFails, Refused, case_params, outcome
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PREFIX = "autograd-lens: "
 
 

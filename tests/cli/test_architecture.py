@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parent.parent / "app" / "core"
+CORE = Path(__file__).resolve().parents[2] / "app" / "core"
 RENDER = CORE.parent / "render"
 QT_PACKAGES = {"PySide6", "shiboken6", "PyQt5", "PyQt6", "qtpy"}
 

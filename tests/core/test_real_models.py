@@ -99,7 +99,7 @@ def test_calls_nodes_errors_and_grads_equal_a_plain_run(recorded, name):
 
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_the_graph_before_the_first_backward_is_what_make_dot_draws(recorded, name):
-    """torchviz as the oracle of the drawing (tests/torchviz_oracle.py): nodes, edges, leaves named
+    """torchviz as the oracle of the drawing (tests/support/torchviz_oracle.py): nodes, edges, leaves named
     from the script's modules, saved tensors and shapes."""
     _, rec = recorded[name]
     drawn = first_call_make_dot(SCRIPTS[name][0], {"__name__": "__main__"})

@@ -29,7 +29,7 @@ from tests.support.hostile_cases import CASES, Case, case_params, outcome
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="child recording needs POSIX limits")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

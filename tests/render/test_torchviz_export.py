@@ -17,7 +17,7 @@ from app.render.layout import LayoutError
 from app.render.torchviz_export import check_make_dot_source, write_torchviz
 from tests.support.torchviz_oracle import first_call_make_dot, read_make_dot_source, same_drawing
 
-SCRIPTS = Path(__file__).parent / "support" / "scripts" / "training"
+SCRIPTS = Path(__file__).parents[1] / "support" / "scripts" / "training"
 
 
 def _one_line(err: str) -> str:

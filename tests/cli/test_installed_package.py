@@ -32,7 +32,7 @@ from tests.support.plain_errors import plain_forgot_retain_error
 
 pytestmark = [pytest.mark.slow, pytest.mark.wheel]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "requirements" / "constraints.txt"
 INSTALL_TIMEOUT_S = 600
 RUN_TIMEOUT_S = 180

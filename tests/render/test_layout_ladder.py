@@ -29,7 +29,7 @@ from app.render.modules import fold, module_groups
 from app.render.qt.export import ensure_app, export_recording
 from tests.support.oracle import check_against_plain
 
-SCRIPTS = Path(__file__).parent / "support" / "scripts" / "training"
+SCRIPTS = Path(__file__).parents[1] / "support" / "scripts" / "training"
 TRAINING = sorted(SCRIPTS.glob("*.py"))
 REAL_DOT = shutil.which("dot")
 needs_dot = pytest.mark.skipif(REAL_DOT is None, reason="Graphviz 'dot' is not installed")

@@ -22,7 +22,7 @@ import pytest
 from app.core import Recording, record, trace
 from tests.support.oracle import check_against_plain, check_against_probes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIZE_KEYS = {
     "nodes": int,
     "step_median_ms": float,

@@ -180,7 +180,7 @@ def test_soak_steps_and_rerecords_leave_nothing_behind(qtbot: QtBot, monkeypatch
         pytest.fail(_none_leak_message(lost))
     ledger = HookLedger()
     ledger.install(monkeypatch)
-    # The recorder runs here, not in the window's child (tests/test_child.py soaks the child): this
+    # The recorder runs here, not in the window's child (tests/child/test_child.py soaks the child): this
     # soak watches the recorder's own hooks, tensors and heap in this process.
     monkeypatch.setattr(worker_module, "record_program", _record_here)
     rig = Rig(qtbot)

@@ -189,7 +189,7 @@ def test_a_fresh_start_fits_each_classroom_screen(tmp_path):
         text=True,
         timeout=180,
         check=False,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.strip().splitlines()[-1])

@@ -19,7 +19,7 @@ from app.core.report import EVERY_GRAD_UP_TO, to_json, to_table
 from tests.support.json_steps import full_states
 from tests.support.oracle import run_plainly
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STATES = {"alive", "retained", "freed", "modified"}
 KINDS = {"forward", "node", "call_end", "error"}
 

@@ -21,7 +21,7 @@ from PySide6.QtGui import QImage
 pytestmark = pytest.mark.xvfb
 
 XVFB = shutil.which("Xvfb")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 20
 RUN_TIMEOUT_S = 180
 

@@ -3,7 +3,7 @@
 import ast
 from pathlib import Path
 
-UI = Path(__file__).resolve().parent.parent / "app" / "ui"
+UI = Path(__file__).resolve().parents[2] / "app" / "ui"
 FOLDERS = {"runtime", "window", "graph", "editor", "panels", "look"}
 WIDGET_MODULES = {"PySide6.QtWidgets", "PySide6.QtGui"}
 
