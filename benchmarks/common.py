@@ -71,7 +71,7 @@ def keep_none_alive() -> None:
     """Top up the references to ``None`` where Qt calls drop them.
 
     PySide6 6.12.0 on Python 3.11 drops one reference to ``None`` on every Qt call that returns
-    nothing (see ``tests/test_soak.py``); after ~50,000 such calls Python aborts with "deallocating
+    nothing (see ``tests/ui/test_soak.py``); after ~50,000 such calls Python aborts with "deallocating
     None". The benchmark makes millions, so on such a build it holds spare references (8 bytes each)
     and tops them up outside the timed regions. A no-op where the bindings are sound.
     """

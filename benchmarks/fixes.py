@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-SCRIPT = ROOT / "tests" / "scripts" / "fixes" / "transformer_memory_carried.py"
+SCRIPT = ROOT / "tests" / "support" / "scripts" / "fixes" / "transformer_memory_carried.py"
 
 
 def _seconds(work: Callable[[], object]) -> float:

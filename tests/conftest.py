@@ -7,18 +7,6 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
-def plain_forgot_retain_error() -> str:
-    """PyTorch's own message for the seed's second backward without retention (the oracle)."""
-    import torch
-
-    x = torch.tensor([1.0, 2.0], requires_grad=True)
-    y = x.square()
-    y.sum().backward()
-    with pytest.raises(RuntimeError) as info:
-        (y * 3).sum().backward()
-    return str(info.value)
-
-
 @pytest.fixture(scope="module")
 def two_losses():
     from app.core import load_builtin, record
@@ -75,4 +63,4 @@ def _collect_between_tests():
 
 # Scripts and pasted snippets the tests record as a learner's own files: data, never collected
 # or imported as tests.
-collect_ignore_glob = ["scripts/*", "snippets/*"]
+collect_ignore_glob = ["support/scripts/*", "support/snippets/*"]

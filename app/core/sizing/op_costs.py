@@ -79,7 +79,7 @@ def quick_cost(func: torch._ops.OpOverload, args: tuple[Any, ...]) -> Cost | Non
 
 # Ops common in programs whose meta kernels are Python references (the first
 # one run imports Dynamo: about a second, once per process). Each rule gives
-# what a meta run gives for valid arguments (tests/test_language.py checks it
+# what a meta run gives for valid arguments (tests/core/test_language.py checks it
 # against one); invalid ones fail in the real call with PyTorch's message.
 
 

@@ -14,7 +14,7 @@ refers to); collecting it deletes them. Two places where that crashes:
   setters of the views), Python allocates, a collection comes due and deletes
   widgets further down Qt's snapshot, which Qt then touches. Measured with a
   theme change and garbage windows alive: dozens of widgets deleted during the
-  one call (``tests/test_collector.py``), and a segfault in some runs.
+  one call (``tests/ui/test_collector.py``), and a segfault in some runs.
 
 So the window's process turns automatic collection off and collects here, from
 a timer on the GUI thread: a timer fires only from the event loop, never inside

@@ -39,7 +39,7 @@ pauses, the window's process collects only from a timer on the GUI thread
 A big load is then frozen (``gc.freeze``, as NOTE [gc freeze] does for
 torch's import-time objects): later full passes skip it, and when it is
 replaced reference counting frees it (it holds no reference cycles; a
-cycle would leak it, which ``tests/test_responsive_load.py`` would catch).
+cycle would leak it, which ``tests/ui/test_responsive_load.py`` would catch).
 """
 
 from __future__ import annotations

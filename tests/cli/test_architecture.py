@@ -1,0 +1,185 @@
+"""The shape of app/core and app/render: no Qt below the window (STYLE.md: napari's lint
+contract), imports in one direction, and a model that needs no torch."""
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+CORE = Path(__file__).resolve().parents[2] / "app" / "core"
+RENDER = CORE.parent / "render"
+QT_PACKAGES = {"PySide6", "shiboken6", "PyQt5", "PyQt6", "qtpy"}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_core_sources_never_import_qt():
+    offenders = {
+        path.name: sorted(m for m in _imported_modules(path) if m.split(".")[0] in QT_PACKAGES)
+        for path in CORE.rglob("*.py")
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_importing_core_loads_no_qt_module():
+    code = (
+        "import sys, app.core, app.core.report; "
+        "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_window_side_of_recording_loads_no_torch():
+    """The window's worker, the child client and the .lens reader: torch lives in the child."""
+    code = (
+        "import sys, app.child.client, app.ui.runtime.worker, app.core.lensfile; "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(CORE.parent.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _core_imports() -> dict[str, set[str]]:
+    """Each module of app/core -> the app modules it imports (at any depth of its code)."""
+    return {
+        _module_name(path): {m for m in _imported_modules(path) if m.split(".")[0] == "app"}
+        for path in CORE.rglob("*.py")
+    }
+
+
+def test_core_imports_nothing_from_outside_core():
+    outside = {
+        m: sorted(i for i in imports if not i.startswith("app.core"))
+        for m, imports in _core_imports().items()
+    }
+    assert {m: i for m, i in outside.items() if i} == {}
+
+
+def test_core_modules_import_each_other_without_cycles():
+    graph = {m: {i for i in imports if i in _core_imports()} for m, imports in _core_imports().items()}
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            raise AssertionError("import cycle: " + " -> ".join([*path[path.index(module) :], module]))
+        if module in done:
+            return
+        for imported in sorted(graph[module]):
+            visit(imported, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+
+
+def test_the_model_and_the_lesson_stand_below_the_language_and_the_recorder():
+    """model: plain data; lesson: words about recordings; neither runs or checks programs."""
+    below = ("app.core.language", "app.core.sizing", "app.core.recording", "app.core.loading")
+    for module, imports in _core_imports().items():
+        if module.startswith(("app.core.model", "app.core.lesson")):
+            assert not [i for i in imports if i.startswith(below)], module
+        if module.startswith("app.core.model"):
+            assert {i for i in imports if not i.startswith("app.core.model")} == set(), module
+        if not module.startswith("app.core.recording"):
+            assert not [i for i in imports if i.startswith("app.core.recording")], module
+
+
+def test_the_model_and_lens_files_load_no_torch():
+    """A .lens file is read without torch: the model never imports it."""
+    for path in (CORE / "model").glob("*.py"):
+        assert not [m for m in _imported_modules(path) if m.split(".")[0] in {"torch", "numpy"}], path.name
+    code = "import sys, app.core.model.recording, app.core.lensfile; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def _qt_free_render() -> list[Path]:
+    """Every module of app/render outside app/render/qt."""
+    return [path for path in RENDER.rglob("*.py") if "qt" not in path.relative_to(RENDER).parts[:-1]]
+
+
+def test_render_never_imports_the_window():
+    """The window draws with render; render, Qt part included, knows nothing of the window."""
+    offenders = {
+        str(path.relative_to(RENDER)): sorted(m for m in _imported_modules(path) if m.startswith("app.ui"))
+        for path in RENDER.rglob("*.py")
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_qt_free_render_never_imports_qt():
+    """Layout, labels, styles and states import neither Qt nor the Qt part of render."""
+    assert len(_qt_free_render()) > 5
+    offenders = {
+        str(path.relative_to(RENDER)): sorted(
+            m
+            for m in _imported_modules(path)
+            if m.split(".")[0] in QT_PACKAGES or m.startswith("app.render.qt")
+        )
+        for path in _qt_free_render()
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_importing_qt_free_render_loads_no_qt_module():
+    names = sorted(_module_name(path) for path in _qt_free_render())
+    code = (
+        f"import sys; [__import__(m) for m in {names!r}]; "
+        "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def _layers_of_the_map() -> list[list[str]]:
+    """The numbered list under "## Layers" in docs/architecture.md: each item's packages."""
+    text = (CORE.parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    layers = []
+    for line in section.splitlines():
+        head = line.split(":", 1)[0]
+        if head[:1].isdigit() and ". " in head:
+            layers.append(re.findall(r"`(app[\w.]*)`", head))
+    return layers
+
+
+def _package_of(module: str, packages: list[str]) -> str | None:
+    found = [p for p in packages if module == p or module.startswith(p + ".")]
+    return max(found, key=len) if found else None
+
+
+def test_every_import_follows_the_layers_of_the_map():
+    """A package imports from its own package and the layers below it, never from beside or above."""
+    layers = _layers_of_the_map()
+    assert [len(layer) for layer in layers] == [1, 2, 1, 1, 2, 1], layers
+    rank = {package: i for i, layer in enumerate(layers) for package in layer}
+    packages = sorted(rank)
+    offenders = []
+    app = CORE.parent
+    for path in app.rglob("*.py"):
+        module = _module_name(path)
+        own = _package_of(module, packages)
+        if module == "app":
+            continue  # the package's own __init__: a docstring
+        assert own is not None, module  # every other module of app/ sits in a layer
+        for imported in _imported_modules(path):
+            theirs = _package_of(imported, packages)
+            if theirs is not None and theirs != own and rank[theirs] <= rank[own]:
+                offenders.append(f"{module} imports {imported}")
+    assert offenders == []
