@@ -559,7 +559,7 @@ def test_refused_or_failing_at_run_time(code: str, words: str) -> None:
 
 HINTED = [
     ("y = 1\n\n@property\ndef f(a):\n    return a", 3, 2, "the decorators programs take are"),
-    ("import numpy as np", 1, 1, "'numpy' cannot be imported"),
+    ("import numpy.linalg as la", 1, 1, "'numpy.linalg' cannot be imported"),
     ("y = 1\nfrom os import path", 2, 1, "'os' cannot be imported"),
     ("import torchvision", 1, 1, "'torchvision' cannot be imported"),
     ("from torch.utils.data import Dataset", 1, 1, "torch.utils.data.Dataset is not available in programs"),

@@ -428,6 +428,7 @@ class Namespace:
 
     path: str
     members: dict[str, Any] = field(default_factory=dict)
+    refusal: str | None = None  # a stand-in module: every member is refused with this reason
 
     def member(self, name: str) -> Any:
         return self.members[name]
@@ -512,10 +513,30 @@ def build_namespaces() -> dict[str, Any]:
 def python_modules() -> dict[str, Namespace]:
     """The plain-Python modules a program may import (not bound until it does): ``math``, ``random``.
 
+    ``numpy`` and ``matplotlib`` are stand-ins (NOTE [stand-in modules]).
+
     >>> sorted(python_modules()), python_modules()["math"].member("sqrt")(4.0)
-    (['math', 'random'], 2.0)
+    (['math', 'matplotlib', 'numpy', 'random'], 2.0)
     """
-    return {"math": Namespace("math", math_members()), "random": Namespace("random", random_members())}
+    pyplot = Namespace("matplotlib.pyplot", refusal=NO_PLOTS)
+    return {
+        "math": Namespace("math", math_members()),
+        "random": Namespace("random", random_members()),
+        "numpy": Namespace("numpy", refusal=NO_NUMPY),
+        "matplotlib": Namespace("matplotlib", {"pyplot": pyplot}, refusal=NO_PLOTS),
+    }
+
+
+# NOTE [stand-in modules]
+# Snippets import numpy and matplotlib.pyplot at the top out of habit and often use them for
+# nothing, or only at the end to plot the losses. Refusing the import would refuse the whole
+# program for one line it never needs, so the import binds a stand-in with no members: the
+# program runs, and any use (np.array, plt.plot) is refused at its own line with the reason.
+# Plots are refused rather than drawn as nothing: a learner who asked for a plot and saw the
+# program end quietly would look for a window that never opens; the refusal says to print
+# the values, and the recording up to that line is there to see.
+NO_NUMPY = "NumPy is not part of programs: build tensors with torch (torch.tensor, torch.randn)"
+NO_PLOTS = "programs draw no plots: print the values, or see them in the window"
 
 
 MAX_ROUND_DIGITS = 1000
