@@ -22,6 +22,7 @@ from app.core.language.grammar import INPLACE
 from app.core.language.instances import ContainerProxy
 from app.core.language.objects import Checked, GradModeEntry
 from app.core.language.parsing import WITH_REFUSAL, import_bindings
+from app.core.language.proxies import ParamGroupProxy
 from app.core.language.python_values import is_iterable, kind
 from app.core.language.raised import catches, caught_value, raise_value, raised_error
 from app.core.language.whitelist import Namespace, SafeBuiltin, format_field
@@ -298,7 +299,10 @@ class Statements:
             self.assign(target, self.update(node, current), node)
         elif isinstance(target, ast.Subscript):
             owner, index = ev.eval(target.value), ev.expressions.index(target.slice)
-            current = ev.apply(operator.getitem, [owner, index], {}, target)
+            if isinstance(owner, ParamGroupProxy):  # group["lr"] *= 0.1
+                current = ev.apply(owner.item, [index], {}, target)
+            else:
+                current = ev.apply(operator.getitem, [owner, index], {}, target)
             self.set_item(owner, index, self.update(node, current), target)
         elif isinstance(target, ast.Attribute):
             owner = ev.eval(target.value)
@@ -373,6 +377,8 @@ class Statements:
             ev.refuse_growth(owner, value, removed, node)
             owner[index] = value
             ev.sizes.changed(owner, value, removed)
+        elif isinstance(owner, ParamGroupProxy):  # NOTE [parameter groups]
+            ev.apply(owner.set_item, [index, value], {}, node)
         else:
             raise ev.error(f"items can be assigned in tensors and lists, not in {kind(owner)}", node)
 
