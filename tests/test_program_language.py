@@ -702,7 +702,7 @@ def test_a_checked_object_refuses_what_it_does_not_list(code: str, message: str)
         ("h = lin.register_forward_hook(print)", "'register_forward_hook' is not available on an nn.Linear"),
         ("lin.apply(print)", "'apply' is not available on an nn.Linear module"),
         ("lin.to('meta')", "so an nn.Linear module cannot move to meta"),
-        ("g = opt.param_groups", "'param_groups' is not available on an optim.SGD optimizer"),
+        ("g = opt.param_groups[0].state", "'state' is not available on a parameter group"),
         ("opt.step(print)", "step() takes no closure in programs"),
         ("lin.weight = lin.bias", "'weight' cannot be assigned on an nn.Linear module"),
     ],

@@ -21,7 +21,10 @@ from app.core.loading import parse_python
 from app.core.model.errors import ScenarioError
 from app.core.recording.script import record_script
 
-SNIPPETS = sorted((Path(__file__).resolve().parent / "snippets").glob("gaps_*.py"))
+HERE = Path(__file__).resolve().parent
+SNIPPETS = sorted(
+    p for folder in (HERE / "snippets", HERE / "support" / "snippets") for p in folder.glob("gaps_*.py")
+)
 FIELD = "program"
 # Stand-in modules (imported, never used by the snippets): the plain run leaves their imports out,
 # as NumPy and matplotlib need not be installed where the tests run.
@@ -45,7 +48,7 @@ def refusal(code: str) -> ScenarioError:
 
 
 def test_the_corpus_has_snippets() -> None:
-    assert len(SNIPPETS) >= 2
+    assert len(SNIPPETS) >= 4
 
 
 @pytest.mark.parametrize("path", SNIPPETS, ids=[p.stem for p in SNIPPETS])
@@ -171,3 +174,126 @@ def test_a_missing_group_key_fails_as_in_python() -> None:
         exec(compile(code, "plain", "exec"), {})  # the oracle
     err = refusal(code)
     assert err.line == 4 and "'nope'" in err.message
+
+
+# -- isinstance, map, filter, iter, next, sorted/min/max with key= -----------------------------
+
+BUILTINS = """
+import torch
+import torch.nn as nn
+lin = nn.Linear(2, 3)
+seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+t = torch.ones(2)
+kinds = [
+    isinstance(t, torch.Tensor), isinstance(lin, nn.Linear), isinstance(lin, nn.ReLU),
+    isinstance(seq, nn.Sequential), isinstance(seq[1], (nn.Linear, nn.ReLU)), isinstance(lin, nn.Module),
+    isinstance(3, int), isinstance(True, int), isinstance(2.0, int), isinstance([1], (list, tuple)),
+    isinstance(t, torch.FloatTensor), isinstance(t, torch.LongTensor), isinstance(1.5, torch.Tensor),
+    isinstance("a", str), isinstance({}, dict),
+]
+order = sorted([3, -7, 2, 5], key=lambda v: abs(v), reverse=True)
+stable = sorted(["bb", "a", "cc", "d"], key=len)
+mapped = list(map(lambda a, b: a * b, [1, 2, 3], [4, 5]))
+kept = list(filter(lambda v: v % 2, range(7)))
+truthy = list(filter(None, [0, 1, "", "x"]))
+smallest = min([3, -5, 4], key=abs)
+largest = max([(1, "a"), (3, "b"), (3, "c")], key=lambda p: p[0])
+it = iter([10, 20])
+first = next(it)
+second = next(it)
+done = next(it, "end")
+"""
+
+
+def test_builtins_that_call_functions_give_what_python_gives() -> None:
+    ours = run(BUILTINS)
+    plain: dict[str, Any] = {}
+    exec(compile(BUILTINS, "plain", "exec"), plain)  # the oracle
+    for name in ("kinds", "order", "stable", "mapped", "kept", "truthy", "smallest", "largest"):
+        assert ours[name] == plain[name], name
+    assert (ours["first"], ours["second"], ours["done"]) == (plain["first"], plain["second"], plain["done"])
+
+
+def test_isinstance_knows_the_programs_classes() -> None:
+    code = (
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n"
+        "class Deeper(Net):\n    pass\nclass Box:\n    pass\n"
+        "a = [isinstance(Deeper(), Net), isinstance(Net(), Deeper), isinstance(Net(), nn.Module),"
+        " isinstance(Box(), Box), isinstance(Box(), Net), isinstance(Net().fc, nn.Linear)]"
+    )
+    assert run(code)["a"] == [True, False, True, True, False, True]
+
+
+@pytest.mark.parametrize(
+    ("code", "line", "words"),
+    [
+        ("y = isinstance(1, print)", 1, "isinstance(...) takes torch.Tensor, an nn layer"),
+        ("y = isinstance(1, 2)", 1, "isinstance(...) takes torch.Tensor"),
+        ("x = torch.ones(1)\ny = isinstance(x, x)", 2, "isinstance(...) takes torch.Tensor"),
+        ("y = isinstance(1, torch.nn.functional)", 1, "isinstance(...) takes torch.Tensor"),
+        ("y = isinstance(1, (str, sorted))", 1, "isinstance(...) takes torch.Tensor"),
+        ("y = isinstance(1, ValueError)", 1, "isinstance(...) takes torch.Tensor"),
+        ("y = issubclass(int, int)", 1, "'issubclass' is not available in programs"),
+        ("y = torch.Tensor.add", 1, "attributes can only be read from"),
+        ("y = torch.Tensor.__mro__", 1, "attribute '__mro__' is private"),
+        ("y = list(map(print, range(10**9)))", 1, "the limit is"),
+        ("y = sorted(range(10**9), key=abs)", 1, "the limit is"),
+        ("y = iter(range(10**9))", 1, "the limit is"),
+        ("y = next([1])", 1, "next(...) takes what iter(...) gave"),
+        ("y = next(iter(torch.nn))", 1, "cannot go over"),
+        ("y = sorted([1], key=abs, cmp=1)", 1, "sorted(...) takes key= and reverse="),
+    ],
+)
+def test_the_new_builtins_hold_the_wall(code: str, line: int, words: str) -> None:
+    err = refusal("import torch\n" + code)
+    assert err.line == line + 1 and words in err.message, err.message
+
+
+def test_a_language_limit_inside_map_is_not_caught() -> None:
+    code = "def f(v):\n    return f(v)\ntry:\n    y = list(map(f, [1]))\nexcept Exception:\n    y = 0"
+    message = refusal(code).message
+    assert "recursion" in message or "deep" in message, message
+
+
+# -- torch.Tensor(...) and friends, cudnn settings --------------------------------------------
+
+CONSTRUCTORS = """
+a = torch.Tensor([1.0, 2.0])
+b = torch.FloatTensor([[1, 2], [3, 4]])
+c = torch.LongTensor([1, 0, 2])
+d = torch.Tensor()
+e = torch.DoubleTensor((0.5,))
+f = torch.BoolTensor([True, False])
+torch.backends.cudnn.deterministic = True
+torch.backends.cudnn.benchmark = False
+"""
+
+
+def test_tensor_constructors_make_what_pytorch_makes() -> None:
+    ours = run("import torch\n" + CONSTRUCTORS)
+    plain: dict[str, Any] = {"torch": torch}
+    exec(compile(CONSTRUCTORS, "plain", "exec"), plain)  # the oracle
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = False, False
+    for name in "abcdef":
+        assert ours[name].dtype == plain[name].dtype and torch.equal(ours[name], plain[name]), name
+
+
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        ("y = torch.Tensor(2, 3)", "given sizes it holds whatever was in memory"),
+        ("y = torch.LongTensor(10**9)", "given sizes it holds whatever was in memory"),
+        ("y = torch.Tensor(torch.ones(2))", "takes a list of values here"),
+        ("y = torch.Tensor([1.0], device='meta')", "takes its values only here"),
+        ("y = torch.Tensor([[1.0] * 10000] * 10000)", "the limit is"),
+        ("torch.backends.cudnn.enabled = False", "torch.backends.cudnn.enabled is not available"),
+        ("torch.backends.cudnn.deterministic = 1", "takes True or False"),
+        ("torch.backends.mps = 1", "torch.backends.mps is not available"),
+        ("torch.cuda.is_available = 1", "cannot be assigned"),
+        ("y = torch.backends.cudnn.deterministic", "torch.backends.cudnn.deterministic is not available"),
+    ],
+)
+def test_constructors_and_settings_hold_the_wall(code: str, words: str) -> None:
+    err = refusal("import torch\n" + code)
+    assert err.line == 2 and words in err.message, err.message

@@ -195,8 +195,7 @@ FORBIDDEN_NAMES: dict[str, str] = {
     "hasattr": _ATTRS,
     **dict.fromkeys(
         _words(
-            "globals locals vars dir type object memoryview bytearray breakpoint help exit quit "
-            "isinstance issubclass"
+            "globals locals vars dir type object memoryview bytearray breakpoint help exit quit issubclass"
         ),
         _OUTSIDE,
     ),

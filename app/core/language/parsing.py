@@ -37,7 +37,7 @@ from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.positions import error_at, index_position, source_lines
 from app.core.language.python_methods import format_spec_refusal
 from app.core.language.python_modules import ListedFunction
-from app.core.language.whitelist import Namespace, build_namespaces, python_modules
+from app.core.language.whitelist import CUDNN_SETTINGS, Namespace, build_namespaces, python_modules
 from app.core.model.errors import ScenarioError
 from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
 
@@ -289,6 +289,8 @@ class _StaticChecker:
         if refusal is not None and not reached_through_super(node):
             raise self.error(refusal, node)
         owner = _static_namespace(node.value, self.builtins)
+        if owner is not None and _cudnn_setting(owner, node):
+            return  # torch.backends.cudnn.deterministic = True: accepted, changes nothing
         if owner is not None and node.attr not in owner.members:
             raise self.error(missing_member(owner, node.attr), node)
         if isinstance(node.ctx, ast.Store):
@@ -373,6 +375,15 @@ REFUSED_MODULES = {
 FUTURE_FEATURES = frozenset(
     {"print_function", "division", "absolute_import", "unicode_literals", "annotations"}
 )
+
+
+def _cudnn_setting(owner: Namespace, node: ast.Attribute) -> bool:
+    """``torch.backends.cudnn.deterministic = ...``: the one module attribute a program may assign."""
+    return (
+        owner.path == "torch.backends.cudnn"
+        and node.attr in CUDNN_SETTINGS
+        and isinstance(node.ctx, ast.Store)
+    )
 
 
 def _is_none(node: ast.expr) -> bool:
