@@ -297,3 +297,29 @@ def test_tensor_constructors_make_what_pytorch_makes() -> None:
 def test_constructors_and_settings_hold_the_wall(code: str, words: str) -> None:
     err = refusal("import torch\n" + code)
     assert err.line == 2 and words in err.message, err.message
+
+
+# -- p.data -= ...: in place, as Python does it; replacing .data stays refused -----------------
+
+
+def test_an_update_through_data_is_in_place_as_in_pytorch() -> None:
+    code = (
+        "w = torch.ones(3, requires_grad=True)\nw.grad = torch.full((3,), 2.0)\nw.data -= 0.5 * w.grad.data\n"
+    )
+    ours = run("import torch\n" + code)
+    plain: dict[str, Any] = {"torch": torch}
+    exec(compile(code, "plain", "exec"), plain)  # the oracle
+    assert torch.equal(ours["w"], plain["w"]) and ours["w"].is_leaf and ours["w"].requires_grad
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "w.data = torch.zeros(2)",
+        "w.data, b = torch.zeros(2), 1",
+        "for w.data in [torch.zeros(2)]:\n    pass",
+    ],
+)
+def test_data_is_still_never_replaced(code: str) -> None:
+    err = refusal(f"import torch\nw = torch.ones(2, requires_grad=True)\n{code}")
+    assert err.line == 3, err.message

@@ -175,6 +175,7 @@ class _StaticChecker:
         self.field = field
         self.builtins = build_namespaces()
         self.functions: set[int] = set()  # return and nonlocal statements inside a def or lambda
+        self.updated: set[int] = set()  # targets of +=, -=, ...: p.data -= ... updates in place
 
     def error(self, message: str, node: ast.AST) -> ScenarioError:
         return error_at(with_run_hint(message), self.field, node, self.source)
@@ -263,6 +264,7 @@ class _StaticChecker:
                 self.check_target(target, _ASSIGNABLE, _ASSIGN_HINT)
         elif isinstance(node, ast.AugAssign):
             self.check_target(node.target, (ast.Name, ast.Subscript, ast.Attribute), _AUGASSIGN_HINT)
+            self.updated.add(id(node.target))
         elif isinstance(node, ast.For):
             self.check_target(node.target, (ast.Name, ast.Tuple, ast.List, ast.Starred), _FOR_HINT)
         elif isinstance(node, ast.Delete):
@@ -296,7 +298,7 @@ class _StaticChecker:
         if isinstance(node.ctx, ast.Store):
             if owner is not None:
                 raise self.error(f"{owner.path}.{node.attr} cannot be assigned", node)
-            if node.attr == "data":
+            if node.attr == "data" and id(node) not in self.updated:  # p.data -= lr * p.grad: in place
                 raise self.error(DATA_ASSIGNMENT, node)
 
     def check_constant(self, node: ast.Constant) -> None:

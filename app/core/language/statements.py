@@ -308,7 +308,12 @@ class Statements:
             owner = ev.eval(target.value)
             current = ev.members.read(owner, target)
             result = self.update(node, current)
-            if not (isinstance(owner, Checked) and result is current):  # w -= ... on lin.weight: in place
+            # w -= ... on lin.weight: in place. p.data -= lr * p.grad (manual SGD) is in place on
+            # .data too: Python then sets .data to the tensor it already is, which changes nothing.
+            in_place = result is current and (
+                isinstance(owner, Checked) or (isinstance(owner, torch.Tensor) and target.attr == "data")
+            )
+            if not in_place:
                 ev.members.assign(owner, target, result)
         else:  # pragma: no cover - refused by the static checks
             raise ev.error("this cannot be updated with an operator like +=", node)
