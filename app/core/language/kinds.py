@@ -25,6 +25,7 @@ from app.core.language.instances import (
 )
 from app.core.language.objects import Checked
 from app.core.language.proxies import ModuleFactory, ModuleProxy
+from app.core.language.raised import ExceptionKind, RaisedValue
 from app.core.language.whitelist import SafeBuiltin, TensorType
 from app.core.model.errors import ScenarioError
 
@@ -32,7 +33,7 @@ __all__ = ["TYPE_REFUSAL", "is_instance"]
 
 TYPE_REFUSAL = (
     "isinstance(...) takes torch.Tensor, an nn layer such as nn.Linear, nn.Module, a class of the "
-    "program, or int, float, bool, str, list, tuple, dict, set (or a tuple of these)"
+    "program, an exception class, or int, float, bool, str, list, tuple, dict, set (or a tuple of these)"
 )
 # The listed builtins that name a Python type, by the name a program calls them.
 _PYTHON_TYPES: dict[str, type] = {
@@ -65,6 +66,8 @@ def is_instance(value: Any, marker: Any) -> bool:
         return isinstance(value, ModuleProxy) and isinstance(value.module, cls)
     if isinstance(marker, BaseMarker):
         return marker is MODULE_BASE and isinstance(value, ModuleProxy)
+    if isinstance(marker, ExceptionKind):  # except Exception as e: if isinstance(e, ValueError)
+        return isinstance(value, RaisedValue) and issubclass(value.cls, marker.cls)
     if isinstance(marker, ProgramClass):
         if not isinstance(value, (ProgramObject, ProgramModuleProxy)):
             return False
