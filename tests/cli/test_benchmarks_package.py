@@ -96,9 +96,8 @@ def test_the_language_benchmark_program_records_what_pytorch_does():
     import importlib
     import sys
 
-    from tests.support.oracle import check_against_plain
-
     from app.core import record
+    from tests.support.oracle import check_against_plain
 
     sys.path.insert(0, str(BENCHMARKS.parent))
     try:

@@ -233,7 +233,7 @@ PARSE_REFUSALS = [
     ("y = b'bytes'", 1, 5, "bytes literals are not allowed"),
     ("y = '" + "a" * (MAX_TEXT + 1) + "'", 1, 5, "text constants are limited to 1,000 characters"),
     ("x.data = w", 1, 1, "'.data' cannot be assigned"),
-    ("x.data += 1", 1, 1, "'.data' cannot be assigned"),
+    ("x.data = x.data + 1", 1, 1, "'.data' cannot be assigned"),
     ("torch.pi = 3", 1, 1, "torch.pi is not available in programs"),
     ("F.relu = 3", 1, 1, "torch.nn.functional.relu cannot be assigned"),
     ("x.sum() += 1", 1, 1, "'function call' is an illegal expression for augmented assignment"),
@@ -1007,7 +1007,7 @@ def test_refused_or_failing_at_run_time(code: str, words: str) -> None:
 
 HINTED = [
     ("y = 1\n\n@property\ndef f(a):\n    return a", 3, 2, "the decorators programs take are"),
-    ("import numpy as np", 1, 1, "'numpy' cannot be imported"),
+    ("import numpy.linalg as la", 1, 1, "'numpy.linalg' cannot be imported"),
     ("y = 1\nfrom os import path", 2, 1, "'os' cannot be imported"),
     ("import torchvision", 1, 1, "'torchvision' cannot be imported"),
     ("from torch.utils.data import Dataset", 1, 1, "torch.utils.data.Dataset is not available in programs"),
@@ -1150,7 +1150,7 @@ def test_a_checked_object_refuses_what_it_does_not_list(code: str, message: str)
         ("h = lin.register_forward_hook(print)", "'register_forward_hook' is not available on an nn.Linear"),
         ("lin.apply(print)", "'apply' is not available on an nn.Linear module"),
         ("lin.to('meta')", "so an nn.Linear module cannot move to meta"),
-        ("g = opt.param_groups", "'param_groups' is not available on an optim.SGD optimizer"),
+        ("g = opt.param_groups[0].state", "'state' is not available on a parameter group"),
         ("opt.step(print)", "step() takes no closure in programs"),
         ("lin.weight = lin.bias", "'weight' cannot be assigned on an nn.Linear module"),
     ],

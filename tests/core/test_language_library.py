@@ -86,12 +86,12 @@ def test_variable_is_what_pytorch_makes_of_it_today() -> None:
     ("code", "line", "col", "words"),
     [
         (
-            "import torch\nimport numpy as np",
-            2,
-            1,
-            "'numpy' cannot be imported: NumPy is not part of programs",
+            "import torch\nimport numpy as np\nx = np.array([1.0])",
+            3,
+            5,
+            "numpy.array cannot be used: NumPy is not part of programs",
         ),
-        ("import matplotlib.pyplot as plt", 1, 1, "programs draw no plots"),
+        ("import matplotlib.pyplot as plt\nplt.show()", 2, 1, "programs draw no plots"),
         ("from math import factorial", 1, 1, "math.factorial is not available in programs"),
         ("import random\nr = random.getstate()", 2, 5, "random.getstate is not available in programs"),
         ("y = torch.autograd.Variablex(1)", 1, 5, "(did you mean torch.autograd.Variable?)"),

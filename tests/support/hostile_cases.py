@@ -517,11 +517,18 @@ CASES: list[Case] = [
         "attribute '_parameters' is private",
     ),
     program_refused(
-        "param_groups",
-        SGD + "g = opt.param_groups\n",
+        "a parameter group's dict",
+        SGD + "g = opt.param_groups[0]._group\n",
         5,
         5,
-        "'param_groups' is not available on an optim.SGD",
+        "attribute '_group' is private",
+    ),
+    program_refused(
+        "a parameter group's methods",
+        SGD + "opt.param_groups[0].update({'lr': 1})\n",
+        5,
+        1,
+        "'update' is not available on a parameter group",
         "record",
     ),
     program_refused(

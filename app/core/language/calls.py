@@ -15,6 +15,7 @@ import torch
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, first_line
 from app.core.language.instances import ProgramFunction
+from app.core.language.kinds import is_instance
 from app.core.language.members import listed_callables, method_caller
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.python_methods import (
@@ -29,7 +30,22 @@ from app.core.language.whitelist import LAZY_BUILTINS, Namespace, SafeBuiltin
 from app.core.model.errors import ProgramError, ProgramRaised
 from app.core.sizing.limits import MAX_SEQUENCE, budget_message
 
-__all__ = ["Calls"]
+__all__ = ["CALLING_BUILTINS", "KEYED_BUILTINS", "Calls"]
+
+CALLING_BUILTINS = frozenset(["isinstance", "map", "filter", "iter", "next"])
+KEYED_BUILTINS = frozenset(["sorted", "min", "max"])
+_LIST_ITERATOR: type[Any] = type(iter([]))
+
+
+def _ranked(keys: list[Any], reverse: bool = False) -> list[int]:
+    """The places of ``keys`` in sorted order (stable, as ``sorted(..., key=...)`` is)."""
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+
+
+def _best(keys: list[Any], smallest: bool) -> int:
+    """The place of the first smallest (or largest) key, as ``min``/``max`` with ``key=`` pick."""
+    return (min if smallest else max)(range(len(keys)), key=keys.__getitem__)
+
 
 _TENSOR_BACKWARD = AutogradEntry("backward", torch.Tensor.backward)
 
@@ -76,8 +92,12 @@ class Calls:
 
     def call_value(self, fn: Any, node: ast.Call) -> Any:
         """Call a value the program holds: its function, class, object, module or exception class."""
-        ev = self.ev
         args, kwargs = self.arguments(node)
+        return self.call_value_with(fn, args, kwargs, node)
+
+    def call_value_with(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """Call a value the program holds with arguments already evaluated."""
+        ev = self.ev
         if isinstance(fn, ProgramFunction):
             return ev.functions.invoke(fn, args, kwargs, node)
         if isinstance(fn, SafeBuiltin) and fn.name != "print":
@@ -166,6 +186,8 @@ class Calls:
         self, fn: SafeBuiltin, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> Any:
         ev = self.ev
+        if fn.name in CALLING_BUILTINS or (fn.name in KEYED_BUILTINS and "key" in kwargs):
+            return self.calling_builtin(fn.name, args, kwargs, node)
         result = ev.apply(fn.fn, args, kwargs, node, lazy=fn.name in LAZY_BUILTINS)
         if fn.name == "print":  # NOTE [program hooks]: the text goes to the recorder, nowhere else
             if ev.hooks is not None:
@@ -178,6 +200,56 @@ class Calls:
             known = [n for n in lengths if n is not None]
             ev.sizes.note_lazy(result, min(known, default=0) if len(known) == len(lengths) else None)
         return result
+
+    def calling_builtin(self, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """``isinstance``, ``map``, ``filter``, ``iter``, ``next`` and ``sorted``/``min``/``max`` with
+        ``key=``: run here, as they call the program's functions (NOTE [program types]).
+
+        ``map`` and ``filter`` make their list at once (their items counted like a loop's), which
+        ``list(...)`` and ``for`` see as Python's lazy ones.
+        """
+        ev = self.ev
+        if name == "isinstance":
+            if kwargs or len(args) != 2:
+                raise ev.located(ProgramRaised("Python says: isinstance expected 2 arguments"), node)
+            try:
+                return is_instance(args[0], args[1])
+            except ProgramError as exc:
+                raise ev.error(str(exc), node) from None
+        if name == "iter":
+            if kwargs or len(args) != 1:
+                raise ev.error("iter(...) takes one list, range or DataLoader here", node)
+            return iter(ev.statements.all_items(args[0], node, loop=True))
+        if name == "next":
+            if kwargs or not 1 <= len(args) <= 2 or not isinstance(args[0], _LIST_ITERATOR):
+                raise ev.error("next(...) takes what iter(...) gave, as in next(iter(loader))", node)
+            return ev.apply(next, args, {}, node)
+        if name in ("map", "filter"):
+            if kwargs or len(args) < 2 or (name == "filter" and len(args) != 2):
+                raise ev.located(ProgramRaised(f"Python says: {name}() takes a function and items"), node)
+            columns = [ev.statements.all_items(a, node, loop=True) for a in args[1:]]
+            rows = list(zip(*columns, strict=False))
+            if name == "map":
+                return [self.call_value_with(args[0], list(row), {}, node) for row in rows]
+            keep = (
+                (lambda v: v) if args[0] is None else (lambda v: self.call_value_with(args[0], [v], {}, node))
+            )
+            return [row[0] for row in rows if ev.apply(bool, [keep(row[0])], {}, node)]
+        key = kwargs.pop("key")
+        if len(args) != 1:
+            raise ev.error(f"{name}(..., key=...) takes one list of items here", node)
+        items = ev.statements.all_items(args[0], node, loop=True)
+        keys = items if key is None else [self.call_value_with(key, [v], {}, node) for v in items]
+        if name == "sorted":
+            reverse = kwargs.pop("reverse", False)
+            if kwargs or not isinstance(reverse, bool):
+                raise ev.error("sorted(...) takes key= and reverse=True or False", node)
+            return [items[i] for i in ev.apply(_ranked, [keys, reverse], {}, node)]
+        if kwargs:
+            raise ev.error(f"{name}(..., key=...) takes no other keyword here", node)
+        if not items:
+            raise ev.located(ProgramRaised(f"Python says: {name}() iterable argument is empty"), node)
+        return items[ev.apply(_best, [keys, name == "min"], {}, node)]
 
     def append(self, owner: list[Any], node: ast.Call) -> None:
         ev = self.ev

@@ -19,6 +19,7 @@ from app.core.language.evaluation import Evaluation
 from app.core.language.grammar import BINOPS, COMPARE, UNARY
 from app.core.language.instances import ContainerProxy
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
+from app.core.language.proxies import ParamGroupProxy
 from app.core.language.python_methods import percent_text
 from app.core.language.python_values import kind, python_arith_refusal
 from app.core.language.raised import raised_error
@@ -166,7 +167,7 @@ class Expressions:
     # -- items -----------------------------------------------------------------
     def subscript(self, node: ast.Subscript) -> Any:
         owner, index = self.eval(node.value), self.index(node.slice)
-        if isinstance(owner, ContainerProxy):  # self.layers[0]
+        if isinstance(owner, (ContainerProxy, ParamGroupProxy)):  # self.layers[0], group["lr"]
             return self.ev.apply(owner.item, [index], {}, node)
         if isinstance(owner, OBJECTS):
             raise self.ev.error(f"{kind(owner)} has no items to take with [...]", node)

@@ -195,8 +195,7 @@ FORBIDDEN_NAMES: dict[str, str] = {
     "hasattr": _ATTRS,
     **dict.fromkeys(
         _words(
-            "globals locals vars dir type object memoryview bytearray breakpoint help exit quit "
-            "isinstance issubclass"
+            "globals locals vars dir type object memoryview bytearray breakpoint help exit quit issubclass"
         ),
         _OUTSIDE,
     ),
@@ -224,6 +223,8 @@ def missing_member(owner: Namespace, attr: str) -> str:
     """Why ``owner.attr`` is not there, with the closest listed name as a hint."""
     if owner.path == "torch" and attr in REFUSED_TORCH_MEMBERS:
         return with_run_hint(f"torch.{attr} is not available in programs: {REFUSED_TORCH_MEMBERS[attr]}")
+    if owner.refusal is not None:  # NOTE [stand-in modules]
+        return with_run_hint(f"{owner.path}.{attr} cannot be used: {owner.refusal}")
     close = difflib.get_close_matches(attr, list(owner.members), n=1)
     hint = f" (did you mean {owner.path}.{close[0]}?)" if close else ""
     return with_run_hint(f"{owner.path}.{attr} is not available in programs{hint}")

@@ -24,7 +24,13 @@ from app.core.language.hints import with_run_hint
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.parsing import DATA_ASSIGNMENT
 from app.core.language.python_values import kind
-from app.core.language.whitelist import Namespace, build_namespaces, denied_attribute, result_fields
+from app.core.language.whitelist import (
+    CUDNN_SETTINGS,
+    Namespace,
+    build_namespaces,
+    denied_attribute,
+    result_fields,
+)
 from app.core.model.errors import ProgramError
 
 __all__ = ["ASSIGNABLE_TENSOR_ATTRS", "Members", "listed_callables", "method_caller", "read_public_attribute"]
@@ -161,6 +167,11 @@ class Members:
                 self.ask(owner.set_attribute, [name, value], node)
             except NotListed:
                 raise ev.error(f"'{name}' cannot be assigned on {owner.kind}", node) from None
+        elif isinstance(owner, Namespace) and owner.path == "torch.backends.cudnn" and name in CUDNN_SETTINGS:
+            if not isinstance(value, bool):
+                raise ev.error(f"torch.backends.cudnn.{name} takes True or False", node)
+            # Accepted and left as it is: a recording's kernels are chosen where it runs (CPU, or
+            # the device picked in the window), and the setting would outlive the program.
         elif isinstance(owner, torch.Tensor):
             if name not in ASSIGNABLE_TENSOR_ATTRS:
                 message = DATA_ASSIGNMENT if name == "data" else _TENSOR_ASSIGNMENT.format(name=name)

@@ -37,7 +37,7 @@ from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.positions import error_at, index_position, source_lines
 from app.core.language.python_methods import format_spec_refusal
 from app.core.language.python_modules import ListedFunction
-from app.core.language.whitelist import Namespace, build_namespaces, python_modules
+from app.core.language.whitelist import CUDNN_SETTINGS, Namespace, build_namespaces, python_modules
 from app.core.model.errors import ProgramError
 from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
 
@@ -175,6 +175,7 @@ class _StaticChecker:
         self.field = field
         self.builtins = build_namespaces()
         self.functions: set[int] = set()  # return and nonlocal statements inside a def or lambda
+        self.updated: set[int] = set()  # targets of +=, -=, ...: p.data -= ... updates in place
 
     def error(self, message: str, node: ast.AST) -> ProgramError:
         return error_at(with_run_hint(message), self.field, node, self.source)
@@ -263,6 +264,7 @@ class _StaticChecker:
                 self.check_target(target, _ASSIGNABLE, _ASSIGN_HINT)
         elif isinstance(node, ast.AugAssign):
             self.check_target(node.target, (ast.Name, ast.Subscript, ast.Attribute), _AUGASSIGN_HINT)
+            self.updated.add(id(node.target))
         elif isinstance(node, ast.For):
             self.check_target(node.target, (ast.Name, ast.Tuple, ast.List, ast.Starred), _FOR_HINT)
         elif isinstance(node, ast.Delete):
@@ -289,12 +291,14 @@ class _StaticChecker:
         if refusal is not None and not reached_through_super(node):
             raise self.error(refusal, node)
         owner = _static_namespace(node.value, self.builtins)
+        if owner is not None and _cudnn_setting(owner, node):
+            return  # torch.backends.cudnn.deterministic = True: accepted, changes nothing
         if owner is not None and node.attr not in owner.members:
             raise self.error(missing_member(owner, node.attr), node)
         if isinstance(node.ctx, ast.Store):
             if owner is not None:
                 raise self.error(f"{owner.path}.{node.attr} cannot be assigned", node)
-            if node.attr == "data":
+            if node.attr == "data" and id(node) not in self.updated:  # p.data -= lr * p.grad: in place
                 raise self.error(DATA_ASSIGNMENT, node)
 
     def check_constant(self, node: ast.Constant) -> None:
@@ -373,6 +377,15 @@ REFUSED_MODULES = {
 FUTURE_FEATURES = frozenset(
     {"print_function", "division", "absolute_import", "unicode_literals", "annotations"}
 )
+
+
+def _cudnn_setting(owner: Namespace, node: ast.Attribute) -> bool:
+    """``torch.backends.cudnn.deterministic = ...``: the one module attribute a program may assign."""
+    return (
+        owner.path == "torch.backends.cudnn"
+        and node.attr in CUDNN_SETTINGS
+        and isinstance(node.ctx, ast.Store)
+    )
 
 
 def _is_none(node: ast.expr) -> bool:

@@ -53,6 +53,7 @@ __all__ = [
     "ModuleProxy",
     "OptimizerFactory",
     "OptimizerProxy",
+    "ParamGroupProxy",
     "SequentialFactory",
     "nn_members",
     "optim_members",
@@ -551,10 +552,12 @@ class OptimizerProxy(Checked):
     >>> opt.step()
     >>> w
     tensor([0., 0.], requires_grad=True)
-    >>> opt.method("param_groups")
+    >>> opt.method("state_dict")
     Traceback (most recent call last):
     ...
-    KeyError: 'param_groups'
+    KeyError: 'state_dict'
+    >>> opt.get_attribute("param_groups")[0].item("lr")
+    0.5
     """
 
     METHODS = ("step", "zero_grad")
@@ -575,8 +578,15 @@ class OptimizerProxy(Checked):
         return bound
 
     def members(self) -> list[str]:
-        """``step`` and ``zero_grad``."""
-        return list(self.METHODS)
+        """``step``, ``zero_grad`` and ``param_groups``."""
+        return [*self.METHODS, "param_groups"]
+
+    def get_attribute(self, name: str) -> Any:
+        """``param_groups``: a new list of checked groups (NOTE [parameter groups])."""
+        if name != "param_groups":
+            raise KeyError(name)
+        where = f"optim.{type(self._optimizer).__name__}"
+        return [ParamGroupProxy(where, group) for group in self._optimizer.param_groups]
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
         """The optimizer's state tensors as ``state[<i>].<key>`` (``state[0].momentum_buffer``).
@@ -608,3 +618,58 @@ class OptimizerProxy(Checked):
 
     def _params(self) -> list[torch.Tensor]:
         return [p for group in self._optimizer.param_groups for p in group["params"]]
+
+
+# NOTE [parameter groups]
+# ``for g in optimizer.param_groups: g["lr"] *= 0.1`` is how snippets decay the learning rate,
+# and ``optimizer.param_groups[0]["lr"]`` how they print it. A group is a dict PyTorch reads at
+# every step, so a program gets a proxy for it: its hyperparameters are read as numbers and
+# those the optimizer takes as settings are written as checked numbers, into the very dict the
+# next step() reads; "params" is read as a new list of the parameters themselves. Nothing else
+# of the optimizer (its state, its defaults, the dict itself) is reachable through a group.
+class ParamGroupProxy(Checked):
+    """One of an optimizer's ``param_groups``, as a program holds it (NOTE [parameter groups]).
+
+    >>> w = torch.ones(1, requires_grad=True)
+    >>> opt = torch.optim.SGD([w], lr=0.5)
+    >>> group = ParamGroupProxy("optim.SGD", opt.param_groups[0])
+    >>> group.set_item("lr", group.item("lr") * 0.1); opt.param_groups[0]["lr"]
+    0.05
+    >>> group.item("params")[0] is w
+    True
+    """
+
+    def __init__(self, where: str, group: dict[str, Any]) -> None:
+        self._group = group
+        self._where = where
+        self.kind = f"a parameter group of an {where} optimizer"
+
+    def __repr__(self) -> str:
+        return repr({key: value for key, value in self._group.items() if key != "params"})
+
+    def item(self, key: Any) -> Any:
+        """``group["lr"]``: a hyperparameter, or ``group["params"]`` as a new list."""
+        if not isinstance(key, str) or key not in self._group:
+            raise KeyError(key)
+        value = self._group[key]
+        if key == "params":
+            return list(value)
+        if not (_is_plain_setting(value) or value is None):
+            raise refused(f"{self._where}'s group setting '{key}' is not a plain value in programs")
+        return list(value) if isinstance(value, list) else value
+
+    def set_item(self, key: Any, value: Any) -> None:
+        """``group["lr"] = 0.01``: a setting the optimizer takes, checked like one given to it."""
+        name = self._where.split(".", 1)[1]
+        allowed = OPTIMIZER_SETTINGS[name]
+        if not isinstance(key, str) or key not in allowed:
+            listed = ", ".join(sorted(allowed))
+            raise refused(f"in a group of {self._where} only its settings can be assigned: {listed}")
+        _check_number_setting(self._where, key, value)
+        self._group[key] = tuple(value) if isinstance(value, list) else value
+
+    def members(self) -> list[str]:
+        return []
+
+    def __len__(self) -> int:
+        return len(self._group)

@@ -181,6 +181,12 @@ def language_names() -> dict[str, Any]:
         "any": any,
         "all": all,
         "divmod": divmod,
+        # Called by the evaluator itself, as they call the program's functions (NOTE [program types]).
+        "isinstance": isinstance,
+        "map": map,
+        "filter": filter,
+        "iter": iter,
+        "next": next,
     }
     return {**{n: SafeBuiltin(n, fn) for n, fn in more.items()}, **exception_names(), "super": SUPER}
 

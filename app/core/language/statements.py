@@ -22,6 +22,7 @@ from app.core.language.grammar import INPLACE
 from app.core.language.instances import ContainerProxy
 from app.core.language.objects import Checked, GradModeEntry
 from app.core.language.parsing import WITH_REFUSAL, import_bindings
+from app.core.language.proxies import ParamGroupProxy
 from app.core.language.python_values import is_iterable, kind
 from app.core.language.raised import catches, caught_value, raise_value, raised_error
 from app.core.language.whitelist import Namespace, SafeBuiltin, format_field
@@ -298,13 +299,21 @@ class Statements:
             self.assign(target, self.update(node, current), node)
         elif isinstance(target, ast.Subscript):
             owner, index = ev.eval(target.value), ev.expressions.index(target.slice)
-            current = ev.apply(operator.getitem, [owner, index], {}, target)
+            if isinstance(owner, ParamGroupProxy):  # group["lr"] *= 0.1
+                current = ev.apply(owner.item, [index], {}, target)
+            else:
+                current = ev.apply(operator.getitem, [owner, index], {}, target)
             self.set_item(owner, index, self.update(node, current), target)
         elif isinstance(target, ast.Attribute):
             owner = ev.eval(target.value)
             current = ev.members.read(owner, target)
             result = self.update(node, current)
-            if not (isinstance(owner, Checked) and result is current):  # w -= ... on lin.weight: in place
+            # w -= ... on lin.weight: in place. p.data -= lr * p.grad (manual SGD) is in place on
+            # .data too: Python then sets .data to the tensor it already is, which changes nothing.
+            in_place = result is current and (
+                isinstance(owner, Checked) or (isinstance(owner, torch.Tensor) and target.attr == "data")
+            )
+            if not in_place:
                 ev.members.assign(owner, target, result)
         else:  # pragma: no cover - refused by the static checks
             raise ev.error("this cannot be updated with an operator like +=", node)
@@ -373,6 +382,8 @@ class Statements:
             ev.refuse_growth(owner, value, removed, node)
             owner[index] = value
             ev.sizes.changed(owner, value, removed)
+        elif isinstance(owner, ParamGroupProxy):  # NOTE [parameter groups]
+            ev.apply(owner.set_item, [index, value], {}, node)
         else:
             raise ev.error(f"items can be assigned in tensors and lists, not in {kind(owner)}", node)
 

@@ -410,14 +410,12 @@ REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
         "frombuffer": _MEMORY,
         "as_strided": _MEMORY,
         "empty": "an empty tensor holds whatever was in memory; use torch.zeros",
-        "backends": "choose the device in the window or with --device, not in the program",
         "distributed": "programs run in one process",
         "multiprocessing": "programs run in one process",
         "set_default_device": "choose the device in the window or with --device, not in the program",
         "set_default_dtype": "global settings would leak into later recordings",
         "set_grad_enabled": "global settings would leak into later recordings: use with torch.no_grad():",
         "use_deterministic_algorithms": "global settings would leak into later recordings",
-        "Tensor": "build tensors with torch.tensor(...)",
     }
 )
 
@@ -428,9 +426,57 @@ class Namespace:
 
     path: str
     members: dict[str, Any] = field(default_factory=dict)
+    refusal: str | None = None  # a stand-in module: every member is refused with this reason
 
     def member(self, name: str) -> Any:
         return self.members[name]
+
+
+class TensorType:
+    """``torch.Tensor``, ``torch.FloatTensor``, ``torch.LongTensor``: a type for ``isinstance`` and a
+    constructor of a tensor from its values, as old snippets write ``torch.Tensor([1.0, 2.0])``.
+
+    Given sizes (``torch.Tensor(2, 3)``) PyTorch leaves the memory as it was; that is refused.
+
+    >>> TensorType("torch.LongTensor", torch.LongTensor, torch.int64)([1, 2])
+    tensor([1, 2])
+    """
+
+    def __init__(self, path: str, cls: Any, dtype: torch.dtype | None = None) -> None:
+        self.cls = cls
+        self.dtype = dtype
+        self.path = path
+        self.__name__ = self.__qualname__ = path.rsplit(".", 1)[-1]
+        self.__module__ = "torch"
+
+    def __repr__(self) -> str:
+        return f"<class '{self.path}'>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        if kwargs:
+            raise ProgramError(f"{self.path}(...) takes its values only here, as in {self.path}([1.0, 2.0])")
+        if not args:
+            return torch.tensor([], dtype=self.dtype)
+        if len(args) > 1 or not isinstance(args[0], (list, tuple)) or isinstance(args[0], torch.Size):
+            raise ProgramError(
+                f"{self.path}(...) takes a list of values here, as in {self.path}([1.0, 2.0]); given sizes "
+                "it holds whatever was in memory: use torch.zeros(...) or torch.randn(...)"
+            )
+        return torch.tensor(
+            args[0], dtype=self.dtype if self.dtype is not None else torch.get_default_dtype()
+        )
+
+
+TENSOR_TYPES = {
+    "Tensor": (torch.Tensor, None),
+    "FloatTensor": (torch.FloatTensor, torch.float32),
+    "DoubleTensor": (torch.DoubleTensor, torch.float64),
+    "LongTensor": (torch.LongTensor, torch.int64),
+    "IntTensor": (torch.IntTensor, torch.int32),
+    "BoolTensor": (torch.BoolTensor, torch.bool),
+}
+# Settings snippets write for reproducible GPU runs; they change nothing the language records.
+CUDNN_SETTINGS = frozenset(["deterministic", "benchmark"])
 
 
 @dataclass(frozen=True)
@@ -493,6 +539,7 @@ def build_namespaces() -> dict[str, Any]:
     )
     utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", data_members())})
     cuda = Namespace("torch.cuda", {"is_available": _cuda_is_available})
+    backends = Namespace("torch.backends", {"cudnn": Namespace("torch.backends.cudnn")})
     torch_members = _members(torch, TORCH_FUNCTIONS | TORCH_DTYPES)
     torch_members.update(
         nn=nn,
@@ -500,6 +547,8 @@ def build_namespaces() -> dict[str, Any]:
         autograd=autograd,
         utils=utils,
         cuda=cuda,
+        backends=backends,
+        **{name: TensorType(f"torch.{name}", cls, dtype) for name, (cls, dtype) in TENSOR_TYPES.items()},
         no_grad=GradModeEntry("no_grad", enabled=False),
         enable_grad=GradModeEntry("enable_grad", enabled=True),
     )
@@ -512,10 +561,30 @@ def build_namespaces() -> dict[str, Any]:
 def python_modules() -> dict[str, Namespace]:
     """The plain-Python modules a program may import (not bound until it does): ``math``, ``random``.
 
+    ``numpy`` and ``matplotlib`` are stand-ins (NOTE [stand-in modules]).
+
     >>> sorted(python_modules()), python_modules()["math"].member("sqrt")(4.0)
-    (['math', 'random'], 2.0)
+    (['math', 'matplotlib', 'numpy', 'random'], 2.0)
     """
-    return {"math": Namespace("math", math_members()), "random": Namespace("random", random_members())}
+    pyplot = Namespace("matplotlib.pyplot", refusal=NO_PLOTS)
+    return {
+        "math": Namespace("math", math_members()),
+        "random": Namespace("random", random_members()),
+        "numpy": Namespace("numpy", refusal=NO_NUMPY),
+        "matplotlib": Namespace("matplotlib", {"pyplot": pyplot}, refusal=NO_PLOTS),
+    }
+
+
+# NOTE [stand-in modules]
+# Snippets import numpy and matplotlib.pyplot at the top out of habit and often use them for
+# nothing, or only at the end to plot the losses. Refusing the import would refuse the whole
+# program for one line it never needs, so the import binds a stand-in with no members: the
+# program runs, and any use (np.array, plt.plot) is refused at its own line with the reason.
+# Plots are refused rather than drawn as nothing: a learner who asked for a plot and saw the
+# program end quietly would look for a window that never opens; the refusal says to print
+# the values, and the recording up to that line is there to see.
+NO_NUMPY = "NumPy is not part of programs: build tensors with torch (torch.tensor, torch.randn)"
+NO_PLOTS = "programs draw no plots: print the values, or see them in the window"
 
 
 MAX_ROUND_DIGITS = 1000
