@@ -1,5 +1,8 @@
 """Command line: ``python -m app [programs | trace | export | run | gui]``.
 
+One concept, kept in one file past 500 lines: the argument parser and the one function per
+command it calls, so every option and its help read together.
+
 A source is a built-in name, a ``.toml`` or ``.py`` program, or a ``.lens``
 recording; a ``.lens`` file is read, never run, and reading it loads no torch.
 Errors are one line on stderr and exit status 2 (1 for a bug in the program

@@ -1,5 +1,8 @@
 """The parent's side: start recording children, send them programs, read recordings back.
 
+One concept, kept in one file past 500 lines: a child's life seen from the parent (start, limits,
+requests, death told as one message), which the NOTE below explains as a whole.
+
 # NOTE [recording in a child]
 A program is untrusted data. The checked language refuses what it can see,
 but a single native operator can outlive any time limit, crash, or take all

@@ -1,5 +1,8 @@
 """Parsing program text, and everything that can be refused without running it.
 
+One concept, kept in one file past 500 lines: the one walk of the tree that refuses, with its
+messages beside the node types they name.
+
 :func:`parse` reads text with :mod:`ast` (never ``eval``/``exec``) and walks
 the tree once against the tables in ``grammar.py``: refused syntax, private
 or denied names and attributes, members that ``torch`` and ``F`` do not list,

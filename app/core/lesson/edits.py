@@ -1,5 +1,6 @@
 """Editing program text at :mod:`ast` positions: the one toolkit of the fixes, the advice and the
-call toggles.
+call toggles. One concept, kept in one file past 500 lines: text edits at syntax-tree positions,
+and the diffs that show them.
 
 The program is parsed, never run. :class:`Source` holds the text with the absolute offsets of the
 positions :mod:`ast` reports; every edit replaces a character range of the text, so the learner's
