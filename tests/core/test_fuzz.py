@@ -22,11 +22,13 @@ from hypothesis import strategies as st
 
 from app.core import ProgramError, builtin_names, load_builtin
 from app.core.language import members
+from app.core.language.denials import denied_attribute
 from app.core.language.evaluator import Evaluator
 from app.core.language.members import listed_callables
 from app.core.language.objects import Checked
 from app.core.language.parsing import Mode, parse
-from app.core.language.whitelist import Namespace, SafeBuiltin, build_namespaces, denied_attribute
+from app.core.language.safe_builtins import SafeBuiltin
+from app.core.language.whitelist import Namespace, build_namespaces
 from app.core.sizing.limits import Limits
 from tests.support.hostile_cases import install_sentinels, warm_up
 

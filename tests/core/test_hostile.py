@@ -391,7 +391,7 @@ def test_a_printed_object_shows_no_address(line: str) -> None:
 
 
 def test_a_denied_family_is_denied_on_every_member_that_holds_its_name() -> None:
-    from app.core.language.whitelist import DENIED_FAMILIES, denied_attribute
+    from app.core.language.denials import DENIED_FAMILIES, denied_attribute
 
     members = {n for cls in (torch.Tensor, torch.nn.Module) for n in dir(cls) if not n.startswith("_")}
     held = {n for n in members for part, _ in DENIED_FAMILIES if part in n}

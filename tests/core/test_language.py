@@ -34,7 +34,8 @@ from app.core.language.evaluator import Evaluator
 from app.core.language.objects import Checked
 from app.core.language.parsing import Mode, assigned_names, free_names, parse
 from app.core.language.positions import node_position
-from app.core.language.whitelist import PRINT_LIMIT, build_namespaces
+from app.core.language.safe_builtins import PRINT_LIMIT
+from app.core.language.whitelist import build_namespaces
 from app.core.model.errors import ProgramError, ProgramRaised
 from app.core.model.graph import LoopMark
 from app.core.sizing.limits import MAX_DEPTH, MAX_TEXT, Limits

@@ -16,15 +16,10 @@ import torch
 from torch import nn
 
 from app.core.language.evaluator import Evaluator
+from app.core.language.module_proxies import NN_MODULES, ModuleProxy, nn_members
 from app.core.language.objects import Checked
+from app.core.language.optimizer_proxies import OptimizerProxy, optim_members
 from app.core.language.parsing import parse
-from app.core.language.proxies import (
-    NN_MODULES,
-    ModuleProxy,
-    OptimizerProxy,
-    nn_members,
-    optim_members,
-)
 from app.core.model.errors import ProgramError
 from app.core.sizing.guard import guarded_call
 from app.core.sizing.limits import Budget, Limits
@@ -570,7 +565,8 @@ def test_building_and_stepping_does_not_import_dynamo() -> None:
         "import sys, warnings\n"
         "import torch\n"
         "warnings.simplefilter('error')\n"
-        "from app.core.language.proxies import nn_members, optim_members\n"
+        "from app.core.language.module_proxies import nn_members\n"
+        "from app.core.language.optimizer_proxies import optim_members\n"
         "nn, optim = nn_members(), optim_members()\n"
         "lin = nn['LSTM'](2, 2)\n"
         "for name in optim:\n"

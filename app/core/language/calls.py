@@ -26,7 +26,8 @@ from app.core.language.python_methods import (
 )
 from app.core.language.python_values import NOTHING, kind
 from app.core.language.raised import ExceptionKind, RaisedValue
-from app.core.language.whitelist import LAZY_BUILTINS, Namespace, SafeBuiltin
+from app.core.language.safe_builtins import LAZY_BUILTINS, SafeBuiltin
+from app.core.language.whitelist import Namespace
 from app.core.model.errors import ProgramError, ProgramRaised
 from app.core.sizing.limits import MAX_SEQUENCE, budget_message
 

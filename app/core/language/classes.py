@@ -29,8 +29,8 @@ from app.core.language.instances import (
     autograd_function_class,
     unwrap,
 )
+from app.core.language.module_proxies import ModuleProxy
 from app.core.language.objects import Checked
-from app.core.language.proxies import ModuleProxy
 from app.core.language.python_values import kind
 from app.core.language.raised import raised_error
 from app.core.language.scopes import Scope

@@ -35,7 +35,8 @@ Around them:
 - ``grammar.py``: allowed syntax, operators, and the words of refusals;
 - ``parsing.py``: :func:`parse` and the static checks, imports included;
 - ``python_values.py``: bounds on lists, text, integers and ranges;
-- ``whitelist.py``: what names and attributes reach, and the builtins;
+- ``whitelist.py``: what names reach, with ``torch_names.py``, ``denials.py`` and
+  ``safe_builtins.py`` (the builtins);
 - ``objects.py``: the proxies' base and the hooks' protocol;
 - ``guard.py``: :class:`SizeGuard`, with ``op_costs.py``, ``op_bounds.py``
   and ``aten_calls.py`` for what one ATen operation would cost.

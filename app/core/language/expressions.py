@@ -19,12 +19,13 @@ from app.core.language.evaluation import Evaluation
 from app.core.language.grammar import BINOPS, COMPARE, UNARY
 from app.core.language.instances import ContainerProxy
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
-from app.core.language.proxies import ParamGroupProxy
+from app.core.language.optimizer_proxies import ParamGroupProxy
 from app.core.language.python_methods import percent_text
 from app.core.language.python_values import kind, python_arith_refusal
 from app.core.language.raised import raised_error
+from app.core.language.safe_builtins import SafeBuiltin, format_field
 from app.core.language.scopes import MISSING, Scope, UnboundName
-from app.core.language.whitelist import Namespace, SafeBuiltin, format_field
+from app.core.language.whitelist import Namespace
 from app.core.sizing.limits import MAX_SEQUENCE, MAX_TEXT, budget_message, loop_message, statements_message
 
 __all__ = ["OBJECTS", "Expressions"]

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from app.core.language.whitelist import without_addresses
+from app.core.language.safe_builtins import without_addresses
 from app.core.model.errors import ProgramError
 
 __all__ = ["HAS_MEMBERS", "Break", "Continue", "NotListed", "Return", "first_line"]

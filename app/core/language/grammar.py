@@ -2,7 +2,7 @@
 
 Tables only, and the messages built from them: :func:`~app.core.language.parsing.parse`
 checks a tree against them, :class:`~app.core.language.evaluator.Evaluator` maps operators
-through them. What each name or attribute may reach is ``whitelist.py``.
+through them. What each name or attribute may reach is ``whitelist.py`` (and ``denials.py``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from app.core.language.denials import REFUSED_TORCH_MEMBERS, denied_attribute
 from app.core.language.hints import RUN_HINT, with_run_hint
-from app.core.language.whitelist import REFUSED_TORCH_MEMBERS, Namespace, denied_attribute
+from app.core.language.whitelist import Namespace
 
 __all__ = [
     "ALLOWED_NODES",

@@ -25,8 +25,8 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from app.core.language.module_proxies import ModuleProxy, SequentialFactory
 from app.core.language.objects import Checked
-from app.core.language.proxies import ModuleProxy, SequentialFactory
 from app.core.language.scopes import Scope, local_names, own_nodes
 from app.core.model.errors import ProgramError
 

@@ -23,10 +23,11 @@ from app.core.language.instances import (
     ProgramObject,
     _ContainerFactory,
 )
+from app.core.language.module_proxies import ModuleFactory, ModuleProxy
 from app.core.language.objects import Checked
-from app.core.language.proxies import ModuleFactory, ModuleProxy
 from app.core.language.raised import ExceptionKind, RaisedValue
-from app.core.language.whitelist import SafeBuiltin, TensorType
+from app.core.language.safe_builtins import SafeBuiltin
+from app.core.language.whitelist import TensorType
 from app.core.model.errors import ProgramError
 
 __all__ = ["TYPE_REFUSAL", "is_instance"]

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from app.core.language.denials import denied_attribute
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, NotListed
 from app.core.language.grammar import attribute_refusal, missing_member
@@ -28,7 +29,6 @@ from app.core.language.whitelist import (
     CUDNN_SETTINGS,
     Namespace,
     build_namespaces,
-    denied_attribute,
     result_fields,
 )
 from app.core.model.errors import ProgramError

@@ -19,7 +19,7 @@ from typing import Any
 from app.core.language.instances import SUPER
 from app.core.language.python_values import kind
 from app.core.language.raised import exception_names
-from app.core.language.whitelist import SafeBuiltin, format_field, without_addresses
+from app.core.language.safe_builtins import SafeBuiltin, format_field, without_addresses
 from app.core.model.errors import ProgramError
 
 __all__ = [

@@ -15,7 +15,8 @@ from torch.optim import lr_scheduler
 
 from app.core.language.hints import refused
 from app.core.language.objects import Checked
-from app.core.language.proxies import MAX_SETTING_ITEMS, OptimizerProxy
+from app.core.language.optimizer_proxies import OptimizerProxy
+from app.core.language.proxies import MAX_SETTING_ITEMS
 
 __all__ = ["SCHEDULER_SETTINGS", "SchedulerFactory", "SchedulerProxy", "scheduler_members"]
 

@@ -21,11 +21,12 @@ from app.core.language.flow import Break, Continue, Return, first_line
 from app.core.language.grammar import INPLACE
 from app.core.language.instances import ContainerProxy
 from app.core.language.objects import Checked, GradModeEntry
+from app.core.language.optimizer_proxies import ParamGroupProxy
 from app.core.language.parsing import WITH_REFUSAL, import_bindings
-from app.core.language.proxies import ParamGroupProxy
 from app.core.language.python_values import is_iterable, kind
 from app.core.language.raised import catches, caught_value, raise_value, raised_error
-from app.core.language.whitelist import Namespace, SafeBuiltin, format_field
+from app.core.language.safe_builtins import SafeBuiltin, format_field
+from app.core.language.whitelist import Namespace
 from app.core.model.errors import ProgramRaised
 from app.core.model.graph import LoopMark
 from app.core.sizing.limits import MAX_SEQUENCE, loop_message, statements_message

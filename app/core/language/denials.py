@@ -1,0 +1,108 @@
+"""What stays out, with the reason a learner is shown: denied tensor members, the families of
+names denied on any value, and torch members people reach for (NOTE [whitelist] in ``whitelist.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+__all__ = ["DENIED_FAMILIES", "DENIED_TENSOR_ATTRS", "REFUSED_TORCH_MEMBERS", "denied_attribute"]
+
+_FILES = "programs cannot read or write files"
+_MEMORY = "it reaches raw memory, which programs never touch"
+_CODE = "it would run Python code of its own, which programs never do"
+_UNINITIALISED = "it holds whatever was in memory, different from run to run; use new_zeros"
+
+# Tensor members a program may not use, and why (the rest of the public API is open).
+DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
+    {
+        "numpy": "NumPy is not part of programs",
+        "tofile": _FILES,
+        "storage": _MEMORY,
+        "untyped_storage": _MEMORY,
+        "storage_type": _MEMORY,
+        "storage_offset": _MEMORY,
+        "data_ptr": _MEMORY,
+        "share_memory_": _MEMORY,
+        "is_shared": _MEMORY,
+        "pin_memory": _MEMORY,
+        "record_stream": _MEMORY,
+        "set_": _MEMORY,
+        "resize": _MEMORY,
+        "resize_": _MEMORY,
+        "resize_as": _MEMORY,
+        "resize_as_": _MEMORY,
+        "sparse_resize_": _MEMORY,
+        "sparse_resize_and_clear_": _MEMORY,
+        "as_strided": _MEMORY,
+        "as_strided_": _MEMORY,
+        "as_strided_scatter": _MEMORY,
+        "new": _MEMORY,
+        "to_dlpack": _MEMORY,
+        "module_load": _MEMORY,
+        "as_subclass": _CODE,
+        "register_hook": _CODE,
+        "register_post_accumulate_grad_hook": _CODE,
+        "apply_": _CODE,
+        "map_": _CODE,
+        "map2_": _CODE,
+        "new_empty": _UNINITIALISED,
+        "new_empty_strided": _UNINITIALISED,
+        "grad_fn": "the program draws the graph itself; grad_fn objects are not values in programs",
+    }
+)
+
+# Members denied by what their names hold, on any value, whatever PyTorch adds beside them:
+# const_data_ptr and mutable_data_ptr give an address as data_ptr does; the storages,
+# DLPack capsules, shared and pinned memory reach raw memory.
+DENIED_FAMILIES: tuple[tuple[str, str], ...] = (
+    ("data_ptr", _MEMORY),
+    ("storage", _MEMORY),
+    ("address", _MEMORY),
+    ("dlpack", _MEMORY),
+    ("share_memory", _MEMORY),
+    ("pin_memory", _MEMORY),
+    ("ipc_", _MEMORY),
+)
+
+
+def denied_attribute(name: str) -> str | None:
+    """Why ``.name`` is denied (by name, or by its family), or None.
+
+    >>> denied_attribute("const_data_ptr") == denied_attribute("data_ptr"), denied_attribute("grad")
+    (True, None)
+    """
+    reason = DENIED_TENSOR_ATTRS.get(name)
+    if reason is None:
+        reason = next((why for part, why in DENIED_FAMILIES if part in name), None)
+    return reason
+
+
+# torch members people reach for that stay out, with the reason a learner is shown.
+REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
+    {
+        "save": _FILES,
+        "load": _FILES,
+        "from_file": _FILES,
+        "serialization": _FILES,
+        "package": _FILES,
+        "hub": "programs cannot download code or models",
+        "ops": "torch.ops reaches PyTorch's raw operators, outside the checked language",
+        "library": "torch.library reaches PyTorch's raw operators, outside the checked language",
+        "classes": "torch.classes reaches PyTorch's raw operators, outside the checked language",
+        "jit": "programs cannot compile code",
+        "compile": "programs cannot compile code",
+        "fx": "programs cannot compile code",
+        "export": "programs cannot compile code",
+        "from_numpy": "NumPy is not part of programs",
+        "frombuffer": _MEMORY,
+        "as_strided": _MEMORY,
+        "empty": "an empty tensor holds whatever was in memory; use torch.zeros",
+        "distributed": "programs run in one process",
+        "multiprocessing": "programs run in one process",
+        "set_default_device": "choose the device in the window or with --device, not in the program",
+        "set_default_dtype": "global settings would leak into later recordings",
+        "set_grad_enabled": "global settings would leak into later recordings: use with torch.no_grad():",
+        "use_deterministic_algorithms": "global settings would leak into later recordings",
+    }
+)
