@@ -1,8 +1,9 @@
 """The program: one code editor that also shows where the run is.
 
-One concept, kept in one file past 500 lines: the recording's lines laid over the text. The
-marks, the jump from a line number and the keyword menu of a call's line all read the same
-mapping, and all turn off together while the text is not the recorded one.
+The recording's lines laid over the text: the marks, the jump from a line number and the
+keyword menu of a call's line all read the same mapping, and all turn off together while the
+text is not the recorded one. Which lines a step marks is worked out in
+:mod:`~app.ui.editor.line_marks`, the keyword menu is built in :mod:`~app.ui.editor.call_menu`.
 
 The text is the program's code, as the learner typed or pasted it, and editable
 (:class:`~app.ui.editor.code_edit.CodeEdit`: line numbers, Python colours from the
@@ -48,10 +49,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Property, QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import Property, QEvent, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
-    QActionGroup,
     QColor,
     QContextMenuEvent,
     QKeyEvent,
@@ -66,15 +66,15 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QTextEdit, QWidget
 
 from app.core.lesson.edits import new_line_numbers
+from app.ui.editor.call_menu import call_sites_at, keyword_actions
 from app.ui.editor.code_edit import CodeEdit
+from app.ui.editor.line_marks import marks_at, previous_lines, step_selection
 from app.ui.look.theme import tint_colour
-from app.ui.panels.call_toggles import CallSite, call_sites, edit_call
 from app.ui.runtime.session import Session
 
 if TYPE_CHECKING:
     from app.core.model.program import Program
     from app.core.model.recording import Recording
-    from app.core.model.timeline import Step
 
 __all__ = ["FAILED", "RUNNING", "CodePanel", "node_tooltip"]
 
@@ -83,7 +83,6 @@ MAX_LINES = 12
 MIN_LINES = 4
 FILL_LATER_LINES = 500  # a longer text is written one event-loop turn after the recording is applied
 HIGHLIGHT_MAX_LINES = 1000  # past this, uncoloured: colouring costs ~18 ms per 1000 lines on the GUI thread
-LOOK_BACK = 64  # steps searched for the lines that ran before the current ones
 BAR_WIDTH, FAINT_BAR_WIDTH = 5, 2
 RECHECK_MS = 400  # after a typing pause: is the text the recorded one again?
 CURRENT_HUE, FAILED_HUE = 0.13, 0.0  # amber and red tints, without a stylesheet
@@ -283,15 +282,10 @@ class CodePanel(CodeEdit):
     def sizeHint(self) -> QSize:
         """Tall enough for the whole program (up to MAX_LINES), so the failing line shows."""
         shown = max(self.blockCount(), int(self.document().size().height()))  # wrapped lines count too
-        return QSize(super().sizeHint().width(), self._height_of(min(max(shown, 1), MAX_LINES)))
+        return QSize(super().sizeHint().width(), _height_of(self, min(max(shown, 1), MAX_LINES)))
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(super().minimumSizeHint().width(), self._height_of(MIN_LINES))
-
-    def _height_of(self, lines: int) -> int:
-        margins = self.contentsMargins().top() + self.contentsMargins().bottom()
-        bar = self.horizontalScrollBar().sizeHint().height()
-        return lines * self.fontMetrics().lineSpacing() + margins + bar + 12
+        return QSize(super().minimumSizeHint().width(), _height_of(self, MIN_LINES))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -318,64 +312,32 @@ class CodePanel(CodeEdit):
     def _on_step_applied(self, index: int) -> None:
         if not (self.filled and self._in_sync):
             return  # the marks are worked out when the text is the recording's
-        marked, failed = self._marks_now()
-        previous = self._previous_now()
+        marked, failed = marks_at(self._recording, self._session.state(), len(self._lines))
+        previous = previous_lines(self._recording, self._session.state(), len(self._lines))
         if (marked, failed, previous) == (self._marked, self._failed_mark, self._previous):
             return
         self._marked, self._failed_mark, self._previous = marked, failed, previous
-        self._show_marks()
+        self._highlight()
+        self.line_numbers().update()
+        self.viewport().update()
         self._scroll_to_marks()
 
     def _update_marks(self) -> None:
         """Work out the marks for the step shown now (none while the text is not the recording's)."""
         if self.marks_shown:
-            self._marked, self._failed_mark = self._marks_now()
-            self._previous = self._previous_now()
+            self._marked, self._failed_mark = marks_at(
+                self._recording, self._session.state(), len(self._lines)
+            )
+            self._previous = previous_lines(self._recording, self._session.state(), len(self._lines))
         self._update_note()
-        self._show_marks()
+        self._highlight()
+        self.line_numbers().update()
+        self.viewport().update()
 
     def _update_note(self) -> None:
         """The note under the code while typing keeps the marks off (NOTE [marks follow the recorded text])"""
         off = self._typed and not self._in_sync and self._recording is not None
         self.set_note(MARKS_OFF if off else "", MARKS_OFF_SHORT)
-
-    def _show_marks(self) -> None:
-        self._highlight()
-        self.line_numbers().update()
-        self.viewport().update()
-
-    def _marks_now(self) -> tuple[range, bool]:
-        """The 0-based lines to mark at the current step and whether they failed."""
-        state = self._session.state()
-        if state is None or self._recording is None:
-            return range(0), False
-        step = state.step
-        return _step_lines(self._recording, step, len(self._lines)), step.kind == "error"
-
-    def _previous_now(self) -> range:
-        """The 0-based lines of the last earlier step that ran other lines than the current ones.
-
-        A call's steps all mark the call's lines: from inside a call the search skips to the step
-        before the call began, so it takes a few steps however long the call is.
-        """
-        state = self._session.state()
-        recording = self._recording
-        if state is None or recording is None:
-            return range(0)
-        steps, count = recording.timeline.steps, len(self._lines)
-        current = _step_lines(recording, state.step, count)
-        index = state.step.index - 1
-        for _ in range(LOOK_BACK):
-            if index < 0:
-                break
-            step = steps[index]
-            lines = _step_lines(recording, step, count)
-            if lines and lines != current:
-                return lines
-            call = step.call
-            in_call = call is not None and 0 <= call < len(recording.calls) and step.kind != "error"
-            index = recording.calls[call].first_step - 1 if in_call and call is not None else index - 1
-        return range(0)
 
     def line_marker(self, number: int) -> tuple[str, QColor] | None:
         glyph = self.marker(number - 1)
@@ -401,24 +363,8 @@ class CodePanel(CodeEdit):
 
     def _highlight(self) -> None:
         """One full-width selection spanning the marked block of lines (their number does not matter)."""
-        marked = self.highlighted_lines()
-        document = self.document()
-        first = document.findBlockByNumber(marked[0]) if marked else None
-        last = document.findBlockByNumber(marked[-1]) if marked else None
-        if first is None or last is None or not (first.isValid() and last.isValid()):
-            self.set_selections("step", [])
-            return
-        fmt = QTextCharFormat()
-        fmt.setBackground(self._get_failed() if self._failed_mark else self._get_current())
-        fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
-        cursor = QTextCursor(first)
-        if last != first:  # up to the start of the next line, so the last line is full width too
-            end = last.position() + last.length() - (0 if last.next().isValid() else 1)
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        selection = QTextEdit.ExtraSelection()
-        selection.format = fmt
-        selection.cursor = cursor
-        self.set_selections("step", [selection])
+        colour = self._get_failed() if self._failed_mark else self._get_current()
+        self.set_selections("step", step_selection(self.document(), self.highlighted_lines(), colour))
 
     # -- bars: strong for the current lines, faint for the ones before ------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
@@ -457,10 +403,6 @@ class CodePanel(CodeEdit):
         return QRect(0, round(top), self.viewport().width(), round(bottom - top))
 
     # -- a click on a line number jumps to the line's first step ------------------------------------
-    def line_at(self, position: QPoint) -> int:
-        """The 1-based program line under ``position`` (viewport coordinates)."""
-        return self.cursorForPosition(position).blockNumber() + 1
-
     def go_to_line(self, line: int) -> int | None:
         """Show the first step that ran ``line``; returns it (None: the line never ran, or the text
         is not the recorded one)."""
@@ -480,42 +422,15 @@ class CodePanel(CodeEdit):
             self.clearFocus()  # a click to navigate: the arrow keys step on from there
 
     # -- a right click on a call's line edits its keywords -----------------------------------------
-    def call_sites_at(self, line: int) -> list[CallSite]:
-        """The places on ``line`` (or whose call spans it) that make autograd calls."""
-        if self._recording is None or not self.marks_shown:
-            return []  # the recording's lines are not the text's (NOTE [marks follow the recorded text])
-        return [site for site in call_sites(self._recording) if site.call.line <= line <= site.call.end_line]
-
     def keyword_actions(self, line: int, parent: QMenu | None = None) -> list[QAction]:
         """One group of actions per call on ``line``: retain_graph True / False / unset, create_graph."""
-        actions: list[QAction] = []
-        owner = parent or self
-        sites = self.call_sites_at(line)
-        for site in sites:
-            call = site.call
-            where = f" ({call.text})" if len(sites) > 1 else ""
-            group = QActionGroup(owner)
-            for value, text in ((True, "retain_graph=True"), (False, "retain_graph=False"), (None, "")):
-                label = text or f"retain_graph unset (follows create_graph: {call.create_graph})"
-                action = QAction(f"{label} on this call{where}", owner, checkable=True)
-                action.setChecked(call.retain_graph is value)
-                keyword_value = None if value is None else str(value)
-                action.triggered.connect(
-                    lambda checked=False, c=call, v=keyword_value: self._edit(c, "retain_graph", v)
-                )
-                group.addAction(action)
-                actions.append(action)
-            create = QAction(f"create_graph=True on this call{where}", owner, checkable=True)
-            create.setChecked(call.create_graph)
-            create.triggered.connect(
-                lambda checked, c=call: self._edit(c, "create_graph", "True" if checked else None)
-            )
-            actions.append(create)
-        return actions
+        if self._recording is None or not self.marks_shown:
+            return []  # the recording's lines are not the text's (NOTE [marks follow the recorded text])
+        return keyword_actions(self._session, call_sites_at(self._recording, line), parent or self)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         menu = self.createStandardContextMenu()
-        actions = self.keyword_actions(self.line_at(event.pos()), menu)
+        actions = self.keyword_actions(self.cursorForPosition(event.pos()).blockNumber() + 1, menu)
         if actions:
             menu.insertSeparator(menu.actions()[0] if menu.actions() else None)  # type: ignore[arg-type]
             first = menu.actions()[0]
@@ -523,20 +438,9 @@ class CodePanel(CodeEdit):
         menu.exec(event.globalPos())
         menu.deleteLater()
 
-    def _edit(self, call: object, keyword: str, value: str | None) -> None:
-        from app.core.model.program import Call
 
-        if isinstance(call, Call):
-            edit_call(self._session, call, keyword, value)
-
-
-def _step_lines(recording: Recording, step: Step, count: int) -> range:
-    """The lines of the running call (all of them), else the statement's line (0-based)."""
-    if step.call is not None and 0 <= step.call < len(recording.calls):
-        call = recording.calls[step.call].call
-        first, last = call.line, call.end_line
-    elif step.line is not None:
-        first = last = step.line
-    else:
-        return range(0)
-    return range(max(first - 1, 0), min(last, count))
+def _height_of(edit: QPlainTextEdit, lines: int) -> int:
+    """The height that shows ``lines`` lines of text, with the frame and a horizontal scroll bar."""
+    margins = edit.contentsMargins().top() + edit.contentsMargins().bottom()
+    bar = edit.horizontalScrollBar().sizeHint().height()
+    return lines * edit.fontMetrics().lineSpacing() + margins + bar + 12

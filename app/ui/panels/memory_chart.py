@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Property, QEvent, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
+    QFontMetrics,
     QMouseEvent,
     QPainter,
     QPainterPath,
@@ -238,14 +239,12 @@ class MemoryChart(QWidget):
         painter.setFont(self.font())
         area = self._cache_area = self._plot_area()
         top = max([*self._saved, *(self._device or []), 1])
-        self._paint_series(painter, area, self._saved, top, self._get_saved(), fill=True)
+        _paint_series(painter, area, self._saved, top, self._get_saved(), fill=True)
         if self._device is not None:
-            self._paint_series(painter, area, self._device, top, self._get_device(), fill=False)
+            _paint_series(painter, area, self._device, top, self._get_device(), fill=False)
         if any(self._alive):  # its own scale: nodes, not bytes
             alive_top = max(self._alive)
-            self._paint_series(
-                painter, area, self._alive, alive_top, self._get_alive(), fill=False, dashed=True
-            )
+            _paint_series(painter, area, self._alive, alive_top, self._get_alive(), fill=False, dashed=True)
         self._paint_stops(painter, area)
         painter.end()
         self._cache = pixmap
@@ -274,11 +273,12 @@ class MemoryChart(QWidget):
             f"Saved: {held} · peak {peak}",
             f"Saved: {held}",
         ]
-        self._paint_line_title(painter, 0, self.palette().windowText().color(), saved)
-        self._paint_line_title(painter, 1, self._get_alive(), self._alive_titles())
+        _paint_line_title(self, painter, 0, self.palette().windowText().color(), saved)
+        _paint_line_title(self, painter, 1, self._get_alive(), self._alive_titles())
         if self._device is not None:
             device_now = _bytes(self._device[self._marker] if self._marker < len(self._device) else 0)
-            self._paint_line_title(
+            _paint_line_title(
+                self,
                 painter,
                 2,
                 self._get_device(),
@@ -302,65 +302,9 @@ class MemoryChart(QWidget):
             f"╌ Nodes: {now}",
         ]
 
-    def _paint_line_title(self, painter: QPainter, row: int, color: QColor, texts: list[str]) -> None:
-        """The first of ``texts`` that fits the width (a large text scale, a narrow dock), else the
-        last one elided: the numbers stay whole as long as they can."""
-        if not texts:
-            return
-        line, room = self.fontMetrics().height(), self.width() - 16
-        fitting = [t for t in texts if self.fontMetrics().horizontalAdvance(t) <= room]
-        text = (
-            fitting[0]
-            if fitting
-            else self.fontMetrics().elidedText(texts[-1], Qt.TextElideMode.ElideRight, room)
-        )
-        painter.setPen(color)
-        painter.drawText(QRectF(8, 2 + row * line, room, line), Qt.AlignmentFlag.AlignLeft, text)
-
-    def _fit(self, texts: list[str]) -> str:
-        room = self.width() - 16
-        fitting = [t for t in texts if self.fontMetrics().horizontalAdvance(t) <= room]
-        return (
-            fitting[0]
-            if fitting
-            else self.fontMetrics().elidedText(texts[-1], Qt.TextElideMode.ElideRight, room)
-        )
-
     def shown_alive_title(self) -> str:
         """The alive-node title as drawn at the chart's width."""
-        return self._fit(self._alive_titles()) if self._alive else ""
-
-    def _paint_series(
-        self,
-        painter: QPainter,
-        area: QRectF,
-        values: list[int],
-        top: int,
-        color: QColor,
-        *,
-        fill: bool,
-        dashed: bool = False,
-    ) -> None:
-        values = _columns(values, int(area.width() * painter.device().devicePixelRatioF()))
-        step_width = area.width() / max(len(values), 1)
-        ys = [area.bottom() - area.height() * value / top for value in values]
-        path = QPainterPath(QPointF(area.left(), area.bottom() if fill else ys[0]))
-        for i, y in enumerate(ys):
-            path.lineTo(area.left() + i * step_width, y)
-            path.lineTo(area.left() + (i + 1) * step_width, y)
-        if fill:
-            path.lineTo(area.right(), area.bottom())
-        pen = QPen(color, 3)
-        if dashed:  # not colour alone: the nodes line is dashed
-            pen.setStyle(Qt.PenStyle.DashLine)
-        painter.setPen(pen)
-        if fill:
-            shade = QColor(color)
-            shade.setAlpha(90)
-            painter.setBrush(shade)
-        else:
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawPath(path)
+        return _fit(self.fontMetrics(), self.width() - 16, self._alive_titles()) if self._alive else ""
 
     def _paint_stops(self, painter: QPainter, area: QRectF) -> None:
         step_width = area.width() / max(len(self._saved), 1)
@@ -397,3 +341,55 @@ def _columns(values: list[int], columns: int) -> list[int]:
     if count <= columns or columns < 1:
         return values
     return [max(values[c * count // columns : (c + 1) * count // columns]) for c in range(columns)]
+
+
+def _fit(metrics: QFontMetrics, room: int, texts: list[str]) -> str:
+    """The first of ``texts`` that fits ``room`` pixels, else the last one elided."""
+    fitting = [t for t in texts if metrics.horizontalAdvance(t) <= room]
+    return fitting[0] if fitting else metrics.elidedText(texts[-1], Qt.TextElideMode.ElideRight, room)
+
+
+def _paint_line_title(chart: QWidget, painter: QPainter, row: int, color: QColor, texts: list[str]) -> None:
+    """The first of ``texts`` that fits the chart's width (a large text scale, a narrow dock), else
+    the last one elided: the numbers stay whole as long as they can."""
+    if not texts:
+        return
+    metrics = chart.fontMetrics()
+    line, room = metrics.height(), chart.width() - 16
+    painter.setPen(color)
+    painter.drawText(
+        QRectF(8, 2 + row * line, room, line), Qt.AlignmentFlag.AlignLeft, _fit(metrics, room, texts)
+    )
+
+
+def _paint_series(
+    painter: QPainter,
+    area: QRectF,
+    values: list[int],
+    top: int,
+    color: QColor,
+    *,
+    fill: bool,
+    dashed: bool = False,
+) -> None:
+    """One series as steps across ``area``, scaled so ``top`` meets its top edge."""
+    values = _columns(values, int(area.width() * painter.device().devicePixelRatioF()))
+    step_width = area.width() / max(len(values), 1)
+    ys = [area.bottom() - area.height() * value / top for value in values]
+    path = QPainterPath(QPointF(area.left(), area.bottom() if fill else ys[0]))
+    for i, y in enumerate(ys):
+        path.lineTo(area.left() + i * step_width, y)
+        path.lineTo(area.left() + (i + 1) * step_width, y)
+    if fill:
+        path.lineTo(area.right(), area.bottom())
+    pen = QPen(color, 3)
+    if dashed:  # not colour alone: the nodes line is dashed
+        pen.setStyle(Qt.PenStyle.DashLine)
+    painter.setPen(pen)
+    if fill:
+        shade = QColor(color)
+        shade.setAlpha(90)
+        painter.setBrush(shade)
+    else:
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.drawPath(path)

@@ -9,12 +9,14 @@ the new one fails.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from app.ui.runtime.collector import GuiCollector
+from app.ui.runtime.player import Player
 from app.ui.runtime.worker import RecordingFailure, RecordingResult, RecordingWorker
 
 if TYPE_CHECKING:
@@ -70,10 +72,12 @@ class Session(QObject):
         self.shown: Any | None = None  # app.render.states.ShownStates of the recording, when prepared
         self.last_error: BaseException | None = None
         self.opened = False  # the recording on screen was opened afresh, not a change of the last
-        self._timer = QTimer(self)
-        self._timer.timeout.connect(self._on_tick)
-        self._speed = 2.0
-        self.set_speed(self._speed)
+        self.player = Player(self)
+        # playing is the player's; the session keeps its controls for the views that call them
+        self.set_speed: Callable[[float], None] = self.player.set_speed
+        self.play: Callable[[], None] = self.player.play
+        self.pause: Callable[[], None] = self.player.pause
+        self.toggle_play: Callable[[], None] = self.player.toggle
         self.worker.finished.connect(self._on_result)
         self.worker.failed.connect(self._on_failure)
         self.worker.busy_changed.connect(self.busy_changed)
@@ -261,39 +265,8 @@ class Session(QObject):
     # -- playing ----------------------------------------------------------------------
     @property
     def playing(self) -> bool:
-        return self._timer.isActive()
+        return self.player.playing
 
     @property
     def speed(self) -> float:
-        return self._speed
-
-    def set_speed(self, steps_per_second: float) -> None:
-        self._speed = max(0.1, float(steps_per_second))
-        self._timer.setInterval(round(1000 / self._speed))
-
-    def play(self) -> None:
-        if self._recording is None or self.playing:
-            return
-        if self._index >= self.last_index:
-            self.go_to(0)
-        self._timer.start()
-        self.playing_changed.emit(True)
-
-    def pause(self) -> None:
-        if self.playing:
-            self._timer.stop()
-            self.playing_changed.emit(False)
-
-    def toggle_play(self) -> None:
-        if self.playing:
-            self.pause()
-        else:
-            self.play()
-
-    def _on_tick(self) -> None:
-        if self._index >= self.last_index:
-            self.pause()
-            return
-        self.next_step()
-        if self._index >= self.last_index:
-            self.pause()
+        return self.player.speed
