@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject, QTimer
 
@@ -17,12 +17,15 @@ class Player(QObject):
     announces the change with its ``playing_changed`` signal."""
 
     def __init__(self, session: Session) -> None:
-        super().__init__(session)
-        self._session = session
+        super().__init__(session)  # its Qt parent, not a Python reference: no cycle to collect
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._on_tick)
         self._speed = 2.0
         self.set_speed(self._speed)
+
+    @property
+    def _session(self) -> Session:
+        return cast("Session", self.parent())
 
     @property
     def playing(self) -> bool:
