@@ -157,17 +157,23 @@ class Statements:
                     raise ev.error(loop_message(ev.limits), node)
                 ev.loops[-1] = LoopMark(line, index, None)
                 index += 1
-                try:
-                    ev.block(node.body)
-                except Continue:
-                    continue
-                except Break:
+                if not self.iteration(node.body):
                     finished = False
                     break
         finally:
             ev.loops.pop()
         if finished:
             ev.block(node.orelse)
+
+    def iteration(self, body: list[ast.stmt]) -> bool:
+        """One pass of a loop's body (``for`` and ``while`` alike); False when it ended in break."""
+        try:
+            self.ev.block(body)
+        except Continue:
+            pass
+        except Break:
+            return False
+        return True
 
     def try_block(self, node: ast.Try) -> None:
         """``try``: catches the program's own errors only (NOTE [caught errors])."""
@@ -217,11 +223,7 @@ class Statements:
                     raise ev.error(loop_message(ev.limits), node)
                 ev.loops[-1] = LoopMark(line, index, count)
                 self.assign(node.target, item, node)
-                try:
-                    ev.block(node.body)
-                except Continue:
-                    continue
-                except Break:
+                if not self.iteration(node.body):
                     finished = False
                     break
         finally:
