@@ -44,6 +44,7 @@ class Functions:
         self.ev = ev
         self.depth = 0
         self.running: list[tuple[ProgramFunction, list[Any]]] = []  # the calls under way, innermost last
+        self.callers: list[Scope | None] = []  # the scope each call under way was made from
         self.yielded: list[list[Any]] = []  # what each running generator gave so far
 
     def define(self, node: ast.FunctionDef) -> ProgramFunction:
@@ -87,6 +88,7 @@ class Functions:
         scope.values.update(values)
         outer = ev.scope
         ev.scope = scope
+        self.callers.append(outer)
         self.depth += 1
         self.running.append((fn, args))
         if fn.generator:
@@ -101,6 +103,7 @@ class Functions:
                 return done.value
         finally:
             self.running.pop()
+            self.callers.pop()
             self.depth -= 1
             ev.scope = outer
             made = self.yielded.pop() if fn.generator else None
@@ -119,6 +122,12 @@ class Functions:
         if not ev.budget.charge(len(new)):
             raise ev.error(budget_message(ev.budget), node)
         made.extend(new)
+
+    def live_scopes(self) -> list[Scope]:
+        """The names of every call under way, innermost first (what the program holds besides its
+        own names: NOTE [held is reachable] in ``app/core/recording/reach.py``)."""
+        scopes = [self.ev.scope, *reversed(self.callers)]
+        return [scope for scope in scopes if scope is not None]
 
     def current(self) -> tuple[ProgramFunction, list[Any]] | None:
         """The innermost function call under way, with its positional arguments."""

@@ -8,7 +8,7 @@ walked, its saved tensors too). :func:`kept_graphs` finds that in the recording;
 objects the window shows and undoes like the fixes at an error.
 
 >>> code = "total = 0.0\\nfor i in range(2):\\n    loss = f(i)\\n    loss.backward()\\n    total += loss\\n"
->>> print(_held_edit(Source(code), _holder_of(Source(code), 2, {"loss"}), "item"), end="")
+>>> print(_held_edit(Source(code), holder_of(Source(code), 2, {"loss"}), "item"), end="")
 total = 0.0
 for i in range(2):
     loss = f(i)
@@ -24,7 +24,12 @@ is kept for nothing. The recording says which nodes those are
 (``GraphNode.loops``, ``GraphNode.gone_at_step``, ``Recording.needed_by``);
 the program text only says where the holding statement is: an ``acc += v``,
 ``acc = acc + v`` or ``acc.append(v)`` in that loop's body, where ``v`` was
-bound by a statement that made one of the kept nodes.
+bound by a statement that made one of the kept nodes; ``acc`` may be a name,
+an item (``history["loss"]``) or an attribute (``self.total``), and the
+statement may be in a function or method the loop calls with ``v``
+(``holders.py``). What "alive" means is Python's own reachability (NOTE
+[held is reachable] in ``app/core/recording/reach.py``), so a graph kept in
+a dict, an object or a closure is found like one kept in a list.
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ import ast
 import itertools
 from dataclasses import dataclass
 
-from app.core.lesson.edits import Source, assigned_names, loop_at, names_bound, names_read, wrapped
+from app.core.lesson.edits import Source, assigned_names, wrapped
 from app.core.lesson.fix import Claim, Fix
+from app.core.lesson.holders import Holder, holder_of
 from app.core.model.graph import GraphNode, LoopMark
 from app.core.model.recording import Recording
 
@@ -108,57 +114,6 @@ def kept_graphs(recording: Recording) -> KeptGraphs | None:
 # -- the statement that holds them, and the edits ----------------------------------------
 
 
-@dataclass(frozen=True)
-class _Holder:
-    """``acc += v``, ``acc = acc + v`` or ``acc.append(v)``: ``held`` is ``v``, kept in ``acc``."""
-
-    statement: ast.stmt
-    accumulator: str
-    held: ast.expr
-
-
-def _holder_shape(stmt: ast.stmt) -> _Holder | None:
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-        return _Holder(stmt, stmt.target.id, stmt.value)
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        acc, value = stmt.targets[0].id, stmt.value
-        if isinstance(value, ast.BinOp):
-            if isinstance(value.left, ast.Name) and value.left.id == acc:
-                return _Holder(stmt, acc, value.right)
-            if isinstance(value.right, ast.Name) and value.right.id == acc:
-                return _Holder(stmt, acc, value.left)
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        call = stmt.value
-        func = call.func
-        if (
-            isinstance(func, ast.Attribute)
-            and func.attr == "append"
-            and isinstance(func.value, ast.Name)
-            and len(call.args) == 1
-            and not call.keywords
-        ):
-            return _Holder(stmt, func.value.id, call.args[0])
-    return None
-
-
-def _holder_of(source: Source, loop_line: int, names: set[str]) -> _Holder | None:
-    """The statement of the loop at ``loop_line`` that keeps one of ``names`` in a value the loop
-    carries over (bound outside the body, or updated from itself)."""
-    loop = loop_at(source, loop_line)
-    if loop is None:
-        return None
-    body = [s for stmt in loop.body for s in ast.walk(stmt) if isinstance(s, ast.stmt)]
-    bound_in_body = set().union(*(names_bound(s) for s in body))
-    for stmt in body:
-        holder = _holder_shape(stmt)
-        if holder is None or not names_read(holder.held) & names:
-            continue
-        if isinstance(stmt, ast.Expr) and holder.accumulator in bound_in_body:
-            continue  # a list made afresh in each iteration holds only this one's graph
-        return holder
-    return None
-
-
 def _made_names(source: Source, recording: Recording, nodes: tuple[str, ...]) -> set[str]:
     """Names bound by the statements that made the kept nodes."""
     names: set[str] = set()
@@ -186,7 +141,7 @@ def _is_scalar_loss(source: Source, held: ast.expr) -> bool:
     )
 
 
-def _held_edit(source: Source, holder: _Holder | None, method: str) -> str:
+def _held_edit(source: Source, holder: Holder | None, method: str) -> str:
     if holder is None:
         raise ValueError("no statement holds the value")
     held = holder.held
@@ -233,13 +188,13 @@ def advice_for(recording: Recording) -> Advice | None:
         source = Source(recording.program.code)
     except SyntaxError:
         return None
-    holder = _holder_of(source, kept.loop_line, _made_names(source, recording, kept.nodes))
+    holder = holder_of(source, kept.loop_line, _made_names(source, recording, kept.nodes))
     if holder is None:
         return None
-    line, acc, held = holder.statement.lineno, holder.accumulator, source.segment(holder.held)
+    line, acc, held = holder.statement.lineno, source.segment(holder.place), source.segment(holder.held)
     why = f"Line {line} keeps {held} in {acc} with its graph, so no iteration's nodes are let go."
     fixes: list[Fix] = []
-    if _is_scalar_loss(source, holder.held):
+    if _is_scalar_loss(source, holder.origin):
         fixes.append(
             Fix(
                 f"{held}.item() on line {line}: keep the number, not the graph",

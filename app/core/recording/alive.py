@@ -20,6 +20,7 @@ which is every node still captured.
 
 >>> import torch
 >>> from app.core.recording.capture import GraphCapture
+from app.core.recording.reach import WalkTooLong
 >>> x = torch.ones(2, requires_grad=True)
 >>> held = {"y": x.exp()}
 >>> capture = GraphCapture()
@@ -42,8 +43,8 @@ from typing import Any
 
 import torch
 
-from app.core.language.objects import Checked
 from app.core.recording.capture import GraphCapture
+from app.core.recording.reach import WalkTooLong
 
 __all__ = ["AliveWalk", "graph_fns"]
 
@@ -76,11 +77,15 @@ class AliveWalk:
         self._bound: dict[str, Any] = {}  # name -> the graph-holding value bound to it
         self._dropped: list[torch.Tensor] = []  # values a statement re-bound a name away from
         self._last_walk: tuple[int, frozenset[int]] | None = None  # NOTE [walks not repeated]
+        self._calls: dict[int, bool] = {}  # id(statement) -> whether it calls anything (the tree lives on)
 
     def note_rebinding(self, statement: ast.stmt, env: Mapping[str, Any]) -> None:
         """Note what the statement may have let go of (NOTE [alive nodes])."""
-        if isinstance(statement, ast.Delete):  # (a write in place keeps every graph it had)
-            self.dirty = True
+        calls = self._calls.get(id(statement))
+        if calls is None:
+            calls = self._calls[id(statement)] = _calls(statement)
+        if isinstance(statement, ast.Delete) or calls:
+            self.dirty = True  # (a write in place keeps every graph it had; a call may let go of any)
         for target in _targets(statement):
             if not isinstance(target, ast.Name):
                 self.dirty = True
@@ -131,7 +136,10 @@ class AliveWalk:
     def _unreachable(self) -> list[str]:
         self.dirty = False
         capture = self.capture
-        roots = list(self._held_roots())
+        try:
+            roots = list(self._held_roots())
+        except WalkTooLong:  # NOTE [held is reachable]: nothing is let go on an unfinished walk
+            return []
         walk = (capture.changes, frozenset(map(id, roots)))
         if walk == self._last_walk and all(capture.id_of(fn) is not None for fn in roots):
             return []  # NOTE [walks not repeated]
@@ -162,7 +170,14 @@ def _targets(statement: ast.stmt) -> list[ast.expr]:
     return out
 
 
+def _calls(statement: ast.stmt) -> bool:
+    """Whether the statement calls anything (``held.pop()``, ``box.items.clear()``, a method
+    that re-binds ``self.total``): what it lets go of is known only by a walk."""
+    return any(isinstance(node, ast.Call) for node in ast.walk(statement))
+
+
 def _holds_graph(value: Any) -> bool:
+    """Whether ``value`` may hold a graph: a tensor with one, or anything that can hold a tensor."""
     if isinstance(value, torch.Tensor):
         return value.grad_fn is not None or (value.grad is not None and value.grad.grad_fn is not None)
-    return isinstance(value, (list, tuple, Checked))
+    return not isinstance(value, (int, float, complex, bool, str, bytes))

@@ -62,6 +62,7 @@ from app.core.recording.grads import GradWatch, values_of
 from app.core.recording.leaves import LeafNames
 from app.core.recording.ledger import SlotLedger
 from app.core.recording.observer import EngineObserver
+from app.core.recording.reach import app_internal, held_tensors
 from app.core.recording.steps import Origin, StepLog
 from app.core.sizing.limits import Budget, Limits, timeout_message
 
@@ -348,11 +349,12 @@ class ProgramRecorder(Recorder):
 
     def __init__(self, program: Program, device: torch.device, limits: Limits) -> None:
         super().__init__(program, device, limits)
+        self.evaluator: Evaluator | None = None
 
     def run(self) -> Recording:
         tree = parse(self.program.code, field="program", mode="exec")
         with isolated(self.device):
-            evaluator = Evaluator(
+            evaluator = self.evaluator = Evaluator(
                 self.env,
                 field="program",
                 limits=self.limits,
@@ -389,20 +391,9 @@ class ProgramRecorder(Recorder):
 
     # -- what the program holds ---------------------------------------
     def held_tensors(self) -> Iterator[torch.Tensor]:
-        """Tensors the program holds by name, in lists and tuples too."""
-        stack: list[Any] = list(self.env.values())
-        seen: set[int] = set()
-        while stack:
-            value = stack.pop()
-            if id(value) in seen:
-                continue
-            seen.add(id(value))
-            if isinstance(value, torch.Tensor):
-                yield value
-            elif isinstance(value, (list, tuple)):
-                stack.extend(value)
-            # A module's or optimizer's tensors are leaves and state made without a graph; the
-            # graphs of their .grad (create_graph) are reached through the known leaves.
+        """Tensors the program's names and its calls under way reach (NOTE [held is reachable])."""
+        scopes = [] if self.evaluator is None else self.evaluator.functions.live_scopes()
+        return held_tensors([*self.env.values(), *scopes], own_modules=(), closed=app_internal)
 
     def name_of(self, tensor: torch.Tensor) -> str | None:
         """A name the program holds the leaf by: ``x``, or a module parameter's path ``lin.weight``."""

@@ -84,6 +84,7 @@ from app.core.model.graph import SourceRef
 from app.core.model.program import CallKind, Program
 from app.core.model.recording import Recording
 from app.core.recording.alive import graph_fns
+from app.core.recording.reach import WalkTooLong, app_internal, held_tensors
 from app.core.recording.recorder import ProgramStopped, Recorder
 from app.core.recording.script_frames import (
     ModuleNames,
@@ -122,6 +123,8 @@ class ScriptRecorder(Recorder):
         self.line_of: dict[int, int] = {}  # id(frame) -> the line it is running
         self.line_start: dict[int, int] = {}  # id(frame) -> nodes captured before its line began
         self.kept_from = math.inf  # nodes from this one on may be temporaries of a running line
+        self.kept_until = 0  # ... up to this one: those captured before the innermost frame began
+        self.entered: dict[int, int] = {}  # id(frame) -> nodes captured before its first line
         self.in_call = False
         self.stopped = False
         self.autograd_error: BaseException | None = None
@@ -129,6 +132,7 @@ class ScriptRecorder(Recorder):
         self.names: list[tuple[str, Any]] = []  # outermost first
         self.top_names: list[tuple[str, Any]] = []  # the script's globals and outermost frame
         self.tensors: list[torch.Tensor] = []
+        self.walk_too_long = False  # NOTE [held is reachable]: every captured node is kept then
         self.unlooked: FrameType | None = None  # a frame whose names are looked at when needed
         self.scanned_modules: dict[str, weakref.ref[torch.nn.Module]] = {}  # name -> module named
         self.source_file = str(program.path or filename)
@@ -145,11 +149,14 @@ class ScriptRecorder(Recorder):
     def held_roots(self) -> Iterator[Any]:
         """What the frames hold, and the nodes made while a caller's line runs: its half-computed
         expression (``bce(disc(real)) + bce(disc(fake))``) holds them where no name shows it."""
+        if self.walk_too_long:
+            yield from list(self.capture.fns.values())
         yield from super().held_roots()
         seen = self.log.nodes_seen
-        if self.kept_from < seen:
+        until = min(seen, self.kept_until)
+        if self.kept_from < until:
             fns = self.capture.fns
-            yield from (fns[n] for n in (f"n{k}" for k in range(int(self.kept_from), seen)) if n in fns)
+            yield from (fns[n] for n in (f"n{k}" for k in range(int(self.kept_from), until)) if n in fns)
 
     def name_of(self, tensor: torch.Tensor) -> str | None:
         self._look_if_unlooked()
@@ -204,9 +211,21 @@ class ScriptRecorder(Recorder):
         chain = self._look_at_names(frame)
         callers = [f for f in chain[1:] if f.f_code.co_filename == self.filename]
         self.kept_from = min((self.line_start.get(id(f), math.inf) for f in callers), default=math.inf)
+        # What the innermost frame made since it began is held by its names or by nothing: only
+        # what was made before it, on its callers' lines, may be on their half-computed stacks.
+        self.kept_until = self.entered.get(id(frame), self.log.nodes_seen)
         others = [v for f in chain if f.f_code.co_filename != self.filename for v in f.f_locals.values()]
-        extra = [] if returned is _NOTHING else [returned]
-        self.tensors = list(tensors_in([*self.env.values(), *others, *extra], self.user_modules))
+        extra = [sys.exc_info()[1]] + ([] if returned is _NOTHING else [returned])  # (its traceback)
+        self.tensors = self._held([*self.env.values(), *others, *extra])
+
+    def _held(self, roots: list[Any]) -> list[torch.Tensor]:
+        """Every tensor the roots reach (NOTE [held is reachable]); every tensor captured so far
+        when there are too many objects to walk, so that nothing is let go."""
+        try:
+            return list(held_tensors(roots, own_modules=self.user_modules, closed=app_internal))
+        except WalkTooLong:
+            self.walk_too_long = True
+            return []
 
     def _look_at_names(self, frame: FrameType) -> list[FrameType]:
         """The names the script's frames hold, outermost first; returns the frames out from ``frame``."""
@@ -225,6 +244,7 @@ class ScriptRecorder(Recorder):
 
     def _let_go_of_frames(self) -> None:
         self.names, self.top_names, self.tensors, self.env = [], [], [], {}
+        self.walk_too_long = False
         self.kept_from = math.inf
 
     # -- line events ----------------------------------------------------
@@ -235,6 +255,8 @@ class ScriptRecorder(Recorder):
 
     def local_trace(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any]:
         if event == "line":
+            if id(frame) not in self.line_of:
+                self.entered[id(frame)] = self.log.nodes_seen
             line = frame.f_lineno
             finished, started = self._loops_of(frame).advance(
                 self.line_of.get(id(frame)), line, self.loop_lines
@@ -248,6 +270,7 @@ class ScriptRecorder(Recorder):
             self.line_done(frame, arg)
             self.line_of.pop(id(frame), None)
             self.line_start.pop(id(frame), None)
+            self.entered.pop(id(frame), None)
             loops = self.frame_loops.pop(id(frame), None)
             if loops is not None:
                 self.loops = loops.outer  # the caller's line goes on in its own iteration

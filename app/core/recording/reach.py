@@ -1,0 +1,151 @@
+"""What a program holds, as Python defines it: the tensors its roots reach by references.
+
+# NOTE [held is reachable]
+A node is alive while some value the program holds reaches it; "holds" is
+Python's own word: an object is kept while a reference chain from a root
+reaches it. The roots are the program's namespace and every live frame's (or
+checked scope's) locals; from them :func:`held_tensors` follows every
+reference the garbage collector follows (``gc.get_referents``: the items of
+any container, an instance's ``__dict__`` and ``__slots__``, a closure's
+cells, a generator's suspended frame, an exception's traceback and the
+frames in it, a bound method's ``self``), so nothing the program can reach
+is missed. The walk is complete with four exceptions, each made for cost and
+each safe for what it leaves out:
+
+* a class is entered only when it is the program's own (its ``__module__``
+  is one of the program's modules): a library class keeps no tensor of the
+  program unless the program wrote one into it;
+* a library module (``torch``, ``math``) is entered only for its data: its
+  tensors and containers (``math.kept = t`` is found), not its functions,
+  classes and submodules, which are the library's;
+* a function is entered for its closure, defaults and ``__dict__``, not its
+  globals: a program function's globals are a root already;
+* what the recorder itself is made of (its capture holds every node) and
+  program text (``ast`` nodes) are never entered.
+
+Nodes themselves are not Python-reachable objects (a tensor holds its
+``grad_fn`` in C++): the walk gives the tensors, and the alive walk follows
+``next_functions`` from their nodes (NOTE [alive nodes] in ``alive.py``).
+The walk stops after ``_MOST_OBJECTS`` objects; then everything captured is
+kept (nothing is let go on a walk that did not finish).
+
+>>> import torch
+>>> x = torch.ones(2, requires_grad=True)
+>>> def make():
+...     t = x.exp()
+...     return lambda: t
+>>> kept = {"fn": make()}
+>>> [t.grad_fn.name() for t in held_tensors([kept], own_modules={__name__})]
+['ExpBackward0']
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import types
+from collections.abc import Callable, Collection, Iterable, Iterator
+from typing import Any
+
+import torch
+
+from app.core.language.objects import Checked
+from app.core.language.scopes import Scope
+
+__all__ = ["WalkTooLong", "app_internal", "held_tensors"]
+
+_MOST_OBJECTS = 2_000_000  # a walk that meets more objects than this keeps every node
+
+
+class WalkTooLong(Exception):
+    """The program holds more objects than one walk may visit (NOTE [held is reachable])."""
+
+
+_ATOMS = frozenset(
+    (int, float, complex, bool, str, bytes, type(None), range, slice, torch.dtype, torch.device, torch.Size)
+)
+_DATA = (torch.Tensor, list, tuple, dict, set, frozenset)  # what a library module is entered for
+_CLOSED = (types.BuiltinFunctionType, types.CodeType, ast.AST, types.MethodWrapperType)
+
+
+def held_tensors(
+    roots: Iterable[Any],
+    *,
+    own_modules: Collection[str],
+    closed: Callable[[Any], bool] | None = None,
+) -> Iterator[torch.Tensor]:
+    """Every tensor ``roots`` reach (NOTE [held is reachable]). ``own_modules`` are the
+    ``__module__`` of the program's own classes; ``closed(value)`` says what is never entered.
+    Types are asked of ``type(value)``, never of ``value`` (a library's lazy object may answer
+    ``__class__`` with a warning)."""
+    stack = list(roots)
+    seen: set[int] = set()
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind in _ATOMS or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if len(seen) > _MOST_OBJECTS:
+            raise WalkTooLong
+        if kind is list or kind is tuple or kind is set or kind is frozenset:
+            stack.extend(value)
+        elif kind is dict:
+            stack.extend(value.values())
+            stack.extend(value)
+        elif issubclass(kind, torch.Tensor):
+            yield value
+            if kind is not torch.Tensor and kind is not torch.nn.Parameter:
+                stack.extend(getattr(value, "__dict__", {}).values())
+        elif issubclass(kind, torch.nn.Module):
+            stack.extend([v for k, v in vars(value).items() if k not in _BOOKKEEPING])
+        elif issubclass(kind, torch.optim.Optimizer):
+            # Its state (exp_avg, momentum_buffer) is made with grad off unless the optimizer is
+            # differentiable, so then it holds no graph.
+            skip = _BOOKKEEPING if _differentiable(value) else _BOOKKEEPING | {"state"}
+            stack.extend([v for k, v in vars(value).items() if k not in skip])
+        elif issubclass(kind, type):
+            if value.__module__ in own_modules:
+                stack.extend(vars(value).values())
+        elif issubclass(kind, types.ModuleType):
+            stack.extend([v for v in vars(value).values() if issubclass(type(v), _DATA)])
+        elif kind is types.FunctionType:
+            stack.extend(value.__closure__ or ())
+            stack.extend(value.__defaults__ or ())
+            stack.extend((value.__kwdefaults__ or {}).values())
+            stack.extend(value.__dict__.values())
+        elif kind is types.FrameType:
+            stack.extend(value.f_locals.values())  # a frame a traceback or a generator keeps
+        elif issubclass(kind, _CLOSED) or (closed is not None and closed(value)):
+            continue
+        else:
+            stack.extend(gc.get_referents(value))
+
+
+def app_internal(value: Any) -> bool:
+    """Whether ``value`` is part of this application rather than a value of the program: the
+    recorder, its capture and the evaluator (the program's values are ``Checked`` proxies and
+    scopes of the checked language, and anything not the application's)."""
+    kind = type(value)
+    if not kind.__module__.startswith("app."):
+        return False
+    return not issubclass(kind, (Checked, Scope))
+
+
+def _differentiable(optimizer: torch.optim.Optimizer) -> bool:
+    return any(group.get("differentiable", False) for group in optimizer.param_groups)
+
+
+def _bookkeeping() -> frozenset[str]:
+    """The attributes torch gives every module and optimizer for its hooks and flags (a dozen
+    dicts per module, walked at every line for no tensor): a tensor is never kept there."""
+    module = set(vars(torch.nn.Module())) - {"_parameters", "_buffers", "_modules"}
+    optimizer = set(vars(torch.optim.SGD([torch.zeros(1, requires_grad=True)]))) - {
+        "state",
+        "param_groups",
+        "defaults",
+    }
+    return frozenset(module | optimizer)
+
+
+_BOOKKEEPING = _bookkeeping()
