@@ -1,0 +1,83 @@
+"""Random keepers, random drops: alive and gone at every line against PyTorch and CPython alone.
+
+Hypothesis writes programs that store tensors with graphs in random nestings of lists, dicts,
+tuples, objects and closures, alias and drop some of them; the built-in programs and the
+training scripts are held to the same oracle (``tests/support/alive_oracle.py``).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.core.loading import builtin_names, load_builtin
+from app.core.model.program import Program
+from app.core.recording.recorder import record
+from app.core.recording.script import record_script
+from tests.support.alive_oracle import alive_by_python, alive_by_recording
+
+PRELUDE = (
+    "import torch\nx = torch.ones(3, requires_grad=True)\n"
+    "class Box:\n    def __init__(self, v):\n        self.v = v\n"
+    "def keep(v):\n    return lambda: v\n"
+)
+_MADE = ("x.exp()", "x.sin()", "x.cos()", "x.tanh()", "x * 3", "x.sigmoid()")
+NAMES = ("a", "b", "c")
+
+
+def _values() -> st.SearchStrategy[str]:
+    leaves = st.sampled_from(_MADE)
+    return st.recursive(
+        leaves,
+        lambda inner: st.one_of(
+            st.lists(inner, min_size=1, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
+            inner.map(lambda v: f"({v},)"),
+            inner.map(lambda v: "{'k': " + v + "}"),
+            inner.map(lambda v: f"Box({v})"),
+            inner.map(lambda v: f"keep({v})"),
+        ),
+        max_leaves=4,
+    )
+
+
+def _statement() -> st.SearchStrategy[str]:
+    name = st.sampled_from(NAMES)
+    return st.one_of(
+        st.tuples(name, _values()).map(lambda p: f"{p[0]} = {p[1]}"),
+        st.tuples(name, name).map(lambda p: f"{p[0]} = [{p[1]}]"),  # one keeper inside another
+        name.map(lambda n: f"{n} = None"),
+        st.just("(x * 2).sum().backward()"),
+    )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_statement(), min_size=2, max_size=7))
+def test_random_keepers_agree_with_python(statements: list[str]) -> None:
+    body = "".join(f"{n} = None\n" for n in NAMES) + "\n".join(statements) + "\nend = x.neg()\n"
+    code = PRELUDE + body
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "kept.py"
+        path.write_text(code)
+        expected = alive_by_python(code, str(path))
+        assert alive_by_recording(record(Program(code))) == expected, code
+        assert alive_by_recording(record_script(path).recording) == expected, code
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_builtins_agree_with_python(name: str, tmp_path: Path) -> None:
+    program = load_builtin(name)
+    expected = alive_by_python(program.code, str(tmp_path / f"{name}.py"))
+    assert alive_by_recording(record(program)) == expected
+
+
+TRAINING = sorted((Path(__file__).parents[1] / "support" / "scripts" / "training").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", TRAINING, ids=[p.stem for p in TRAINING])
+def test_training_scripts_agree_with_python(path: Path) -> None:
+    expected = alive_by_python(path.read_text(), str(path.resolve()))
+    assert alive_by_recording(record_script(path).recording) == expected
