@@ -118,7 +118,7 @@ def alive_by_python(code: str, filename: str) -> list[AliveState]:
         torch.manual_seed(0)
         try:
             exec(compiled, namespace)  # a test's own program text, as plain Python
-        except Exception:  # noqa: S110 - the program ends at its first exception, as recorded
+        except Exception:  # the program ends at its first exception, as recorded
             pass
         finally:
             namespace.clear()
