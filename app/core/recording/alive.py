@@ -20,7 +20,6 @@ which is every node still captured.
 
 >>> import torch
 >>> from app.core.recording.capture import GraphCapture
-from app.core.recording.reach import WalkTooLong
 >>> x = torch.ones(2, requires_grad=True)
 >>> held = {"y": x.exp()}
 >>> capture = GraphCapture()

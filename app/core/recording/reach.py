@@ -17,7 +17,9 @@ each safe for what it leaves out:
   program unless the program wrote one into it;
 * a library module (``torch``, ``math``) is entered only for its data: its
   tensors and containers (``math.kept = t`` is found), not its functions,
-  classes and submodules, which are the library's;
+  classes, submodules and dunder names, which are the library's; which of its
+  names hold data is remembered until it has a name more or less (a function's
+  name re-bound to a tensor is missed);
 * a function is entered for its closure, defaults and ``__dict__``, not its
   globals: a program function's globals are a root already;
 * what the recorder itself is made of (its capture holds every node) and
@@ -44,6 +46,7 @@ from __future__ import annotations
 import ast
 import gc
 import types
+import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
@@ -108,7 +111,7 @@ def held_tensors(
             if value.__module__ in own_modules:
                 stack.extend(vars(value).values())
         elif issubclass(kind, types.ModuleType):
-            stack.extend([v for v in vars(value).values() if issubclass(type(v), _DATA)])
+            stack.extend(_module_data(value))
         elif kind is types.FunctionType:
             stack.extend(value.__closure__ or ())
             stack.extend(value.__defaults__ or ())
@@ -120,6 +123,27 @@ def held_tensors(
             continue
         else:
             stack.extend(gc.get_referents(value))
+
+
+def _module_data(module: types.ModuleType) -> list[Any]:
+    """A module's tensors and containers (not its dunder names: ``__all__``, ``__builtins__``).
+
+    Which names hold them is remembered while the module has as many names (``torch`` has
+    ~1,400, looked at on every line otherwise); a name added (``math.kept = t``) is seen at once.
+    """
+    names = vars(module)
+    known = _MODULE_DATA.get(id(module))
+    if known is None or known[0] != len(names) or known[2]() is not module:
+        data = tuple(k for k, v in names.items() if issubclass(type(v), _DATA) and not _dunder(k))
+        known = _MODULE_DATA[id(module)] = (len(names), data, weakref.ref(module))
+    return [names.get(k) for k in known[1]]
+
+
+_MODULE_DATA: dict[int, tuple[int, tuple[str, ...], weakref.ref[types.ModuleType]]] = {}
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
 
 
 def app_internal(value: Any) -> bool:
