@@ -50,20 +50,27 @@ KEPT_IN: dict[str, tuple[str, str]] = {
         "del box\n",
     ),
     "tuple in list": ("held = [(1, x.exp())]\n", "held[0] = None\n"),
+    "exception traceback": (
+        "def fails():\n    t = x.exp()\n    raise ValueError('no')\ntry:\n    fails()\n"
+        "except ValueError as e:\n    err = e\n",
+        "del err\n",
+    ),
+    "exception caught, not kept": (
+        "def fails():\n    t = x.exp()\n    raise ValueError('no')\ntry:\n    fails()\n"
+        "except ValueError as e:\n    n = 1\n",
+        "",
+    ),
 }
 
-SCRIPT_ONLY: dict[str, tuple[str, str]] = {  # the checked language has no such thing
+# What the checked language has no such thing for: it runs a generator to its end at once, and
+# refuses a list that holds itself, attributes of modules and __slots__.
+SCRIPT_ONLY: dict[str, tuple[str, str]] = {
     "list cycle": ("a = []\nb = [a, x.exp()]\na.append(b)\n", "del a\ndel b\n"),
     "generator locals": (
         "def gen():\n    t = x.exp()\n    yield 1\n    yield 2\ng = gen()\nnext(g)\n",
         "del g\n",
     ),
     "module attribute": ("import math\nmath.kept = x.exp()\n", "del math.kept\n"),
-    "exception traceback": (
-        "def fails():\n    t = x.exp()\n    raise ValueError('no')\ntry:\n    fails()\n"
-        "except ValueError as e:\n    err = e\n",
-        "del err\n",
-    ),
     "frame of a running function": (
         "def outer():\n    t = x.exp()\n    (x * 3).sum().backward()\n    return 1\nouter()\n",
         "",

@@ -26,8 +26,9 @@ from app.core.language.evaluation import Evaluation
 from app.core.language.flow import Return
 from app.core.language.grammar import RUN_HINT
 from app.core.language.instances import ProgramFunction
-from app.core.language.raised import raised_error
+from app.core.language.raised import raised_error, unwound_scopes
 from app.core.language.scopes import Scope
+from app.core.model.errors import ProgramRaised
 from app.core.sizing.limits import MAX_SEQUENCE, budget_message
 
 __all__ = ["MAX_CALL_DEPTH", "Functions", "ProgramFunction", "bind_arguments"]
@@ -101,6 +102,9 @@ class Functions:
         except Return as done:
             if not fn.generator:
                 return done.value
+        except ProgramRaised as exc:
+            unwound_scopes(exc).append(scope)  # its traceback keeps this call's names
+            raise
         finally:
             self.running.pop()
             self.callers.pop()

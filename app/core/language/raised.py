@@ -53,6 +53,7 @@ EXCEPTION_CLASSES: dict[str, type[BaseException]] = {
 }
 _TYPE_ATTR = "lens_python_type"  # on a ProgramRaised: the Python exception class it stands for
 _TEXT_ATTR = "lens_python_text"  # and what str(exception) said
+_SCOPES_ATTR = "lens_unwound_scopes"  # the calls it went out of, as a traceback's frames
 
 
 class ExceptionKind(Checked):
@@ -69,10 +70,13 @@ class ExceptionKind(Checked):
 class RaisedValue(Checked):
     """An exception as a program holds it: its class's name, its text and ``args``."""
 
-    def __init__(self, cls: type[BaseException], args: tuple[Any, ...], text: str) -> None:
+    def __init__(
+        self, cls: type[BaseException], args: tuple[Any, ...], text: str, frames: tuple[Any, ...] = ()
+    ) -> None:
         self.cls = cls
         self.args = args
         self.text = text
+        self.frames = frames  # the names of the calls it went through, as a traceback keeps them
         self.kind = f"a {cls.__name__}"
 
     def get_attribute(self, name: str) -> Any:
@@ -144,7 +148,19 @@ def catches(
     return False
 
 
-def caught_value(error: ProgramRaised) -> RaisedValue:
-    """What ``except ... as e`` binds: the exception's class, text and args."""
+def caught_value(error: ProgramRaised, handler_scope: Any = None) -> RaisedValue:
+    """What ``except ... as e`` binds: the exception's class, text and args, and the names of
+    the calls it went through and of the handler's own call: as Python's traceback does, it keeps
+    their values alive while the program holds it (NOTE [held is reachable])."""
     text = str(getattr(error, _TEXT_ATTR, error.message))
-    return RaisedValue(python_type(error), (text,) if text else (), text)
+    frames = (*unwound_scopes(error), *([] if handler_scope is None else [handler_scope]))
+    return RaisedValue(python_type(error), (text,) if text else (), text, frames)
+
+
+def unwound_scopes(error: ProgramError) -> list[Any]:
+    """The scopes of the calls ``error`` went out of, innermost first (added to as it goes)."""
+    scopes: list[Any] | None = getattr(error, _SCOPES_ATTR, None)
+    if scopes is None:
+        scopes = []
+        setattr(error, _SCOPES_ATTR, scopes)
+    return scopes

@@ -204,10 +204,18 @@ class Statements:
         self.handling = exc
         try:
             if handler.name is not None:
-                self.bind(handler.name, caught_value(exc), handler)
+                self.bind(handler.name, caught_value(exc, self.ev.scope), handler)
             self.ev.block(handler.body)
         finally:
             self.handling = outer
+            if handler.name is not None:
+                self.unbind(handler.name)  # as Python does: ``e`` goes at the handler's end
+
+    def unbind(self, name: str) -> None:
+        """Let go of ``name`` where Python keeps it, if it is bound."""
+        ev = self.ev
+        scope = ev.scope.owner_of(name) if ev.scope is not None else None
+        (ev.env if scope is None else scope.values).pop(name, None)
 
     def for_loop(self, node: ast.For) -> None:
         ev = self.ev

@@ -3,14 +3,17 @@
 # NOTE [held is reachable]
 A node is alive while some value the program holds reaches it; "holds" is
 Python's own word: an object is kept while a reference chain from a root
-reaches it. The roots are the program's namespace and every live frame's (or
-checked scope's) locals; from them :func:`held_tensors` follows every
+reaches it. The roots are the program's namespace and every live frame's
+locals (a script's frames out to its outermost one, and the exception being
+handled; a checked program's names and the scope of every call under way,
+a caught exception keeping the scopes it went through as a traceback keeps
+frames); from them :func:`held_tensors` follows every
 reference the garbage collector follows (``gc.get_referents``: the items of
 any container, an instance's ``__dict__`` and ``__slots__``, a closure's
 cells, a generator's suspended frame, an exception's traceback and the
 frames in it, a bound method's ``self``), so nothing the program can reach
-is missed. The walk is complete with four exceptions, each made for cost and
-each safe for what it leaves out:
+is missed. The walk is complete with four exceptions, each made for cost,
+none of them a place a program keeps its values in by itself:
 
 * a class is entered only when it is the program's own (its ``__module__``
   is one of the program's modules): a library class keeps no tensor of the
@@ -18,12 +21,17 @@ each safe for what it leaves out:
 * a library module (``torch``, ``math``) is entered only for its data: its
   tensors and containers (``math.kept = t`` is found), not its functions,
   classes, submodules and dunder names, which are the library's; which of its
-  names hold data is remembered until it has a name more or less (a function's
-  name re-bound to a tensor is missed);
+  names hold data is remembered until it gains or loses a name (a library
+  function's name re-bound to a tensor is missed);
 * a function is entered for its closure, defaults and ``__dict__``, not its
   globals: a program function's globals are a root already;
 * what the recorder itself is made of (its capture holds every node) and
   program text (``ast`` nodes) are never entered.
+
+A value on a running line's half-computed expression is on no frame's names;
+the script recorder keeps what its callers' lines made until they end (NOTE
+[trusted scripts]). The tests hold this walk to an oracle that shares none of
+it: a token in each node's metadata, finalized when PyTorch frees the node.
 
 Nodes themselves are not Python-reachable objects (a tensor holds its
 ``grad_fn`` in C++): the walk gives the tensors, and the alive walk follows
