@@ -1,7 +1,8 @@
 """Random keepers, random drops: alive and gone at every line against PyTorch and CPython alone.
 
 Hypothesis writes programs that store tensors with graphs in random nestings of lists, dicts,
-tuples, objects and closures, alias and drop some of them; the built-in programs and the
+tuples, objects and closures (or in an object a function writes to, or in a caught exception's
+traceback), alias and drop some of them; the built-in programs and the
 training scripts are held to the same oracle (``tests/support/alive_oracle.py``).
 """
 
@@ -24,6 +25,11 @@ PRELUDE = (
     "import torch\nx = torch.ones(3, requires_grad=True)\n"
     "class Box:\n    def __init__(self, v):\n        self.v = v\n"
     "def keep(v):\n    return lambda: v\n"
+    "def churn(n):\n    t = x.exp()\n    t = x * n\n    return 1\n"
+    "held = Box(None)\n"
+    "def stash(v):\n    held.v = v\n"
+    "def boom(v):\n    t = [v]\n    raise ValueError('boom')\n"
+    "caught = None\n"
 )
 _MADE = ("x.exp()", "x.sin()", "x.cos()", "x.tanh()", "x * 3", "x.sigmoid()")
 NAMES = ("a", "b", "c")
@@ -51,6 +57,11 @@ def _statement() -> st.SearchStrategy[str]:
         st.tuples(name, name).map(lambda p: f"{p[0]} = [{p[1]}]"),  # one keeper inside another
         name.map(lambda n: f"{n} = None"),
         st.just("(x * 2).sum().backward()"),
+        st.just("churn(2)"),  # made and let go inside a function
+        _values().map(lambda v: f"stash({v})"),  # kept on an object by a function
+        st.just("held.v = None"),
+        _values().map(lambda v: f"try:\n    boom({v})\nexcept ValueError as e:\n    caught = e"),
+        st.just("caught = None"),
     )
 
 
