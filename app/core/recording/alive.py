@@ -3,10 +3,10 @@
 # NOTE [alive nodes]
 ``Node`` objects cannot be weakly referenced, so what is alive is found by
 walking ``next_functions`` from the values the program still holds: every
-name's tensor (in lists and tuples too), the tensors of modules and
-optimizers, and each leaf's ``.grad``. The walk runs only after a statement
+tensor its roots reach by reference (NOTE [held is reachable] in
+``reach.py``), and each leaf's ``.grad``. The walk runs only after a statement
 that could have let go of a graph (a name re-bound or deleted, an assignment
-into a list or an attribute, an autograd call); a captured node it does not
+into a list or an attribute, any call, an autograd call); a captured node it does not
 reach is gone: the capture drops its ``grad_fn``, so Python frees it and its
 buffers, and its held slots become ``freed``.
 

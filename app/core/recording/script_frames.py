@@ -1,9 +1,9 @@
 """What a trusted script's frames hold and run: their tensors, their modules' names, the call running.
 
-What the program holds (NOTE [alive nodes]) is what every frame from the innermost script frame out
-to the outermost one holds, walked into containers, modules, optimizers and the script's own
-objects (NOTE [trusted scripts] in ``script_recorder.py``); and the two wrappers the recorder
-puts around the script's run: :func:`untraced` for its own work, :class:`Printed` for the printed text.
+The frames a script's names are read from (NOTE [trusted scripts] in ``script_recorder.py``;
+what they reach is ``reach.py``'s), the tensors a module's inputs and outputs carry; and the two
+wrappers the recorder puts around the script's run: :func:`untraced` for its own work,
+:class:`Printed` for the printed text.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ does both from the outside:
   on its line, preferring a callee named ``...backward`` or ``...grad``.
 
 What the program holds (NOTE [alive nodes]) is what every frame from the
-innermost script frame out to the outermost one holds in its locals, and the
-script's globals, walked into lists, tuples, dicts, sets, ``nn.Module`` and
-optimizer attributes, and instances of the script's own classes; new graph
+innermost script frame out to the outermost one holds in its locals, the
+script's globals and the exception being handled, and everything they reach
+by reference (NOTE [held is reachable] in ``reach.py``); new graph
 nodes are captured from those values after each line, and a node none of them
 reaches is let go. Each node's line is the script line running when it was
 captured (a node made inside torch belongs to the script line that called
