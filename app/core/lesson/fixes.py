@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 
 from app.core.lesson import recipes_calls as calls
 from app.core.lesson import recipes_carried as carried
+from app.core.lesson import recipes_shapes as shapes
 from app.core.lesson import recipes_steps as steps
 from app.core.lesson import recipes_writes as writes
 from app.core.lesson.failure import Failure, failure_of
@@ -69,6 +70,9 @@ def _made(
 def _makers() -> tuple[Callable[[Failure], Fix | None], ...]:
     """The recipes, in NOTE [the order of the recipes]: causes first, band-aids last."""
     return (
+        shapes.gradient_count_fix,
+        shapes.reduce_output_fix,
+        shapes.reduce_output_other_fix,
         carried.reset_accumulated_fix,
         carried.detach_carried_fix,
         carried.detach_kept_fix,
