@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
 
-from app.core.lesson.advice import Advice, advice_for
+from app.core.lesson.advice import Advice
+from app.core.lesson.advised import advice_of
 from app.core.lesson.edits import changed_lines
 from app.core.lesson.fix import Fix
 from app.core.lesson.prove import proven_fixes
@@ -70,7 +71,7 @@ class AdvicePanel(FixesPanel):
     @staticmethod
     def find_lesson(recording: Recording, deadline: float) -> Lesson:
         """The advice, with the edits that hold when recorded (none: no advice shown)."""
-        advice = advice_for(recording)
+        advice = advice_of(recording)
         if advice is None:
             return Lesson([], [])
         from app.child.proofs import window_recorder

@@ -1,0 +1,23 @@
+"""Advice for a recording that ran without an error: the first that the recording bears out, of
+graphs kept for nothing (:mod:`app.core.lesson.advice`) and gradients never cleared between steps
+(:mod:`app.core.lesson.advice_grads`)."""
+
+from __future__ import annotations
+
+from app.core.lesson.advice import Advice, advice_for
+from app.core.lesson.advice_grads import zero_grad_advice
+from app.core.model.recording import Recording
+
+__all__ = ["advice_of", "advices_of"]
+
+
+def advice_of(recording: Recording) -> Advice | None:
+    """The advice for ``recording`` (None after an error: its fixes are offered there)."""
+    return advice_for(recording) or zero_grad_advice(recording)
+
+
+def advices_of(recording: Recording) -> list[Advice]:
+    """Every advice the recording bears out, in that order: the first whose edit is proven is
+    the one offered (an advice whose edits all fail their proof is never shown)."""
+    found = (advice_for(recording), zero_grad_advice(recording))
+    return [advice for advice in found if advice is not None]
