@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 
 from app.core.lesson import recipes_calls as calls
 from app.core.lesson import recipes_carried as carried
+from app.core.lesson import recipes_cut as cut
 from app.core.lesson import recipes_shapes as shapes
 from app.core.lesson import recipes_steps as steps
 from app.core.lesson import recipes_writes as writes
@@ -84,6 +85,7 @@ def _makers() -> tuple[Callable[[Failure], Fix | None], ...]:
         steps.recompute_after_step_fix,
         calls.create_graph_fix,
         calls.outside_no_grad_fix,
+        *cut.CUT_MAKERS,
         steps.retain_fix,
         steps.summed_fix,
         steps.retain_same_site_fix,
