@@ -117,14 +117,19 @@ def _in_process(folder: Path) -> Callable[[str], Any]:
 
 def runs_plainly(folder: Path, code: str) -> bool:
     """Whether ``code`` runs as ``python SCRIPT.py`` would, unhooked, without raising."""
+    import torch
+
     path = folder / "plain.py"
     path.write_text(code, encoding="utf-8")
+    enabled = torch.is_grad_enabled()  # a script's set_grad_enabled ends with its process
     try:
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             runpy.run_path(str(path), run_name="__main__")
     except Exception:
         return False
+    finally:
+        torch.set_grad_enabled(enabled)
     return True
 
 
