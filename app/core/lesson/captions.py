@@ -233,8 +233,7 @@ class _Captioner:
                 where = f" (line {line})" if line is not None else ""
                 return (
                     f"{head} at {node_title(node)}: its saved {slot.name} was freed by "
-                    f"{self._name(by)}{where}, which had walked this part of the graph already; "
-                    "this call reaches it a second time."
+                    f"{self._name(by)}{where}, which walked it first."
                 )
             if state == "modified":
                 return (
