@@ -109,3 +109,38 @@ def test_an_error_no_edit_fixes_says_so_in_one_line(qtbot: QtBot, tmp_path: Path
     assert panel.no_fix.isVisible() and not any(b.isVisible() for b in panel.fix_buttons)
     assert "\n" not in NO_FIX_TEXT
     window.session.worker.wait_idle()
+
+
+NO_ZERO_GRAD = """import torch
+import torch.nn as nn
+
+
+def train(model, optimizer, batches):
+    for x, y in batches:
+        loss = ((model(x) - y) ** 2).mean()
+        losses.append(loss.item())
+        loss.backward()
+        optimizer.step()
+
+
+torch.manual_seed(0)
+losses = []
+model = nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train(model, optimizer, [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])
+"""
+
+
+def test_the_advice_panel_offers_zero_grad_for_a_script_that_never_clears_grad(tmp_path: Path) -> None:
+    import io
+
+    from app.core.recording.script import record_script
+    from app.ui.panels.advice_panel import AdvicePanel
+
+    script = tmp_path / "train.py"
+    script.write_text(NO_ZERO_GRAD, encoding="utf-8")
+    recording = record_script(script, stdout=io.StringIO()).recording
+    lesson = AdvicePanel.find_lesson(recording, float("inf"))
+    assert lesson.fixes and "optimizer.zero_grad()" in lesson.fixes[0].title
+    assert "        optimizer.zero_grad()\n        loss.backward()" in lesson.fixes[0].code
+    assert ".grad keeps growing" in lesson.said.headline

@@ -8,12 +8,7 @@ from app.core.lesson.advice import Advice, advice_for
 from app.core.lesson.advice_grads import zero_grad_advice
 from app.core.model.recording import Recording
 
-__all__ = ["advice_of", "advices_of"]
-
-
-def advice_of(recording: Recording) -> Advice | None:
-    """The advice for ``recording`` (None after an error: its fixes are offered there)."""
-    return advice_for(recording) or zero_grad_advice(recording)
+__all__ = ["advices_of"]
 
 
 def advices_of(recording: Recording) -> list[Advice]:
