@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
 
 SCRIPT = ROOT / "tests" / "support" / "scripts" / "fixes" / "transformer_memory_carried.py"
 CORPUS = ROOT / "tests" / "support" / "snippets" / "errors"
-SILENT = ("missing-zero-grad", "no-advice")
+SILENT = ("missing-zero-grad", "silent-no-grad-fn", "no-advice")
 
 
 def _seconds(work: Callable[[], object]) -> float:

@@ -226,3 +226,40 @@ def test_a_script_that_switches_gradients_off_does_not_switch_them_off_for_the_n
     path.write_text("import torch\ntorch.set_grad_enabled(False)\nx = torch.ones(2)\n", encoding="utf-8")
     record_script(path, stdout=io.StringIO())
     assert torch.is_grad_enabled()
+
+
+LEAF_LOSS = """import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Linear(3, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for i in range(2):
+    x, y = torch.randn(4, 3), torch.tensor([0, 1, 1, 0])
+    out = model(x).data
+    loss = nn.functional.cross_entropy(out, y)
+    loss.requires_grad = True
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_loss_made_a_leaf_by_hand_gets_the_cut_fixed_and_the_line_taken_away() -> None:
+    folder = Path(tempfile.mkdtemp())
+    rec = recorded(folder, LEAF_LOSS)
+    assert isinstance(rec, Recording) and rec.failed is None and rec.error is None  # PyTorch is silent
+    advice = next(a for a in advices_of(rec) if "nothing learns" in a.headline)
+    proven = proven_fixes(rec, advice.fixes, record=script_recorder(folder))
+    assert proven
+    code = proven[0].fix.code
+    assert "loss.requires_grad = True" not in code and "out = model(x)\n" in code
+    torch.manual_seed(0)  # the loop as it should be, by hand
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        x, y = torch.randn(4, 3), torch.tensor([0, 1, 1, 0])
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    assert torch.allclose(_globals(code)["model"].weight, model.weight)
