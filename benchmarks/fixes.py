@@ -134,7 +134,8 @@ def runs_plainly(folder: Path, code: str) -> bool:
 
 
 def snippet_outcome(path: Path) -> dict[str, Any]:
-    """What one snippet is offered: ``offered``, ``proven``, ``structural``, ``runs``, ``first``."""
+    """What one snippet is offered: ``offered``, ``proven``, ``structural``, ``runs`` (the first
+    proven fix, applied, runs plainly), ``every_runs`` (every proven fix does), ``first``."""
     from app.core.lesson.offered import lesson_of
     from app.core.recording.script import record_script
 
@@ -153,7 +154,10 @@ def snippet_outcome(path: Path) -> dict[str, Any]:
         if not failed:
             offered = len(lesson.advice.fixes) if lesson.advice is not None else 0
         first = proven[0].fix if proven else None
+        failing = [p.fix.title for p in proven if not runs_plainly(folder, p.fix.code)]
         return {
+            "every_runs": not failing,
+            "failing": failing,
             "failed": failed,
             "offered": offered > 0,
             "proven": bool(proven),
@@ -173,16 +177,19 @@ def corpus(half: str) -> dict[str, Any]:
         row["snippets"] += 1
         for key in ("offered", "proven", "structural", "runs"):
             row[key] += int(outcome[key])
+        row["every_applied_runs"] += int(outcome["every_runs"])
         good = not outcome["proven"] if kind == "no-advice" else outcome["structural"] and outcome["runs"]
         if not good:
             missed.append(f"{path.name}: {outcome['first'] or 'nothing proven'}")
+        missed += [f"{path.name}: {title} fails when applied" for title in outcome["failing"]]
     return {"kinds": {k: dict(v) for k, v in sorted(table.items())}, "missed": missed}
 
 
 def _print_corpus(half: str, result: dict[str, Any]) -> None:
-    print(f"{half}: kind  snippets  offered  proven  structural-first  applied-runs")
+    print(f"{half}: kind  snippets  offered  proven  structural-first  applied-runs  every-fix-runs")
     for kind, row in result["kinds"].items():
-        cells = [row.get(k, 0) for k in ("snippets", "offered", "proven", "structural", "runs")]
+        keys = ("snippets", "offered", "proven", "structural", "runs", "every_applied_runs")
+        cells = [row.get(k, 0) for k in keys]
         print(f"  {kind:18} " + "  ".join(f"{c:>3}" for c in cells))
     for line in result["missed"]:
         print(f"  missed: {line}")

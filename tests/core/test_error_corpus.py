@@ -42,6 +42,7 @@ def test_the_first_proven_fix_removes_the_cause_and_the_script_runs_plainly(path
     outcome = snippet_outcome(path)
     assert outcome["failed"] == (kind_of(path) not in ("missing-zero-grad", "silent-no-grad-fn"))
     assert outcome["proven"] and outcome["structural"] and outcome["runs"], outcome
+    assert outcome["every_runs"], outcome  # no offered edit fails when applied
 
 
 @pytest.mark.parametrize("path", [p for p in SNIPPETS if kind_of(p) == "no-advice"], ids=lambda p: p.stem)
