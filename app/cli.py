@@ -375,7 +375,7 @@ def _run_script(args: argparse.Namespace) -> int:
 
     script = ScriptSource(Path(args.script), tuple(args.args), args.device or "cpu")
     lesson = proven_lesson(recording, script=script, skip=args.no_fixes)
-    if lesson.fixes and not args.json:  # after PyTorch's message, as diffs of the user's file
+    if (lesson.fixes or lesson.advice is not None) and not args.json:  # as diffs of the user's file
         print(lesson.text(), file=sys.stderr)
     if args.out:
         from app.render.layout_store import save_with_layout

@@ -41,6 +41,7 @@ __all__ = [
     "proven_lesson",
     "recorder_for",
     "script_of",
+    "trust_script",
     "window_recorder",
 ]
 
@@ -135,11 +136,18 @@ def proven_lesson(
 SCRIPT_ENV = "AUTOGRAD_LENS_RUN_SCRIPT"  # set by ``run`` for its window: [script path, its args...]
 
 
+def trust_script(path: Path) -> None:
+    """The window recorded ``path`` as the user's own trusted script ("Record as my own trusted
+    script"): its recording's fixes are edits of that file, proven as ``run`` proves them."""
+    os.environ[SCRIPT_ENV] = json.dumps([str(path.resolve())])
+
+
 def script_of(recording: Recording) -> ScriptSource | None:
     """The user's own script ``recording`` was made from, when it is one: a ``.py`` file whose text
     on disk is the recorded text, recorded as a script (its nodes know their lines in it) or one
     the checked language refuses, either the program's own path or
-    the script ``run`` opened the window on (:data:`SCRIPT_ENV`). Never a ``.lens`` file's program
+    the script ``run`` opened the window on or the window recorded as trusted (:data:`SCRIPT_ENV`,
+    :func:`trust_script`). Never a ``.lens`` file's program
     alone: a stranger's recording is data, and only the user's own file is run as Python."""
     for path, args in _script_candidates(recording):
         if path.suffix != ".py" or not path.is_file():

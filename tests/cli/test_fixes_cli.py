@@ -87,3 +87,26 @@ def test_advice_is_in_the_json_of_a_program_that_keeps_its_graphs(capsys) -> Non
     assert out["advice"]["fixes"] and all(
         claim["holds"] for fix in out["advice"]["fixes"] for claim in fix["checked"]["claims"]
     )
+
+
+NO_ZERO_GRAD = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for i in range(3):
+    loss = ((model(torch.randn(4, 3)) - 1.0) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_run_prints_proven_advice_for_a_script_that_raised_nothing(tmp_path: Path, capsys) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(NO_ZERO_GRAD, encoding="utf-8")
+    assert main(["run", "--out", str(tmp_path / "train.lens"), str(script)]) == 0
+    err = capsys.readouterr().err
+    assert "No error, but .grad keeps growing" in err
+    assert f"+++ {script}" in err and "+    optimizer.zero_grad()" in err

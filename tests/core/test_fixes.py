@@ -400,11 +400,14 @@ def test_a_freed_graph_with_a_step_between_gets_retain_and_the_step_moved_togeth
         (y * 2).backward()
     fixes = fixes_for(recording)
     assert [f.title for f in fixes if f.title.startswith("retain_graph")] == [
-        "retain_graph=True on line 7, opt.step() after both backwards"
+        "retain_graph=True on line 7, opt.step() after both backwards (band-aid)"
     ]
+    assert not fixes[0].band_aid and fixes[-1].band_aid  # beside a fix of the cause: labelled, last
     assert not [f for f in fixes if f.title == "opt.step() after both backwards"]  # alone it still fails
     fix = fixes[
-        [f.title for f in fixes].index("retain_graph=True on line 7, opt.step() after both backwards")
+        [f.title for f in fixes].index(
+            "retain_graph=True on line 7, opt.step() after both backwards (band-aid)"
+        )
     ]
     shown = changed_lines(STEP_BETWEEN_FREED, fix.code, fix.moved)
     assert sorted(shown[:2]) == ["+ y.backward(retain_graph=True)", "- y.backward()"]
@@ -481,7 +484,7 @@ def test_no_fix_offered_for_a_weight_written_after_its_graph_was_freed_fails_or_
             assert fix.code.index("optD.step()") < fix.code.index("g_loss.backward()")
     if code is DEEPER_WEIGHT_STEPPED:  # retain alone fails on w2, in PyTorch too
         assert [f.title for f in offered(recording) if "retain" in f.title] == [
-            "retain_graph=True on line 12, opt_a.step() after both backwards"
+            "retain_graph=True on line 12, opt_a.step() after both backwards (band-aid)"
         ]
 
 

@@ -49,3 +49,42 @@ def test_a_name_that_comes_to_hold_another_leaf_keeps_both_rows() -> None:
     assert leaves.known(second, "w") == "w1"
     assert leaves.known(first, "anything") == "w"  # known already: its first name stays
     assert leaves.tensors == {"w": first, "w1": second} and list(leaves.unread) == ["w", "w1"]
+
+
+LOST_LEAF = """import torch
+
+torch.manual_seed(0)
+inputs = torch.randn(2, 3)
+inputs.requires_grad = True
+inputs = inputs.to(torch.float64)
+loss = (inputs ** 2).sum()
+loss.backward()
+print(inputs.grad)
+"""
+
+
+def test_a_leaf_whose_name_was_rebound_to_a_copy_is_shown_under_the_line_that_named_it(tmp_path) -> None:
+    """``inputs = inputs.to(...)`` after ``inputs.requires_grad = True``: PyTorch's ``inputs.grad``
+    is None (the name holds the copy), so the leaf's row must not claim the name ``inputs``."""
+    import contextlib
+    import io
+    import runpy
+    import warnings
+
+    from app.core.lesson.prove import final_grads
+    from app.core.recording.script import record_script
+
+    path = tmp_path / "lost.py"
+    path.write_text(LOST_LEAF, encoding="utf-8")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = runpy.run_path(str(path), run_name="__main__")
+    assert printed.getvalue().strip() == "None" and plain["inputs"].grad is None  # PyTorch's own answer
+    recording = record_script(path, stdout=io.StringIO()).recording
+    grads = final_grads(recording)
+    assert "inputs" not in grads and list(grads) == ["inputs (line 5)"]
+    leaf = grads["inputs (line 5)"]
+    assert leaf is not None and [round(float(v), 5) for v in leaf.flat] == [
+        round(float(2 * v), 5) for v in plain["inputs"].detach().flatten()
+    ]

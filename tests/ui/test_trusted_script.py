@@ -92,7 +92,7 @@ def test_consent_is_asked_once_per_text_and_again_for_a_file(
     offer: TrustedScriptOffer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     started: list[str] = []
-    monkeypatch.setattr(offer.run, "start", lambda code, name: started.append(code))
+    monkeypatch.setattr(offer.run, "start", lambda code, name, own=None: started.append(code))
     offer.ask = asked = Asked(True)
     typed(offer, REFUSED)
     offer.button.click()

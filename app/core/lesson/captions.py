@@ -229,9 +229,11 @@ class _Captioner:
             state = self.slots.get(key)
             if state == "freed" and key in self.freed_by:
                 by = self.freed_by[key]
+                line = self.infos[by].call.line if by in self.infos else None
+                where = f" (line {line})" if line is not None else ""
                 return (
                     f"{head} at {node_title(node)}: its saved {slot.name} was freed by "
-                    f"{self._name(by)}, which ran without retain_graph=True."
+                    f"{self._name(by)}{where}, which walked it first."
                 )
             if state == "modified":
                 return (

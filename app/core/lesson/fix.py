@@ -8,7 +8,7 @@ from typing import Literal
 
 __all__ = ["Claim", "ClaimKind", "Fix"]
 
-ClaimKind = Literal["same_grads_as", "keeps_no_graph"]
+ClaimKind = Literal["same_grads_as", "keeps_no_graph", "grads_not_carried"]
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,8 @@ class Claim:
     ``same_grads_as``: every leaf's ``.grad`` at the end of the edited program equals its value at
     the end of ``reference`` (another program text, recorded too). ``keeps_no_graph``: the edited
     program's recording keeps no earlier iteration's graph alive (NOTE [kept graphs]).
+    ``grads_not_carried``: no backward of the edited program starts from the gradients an earlier
+    run of it left (:mod:`app.core.lesson.advice_grads`).
     """
 
     text: str

@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.lesson.advice import Advice, advice_for
+from app.core.lesson.advice import Advice
+from app.core.lesson.advised import advices_of
 from app.core.lesson.edits import new_line_numbers, unified_diff
 from app.core.lesson.prove import ProvenFix, Record, proven_fixes
 from app.core.model.recording import Recording
@@ -50,11 +51,11 @@ def lesson_of(recording: Recording, record: Record, *, parallel: int = 1, path: 
     if recording.failed is not None or recording.error is not None:
         fixes = proven_fixes(recording, record=record, parallel=parallel)
         return Lesson(recording, tuple(fixes), path=path)
-    advice = advice_for(recording)
-    if advice is None:
-        return Lesson(recording, path=path)
-    edits = proven_fixes(recording, advice.fixes, record=record, parallel=parallel)
-    return Lesson(recording, (), advice if edits else None, tuple(edits), path)
+    for advice in advices_of(recording):
+        edits = proven_fixes(recording, advice.fixes, record=record, parallel=parallel)
+        if edits:
+            return Lesson(recording, (), advice, tuple(edits), path)
+    return Lesson(recording, path=path)
 
 
 def fix_json(proven: ProvenFix, old: str) -> dict[str, Any]:

@@ -123,6 +123,10 @@ def _check_claim(claim: Claim, outcome: Recording, record: Record, cache: dict[s
         from app.core.lesson.advice import kept_graphs
 
         return kept_graphs(outcome) is None
+    if claim.kind == "grads_not_carried":
+        from app.core.lesson.advice_grads import grown_grads
+
+        return grown_grads(outcome) is None
     if claim.reference not in cache:
         cache[claim.reference] = record(claim.reference)
     reference = cache[claim.reference]

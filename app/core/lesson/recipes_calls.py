@@ -15,6 +15,7 @@ from app.core.lesson.edits import (
 )
 from app.core.lesson.failure import Failure
 from app.core.lesson.fix import Fix
+from app.core.lesson.recipes_writes import out_of_place
 from app.core.lesson.statements import (
     writes_in_place,
 )
@@ -79,36 +80,88 @@ def outside_no_grad_fix(failure: Failure) -> Fix | None:
     return None
 
 
+def _writes_into(stmt: ast.stmt) -> bool:
+    """A manual update's statement, or ``w[i] = v``: a write into a tensor's memory."""
+    if writes_in_place(stmt):
+        return True
+    return (
+        isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript)
+    )
+
+
+def _reads_grad(stmt: ast.stmt) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(stmt))
+
+
 def program_error_fixes(recording: Recording) -> list[Fix]:
-    """Fixes for an error raised outside any autograd call (a leaf written in place)."""
+    """Fixes for an error raised outside any autograd call: a leaf (or a view of one) written in
+    place, or a view that autograd cannot rebase written in place."""
     message, line = recording.error or "", recording.error_line
-    if line is None or "leaf Variable that requires grad" not in message:
+    if line is None:
         return []
     try:
         source = Source(recording.program.code)
     except SyntaxError:
         return []
     stmt = source.statement_at(line)
-    if stmt is None or not writes_in_place(stmt):
+    if stmt is None or not _writes_into(stmt):
         return []
+    if "is a view and" in message and "modified inplace" in message:
+        return [f for f in [_view_out_of_place(source, stmt)] if f is not None]
+    if "leaf Variable that requires grad" not in message:
+        return []
+    fixes = [f for f in (_under_no_grad(source, stmt), _leaf_out_of_place(source, stmt)) if f is not None]
+    if _reads_grad(stmt) or isinstance(stmt, ast.Assign):
+        return fixes  # an update by hand, or a value set into place: not part of the graph
+    return fixes[::-1]  # a step of the computation: it belongs in the graph, written out of place
+
+
+def _view_out_of_place(source: Source, stmt: ast.stmt) -> Fix | None:
+    made = out_of_place(source, stmt)
+    if made is None:
+        return None
+    code, written = made
+    return Fix(
+        f"out of place on line {stmt.lineno}",
+        f"{written} on line {stmt.lineno} is one of several views a single call (split, chunk, "
+        "unbind) returned, and autograd cannot rewrite their history when one is written in place. "
+        f"A new tensor instead ({written} = ...) leaves the views as they were.",
+        code,
+    )
+
+
+def _leaf_out_of_place(source: Source, stmt: ast.stmt) -> Fix | None:
+    made = out_of_place(source, stmt) if not _reads_grad(stmt) else None
+    if made is None:
+        return None
+    code, written = made
+    return Fix(
+        f"out of place on line {stmt.lineno}",
+        f"Line {stmt.lineno} writes into {written}, a leaf that requires grad: autograd cannot "
+        f"record a change made to its own input. Computing a new value ({written} = ...) leaves the "
+        f"leaf as it was and records the step in the graph; the leaf's .grad is then its gradient.",
+        code,
+    )
+
+
+def _under_no_grad(source: Source, stmt: ast.stmt) -> Fix | None:
+    line = stmt.lineno
     _, block = source.block_of(stmt)
     first = last = block.index(stmt)
-    while first > 0 and writes_in_place(block[first - 1]):  # the whole manual update, not one line
+    while first > 0 and _writes_into(block[first - 1]):  # the whole manual update, not one line
         first -= 1
-    while last + 1 < len(block) and writes_in_place(block[last + 1]):
+    while last + 1 < len(block) and _writes_into(block[last + 1]):
         last += 1
     try:
         code = wrap_in_block(source, block[first], "with torch.no_grad()", block[last])
     except ValueError:
-        return []
-    return [
-        Fix(
-            f"with torch.no_grad(): around line {line}"
-            if first == last
-            else f"with torch.no_grad(): around lines {block[first].lineno}-{block[last].lineno}",
-            f"Line {line} writes into a leaf that requires grad; autograd cannot record a change made "
-            "to its own input. A manual update is not part of the graph: under torch.no_grad() it "
-            "changes the values and records nothing.",
-            code,
-        )
-    ]
+        return None
+    return Fix(
+        f"with torch.no_grad(): around line {line}"
+        if first == last
+        else f"with torch.no_grad(): around lines {block[first].lineno}-{block[last].lineno}",
+        f"Line {line} writes into a leaf that requires grad; autograd cannot record a change made "
+        "to its own input. A manual update (or setting its values) is not part of the graph: under "
+        "torch.no_grad() it changes the values and records nothing.",
+        code,
+    )

@@ -27,7 +27,9 @@ from app.core.lesson.statements import (
 )
 
 __all__ = [
+    "BAND_AID",
     "detach_shared_fix",
+    "loss_statement",
     "recompute_after_step_fix",
     "retain_fix",
     "retain_same_site_fix",
@@ -225,9 +227,7 @@ def retain_fix(failure: Failure) -> Fix | None:
     )
 
 
-_BAND_AID = (
-    "A band-aid: it hides why the graph is walked twice and keeps every retained graph's memory alive."
-)
+BAND_AID = "A band-aid: it hides why the graph is walked twice and keeps every retained graph's memory alive."
 
 
 def retain_same_site_fix(failure: Failure) -> Fix | None:
@@ -241,7 +241,7 @@ def retain_same_site_fix(failure: Failure) -> Fix | None:
     return Fix(
         f"retain_graph=True on line {call.line} (band-aid)",
         f"The call on line {call.line} freed, in an earlier iteration, what it needs again now. With "
-        f"retain_graph=True nothing is freed. {_BAND_AID}",
+        f"retain_graph=True nothing is freed. {BAND_AID}",
         set_call_keyword(failure.code, call, "retain_graph", "True"),
         band_aid=True,
     )
@@ -317,7 +317,7 @@ def detach_shared_fix(failure: Failure) -> Fix | None:
     names = assigned_names(made) if made is not None else []
     if len(names) != 1:
         return None
-    shared, loss = names[0], _loss_statement(source, first, block)
+    shared, loss = names[0], loss_statement(source, first, block)
     uses = [
         n
         for n in ast.walk(loss)
@@ -337,7 +337,7 @@ def detach_shared_fix(failure: Failure) -> Fix | None:
     )
 
 
-def _loss_statement(source: Source, call_statement: ast.stmt, block: list[ast.stmt]) -> ast.stmt:
+def loss_statement(source: Source, call_statement: ast.stmt, block: list[ast.stmt]) -> ast.stmt:
     """Where the loss of ``loss.backward()`` was computed: the last assignment to ``loss`` before it
     in the same block, else the call's statement itself."""
     if isinstance(call_statement, ast.Expr) and isinstance(call_statement.value, ast.Call):

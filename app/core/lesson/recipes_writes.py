@@ -20,10 +20,10 @@ from app.core.lesson.statements import (
     target_text,
 )
 
-__all__ = ["clone_fix", "out_of_place_fix"]
+__all__ = ["clone_fix", "out_of_place", "out_of_place_fix"]
 
 
-def _out_of_place(source: Source, stmt: ast.stmt) -> tuple[str, str] | None:
+def out_of_place(source: Source, stmt: ast.stmt) -> tuple[str, str] | None:
     """(the new program, what was written in place) with ``stmt``'s in-place write made out of place:
     ``a[i] += b`` -> ``a[i] = a[i] + b``, ``x.add_(y)`` -> ``x = x.add(y)``, ``inplace=True`` ->
     ``inplace=False``."""
@@ -79,7 +79,7 @@ def out_of_place_fix(failure: Failure) -> Fix | None:
         if stmt is None or is_step(stmt):
             continue
         site_stmt = _definition_site(source, stmt)
-        made = _out_of_place(source, site_stmt)
+        made = out_of_place(source, site_stmt)
         if made is None:
             continue
         code, written = made

@@ -3,8 +3,10 @@
 A leaf is named by the name the program holds it by (``x``, a module parameter's path
 ``lin.weight``) when it is first bound or when a graph first reaches it; a leaf made inline gets
 ``leaf<k>``, clashing with no name in use. A name that comes to hold another leaf keeps both rows
-apart (``w`` and ``w1``). Who holds what is the recorder's to say: ``name_of`` finds a tensor's
-name, ``in_use`` says whether a name is taken.
+apart (``w`` and ``w1``). A name that comes to hold a copy (``inputs = inputs.to(device)``) before
+its leaf had a gradient leaves the leaf under ``inputs (line 17)``, the line that named it:
+``inputs`` itself now holds a tensor whose ``.grad`` PyTorch leaves None. Who holds what is the
+recorder's to say: ``name_of`` finds a tensor's name, ``in_use`` says whether a name is taken.
 
 >>> import torch
 >>> from app.core.recording.capture import GraphCapture
@@ -48,13 +50,15 @@ class LeafNames:
         self.tensors: dict[str, torch.Tensor] = {}  # leaf name -> the leaf itself
         self.names: dict[str, str] = {}  # AccumulateGrad node id -> leaf name
         self.unread: dict[str, None] = {}  # leaves whose .grad no step has read yet
+        self.lines: dict[str, int] = {}  # leaf name -> the line that named it, where known
 
     def name(self, tensor: torch.Tensor) -> str | None:
         """The name ``tensor`` is known by, if it is a known leaf."""
         return next((k for k, v in self.tensors.items() if v is tensor), None)
 
-    def known(self, tensor: torch.Tensor, name: str) -> str:
-        """Know ``tensor`` as a leaf named ``name`` (or another name, when that one is taken)."""
+    def known(self, tensor: torch.Tensor, name: str, line: int | None = None) -> str:
+        """Know ``tensor`` as a leaf named ``name`` (or another name, when that one is taken), named
+        on ``line`` when given."""
         known = self.name(tensor)
         if known is not None:
             return known
@@ -63,7 +67,25 @@ class LeafNames:
         self.tensors[name] = tensor
         self.nodes.setdefault(name, "")
         self.unread[name] = None
+        if line is not None:
+            self.lines[name] = line
         return name
+
+    def rebound(self, name: str, now: object) -> None:
+        """The program's ``name`` now holds ``now``: when that is not the leaf named ``name`` and the
+        leaf has no gradient yet, the leaf is ``name (line N)`` from now on (see above)."""
+        leaf = self.tensors.get(name)
+        if leaf is None or now is leaf or leaf.grad is not None or name not in self.lines:
+            return
+        new = f"{name} (line {self.lines.pop(name)})"
+        self.tensors[new] = self.tensors.pop(name)
+        node_id = self.nodes[new] = self.nodes.pop(name)
+        if node_id:
+            self.names[node_id] = new
+            if self.capture.labels.get(node_id) == name:
+                self.capture.labels[node_id] = new
+        self.unread.pop(name, None)
+        self.unread[new] = None
 
     def name_node(self, node_id: str, variable: torch.Tensor) -> None:
         """``node_id`` is the ``AccumulateGrad`` of ``variable``: the leaf's node from now on."""

@@ -94,7 +94,7 @@ def record_script(
     recorder = ScriptRecorder(program, filename, target)
     exception: BaseException | None = None
     exit_code = 0
-    with as_main(shown, list(args)), recorder.tracing(stdout):
+    with as_main(shown, list(args)), _grad_mode_kept(), recorder.tracing(stdout):
         try:
             with torch.device(target) if target.type != "cpu" else nullcontext():
                 runpy.run_path(filename, run_name="__main__")
@@ -106,6 +106,17 @@ def record_script(
             recorder.script_failed(exc)
             exception, exit_code = exc, 1
     return ScriptRun(recorder.finished(), exception, exit_code)
+
+
+@contextmanager
+def _grad_mode_kept() -> Iterator[None]:
+    """Gradient mode as it was before the script ran: a script's ``torch.set_grad_enabled(False)``
+    ends with its process under ``python SCRIPT.py``, and must not outlive it here."""
+    enabled = torch.is_grad_enabled()
+    try:
+        yield
+    finally:
+        torch.set_grad_enabled(enabled)
 
 
 @contextmanager

@@ -178,7 +178,10 @@ class ScriptRecorder(Recorder):
     def take_named_leaves(self) -> None:
         known = {id(t) for t in self.leaves.tensors.values()}
         before = self.held_before
+        place = self.origin[1]
+        line = place.line if place is not None else None
         for name, value in self.top_names:
+            self.leaves.rebound(name, value)
             if before and (ref := before.get(id(value))) is not None and ref() is value:
                 continue  # held before the block began: named only once a graph reaches it
             if isinstance(value, torch.Tensor):
@@ -196,7 +199,7 @@ class ScriptRecorder(Recorder):
                 continue
             for leaf_name, tensor in named:
                 if tensor.is_leaf and tensor.requires_grad and id(tensor) not in known:
-                    self.leaves.known(tensor, leaf_name)
+                    self.leaves.known(tensor, leaf_name, line)
                     known.add(id(tensor))
 
     def name_module(self, module: torch.nn.Module, name: str) -> None:

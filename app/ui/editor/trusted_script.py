@@ -103,13 +103,15 @@ class ScriptRun(QObject):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._on_time_limit)
         self._timed_out = False
+        self.script: Path | None = None  # the script the last run records
 
     @property
     def running(self) -> bool:
         return self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning
 
-    def start(self, code: str, name: str) -> None:
-        """Write ``code`` to a script of its own and record it (a run under way is stopped first)."""
+    def start(self, code: str, name: str, own: Path | None = None) -> None:
+        """Record ``code``: the user's own file ``own`` when it holds that very text (its fixes are
+        then edits of that file), else a script of its own (a run under way is stopped first)."""
         from app.child.client import child_env  # no torch: the child imports it
 
         self.stop()
@@ -118,18 +120,22 @@ class ScriptRun(QObject):
         stem = re.sub(r"[^A-Za-z0-9_-]", "-", name)[:60].strip("-") or "program"
         # A folder of its own: the script's folder comes first on its sys.path, as with python file.py
         folder = self._folder = Path(tempfile.mkdtemp(prefix="autograd-lens-script-"))
-        script = folder / f"{stem}.py"
-        script.write_text(code, encoding="utf-8")
+        script = own if own is not None and _holds(own, code) else folder / f"{stem}.py"
+        if script.parent == folder:
+            script.write_text(code, encoding="utf-8")
+        self.script = script
         self._out = folder / f"{stem}.lens"
         process = QProcess(self)
         environment = QProcessEnvironment()
         for key, value in child_env().items():
             environment.insert(key, value)
         process.setProcessEnvironment(environment)
-        process.setWorkingDirectory(str(folder))
+        process.setWorkingDirectory(str(script.parent))
         process.finished.connect(self._on_finished)
         self.process, self._timed_out = process, False
-        process.start(sys.executable, ["-m", "app", "run", "--out", str(self._out), str(script)])
+        process.start(
+            sys.executable, ["-m", "app", "run", "--no-fixes", "--out", str(self._out), str(script)]
+        )
         self._timer.start(TIME_LIMIT_MS)
 
     def stop(self) -> None:
@@ -163,6 +169,14 @@ class ScriptRun(QObject):
             last = [line for line in errors.strip().splitlines() if line.strip()][-ERROR_LINES:]
             said = f": {' / '.join(last)}" if last else ""
             self.failed.emit(f"the script recorded nothing (exit code {code}){said}")
+
+
+def _holds(path: Path, code: str) -> bool:
+    """Whether the ``.py`` file at ``path`` holds exactly ``code`` (the editor's text is saved)."""
+    try:
+        return path.suffix.lower() == ".py" and path.read_text(encoding="utf-8") == code
+    except (OSError, UnicodeError):
+        return False
 
 
 class TrustedScriptOffer(QWidget):
@@ -223,11 +237,15 @@ class TrustedScriptOffer(QWidget):
             self._consented.add(key)
         self.status.setText("Recording your script as ordinary Python…")
         self.button.setEnabled(False)
-        self.run.start(text, self.editor.details().name)
+        self.run.start(text, self.editor.details().name, path)
 
     def _on_recorded(self, path: Path) -> None:
+        from app.child.proofs import trust_script  # no torch
+
         self.button.setEnabled(True)
         self.status.setText("Recorded as your own script.")
+        if self.run.script is not None:
+            trust_script(self.run.script)  # its fixes: edits of this script, proven as run proves them
         self.recorded.emit(path)
 
     def _on_failed(self, message: str) -> None:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
 
-from app.core.lesson.advice import Advice, advice_for
+from app.core.lesson.advice import Advice
+from app.core.lesson.advised import advices_of
 from app.core.lesson.edits import changed_lines
 from app.core.lesson.fix import Fix
 from app.core.lesson.prove import proven_fixes
@@ -69,19 +70,23 @@ class AdvicePanel(FixesPanel):
 
     @staticmethod
     def find_lesson(recording: Recording, deadline: float) -> Lesson:
-        """The advice, with the edits that hold when recorded (none: no advice shown)."""
-        advice = advice_for(recording)
-        if advice is None:
-            return Lesson([], [])
+        """The first advice whose edits hold when recorded, with them (none: no advice shown)."""
         from app.child.proofs import window_recorder
 
         old = recording.program.code
-        proven = proven_fixes(recording, advice.fixes, record=window_recorder(recording), deadline=deadline)
-        fixes = [p.fix for p in proven]
-        changed = [
-            _dedented(changed_lines(old, p.fix.code, p.fix.moved)) + f"\n✓ {p.checked.mark()}" for p in proven
-        ]
-        return Lesson(fixes, changed, advice)
+        for advice in advices_of(recording):
+            proven = proven_fixes(
+                recording, advice.fixes, record=window_recorder(recording), deadline=deadline
+            )
+            if not proven:
+                continue
+            fixes = [p.fix for p in proven]
+            changed = [
+                _dedented(changed_lines(old, p.fix.code, p.fix.moved)) + f"\n✓ {p.checked.mark()}"
+                for p in proven
+            ]
+            return Lesson(fixes, changed, advice)
+        return Lesson([], [])
 
     def _show_lesson(self, lesson: Lesson) -> None:
         advice = lesson.said

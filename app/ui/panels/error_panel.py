@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from app.core.model.recording import Recording
     from app.core.model.timeline import Step
 
-__all__ = ["ErrorPanel", "first_sentence"]
+__all__ = ["NO_FIX_TEXT", "ErrorPanel", "first_sentence"]
 
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
 
@@ -126,6 +126,11 @@ def _when(step: Step | None, recording: Recording) -> list[str]:
     return [*filter(None, [iteration_text(step.loops, recording.program)]), f"step {step.index}"]
 
 
+# A fix is shown only once its edit was recorded and held: when none held, the panel says so in
+# one line (the heading, PyTorch's message and "Why?" still explain the error).
+NO_FIX_TEXT = "No fix could be proven for this error: no edit tried removed it when recorded."
+
+
 class ErrorPanel(FixesPanel):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         labels = [
@@ -133,6 +138,7 @@ class ErrorPanel(FixesPanel):
             wrapped_label("errorMessage"),  # its first sentence (NOTE [the first fix above the fold])
             wrapped_label("errorMessage"),  # all of it, on demand
             wrapped_label("errorExplanation"),
+            wrapped_label("errorNoFix", "hint"),  # one line when no edit held (NOTE below)
         ]
         super().__init__(
             session,
@@ -142,7 +148,9 @@ class ErrorPanel(FixesPanel):
             vertical=QSizePolicy.Policy.Minimum,  # all of it, if there is room
             parent=parent,
         )
-        self.title, self.message_start, self.message, self.explanation = labels
+        self.title, self.message_start, self.message, self.explanation, self.no_fix = labels
+        self.no_fix.setText(NO_FIX_TEXT)
+        self.no_fix.hide()
         self.more_button = _fold_button("errorMore")
         self.more_button.setText("PyTorch's whole message")
         self.more_button.setToolTip("Show all that PyTorch said, not only its first sentence")
@@ -198,6 +206,7 @@ class ErrorPanel(FixesPanel):
     # -- updates ---------------------------------------------------------------------------
     def _on_recording_applied(self, recording: Recording) -> None:
         self._recording = recording
+        self.no_fix.hide()
         info = recording.failed
         if info is None and recording.error is None:
             self._fixes = []
@@ -266,6 +275,7 @@ class ErrorPanel(FixesPanel):
         in the checked language (NOTE in ``app/ui/script_fixes.py``)."""
         script = lesson.said if isinstance(lesson.said, ScriptSource) else None
         self.script_bars = show_script_bars(self, script, self._fixes, self._session)
+        self.no_fix.setVisible(not self._fixes)
 
     def _show_fix(self, i: int, fix: Fix, button: QPushButton) -> None:
         button.setText(f"Fix {i + 1}: {fix.title}")

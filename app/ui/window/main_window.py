@@ -30,6 +30,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QScreen, QShowEvent
 from PySide6.QtWidgets import QFrame, QMainWindow, QMenu, QScrollArea, QWidget
 
+from app.core.model.errors import ProgramError
 from app.ui.editor.code_panel import CodePanel
 from app.ui.graph.graph_area import GraphArea
 from app.ui.graph.graph_navigation import GraphNavigation
@@ -346,9 +347,28 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(message, 10_000)
         if not kept:
             self.graph_message.setText(f"Nothing to show yet: {message}")
+            if self._refused_script_shown():
+                return  # the script stays, with its refusal and the trusted-script button
             if self._first_program != DEFAULT_PROGRAM:  # fall back to the seed program
                 self._first_program = DEFAULT_PROGRAM
                 self.load_program(DEFAULT_PROGRAM)
+
+    def _refused_script_shown(self) -> bool:
+        """``python -m app gui SCRIPT.py`` for a script the language refuses: the script in the
+        editor with its refusal at its line and the trusted-script button, never the seed."""
+        from app.ui.editor.trusted_script import show_refused_file
+
+        path = Path(self._first_program) if self._first_program else None
+        if path is None or path.suffix.lower() != ".py" or not path.is_file():
+            return False
+        from app.core.loading import load_file  # the language's checks import torch: not at start
+
+        try:
+            load_file(path)
+        except ProgramError as err:
+            self._make_editor()
+            return self.editor is not None and show_refused_file(self.editor, path, err)
+        return False
 
     def show_notice(self, text: str) -> None:
         """A banner above the panels (failed recordings, caught exceptions); click to dismiss."""
