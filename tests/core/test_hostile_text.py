@@ -208,6 +208,8 @@ def test_a_window_opening_a_hostile_recording_steps_while_its_fixes_are_found(
     window.show()
     with qtbot.waitSignal(window.session.recording_applied, timeout=30_000):
         window.start()
+    qtbot.waitUntil(window.error_panel.prove_button.isVisible, timeout=10_000)  # a .lens: on request
+    window.error_panel.prove_button.click()
     qtbot.waitUntil(lambda: bool(threads), timeout=10_000)
     session = window.session
     for index in range(session.last_index + 1):  # the lesson is still being found meanwhile
