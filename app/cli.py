@@ -265,6 +265,8 @@ def _trace(args: argparse.Namespace) -> int:
     print(to_table(rec))
     if lesson.fixes or lesson.advice:
         print("\n" + lesson.text())
+    elif _unproven(rec, args):
+        print(f"\n{NOT_PROVEN}")
     if args.save:
         print(f"\nsaved the recording to {args.save}")
     return 0
@@ -279,16 +281,25 @@ def _lesson(rec: Recording, args: argparse.Namespace, *, here: bool = False) -> 
     from app.core.lensfile import is_lens
 
     if is_lens(args.program) and not args.prove_fixes:
-        from app.core.lesson.advice import advice_for
-
-        if rec.failed is not None or rec.error is not None or advice_for(rec) is not None:
-            print(
-                "autograd-lens: fixes not proven (reading a .lens file records nothing); "
-                "add --prove-fixes to record each fix in the limited child",
-                file=sys.stderr,
-            )
         return proven_lesson(rec, skip=True)
     return proven_lesson(rec, here=here)
+
+
+NOT_PROVEN = (
+    "fixes not proven: reading a .lens file records nothing; add --prove-fixes to record each fix "
+    "in the limited child"
+)
+
+
+def _unproven(rec: Recording, args: argparse.Namespace) -> bool:
+    """Whether a ``.lens`` source's fixes or advice were left unproven (NOTE [a .lens runs nothing])."""
+    from app.core.lensfile import is_lens
+
+    if not is_lens(args.program) or args.prove_fixes:
+        return False
+    from app.core.lesson.advice import advice_for
+
+    return rec.failed is not None or rec.error is not None or advice_for(rec) is not None
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -299,6 +310,8 @@ def _export(args: argparse.Namespace) -> int:
 
         recording, stored = _recording_and_layout(args.program, args.device)
         fixes = _lesson(recording, args).fixes if recording.error is not None else ()
+        if recording.error is not None and _unproven(recording, args):
+            print(f"autograd-lens: {NOT_PROVEN}", file=sys.stderr)
         print(f"wrote {export_html(recording, stored, args.out, fixes, name=_source_name(args.program))}")
         return 0
     recording = _recording(args.program, args.device)  # a bad source is told before Qt loads
