@@ -221,6 +221,8 @@ class Recorder:
             raise
         except _ERRORS as exc:
             error = str(exc)
+        except ProgramRaised as exc:  # the program's own code raised inside the call (a Function's backward)
+            error = exc.message
         self.observer.finish()
         self.alive.dirty = True
         if error is not None:
