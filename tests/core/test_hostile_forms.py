@@ -133,3 +133,23 @@ def test_no_program_of_the_languages_forms_meets_an_internal_error(forms: list[s
     code = "import torch\nimport torch.nn as nn\n" + CLASSES + "x = torch.ones(2, requires_grad=True)\n"
     code += "y = (x * 2).sum()\n" + "".join(forms) + "y.backward()\n"
     assert isinstance(outcome(code), Recording | ProgramError)
+
+
+def test_two_thousand_nested_sequentials_get_pytorchs_own_error() -> None:
+    """Naming a module's leaves after each statement walked torch's recursion once per level for
+    every module: minutes for this chain, stopped at the time limit. Plain PyTorch passes Python's
+    recursion limit calling it; the recording says so at that line."""
+    nested: nn.Module = nn.Linear(2, 2)
+    for _ in range(2000):
+        nested = nn.Sequential(nested)
+    try:
+        nested(torch.ones(2))
+    except RecursionError as exc:
+        said = str(exc)
+    code = (
+        "import torch\nimport torch.nn as nn\nm = nn.Linear(2, 2)\nfor i in range(2000):\n"
+        "    m = nn.Sequential(m)\ny = m(torch.ones(2)).sum()\ny.backward()\n"
+    )
+    rec = outcome(code)
+    assert isinstance(rec, Recording) and rec.error_line == 6
+    assert rec.error is not None and said.startswith(rec.error.removeprefix("PyTorch says: "))
