@@ -153,3 +153,10 @@ def test_two_thousand_nested_sequentials_get_pytorchs_own_error() -> None:
     rec = outcome(code)
     assert isinstance(rec, Recording) and rec.error_line == 6
     assert rec.error is not None and said.startswith(rec.error.removeprefix("PyTorch says: "))
+
+
+def test_a_function_whose_backward_returns_a_meta_tensor_ends_its_call() -> None:
+    code = RAISING_BACKWARD.replace('raise ValueError("boom")', 'return torch.zeros(2, device="meta")')
+    rec = outcome(code)
+    assert isinstance(rec, Recording) and rec.failed is not None
+    assert rec.failed.call.line == 11 and "meta" in (rec.failed.error or "")
