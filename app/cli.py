@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
+    from app.core.lesson.offered import Lesson
     from app.core.model.recording import Recording
     from app.render.export_budget import ExportTooLarge
 
@@ -55,6 +56,7 @@ def _build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--json", action="store_true", help="print one JSON object")
     _json_limit_option(trace)
     trace.add_argument("--save", metavar="OUT.lens", help="also write the recording to this .lens file")
+    _prove_option(trace)
     _limit_options(trace)
     trace.add_argument(
         "--in-process",
@@ -73,6 +75,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "page that steps through the recording in any browser",
     )
     export.add_argument("--device", help="cpu (the default), cuda, cuda:N or mps")
+    _prove_option(export)
     _export_limit_options(export)
     _limit_options(export)
     run = sub.add_parser(
@@ -111,6 +114,15 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
         type=_positive(int),
         metavar="MB",
         help="address space a recording may use beyond what its process's imports mapped, on the CPU (4096)",
+    )
+
+
+def _prove_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--prove-fixes",
+        action="store_true",
+        help="for a .lens file: find its error's fixes and prove each by recording the edited program "
+        "in the limited child process (reading a .lens file otherwise runs nothing)",
     )
 
 
@@ -247,29 +259,60 @@ def _trace(args: argparse.Namespace) -> int:
         from app.render.layout_store import save_with_layout
 
         save_with_layout(rec, args.save, stored=stored)  # a .lens copied keeps its layout
-    from app.child.proofs import proven_lesson
-
-    lesson = proven_lesson(rec, here=args.in_process)
+    lesson = _lesson(rec, args, here=args.in_process)
     if args.json:
         return _print_json(rec, args.max_json_mb, "--save OUT.lens", lesson)
     print(to_table(rec))
     if lesson.fixes or lesson.advice:
         print("\n" + lesson.text())
+    elif _unproven(rec, args):
+        print(f"\n{NOT_PROVEN}")
     if args.save:
         print(f"\nsaved the recording to {args.save}")
     return 0
+
+
+# NOTE [a .lens runs nothing]: a recording is data. Its fixes are proven by recording the edited
+# program (in the limited child), so reading a stranger's .lens proves none unless the person asks:
+# ``--prove-fixes`` here, one button in the window's error panel.
+def _lesson(rec: Recording, args: argparse.Namespace, *, here: bool = False) -> Lesson:
+    """The proven lesson of ``rec``; for a ``.lens`` source, none without ``--prove-fixes``."""
+    from app.child.proofs import proven_lesson
+    from app.core.lensfile import is_lens
+
+    if is_lens(args.program) and not args.prove_fixes:
+        return proven_lesson(rec, skip=True)
+    return proven_lesson(rec, here=here)
+
+
+NOT_PROVEN = (
+    "fixes not proven: reading a .lens file records nothing; add --prove-fixes to record each fix "
+    "in the limited child"
+)
+
+
+def _unproven(rec: Recording, args: argparse.Namespace) -> bool:
+    """Whether a ``.lens`` source's fixes or advice were left unproven (NOTE [a .lens runs nothing])."""
+    from app.core.lensfile import is_lens
+
+    if not is_lens(args.program) or args.prove_fixes:
+        return False
+    from app.core.lesson.advice import advice_for
+
+    return rec.failed is not None or rec.error is not None or advice_for(rec) is not None
 
 
 def _export(args: argparse.Namespace) -> int:
     if args.format == "torchviz":
         return _export_torchviz(args)
     if args.format == "html":
-        from app.child.proofs import proven_lesson
         from app.render.web.page import export_html
 
         recording, stored = _recording_and_layout(args.program, args.device)
-        fixes = proven_lesson(recording).fixes if recording.error is not None else ()
-        print(f"wrote {export_html(recording, stored, args.out, fixes)}")
+        fixes = _lesson(recording, args).fixes if recording.error is not None else ()
+        if recording.error is not None and _unproven(recording, args):
+            print(f"autograd-lens: {NOT_PROVEN}", file=sys.stderr)
+        print(f"wrote {export_html(recording, stored, args.out, fixes, name=_source_name(args.program))}")
         return 0
     recording = _recording(args.program, args.device)  # a bad source is told before Qt loads
     from app.render.export_budget import ExportTooLarge
@@ -283,6 +326,13 @@ def _export(args: argparse.Namespace) -> int:
         return _fail(_export_refusal(exc, args))
     print(f"wrote {len(files)} files to {args.out}")
     return 0
+
+
+def _source_name(source: str) -> str:
+    """The name a person gave a source (a file's stem, a built-in's name), for the files made of it."""
+    from pathlib import Path
+
+    return Path(source).stem
 
 
 def _export_torchviz(args: argparse.Namespace) -> int:
@@ -458,10 +508,11 @@ def _run_script_then_show(args: argparse.Namespace) -> int:
     print(f"autograd-lens: opening the window on {path}", file=sys.stderr)
     import json
 
-    from app.child.proofs import SCRIPT_ENV
+    from app.child.proofs import RUN_RECORDING_ENV, SCRIPT_ENV
     from app.ui.main import run_gui
 
     os.environ[SCRIPT_ENV] = json.dumps([str(Path(args.script).resolve()), *args.args])  # its fixes' proofs
+    os.environ[RUN_RECORDING_ENV] = str(path.resolve())  # only this recording is the script's
 
     status = run_gui(str(path))
     return code or status

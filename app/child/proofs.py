@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
 __all__ = [
+    "RUN_RECORDING_ENV",
     "SCRIPT_ENV",
     "ScriptSource",
     "in_child",
@@ -134,6 +135,16 @@ def proven_lesson(
 
 
 SCRIPT_ENV = "AUTOGRAD_LENS_RUN_SCRIPT"  # set by ``run`` for its window: [script path, its args...]
+RUN_RECORDING_ENV = "AUTOGRAD_LENS_RUN_RECORDING"  # set by ``run`` for its window: the .lens it shows
+
+
+def _is_runs_own(path: Path) -> bool:
+    """Whether ``path`` is the recording ``run`` wrote of the user's script and opened the window on."""
+    own = os.environ.get(RUN_RECORDING_ENV)
+    try:
+        return own is not None and Path(own).resolve() == path.resolve()
+    except OSError:
+        return False
 
 
 def trust_script(path: Path) -> None:
@@ -147,8 +158,13 @@ def script_of(recording: Recording) -> ScriptSource | None:
     on disk is the recorded text, recorded as a script (its nodes know their lines in it) or one
     the checked language refuses, either the program's own path or
     the script ``run`` opened the window on or the window recorded as trusted (:data:`SCRIPT_ENV`,
-    :func:`trust_script`). Never a ``.lens`` file's program
-    alone: a stranger's recording is data, and only the user's own file is run as Python."""
+    :func:`trust_script`). Never a ``.lens`` file's program alone: a stranger's recording is data,
+    and only the user's own file is run as Python. A recording read from a ``.lens`` file (its
+    ``program.path``) is a script's only when it is the one ``run`` wrote and opened
+    (:data:`RUN_RECORDING_ENV`)."""
+    opened = recording.program.path
+    if opened is not None and opened.suffix == ".lens" and not _is_runs_own(opened):
+        return None  # a recording read from a file: data, whatever text it holds
     for path, args in _script_candidates(recording):
         if path.suffix != ".py" or not path.is_file():
             continue

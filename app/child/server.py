@@ -99,9 +99,11 @@ def _serve(inbox: BinaryIO, outbox: BinaryIO, memory_mb: int | None) -> int:
     import app.core.loading
     import app.core.recording.recorder  # noqa: F401
     from app.core.devices import list_devices
+    from app.core.sizing.meta_without_dynamo import references_without_dynamo
 
     devices = [[d.name, d.description, d.available, d.reason] for d in list_devices()]
     _limit_memory(memory_mb)
+    references_without_dynamo()  # before the freeze: it finds the references among gc's objects
     gc.freeze()  # torch's import-time objects: out of every later collection's reach
     write_frame(
         outbox, {"ready": True, "pid": os.getpid(), "torch": str(torch.__version__), "devices": devices}

@@ -96,6 +96,7 @@ from itertools import pairwise
 from typing import Literal
 
 from app.core.model.graph import Edge, Graph, GraphNode, LoopMark, SavedSlot
+from app.core.terminal import terminal_text
 from app.render.labels import (
     FONT_FAMILY,
     NODE_FONT_PX,
@@ -124,6 +125,7 @@ __all__ = [
     "iterations",
     "long_edges",
     "proxy_dot_id",
+    "readable",
     "slot_dot_id",
 ]
 
@@ -241,8 +243,18 @@ def long_edges(graph: Graph, max_span: int = MAX_SPAN) -> frozenset[Edge]:
     return frozenset(e for e in graph.edges if depth[e.dst] - depth[e.src] > max_span)
 
 
+def readable(text: str) -> str:
+    """``text`` as Graphviz is given it, whichever name or label it is (NOTE [readable names]): line
+    breaks as spaces, every other character that is not printable as its escape (``\\x01``)."""
+    return terminal_text(text.replace("\n", " ").replace("\r", " "))
+
+
+# NOTE [readable names]: a name or label comes from a program or a stranger's .lens file. Graphviz
+# copies a control character into its JSON and SVG, where it is not allowed (the layout could not
+# be read, no graph was drawn); every string reaches DOT through readable(), here and for
+# torchviz's DOT (render/torchviz_export.py).
 def _quote(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ").replace("\r", " ")
+    escaped = readable(text).replace("\\", "\\\\").replace('"', '\\"')
     if len(escaped) > MAX_DOT_STRING:
         raise DotStringTooLong(f"a name or label of {len(text):,} characters is longer than Graphviz draws")
     return f'"{escaped}"'
@@ -309,7 +321,7 @@ def _title(label: str) -> str:
     """The cluster's label as Graphviz sizes it: an empty row ``TITLE_ROOM`` points tall above the
     text (NOTE [frame titles]); the text keeps the frame at least as wide as the title."""
     _quote(label)  # refused past Graphviz's own limit, as any other label
-    text = html.escape(label.replace("\n", " ").replace("\r", " "), quote=False)
+    text = html.escape(readable(label), quote=False)
     return (
         '<<table border="0" cellborder="0" cellspacing="0" cellpadding="0">'
         f'<tr><td height="{TITLE_ROOM}"></td></tr><tr><td>{text}</td></tr></table>>'

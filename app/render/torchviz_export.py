@@ -21,9 +21,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from app.render.dot_source import readable
 from app.render.layout import INSTALL_HINT, LayoutError
 
-__all__ = ["DOT_FILE", "SVG_FILE", "check_make_dot_source", "write_torchviz"]
+__all__ = ["DOT_FILE", "SVG_FILE", "check_make_dot_source", "shared_source", "write_torchviz"]
 
 DOT_FILE = "torchviz.dot"
 SVG_FILE = "torchviz.svg"
@@ -42,9 +43,42 @@ def check_make_dot_source(source: str) -> None:
             raise LayoutError(f"this is not torchviz's DOT: {line.strip()[:80]}")
 
 
+_NODE_ID = re.compile(r"(?m)(^\s*|-> )(\d+)\b")
+_PLACE = re.compile(r"\x00(\d+)\x00")
+
+
+def shared_source(source: str) -> str:
+    """``make_dot``'s DOT with no address of the process that made it and nothing Graphviz cannot
+    copy into its SVG: node ids (``str(id(fn))``, Python object addresses) numbered in order of
+    first use, and each quoted name as :func:`app.render.dot_source.readable` gives Graphviz names.
+
+    >>> shared_source('digraph {\\n\\t140211 [label="w\\x01"]\\n\\t93 -> 140211\\n}\\n')
+    'digraph {\\n\\t0 [label="w\\\\\\\\x01"]\\n\\t1 -> 0\\n}\\n'
+    """
+    quoted: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:
+        quoted.append(match.group())
+        return f"\x00{len(quoted) - 1}\x00"
+
+    numbers: dict[str, int] = {}
+
+    def number(match: re.Match[str]) -> str:
+        return f"{match.group(1)}{numbers.setdefault(match.group(2), len(numbers))}"
+
+    masked = _NODE_ID.sub(number, _QUOTED.sub(hold, source.replace("\x00", " ")))
+    return _PLACE.sub(lambda m: _readable_quoted(quoted[int(m.group(1))]), masked)
+
+
+def _readable_quoted(quoted: str) -> str:
+    """A DOT string as written (its escapes kept), its unprintable characters as visible escapes."""
+    return "".join(c if c.isprintable() or c in "\n\t" else "\\" + readable(c) for c in quoted)
+
+
 def write_torchviz(source: str, folder: str | Path) -> list[Path]:
     """Write ``make_dot``'s DOT to ``folder``/torchviz.dot and Graphviz's SVG of it beside it."""
     check_make_dot_source(source)
+    source = shared_source(source)
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     dot_path, svg_path = out / DOT_FILE, out / SVG_FILE

@@ -238,7 +238,7 @@ def test_trace_saves_a_lens_file_that_trace_reads_back(installed):
     table = succeeded_alike(
         run_both(installed, ["autograd-lens", "trace", "forgot-retain", "--save", "fr.lens"])
     )
-    read_back = run_both(installed, ["autograd-lens", "trace", "fr.lens"])
+    read_back = run_both(installed, ["autograd-lens", "trace", "fr.lens", "--prove-fixes"])
     steps = succeeded_alike(read_back)
     assert "PowBackward0" in steps
     assert table.startswith(steps)  # and then a line saying where it was saved

@@ -11,12 +11,9 @@ fixes on a pool thread, while stepping goes on.
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,7 +26,6 @@ from app.core.lesson.advice import advice_for
 from app.core.lesson.edits import changed_lines, find_call, set_call_keyword
 from app.core.lesson.fixes import fixes_for
 from app.core.loading import load_builtin, parse_program
-from app.core.model.errors import ProgramError
 from app.core.model.graph import Graph
 from app.core.model.program import Call, Program
 from app.core.model.recording import Recording
@@ -41,9 +37,9 @@ from app.core.toml_writer import toml_string
 from app.ui.editor.python_highlighter import token_spans
 from app.ui.look.breakable import breakable, breakable_code, code_breaks
 from app.ui.look.plain_text import plain_tip
+from tests.support.deadline import finishes
 
 RUN = 200_000  # characters of hostile text per call
-DEADLINE_S = 5.0  # per call, in a process of its own: linear takes well under a second
 
 # -- hostile text --------------------------------------------------------------------------------
 
@@ -61,23 +57,6 @@ def runs(alphabet: str) -> st.SearchStrategy[str]:
 
 BLANK = runs(" \t")  # whitespace that keeps a program valid between tokens
 ANY = runs(" \t,#")  # anything: in a comment, or text that is no program at all
-
-
-def finishes(call: Callable[[], object]) -> bool:
-    """Whether ``call`` returns (or raises a refusal) within ``DEADLINE_S`` in a forked process."""
-    process = multiprocessing.get_context("fork").Process(target=_quietly, args=(call,))
-    process.start()
-    process.join(DEADLINE_S)
-    if process.is_alive():
-        process.kill()
-        process.join()
-        return False
-    return process.exitcode == 0
-
-
-def _quietly(call: Callable[[], object]) -> None:
-    with contextlib.suppress(SyntaxError, ValueError, ProgramError):  # a refusal is timed too
-        call()
 
 
 # -- the edits of a call's keywords ---------------------------------------------------------------
@@ -229,6 +208,8 @@ def test_a_window_opening_a_hostile_recording_steps_while_its_fixes_are_found(
     window.show()
     with qtbot.waitSignal(window.session.recording_applied, timeout=30_000):
         window.start()
+    qtbot.waitUntil(window.error_panel.prove_button.isVisible, timeout=10_000)  # a .lens: on request
+    window.error_panel.prove_button.click()
     qtbot.waitUntil(lambda: bool(threads), timeout=10_000)
     session = window.session
     for index in range(session.last_index + 1):  # the lesson is still being found meanwhile

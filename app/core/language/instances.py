@@ -171,11 +171,24 @@ class ProgramObject(Checked):
         return sorted({*self.values, *self.cls.members()})
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
-        for name, value in self.values.items():
-            if isinstance(value, torch.Tensor):
-                yield name, value
-            elif isinstance(value, Checked) and value is not self:
-                yield from ((f"{name}.{path}", t) for path, t in value.named_tensors())
+        """The tensors this object holds, each once by its first path, through the program's
+        objects it points to: walked with a stack, not recursion, as objects may point at each
+        other or chain hundreds deep (a recursion would never end, or pass Python's limit)."""
+        seen = {id(self)}
+        stack: list[tuple[str, Iterator[tuple[str, Any]]]] = [("", iter(list(self.values.items())))]
+        while stack:
+            prefix, items = stack[-1]
+            for name, value in items:
+                if isinstance(value, torch.Tensor):
+                    yield prefix + name, value
+                elif isinstance(value, ProgramObject) and id(value) not in seen:
+                    seen.add(id(value))
+                    stack.append((f"{prefix}{name}.", iter(list(value.values.items()))))
+                    break
+                elif isinstance(value, Checked) and not isinstance(value, ProgramObject):
+                    yield from ((f"{prefix}{name}.{path}", t) for path, t in value.named_tensors())
+            else:
+                stack.pop()
 
     def __repr__(self) -> str:
         return f"<{self.cls.name} object>"

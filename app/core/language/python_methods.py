@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from app.core.language.instances import SUPER
@@ -133,22 +133,45 @@ def format_text(text: str, *args: Any, **kwargs: Any) -> str:
     return "".join(pieces)
 
 
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\*|\d*)(?:\.(\*|\d*))?[hlL]?(.)", re.S)
-
-
 def percent_text(text: str, values: Any) -> str:
-    """``text % values`` with written-out widths no wider than MAX_TEXT_WIDTH.
+    """``text % values`` with written-out widths no wider than MAX_TEXT_WIDTH, checked before any
+    text is made.
 
     >>> percent_text("%d: %.3f %s", (1, 0.5, "a"))
     '1: 0.500 a'
     """
-    for match in _PERCENT.finditer(text):
-        for number in match.group(1, 2):
-            if number == "*" or (number and (len(number) > 3 or int(number) > MAX_TEXT_WIDTH)):
-                raise ProgramError(
-                    f"% formats here take widths and precisions written out, up to {MAX_TEXT_WIDTH}"
-                )
+    for number in _percent_numbers(text):
+        if number == "*" or (number and (len(number) > 3 or int(number) > MAX_TEXT_WIDTH)):
+            raise ProgramError(
+                f"% formats here take widths and precisions written out, up to {MAX_TEXT_WIDTH}"
+            )
     return without_addresses(text % values)
+
+
+def _percent_numbers(text: str) -> Iterator[str]:
+    """The width and precision of each ``%`` field of ``text``, read as Python's ``%`` reads them:
+    a mapping key in parentheses may hold parentheses of its own (``%(a(b)c)9s``), which a regular
+    expression would end at the first ``)``."""
+    i = text.find("%")
+    while 0 <= i < len(text) - 1:
+        i += 1
+        if text[i] == "(":
+            depth = 1
+            while depth and i + 1 < len(text):
+                i += 1
+                depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        while i < len(text) and text[i] in "-+ #0":
+            i += 1
+        for lead in ("", "."):
+            if lead and (i >= len(text) or text[i] != "."):
+                continue
+            i += len(lead)
+            start = i
+            while i < len(text) and (text[i].isdigit() or (i == start and text[i] == "*")):
+                i += 1
+            yield text[start:i]
+        i = text.find("%", i + 1)
 
 
 def _padded(name: str) -> Callable[..., str]:

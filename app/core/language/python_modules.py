@@ -154,6 +154,14 @@ def _choices(population: Any, weights: Any = None, *, cum_weights: Any = None, k
     return PROGRAM_RANDOM.choices(population, weights, cum_weights=cum_weights, k=k)
 
 
+def _sample(population: Any, k: Any, *, counts: Any = None) -> list[Any]:
+    """``random.sample``, with ``k`` checked before the list is built (``counts`` repeat the
+    population without a list, so ``k`` alone bounds the work)."""
+    if isinstance(k, int) and k > MAX_SEQUENCE:
+        raise ProgramError(f"random.sample(k=...) makes at most {MAX_SEQUENCE:,} items")  # a refusal
+    return PROGRAM_RANDOM.sample(population, k, counts=counts)
+
+
 def random_members() -> dict[str, Any]:
     """``random``'s listed functions, bound to the program's generator (NOTE [program random]).
 
@@ -164,6 +172,7 @@ def random_members() -> dict[str, Any]:
     """
     members: dict[str, Any] = {name: getattr(PROGRAM_RANDOM, name) for name in sorted(RANDOM_FUNCTIONS)}
     members["choices"] = _choices
+    members["sample"] = _sample
     return members
 
 

@@ -76,19 +76,76 @@ def changed_lines(old: str, new: str, moved: str = "") -> list[str]:
 
 def new_line_numbers(old: str, new: str) -> list[int]:
     """The 1-based lines of ``new`` that an edit of ``old`` added or changed (a moved line counts
-    wherever a line diff places it; a removed one has no line left to show).
+    wherever a line diff places it; a removed one has no line left to show). Past a budget of work
+    (two texts that share little, in long repeated lines), none: the edit is then shown untinted.
 
     >>> new_line_numbers("a\\nb\\nc\\n", "a\\nB\\nc\\nd\\n")
     [2, 4]
     """
     old_lines, new_lines = old.splitlines(), new.splitlines()
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    return [
-        j + 1
-        for tag, _, _, j1, j2 in matcher.get_opcodes()
-        if tag in ("replace", "insert")
-        for j in range(j1, j2)
-    ]
+    first = 0
+    while first < min(len(old_lines), len(new_lines)) and old_lines[first] == new_lines[first]:
+        first += 1
+    last = 0
+    while last < min(len(old_lines), len(new_lines)) - first and old_lines[-1 - last] == new_lines[-1 - last]:
+        last += 1
+    kept = _kept_lines(old_lines[first : len(old_lines) - last], new_lines[first : len(new_lines) - last])
+    if kept is None:
+        return []
+    return [first + j + 1 for j in range(len(new_lines) - first - last) if j not in kept]
+
+
+# NOTE [diff budget]: the window tints an edit's lines on the GUI thread after every fix or toggle,
+# and a recording's text comes from a stranger. difflib's matcher is quadratic on repeated lines
+# (a program of 20,000 ``z = 1`` lines took a minute); Myers' diff takes (N + M) * D steps for D
+# differing lines, and a fix differs in a few. Past DIFF_STEPS steps the tint is given up.
+DIFF_STEPS = 2_000_000
+
+
+def _kept_lines(old: list[str], new: list[str]) -> set[int] | None:
+    """The indices of ``new`` that a shortest edit script from ``old`` keeps (Myers' greedy
+    algorithm), or None past ``DIFF_STEPS`` steps."""
+    ids: dict[str, int] = {}
+    a = [ids.setdefault(line, len(ids)) for line in old]
+    b = [ids.setdefault(line, len(ids)) for line in new]
+    n, m = len(a), len(b)
+    frontier: dict[int, int] = {1: 0}  # the furthest x reached on each diagonal k = x - y
+    trace: list[dict[int, int]] = []
+    steps = 0
+    for d in range(n + m + 1):
+        trace.append(dict(frontier))
+        steps += len(frontier)
+        for k in range(-d, d + 1, 2):
+            x = frontier[k + 1] if _goes_down(frontier, k, d) else frontier[k - 1] + 1
+            start = x
+            while x < n and x - k < m and a[x] == b[x - k]:
+                x += 1
+            steps += 1 + x - start
+            frontier[k] = x
+            if x >= n and x - k >= m:
+                return _walk_back(trace, n, m)
+        if steps > DIFF_STEPS:
+            return None
+    return set()  # not reached: d = n + m always ends
+
+
+def _goes_down(frontier: dict[int, int], k: int, d: int) -> bool:
+    """Whether diagonal ``k`` is reached at ``d`` by an insertion (from k + 1), not a deletion."""
+    return k == -d or (k != d and frontier[k - 1] < frontier[k + 1])
+
+
+def _walk_back(trace: list[dict[int, int]], n: int, m: int) -> set[int]:
+    """The lines of ``new`` on the snakes of the path that ``trace`` recorded, from its end back."""
+    kept: set[int] = set()
+    x, y = n, m
+    for d in reversed(range(len(trace))):
+        frontier, k = trace[d], x - y
+        down = _goes_down(frontier, k, d)
+        before = frontier[k + 1] if down else frontier[k - 1]
+        start = before if down else before + 1
+        kept.update(range(start - k, y))  # the snake: equal lines from (start, start - k) to (x, y)
+        x, y = before, before - (k + 1 if down else k - 1)
+    return kept
 
 
 # ndiff pairs similar lines of a changed block, comparing every pair character by character and
@@ -144,7 +201,7 @@ class Source:
                     for stmt in block:
                         if isinstance(stmt, ast.stmt):
                             self.parents[id(stmt)] = (owner, block)
-        self._innermost: dict[int, ast.stmt | None] = {}
+        self._innermost: list[ast.stmt | None] | None = None
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
@@ -187,15 +244,9 @@ class Source:
 
     def statement_at(self, line: int) -> ast.stmt | None:
         """The innermost statement spanning ``line``."""
-        if line not in self._innermost:  # asked once per node of a recording: one walk per line
-            best: ast.stmt | None = None
-            for node in ast.walk(self.tree):
-                if not isinstance(node, ast.stmt) or not node.lineno <= line <= end_line(node):
-                    continue
-                if best is None or (node.lineno >= best.lineno and _span(node) <= _span(best)):
-                    best = node
-            self._innermost[line] = best
-        return self._innermost[line]
+        if self._innermost is None:  # asked once per node of a recording: one index, built once
+            self._innermost = _innermost_by_line(self.tree, len(self.lines))
+        return self._innermost[line] if 0 < line < len(self._innermost) else None
 
     def enclosing_statement(self, node: ast.AST) -> ast.stmt | None:
         """The innermost statement holding ``node`` (``node`` itself when it is one)."""
@@ -213,6 +264,28 @@ def end_line(node: Positioned) -> int:
 
 def _span(node: Positioned) -> int:
     return end_line(node) - node.lineno
+
+
+def _innermost_by_line(tree: ast.AST, lines: int) -> list[ast.stmt | None]:
+    """For each line (index 1 to ``lines``), the innermost statement spanning it: one sweep down
+    the lines with a stack of the statements open there, outer below inner (n log n, where one walk
+    of the tree per line was quadratic)."""
+    statements = sorted(
+        (node for node in ast.walk(tree) if isinstance(node, ast.stmt)),
+        key=lambda node: (node.lineno, -_span(node)),  # stable: of equal ones, the later walked wins
+    )
+    last = max((end_line(node) for node in statements), default=0)
+    innermost: list[ast.stmt | None] = [None] * (max(lines, last) + 1)
+    open_: list[ast.stmt] = []
+    next_ = 0
+    for line in range(1, len(innermost)):
+        while next_ < len(statements) and statements[next_].lineno == line:
+            open_.append(statements[next_])
+            next_ += 1
+        while open_ and end_line(open_[-1]) < line:
+            open_.pop()
+        innermost[line] = open_[-1] if open_ else None
+    return innermost
 
 
 def edit_text(code: str, start: int, end: int, text: str) -> str:

@@ -10,10 +10,20 @@ capture gives every node ``n<k>`` in discovery order and each slot
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
-__all__ = ["Edge", "Graph", "GraphNode", "LoopMark", "SavedSlot", "SlotKind", "SourceRef", "StorageRef"]
+__all__ = [
+    "Edge",
+    "Graph",
+    "GraphNode",
+    "LoopMark",
+    "SavedSlot",
+    "SlotKind",
+    "SourceRef",
+    "StorageRef",
+    "numbered_storages",
+]
 
 SlotKind = Literal["tensor", "value", "none"]
 
@@ -131,3 +141,25 @@ class Graph:
                     seen[nxt] = None
                     queue.append(nxt)
         return queue
+
+
+def numbered_storages(graph: Graph) -> Graph:
+    """``graph`` with each storage's data pointer replaced by its number (1, 2, ... in order of
+    first use; 0, an empty storage, stays 0): a recording is shared as a file, which must hold no
+    address of the process that recorded it, and the number still tells which saved values share a
+    buffer. Numbering numbers is the identity.
+    """
+    numbers: dict[tuple[str, int], int] = {}
+
+    def number(ref: StorageRef) -> StorageRef:
+        if ref.pointer == 0:
+            return ref
+        return ref._replace(pointer=numbers.setdefault((ref.device, ref.pointer), len(numbers) + 1))
+
+    nodes = tuple(
+        replace(n, saved=tuple(replace(s, storages=tuple(map(number, s.storages))) for s in n.saved))
+        if any(s.storages for s in n.saved)
+        else n
+        for n in graph.nodes
+    )
+    return Graph(nodes, graph.edges)

@@ -51,7 +51,7 @@ from app.core.language.positions import SourceText
 from app.core.language.python_modules import seeded_random
 from app.core.lesson.captions import write_captions
 from app.core.model.errors import ProgramRaised, RecordingTimeout
-from app.core.model.graph import Graph, LoopMark
+from app.core.model.graph import Graph, LoopMark, numbered_storages
 from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import Step, StepKind, Timeline
@@ -222,6 +222,8 @@ class Recorder:
             raise
         except _ERRORS as exc:
             error = str(exc)
+        except ProgramRaised as exc:  # the program's own code raised inside the call (a Function's backward)
+            error = exc.message
         self.observer.finish()
         self.alive.dirty = True
         if error is not None:
@@ -341,7 +343,7 @@ class Recorder:
         )
 
     def _freeze(self) -> Graph:
-        return self.capture.freeze(self.log.node_fields())
+        return numbered_storages(self.capture.freeze(self.log.node_fields()))  # no address in a file
 
 
 class ProgramRecorder(Recorder):

@@ -47,7 +47,12 @@ def _probe() -> None:  # pragma: no cover - never called, only wrapped
 @functools.cache
 def references_without_dynamo() -> int:
     """Give every reference wrapped in ``torch._disable_dynamo`` itself as its disabled version;
-    once per process (a walk over the interpreter's objects, ~30 ms). Returns how many."""
+    once per process (a walk over the interpreter's objects, ~30 ms). Returns how many.
+
+    The walk sees only what the collector tracks: objects that ``gc.freeze()`` moved to the
+    permanent generation are not among ``gc.get_objects()``, so a process that freezes (the
+    recording child) calls this before it freezes.
+    """
     code = _disable_dynamo(_probe).__code__
     slot = code.co_freevars.index("fn")
     pinned = 0

@@ -108,11 +108,20 @@ def write_player(
     return out
 
 
-def export_html(recording: Recording, stored: Any, out: str | Path, fixes: Sequence[ProvenFix] = ()) -> Path:
+def export_html(
+    recording: Recording,
+    stored: Any,
+    out: str | Path,
+    fixes: Sequence[ProvenFix] = (),
+    *,
+    name: str = "recording",
+) -> Path:
     """The command line's ``export --format html``: the page written to ``out`` (a folder: to
-    ``NAME.html`` in it), laid out as a ``.lens`` source's stored layout says when it fits, with
-    the error's ``fixes`` that were proven by recording."""
+    ``NAME.html`` in it, ``name`` being the source the person named, never the recording's own
+    program name: a ``.lens`` file's text cannot choose where a page is written), laid out as a
+    ``.lens`` source's stored layout says when it fits, with the error's ``fixes`` that were proven
+    by recording."""
     path = Path(out)
     if path.is_dir():
-        path = path / f"{recording.program.name or 'recording'}.html"
+        path = path / f"{Path(name).name or 'recording'}.html"
     return write_player(recording, path, page_layout(recording, stored), fixes=fixes)

@@ -11,7 +11,8 @@ child process (:class:`ScriptRun`), as the command line does, stopped at a wall-
 The window then opens the recording, which holds what PyTorch itself did. Nothing runs
 without a press and a yes: opening a file never presses the button, a program that came from
 a ``.toml`` or ``.lens`` file is never offered, and a refusal that is not the language's
-(a syntax error, a size limit) is not either.
+(a syntax error, a size limit) is not either. A program read from a ``.lens`` file keeps the
+file as its path through every edit (the window's worker sets it), so it stays a data file's.
 """
 
 from __future__ import annotations

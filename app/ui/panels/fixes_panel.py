@@ -49,6 +49,13 @@ def wrapped_label(name: str = "", role: str | None = None) -> QLabel:
     return label
 
 
+PROVE_TEXT = "Find fixes (records this program, edited, in the limited child)"
+PROVE_TIP = (
+    "This recording was read from a file, and reading runs nothing. Each fix is proven by recording "
+    "the edited program in the child process, under its time and memory limits, before it is shown."
+)
+
+
 class FixesPanel(QFrame):
     """Labels over edit buttons; ``_on_recording_applied`` / ``_on_step_applied`` / ``find_lesson`` /
     ``_show_lesson`` are the subclass's.
@@ -91,6 +98,12 @@ class FixesPanel(QFrame):
             self._layout.addWidget(label)
         self.checking = checking_label()  # while the edits are recorded: none is offered unproven
         self._layout.addWidget(self.checking)
+        self.prove_button = QPushButton(PROVE_TEXT)  # NOTE [a .lens runs nothing]: proofs on request
+        self.prove_button.setObjectName("proveFixes")
+        self.prove_button.setToolTip(PROVE_TIP)
+        self.prove_button.clicked.connect(self._on_prove_clicked)
+        self.prove_button.hide()
+        self._layout.addWidget(self.prove_button)
         self._scroll = QScrollArea()  # the host may cap the panel's height: it scrolls then
         self._scroll.setWidgetResizable(True)
         self._scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -120,11 +133,24 @@ class FixesPanel(QFrame):
 
     # -- the lesson, found off the GUI thread ---------------------------------------------
     def _ask_lesson(self, recording: Recording) -> None:
-        """Offer no edits until ``recording``'s are found (the last ones were another program's)."""
+        """Offer no edits until ``recording``'s are found (the last ones were another program's);
+        a recording read from a ``.lens`` file's, only when the person asks (they are recorded)."""
         self._fixes, self._changed = [], []
         self._update_fixes()
+        if self._session.read_from_file:
+            self.checking.hide()
+            self.prove_button.show()
+            return
+        self.prove_button.hide()
         self.checking.show()
         self._lesson.request(recording)
+
+    def _on_prove_clicked(self) -> None:
+        if self._recording is None:
+            return
+        self.prove_button.hide()
+        self.checking.show()
+        self._lesson.request(self._recording)
 
     def _on_lesson_ready(self, recording: Recording, lesson: Lesson | None) -> None:
         if recording is not self._recording:

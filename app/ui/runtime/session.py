@@ -72,6 +72,8 @@ class Session(QObject):
         self.shown: Any | None = None  # app.render.states.ShownStates of the recording, when prepared
         self.last_error: BaseException | None = None
         self.opened = False  # the recording on screen was opened afresh, not a change of the last
+        self.read_from_file = False  # the recording on screen was read from a .lens file, not recorded
+        self._reads: dict[int, bool] = {}
         self.player = Player(self)
         # playing is the player's; the session keeps its controls for the views that call them
         self.set_speed: Callable[[float], None] = self.player.set_speed
@@ -159,15 +161,20 @@ class Session(QObject):
         self._requested = None if isinstance(source, (str, Path)) else source
         number = self.worker.request(source, device)
         self._modes = {number: mode}  # older requests are dropped by the worker
+        self._reads = {number: _is_lens(source)}
         return number
 
     def _on_result(self, result: RecordingResult) -> None:
         mode = self._modes.pop(result.request, "keep")
+        read = self._reads.pop(result.request, False)
         self._requested = None
-        self.apply(result.recording, result.layout, result.layout_error, mode=mode, shown=result.shown)
+        self.apply(
+            result.recording, result.layout, result.layout_error, mode=mode, shown=result.shown, read=read
+        )
 
     def _on_failure(self, failure: RecordingFailure) -> None:
         self._modes.pop(failure.request, None)
+        self._reads.pop(failure.request, None)
         self._requested = None
         self.last_error = failure.error
         self.failed.emit(failure.message)
@@ -180,16 +187,19 @@ class Session(QObject):
         *,
         mode: Mode = "start",
         shown: Any | None = None,
+        read: bool = False,
     ) -> None:
         """Put ``recording`` on screen (also the seam tests use to skip the worker).
 
         ``shown``: its ``ShownStates``, prepared off the GUI thread (the graph view builds one if None).
+        ``read``: it was read from a ``.lens`` file (NOTE [a .lens runs nothing]).
         """
         self.pause()
         self._index = self._start_index(recording, mode)  # from the recording shown until now
         self._recording = recording
         self._state = None
         self.opened = mode == "start"
+        self.read_from_file = read
         self.layout, self.layout_error, self.shown = layout, layout_error, shown
         self.last_error = None
         self.recording_applied.emit(recording)
@@ -270,3 +280,9 @@ class Session(QObject):
     @property
     def speed(self) -> float:
         return self.player.speed
+
+
+def _is_lens(source: Program | str | Path) -> bool:
+    from app.core.lensfile import is_lens
+
+    return isinstance(source, (str, Path)) and is_lens(source)

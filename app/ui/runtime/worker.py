@@ -48,7 +48,7 @@ import gc
 import logging
 import threading
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -188,8 +188,11 @@ def recording_of(source: Program | str | Path, device: str) -> tuple[Recording, 
     built-in name, ``.toml``, ``.py``) recorded, with no layout yet."""
     from app.core.lensfile import is_lens, open_lens
 
-    if is_lens(source):
-        return open_lens(source)
+    if is_lens(
+        source
+    ):  # the file stays the program's origin, through every edit (NOTE [trusted script offer])
+        recording, layout = open_lens(source)
+        return replace(recording, program=replace(recording.program, path=Path(source))), layout
     return record_program(source, device), None
 
 
