@@ -274,6 +274,20 @@ def in_child(work: Callable[[Path], Any], path: Path, timeout_s: float = TIME_LI
     return answer
 
 
+def warm_up() -> None:
+    """Load what torch loads on first use (optimizers, distributions, RNNs), and the language, once
+    in the parent: each forked child then starts in milliseconds instead of seconds."""
+    from app.core import load_program, record  # noqa: F401
+
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.LSTM(2, 2))
+    for optimizer in (torch.optim.Adam(model.parameters()), torch.optim.SGD(model.parameters(), lr=0.1)):
+        out, _ = model(torch.randn(1, 1, 2))
+        torch.distributions.Categorical(logits=out.flatten()).log_prob(torch.tensor(0)).backward()
+        optimizer.step()
+    leaf = torch.randn(2, requires_grad=True)
+    torch.autograd.grad(leaf.sin().sum(), leaf)
+
+
 def judge(half: str, path: Path, timeout_s: float = TIME_LIMIT_S) -> Verdict:
     """One snippet, run plainly and through the checked language."""
     verdict = Verdict(half, path.stem, "internal")
@@ -363,8 +377,7 @@ def print_report(summaries: list[HalfSummary], verdicts: list[Verdict]) -> None:
 def measure(
     halves: Iterable[str], timeout_s: float = TIME_LIMIT_S
 ) -> tuple[list[HalfSummary], list[Verdict]]:
-    from app.core import record  # noqa: F401  (imported once here, so each forked child starts warm)
-
+    warm_up()
     summaries, everything = [], []
     for half in halves:
         verdicts = [judge(half, path, timeout_s) for path in snippets(half)]
