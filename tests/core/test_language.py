@@ -169,7 +169,7 @@ PARSE_REFUSALS = [
     ("y = x.__class__", 1, 5, "attribute '__class__' is private"),
     ("y = ().__class__.__bases__", 1, 5, "attribute '__bases__' is private"),
     ("y = x._version", 1, 5, "attribute '_version' is private"),
-    ("_y = x", 1, 1, "name '_y' is private"),
+    ("__y = x", 1, 1, "name '__y' is private"),
     ("y = open('/etc/passwd')", 1, 5, "'open' is not available in programs: programs cannot read or write"),
     ("y = eval('1')", 1, 5, "'eval' is not available in programs: programs never run text as code"),
     ("y = exec('1')", 1, 5, "never run text as code"),
@@ -203,8 +203,8 @@ PARSE_REFUSALS = [
     ("y = x.new_empty(3)", 1, 5, "it holds whatever was in memory"),
     ("y = x.grad_fn", 1, 5, "grad_fn objects are not values in programs"),
     ("def __f():\n    pass", 1, 1, "name '__f' is private: a class may define only these names with _"),
-    ("def f(_a):\n    pass", 1, 7, "argument '_a' is private or reserved"),
-    ("def f():\n    global _x", 2, 5, "name '_x' is private or reserved"),
+    ("def f(__a):\n    pass", 1, 7, "argument '__a' is private or reserved"),
+    ("def f():\n    global __x", 2, 5, "name '__x' is private or reserved"),
     ("y = f(_k=1)", 1, 7, "keyword '_k' is private"),
     (
         "@property\ndef f():\n    pass",
@@ -225,7 +225,6 @@ PARSE_REFUSALS = [
     ("for x[0] in x:\n    y = 1", 1, 5, "a for loop names its items with plain names"),
     ("with x:\n    y = x", 1, 6, "only with torch.no_grad(): and with torch.enable_grad():"),
     ("with torch.no_grad() as g:\n    y = x", 1, 25, "with ... as is not needed"),
-    ("del x.grad", 1, 5, "only names and items (del a[0]) can be deleted"),
     ("del print", 1, 5, "'print' is a built-in name and cannot be deleted"),
     ("break", 1, 1, "break can only be used inside a for loop"),
     ("y: int = 1", 1, 1, "type annotations are not allowed"),
@@ -233,8 +232,6 @@ PARSE_REFUSALS = [
     ("y = 1 << 100000", 1, 5, "bit shifts (<< and >>) are not allowed"),
     ("y = b'bytes'", 1, 5, "bytes literals are not allowed"),
     ("y = '" + "a" * (MAX_TEXT + 1) + "'", 1, 5, "text constants are limited to 1,000 characters"),
-    ("x.data = w", 1, 1, "'.data' cannot be assigned"),
-    ("x.data = x.data + 1", 1, 1, "'.data' cannot be assigned"),
     ("torch.pi = 3", 1, 1, "torch.pi is not available in programs"),
     ("F.relu = 3", 1, 1, "torch.nn.functional.relu cannot be assigned"),
     ("x.sum() += 1", 1, 1, "'function call' is an illegal expression for augmented assignment"),
@@ -964,10 +961,9 @@ def test_an_error_deep_in_blocks_is_placed_in_characters() -> None:
 
 
 def test_tensor_attributes_that_can_be_assigned() -> None:
-    assert program_refusal("w.data = v").message.startswith("'.data' cannot be assigned")
     assert (
         program_refusal("w.shape = 3").message
-        == "on a tensor only .grad and .requires_grad can be assigned, not .shape"
+        == "on a tensor only .grad, .requires_grad and .data can be assigned, not .shape"
     )
     assert program_refusal("a = 1\na.real = 3").message == "attributes cannot be assigned on an int"
     assert program_refusal("(w * 2).requires_grad = False").message.startswith(
@@ -989,14 +985,15 @@ def test_tensor_attributes_that_can_be_assigned() -> None:
         ("with torch.no_grad(1):\n    pass", "takes nothing here"),
         ("a = [1]\nb = a.sort()", "'sort' is not a method programs call on a list; they call append"),
         ("a = []\nb = a.append", "'append' is a method: call it"),
-        ("a = (1, 2)\na[0] = 3", "items can be assigned in tensors and lists, not in a tuple"),
+        ("a = (1, 2)\na[0] = 3", "items can be assigned in tensors, lists and dicts, not in a tuple"),
         ("for m in torch:\n    pass", "a for loop cannot go over a module"),
         ("for i in 5:\n    pass", "Python says: 'int' object is not iterable"),
         ("a, b = range(10**20)", "cannot unpack this value into 2 names"),
         ("a = sum([[1], [2]], [])", "sum() adds numbers and tensors here; join lists with +"),
         ("print(w, file=1)", "print() writes to the program's output only"),
         ("a = [1, 2]\na[0:1] = [3]", "list items are assigned one at a time"),
-        ("del w[0]", "items can be deleted from lists only, not from a tensor"),
+        ("del w[0]", "items can be deleted from lists and dicts only, not from a tensor"),
+        ("del w.grad", "attributes cannot be deleted on a tensor"),
         ("for a, b in zip([1], [2, 3], strict=True):\n    pass", "Python says: zip() argument 2 is longer"),
     ],
 )
@@ -1011,7 +1008,7 @@ HINTED = [
     ("import numpy.linalg as la", 1, 1, "'numpy.linalg' cannot be imported"),
     ("y = 1\nfrom os import path", 2, 1, "'os' cannot be imported"),
     ("import torchvision", 1, 1, "'torchvision' cannot be imported"),
-    ("from torch.utils.data import Dataset", 1, 1, "torch.utils.data.Dataset is not available in programs"),
+    ("from torch.utils.data import Sampler", 1, 1, "torch.utils.data.Sampler is not available in programs"),
     ("from . import x", 1, 1, "'.' cannot be imported"),
 ]
 
@@ -1047,8 +1044,8 @@ REFUSED = [
     ),
     ("y = torch.hub.load('a', 'b')", 1, 5, "torch.hub is not available in programs"),
     ("y = w.__class__", 1, 5, "attribute '__class__' is private"),
-    ("w._version += 1", 1, 1, "attribute '_version' is private"),
-    ("del w._version", 1, 5, "only names and items (del a[0]) can be deleted"),
+    ("w.__version += 1", 1, 1, "attribute '__version' is private"),
+    ("del w.__dict__", 1, 5, "attribute '__dict__' is private"),
     ("y = getattr(w, 'grad')", 1, 5, "'getattr' is not available in programs"),
     ("for open in range(2):\n    pass", 1, 5, "'open' is not available in programs"),
     ("for print in range(2):\n    pass", 1, 5, "'print' is a built-in name and cannot be assigned"),
@@ -1146,10 +1143,10 @@ def test_a_checked_object_refuses_what_it_does_not_list(code: str, message: str)
 @pytest.mark.parametrize(
     ("code", "message"),
     [
-        ("a = lin.state_dict()", "'state_dict' is not available on an nn.Linear module"),
-        ("lin.load_state_dict(1)", "'load_state_dict' is not available on an nn.Linear module"),
+        ("a = lin.state_dict(keep_vars=1)", "state_dict(...) takes prefix= as text and keep_vars="),
+        ("lin.load_state_dict(1)", "load_state_dict(...) takes a dict of tensors by name"),
         ("h = lin.register_forward_hook(print)", "'register_forward_hook' is not available on an nn.Linear"),
-        ("lin.apply(print)", "'apply' is not available on an nn.Linear module"),
+        ("lin.apply(5)", "this is an int, not a function"),
         ("lin.to('meta')", "so an nn.Linear module cannot move to meta"),
         ("g = opt.param_groups[0].state", "'state' is not available on a parameter group"),
         ("opt.step(print)", "step() takes no closure in programs"),
@@ -1166,8 +1163,9 @@ def test_real_modules_and_optimizers_keep_hooks_state_and_closures_out(code: str
 def test_private_members_never_reach_a_proxy(name: str) -> None:
     toy = Toy()
     for code in (f"a = toy.{name}", f"a = toy.{name}()", f"toy.{name} = 1", f"toy.{name} += 1"):
-        with pytest.raises(ProgramError, match="is private"):
-            parse(code, field=PROGRAM_FIELD, mode="exec")
+        if name.startswith("__") or "=" not in code.replace("a =", ""):  # NOTE [own names]
+            with pytest.raises(ProgramError, match="is private"):
+                parse(code, field=PROGRAM_FIELD, mode="exec")
         tree = ast.parse(code)  # past the static checks: the evaluator checks again
         with pytest.raises(ProgramError, match="is private"):
             Evaluator({"toy": toy}, field=PROGRAM_FIELD).run(tree)

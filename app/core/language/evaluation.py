@@ -19,9 +19,10 @@ from typing import Any, Protocol
 
 import torch
 
-from app.core.language.objects import Checked, ProgramHooks
+from app.core.language.gaps import evaluator_gap
+from app.core.language.objects import Checked, PrintedText, ProgramHooks
 from app.core.language.positions import error_at, node_position
-from app.core.language.python_methods import language_names
+from app.core.language.python_methods import language_names, percent_text
 from app.core.language.python_values import PySizes, is_lazy
 from app.core.language.raised import carry_marks
 from app.core.language.scopes import Scope
@@ -80,6 +81,7 @@ class CallPart(Protocol):
     def call(self, node: ast.Call) -> Any: ...
     def arguments(self, node: ast.Call) -> tuple[list[Any], dict[str, Any]]: ...
     def checked_call(self, owner: Checked, node: ast.Call, func: ast.Attribute) -> Any: ...
+    def call_value_with(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any: ...
 
 
 class FunctionPart(Protocol):
@@ -99,6 +101,8 @@ class ClassPart(Protocol):
     def define(self, node: ast.ClassDef) -> Any: ...
     def call(self, value: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any: ...
     def call_method(self, owner: Any, func: ast.Attribute, node: ast.Call) -> Any: ...
+    def defines(self, owner: Any, name: str) -> bool: ...
+    def special(self, owner: Any, name: str, args: list[Any], node: ast.AST) -> Any: ...
 
 
 class MemberPart(Protocol):
@@ -107,10 +111,11 @@ class MemberPart(Protocol):
     def attribute(self, node: ast.Attribute) -> Any: ...
     def read(self, owner: Any, node: ast.Attribute) -> Any: ...
     def assign(self, owner: Any, node: ast.Attribute, value: Any) -> None: ...
+    def delete(self, owner: Any, node: ast.Attribute) -> None: ...
     def member(self, owner: Namespace, node: ast.Attribute) -> Any: ...
     def checked_method(self, owner: Checked, func: ast.Attribute) -> Callable[..., Any]: ...
     def check_tensor_method(self, func: ast.Attribute) -> None: ...
-    def refuse_private(self, node: ast.Attribute) -> None: ...
+    def refuse_private(self, node: ast.Attribute, owner: Checked) -> None: ...
 
 
 class Evaluation:
@@ -193,9 +198,21 @@ class Evaluation:
                 fn, args, kwargs, limits=self.limits, budget=self.budget, deadline=self.deadline
             )
         except ProgramError as exc:
+            gap = evaluator_gap(exc.__context__, fn)  # NOTE [evaluator gaps]
+            if gap is not None:
+                raise self.error(gap, node) from None
             raise self.located(exc, node) from None
         self.note_warnings(caught, node)
         self.check_result(result, node)
+        if isinstance(result, PrintedText):  # logger.info(...): text for the printed output, as print's
+            text = (
+                str(result)
+                if result.values is None
+                else self.apply(percent_text, [str(result), result.values], {}, node)
+            )
+            if self.hooks is not None:
+                self.hooks.printed(text)
+            return None
         return result
 
     def note_warnings(self, caught: list[warnings.WarningMessage], node: ast.AST) -> None:

@@ -17,7 +17,7 @@ import torch
 
 from app.core.language.evaluation import Evaluation
 from app.core.language.grammar import BINOPS, COMPARE, UNARY
-from app.core.language.instances import ContainerProxy
+from app.core.language.instances import ContainerProxy, ProgramModuleProxy, ProgramObject
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.optimizer_proxies import ParamGroupProxy
 from app.core.language.python_methods import percent_text
@@ -31,6 +31,7 @@ from app.core.sizing.limits import MAX_SEQUENCE, MAX_TEXT, budget_message, loop_
 __all__ = ["OBJECTS", "Expressions"]
 
 OBJECTS = (Checked, Namespace, SafeBuiltin)  # values that stand for something: no items, no arithmetic
+PROGRAM_OBJECTS = (ProgramObject, ProgramModuleProxy)  # ... except through the methods they define
 
 
 class Expressions:
@@ -170,6 +171,8 @@ class Expressions:
         owner, index = self.eval(node.value), self.index(node.slice)
         if isinstance(owner, (ContainerProxy, ParamGroupProxy)):  # self.layers[0], group["lr"]
             return self.ev.apply(owner.item, [index], {}, node)
+        if isinstance(owner, PROGRAM_OBJECTS):  # dataset[i]: its own __getitem__
+            return self.ev.classes.special(owner, "__getitem__", [index], node)
         if isinstance(owner, OBJECTS):
             raise self.ev.error(f"{kind(owner)} has no items to take with [...]", node)
         return self.ev.apply(operator.getitem, [owner, index], {}, node)
