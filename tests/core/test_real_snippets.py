@@ -23,6 +23,7 @@ import pytest
 from benchmarks.reach import (
     HALVES,
     SNIPPETS,
+    Grad,
     Outcome,
     differences,
     in_child,
@@ -114,3 +115,24 @@ def test_refusal_causes_leave_out_place_hint_and_numbers() -> None:
     assert well_formed_refusal(message)
     assert not well_formed_refusal("program, line 4: no\nsecond line; run: python -m app run X.py")
     assert not well_formed_refusal("torch.Generator is not available in programs")
+
+
+def test_differences_name_each_way_a_recording_can_miss_the_plain_run() -> None:
+    grad = Grad((2,), (1.0, float("nan")), "float32")
+    other = Grad((2,), (1.5, float("nan")), "float32")
+    plain = Outcome("RuntimeError: one of the variables needed", (7, 12), {"w": grad, "b": None})
+    same = Outcome("PyTorch says: one of the variables needed", (12,), {"w": grad, "b": None, "x": other})
+    assert differences(plain, same) == ([], 2)  # NaN equals NaN; a leaf only one run names is not compared
+    assert differences(plain, Outcome(None, (), {"w": grad}))[0] == [
+        "plain: RuntimeError: one of the variables needed; recorded: ok"
+    ]
+    assert differences(plain, Outcome("PyTorch says: one of the variables needed", (3,), {}))[0] == [
+        "error at line [3], plain run at [7, 12]"
+    ]
+    assert differences(plain, Outcome("Python says: 'X' object is not iterable", (12,), {}))[0] == [
+        "plain: RuntimeError: one of the variables needed; recorded: Python says: 'X' object is not iterable"
+    ]
+    assert differences(plain, Outcome(plain.error, (12,), {"w": other, "b": grad}))[0] == [
+        "b.grad differs",
+        "w.grad differs",
+    ]
