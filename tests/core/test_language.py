@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.language.evaluator import Evaluator
+from app.core.language.hints import with_run_hint
 from app.core.language.objects import Checked
 from app.core.language.parsing import Mode, assigned_names, free_names, parse
 from app.core.language.positions import node_position
@@ -696,7 +697,7 @@ def test_each_statement_kind_agrees_with_plain_python(code: str) -> None:
 def test_del_removes_the_binding() -> None:
     env = ours("a = 1\ndel a")
     assert "a" not in env
-    assert program_refusal("del a").message == "name 'a' is not defined"
+    assert program_refusal("del a").message == with_run_hint("name 'a' is not defined")
 
 
 def test_imports_bind_the_checked_namespaces_the_program_starts_with() -> None:
@@ -836,19 +837,19 @@ def test_long_print_text_is_cut_with_an_ellipsis() -> None:
 def test_a_loop_stops_at_its_iteration_limit_naming_its_line() -> None:
     err = program_refusal("y = 0\nfor i in range(10**12):\n    y = y + 1", limits=Limits(max_iterations=50))
     assert (err.line, err.col) == (2, 1)
-    assert err.message == "this loop ran 50 times; the limit is 50"
+    assert err.message == with_run_hint("this loop ran 50 times; the limit is 50")
     ours("for i in range(50):\n    pass", limits=Limits(max_iterations=50))  # exactly the limit: fine
 
 
 def test_the_default_loop_limit_is_ten_thousand() -> None:
     err = program_refusal("for i in range(20000):\n    pass")
-    assert err.message == "this loop ran 10,000 times; the limit is 10,000"
+    assert err.message == with_run_hint("this loop ran 10,000 times; the limit is 10,000")
 
 
 def test_a_program_stops_at_its_statement_limit_naming_the_line() -> None:
     code = "n = 0\nfor i in range(100):\n    for j in range(100):\n        n += 1"
     err = program_refusal(code, limits=Limits(max_statements=1000))
-    assert err.message == "the program ran 1,000 statements; the limit is 1,000"
+    assert err.message == with_run_hint("the program ran 1,000 statements; the limit is 1,000")
     assert err.line in (3, 4)
 
 
@@ -871,9 +872,14 @@ def test_huge_ranges_are_refused_before_python_makes_them(code: str) -> None:
 
 def test_lists_grown_by_append_stay_bounded_and_cannot_hold_themselves() -> None:
     err = program_refusal("a = [0] * 999999\na.append(1)\na.append([1, 2])")
-    assert (err.line, err.message) == (3, "this would hold 1,000,002 items; the limit is 1,000,000")
-    assert program_refusal("a = []\nb = [a]\na.append(b)").message == "a list cannot hold itself"
-    assert program_refusal("a = [1]\na[0] = a").message == "a list cannot hold itself"
+    assert (err.line, err.message) == (
+        3,
+        with_run_hint("this would hold 1,000,002 items; the limit is 1,000,000"),
+    )
+    assert program_refusal("a = []\nb = [a]\na.append(b)").message == with_run_hint(
+        "a list cannot hold itself"
+    )
+    assert program_refusal("a = [1]\na[0] = a").message == with_run_hint("a list cannot hold itself")
 
 
 def test_a_list_used_as_a_queue_keeps_its_true_size() -> None:
@@ -885,11 +891,14 @@ def test_a_list_used_as_a_queue_keeps_its_true_size() -> None:
 def test_lists_sharing_their_parts_are_counted_with_every_share() -> None:
     started = time.monotonic()
     err = program_refusal("x = []\nfor i in range(100):\n    x.append(x[:])")
-    assert (err.line, err.message) == (3, "this would hold 1,048,576 items; the limit is 1,000,000")
+    assert (err.line, err.message) == (
+        3,
+        with_run_hint("this would hold 1,048,576 items; the limit is 1,000,000"),
+    )
     err = program_refusal("a = [[]] * 1000\nb = [a] * 1000\nc = [b] * 1000")
     assert (err.line, err.message) == (
         3,
-        "this would build a sequence of 1,000,000,000 items; the limit is 1,000,000",
+        with_run_hint("this would build a sequence of 1,000,000,000 items; the limit is 1,000,000"),
     )
     assert time.monotonic() - started < 5
 
@@ -961,11 +970,12 @@ def test_an_error_deep_in_blocks_is_placed_in_characters() -> None:
 
 
 def test_tensor_attributes_that_can_be_assigned() -> None:
-    assert (
-        program_refusal("w.shape = 3").message
-        == "on a tensor only .grad, .requires_grad and .data can be assigned, not .shape"
+    assert program_refusal("w.shape = 3").message == with_run_hint(
+        "on a tensor only .grad, .requires_grad and .data can be assigned, not .shape"
     )
-    assert program_refusal("a = 1\na.real = 3").message == "attributes cannot be assigned on an int"
+    assert program_refusal("a = 1\na.real = 3").message == with_run_hint(
+        "attributes cannot be assigned on an int"
+    )
     assert program_refusal("(w * 2).requires_grad = False").message.startswith(
         "PyTorch says: you can only change"
     )

@@ -276,7 +276,7 @@ ESCAPES = [
     ("class A:\n    __x = 1\n", "name '__x' is private"),
     ("class A(metaclass=type):\n    pass\n", "no keywords such as metaclass="),
     ("x = super().__class__\n", "attribute '__class__' is private"),
-    ("t = type(1)\n", "'type' is not available"),
+    ("t = type(print)\n", "type(...) names the types"),
     ("g = globals()\n", "'globals' is not available"),
     ("v = vars()\n", "'vars' is not available"),
     ("d = dir()\n", "'dir' is not available"),

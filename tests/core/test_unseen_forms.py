@@ -190,6 +190,21 @@ idx = torch.multinomial(torch.softmax(logits[0], 0), 1, generator=g)
 loss = -(dist.log_prob(action).sum()) + logits[0, idx].sum() + pick.float().sum() * 0
 loss.backward()
 """,
+    "library modules' surface, type(), as_tensor": """
+seq = nn.Sequential()
+seq.add_module("fc", nn.Linear(3, 3))
+seq.add_module("bn", nn.BatchNorm1d(3))
+seq.register_buffer("scale", torch.full((3,), 2.0))
+seq.bn.eval()
+print(seq.bn.running_mean, seq.bn.running_var.sum())
+h = (torch.zeros(2, 3), torch.zeros(2, 3))
+if type(h) == tuple:
+    h = tuple(v.detach() for v in h)
+same = type(seq.fc) == nn.Linear and type(2.0) == float
+x = torch.as_tensor([[1.0, 2.0, 3.0], [0.0, 1.0, 0.5]])
+loss = (seq(x) * seq.scale).sum() + h[0].sum()
+loss.backward()
+""",
     "a positional table filled element by element": """
 import math
 max_len, d_model = 40, 16

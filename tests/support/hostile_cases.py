@@ -451,6 +451,7 @@ CASES: list[Case] = [
             "        for k in range(1000):\n            a = 1\n"
         ),
         Refused("record", "program", 4, 13, "the program ran 200,000 statements; the limit is 200,000"),
+        limits=Limits(max_statements=200_000),  # the default, 1,000,000, meets the time limit first here
     ),
     Case(
         "a graph that grows without end",

@@ -16,7 +16,7 @@ from app.core.language.data import ProgramLoader
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, first_line
 from app.core.language.instances import ProgramFunction, ProgramModuleProxy, ProgramObject
-from app.core.language.kinds import is_instance
+from app.core.language.kinds import is_instance, type_of
 from app.core.language.members import listed_callables, method_caller
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.program_data import loader_length
@@ -36,7 +36,7 @@ from app.core.sizing.limits import MAX_SEQUENCE, budget_message
 
 __all__ = ["CALLING_BUILTINS", "KEYED_BUILTINS", "Calls"]
 
-CALLING_BUILTINS = frozenset(["isinstance", "map", "filter", "iter", "next"])
+CALLING_BUILTINS = frozenset(["isinstance", "map", "filter", "iter", "next", "type"])
 KEYED_BUILTINS = frozenset(["sorted", "min", "max"])
 _LIST_ITERATOR: type[Any] = type(iter([]))
 
@@ -251,6 +251,13 @@ class Calls:
                 raise ev.located(ProgramRaised("Python says: isinstance expected 2 arguments"), node)
             try:
                 return is_instance(args[0], args[1])
+            except ProgramError as exc:
+                raise ev.error(str(exc), node) from None
+        if name == "type":
+            if kwargs or len(args) != 1:
+                raise ev.error("type(...) takes one value here: a class is made with class", node)
+            try:
+                return type_of(args[0], ev.builtins)
             except ProgramError as exc:
                 raise ev.error(str(exc), node) from None
         if name == "iter":

@@ -12,6 +12,7 @@ through it, by the protocols below: each part is a class of its own module
 from __future__ import annotations
 
 import ast
+import contextlib
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -20,9 +21,11 @@ from typing import Any, Protocol
 import torch
 
 from app.core.language.gaps import evaluator_gap
+from app.core.language.hints import with_run_hint
 from app.core.language.objects import Checked, PrintedText, ProgramHooks
 from app.core.language.positions import error_at, node_position
 from app.core.language.python_methods import language_names, percent_text
+from app.core.language.python_modules import math_members
 from app.core.language.python_values import PySizes, is_lazy
 from app.core.language.raised import carry_marks
 from app.core.language.scopes import Scope
@@ -52,6 +55,11 @@ META_MESSAGE = (
     "this tensor is on the meta device, which keeps shapes but no values, so there is nothing to "
     "show or to differentiate: make it on the CPU (leave out device='meta')"
 )
+
+
+# math's functions of numbers, called directly on plain numbers (NOTE [element by element] in
+# ``op_costs.py``): they make no tensor, and their work is bounded by their arguments.
+_NUMBER_FUNCTIONS = frozenset(id(fn) for fn in math_members().values() if callable(fn))
 
 
 class StatementPart(Protocol):
@@ -161,8 +169,8 @@ class Evaluation:
 
     # -- errors at a place in the text ----------------------------------
     def error(self, message: str, node: ast.AST) -> ProgramError:
-        """A refusal at ``node``."""
-        return error_at(message, self.field, node, self.source)
+        """A refusal at ``node``, pointing to ``run`` (NOTE [own scripts] in ``hints.py``)."""
+        return error_at(with_run_hint(message), self.field, node, self.source)
 
     def located(self, exc: ProgramError, node: ast.AST) -> ProgramError:
         """``exc`` at ``node``, unless it already names a place."""
@@ -192,6 +200,10 @@ class Evaluation:
         ``lazy``: ``fn`` takes a range, zip or enumerate one item at a time (or not at
         all); otherwise it would make all their items at once, so their length is checked.
         """
+        if not kwargs and id(fn) in _NUMBER_FUNCTIONS and all(type(a) in (int, float) for a in args):
+            with contextlib.suppress(Exception):  # math.sin(pos / 10000): no tensor can come of it
+                return fn(*args)
+            # the guarded call below raises Python's own error, at its place
         self.check_arguments(args, kwargs, node, lazy=lazy)
         try:
             result, caught = guarded_call(

@@ -9,6 +9,7 @@ through the size guard like any call; plain-Python arithmetic is sized first
 from __future__ import annotations
 
 import ast
+import contextlib
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +31,7 @@ from app.core.sizing.limits import MAX_SEQUENCE, MAX_TEXT, budget_message, loop_
 
 __all__ = ["OBJECTS", "Expressions"]
 
+_NUMBERS = (int, float)  # exactly: a subclass could carry an operator of its own
 OBJECTS = (Checked, Namespace, SafeBuiltin)  # values that stand for something: no items, no arithmetic
 PROGRAM_OBJECTS = (ProgramObject, ProgramModuleProxy)  # ... except through the methods they define
 
@@ -235,6 +237,10 @@ class Expressions:
                 raise self.ev.error(f"{kind(value)} cannot be used with an operator", node)
         if isinstance(op, ast.Mod) and isinstance(left, str):  # "%.3f" % loss (NOTE [python methods])
             return self.ev.apply(percent_text, [left, right], {}, node)
+        if type(left) in _NUMBERS and type(right) in _NUMBERS:  # NOTE [element by element] in op_costs.py
+            with contextlib.suppress(Exception):  # sized above, and no tensor can come of it
+                return BINOPS[type(op)](left, right)
+            # the guarded call below raises Python's own error, at its place
         return self.ev.apply(BINOPS[type(op)], [left, right], {}, node)
 
 

@@ -230,7 +230,6 @@ class ProgramModule(nn.Module):
 # Names a program may not assign on its module, nor read from its __dict__: nn.Module's own methods,
 # settings and private fields (``_parameters``, ``_forward_hooks``); the rest are the program's own.
 _MODULE_NAMES = frozenset([*dir(nn.Module), *vars(nn.Module())]) - {"training"}
-_REGISTERING = ("register_buffer", "register_parameter", "add_module")
 
 
 class ProgramModuleProxy(ModuleProxy):
@@ -273,17 +272,12 @@ class ProgramModuleProxy(ModuleProxy):
         module = self.module
         if name in ("parameters", "buffers", "named_parameters", "named_buffers"):
             return lambda *a, **k: list(getattr(module, name)(*a, **k))
-        if name == "add_module":
-            return lambda key, value: module.add_module(key, unwrap(value))
-        if name in _REGISTERING:
-            bound: Callable[..., Any] = getattr(module, name)
-            return bound
         return super().method(name)  # NOTE [module surface]
 
     def members(self) -> list[str]:
         module = self.module
         own = [*module._parameters, *module._buffers, *module._modules]
-        return sorted({*own, *self.cls.members(), *_REGISTERING, *self.METHODS})
+        return sorted({*own, *self.cls.members(), *self.METHODS})
 
 
 def wrap_module(module: nn.Module) -> ModuleProxy:

@@ -172,6 +172,9 @@ class ModuleProxy(Checked):
         "named_buffers",
         "state_dict",
         "load_state_dict",
+        "add_module",
+        "register_buffer",
+        "register_parameter",
     )
 
     def __init__(self, module: nn.Module) -> None:
@@ -192,6 +195,9 @@ class ModuleProxy(Checked):
         the program set on it (``lin.cache = t``)."""
         if name in self._own_parameters():
             return self._own_parameters()[name]
+        buffers = self._module._buffers
+        if name in buffers:  # bn.running_mean
+            return buffers[name]
         if name in self._settings():
             return self._settings()[name]
         if name in _own_values(self._module) or name in self._module._modules:  # model.module, layer.linear1
@@ -224,7 +230,7 @@ class ModuleProxy(Checked):
 
     def members(self) -> list[str]:
         """Parameters, settings and methods, sorted."""
-        return sorted({*self._own_parameters(), *self._settings(), *self.METHODS})
+        return sorted({*self._own_parameters(), *self._module._buffers, *self._settings(), *self.METHODS})
 
     def call(self, *args: Any, **kwargs: Any) -> Any:
         """Run the module's forward on tensors, numbers and tuples of tensors."""
@@ -326,6 +332,24 @@ class ModuleProxy(Checked):
         if not isinstance(strict, bool):
             raise refused("load_state_dict(..., strict=...) takes True or False")
         return self._module.load_state_dict(state, strict=strict)
+
+    def add_module(self, name: Any, module: Any) -> None:
+        """``seq.add_module("fc", nn.Linear(2, 3))``: a module the program made, under a new name."""
+        if not isinstance(name, str) or not isinstance(module, (ModuleProxy, type(None))):
+            raise refused("add_module(name, module) takes a name and a module such as nn.Linear(2, 3)")
+        self._module.add_module(name, None if module is None else module.module)
+
+    def register_buffer(self, name: Any, tensor: Any, persistent: bool = True) -> None:
+        """A tensor kept with the module (moved and saved with it), not a parameter."""
+        if not isinstance(name, str) or not isinstance(tensor, (torch.Tensor, type(None))):
+            raise refused("register_buffer(name, tensor) takes a name and a tensor")
+        self._module.register_buffer(name, tensor, persistent=bool(persistent))
+
+    def register_parameter(self, name: Any, param: Any) -> None:
+        """``m.register_parameter("scale", nn.Parameter(...))``."""
+        if not isinstance(name, str) or not isinstance(param, (torch.nn.Parameter, type(None))):
+            raise refused("register_parameter(name, param) takes a name and an nn.Parameter")
+        self._module.register_parameter(name, param)
 
     def cpu(self) -> ModuleProxy:
         """``model.cpu()``: as ``model.to("cpu")``."""

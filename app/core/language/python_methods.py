@@ -185,6 +185,7 @@ def language_names() -> dict[str, Any]:
         "slice": slice,
         # Called by the evaluator itself, as they call the program's functions (NOTE [program types]).
         "isinstance": isinstance,
+        "type": type,
         "map": map,
         "filter": filter,
         "iter": iter,

@@ -80,6 +80,15 @@ LISTED_TORCH_FUNCTIONS = frozenset(
         "is_tensor",
         "is_grad_enabled",
         "device",
+        "as_tensor",
+        "scalar_tensor",
+        "randint_like",
+        "tril_indices",
+        "triu_indices",
+        "get_default_dtype",
+        "result_type",
+        "promote_types",
+        "broadcast_shapes",
     ]
 )
 

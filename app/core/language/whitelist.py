@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from app.core.language.autograd_functional import functional_members
 from app.core.language.copies import copy_members
 from app.core.language.data import data_members
+from app.core.language.hints import refused
 from app.core.language.instances import autograd_class_members, nn_class_members
 from app.core.language.module_proxies import nn_members
 from app.core.language.objects import AutogradEntry, GradModeEntry
@@ -115,7 +116,7 @@ class TensorType:
             copied: torch.Tensor = self.cls(args[0])
             return copied
         if len(args) > 1 or not isinstance(args[0], (list, tuple)) or isinstance(args[0], torch.Size):
-            raise ProgramError(
+            raise refused(
                 f"{self.path}(...) takes a list of values here, as in {self.path}([1.0, 2.0]); given sizes "
                 "it holds whatever was in memory: use torch.zeros(...) or torch.randn(...)"
             )
