@@ -9,7 +9,7 @@ of every leaf both name (``torch.allclose``, computed from the plain run). Every
 line that names its line and points to ``python -m app run``.
 
 The plain run and the comparison live in ``benchmarks/reach.py``, which prints the same
-measurement as shares; neither imports the language.
+measurement as shares; they share no code with the language they judge.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ CHECKED = [
     for (half, path), name in zip(CORPUS, IDS, strict=True)
 ]
 
-# Accepted today without PyTorch's outcome: the language's open bugs, each a strict xfail so a fix
-# shows up as an unexpected pass and the entry goes.
+# Accepted today without PyTorch's outcome, or refused without the run hint: the language's open
+# bugs, each a strict xfail so a fix shows up as an unexpected pass and the entry goes.
 KNOWN_WRONG = {
     "dev/pytorch_9391_sigmoid_setitem": "the final 'a' shows the first leaf's grad; the new 'a' has none",
 }
