@@ -175,7 +175,8 @@ for xb, yb in loader:
 """,
     "checkpoint, distributions, DataParallel, Generator": """
 from torch.utils.checkpoint import checkpoint
-from torch.distributions import Normal, Categorical
+from torch.distributions.normal import Normal
+from torch.distributions import Categorical
 
 g = torch.Generator().manual_seed(2147483647)
 model = nn.DataParallel(nn.Sequential(nn.Linear(3, 3), nn.Tanh()))
@@ -195,6 +196,7 @@ seq = nn.Sequential()
 seq.add_module("fc", nn.Linear(3, 3))
 seq.add_module("bn", nn.BatchNorm1d(3))
 seq.register_buffer("scale", torch.full((3,), 2.0))
+layers = [m for m, again in zip(seq, list(seq))]
 seq.bn.eval()
 print(seq.bn.running_mean, seq.bn.running_var.sum())
 h = (torch.zeros(2, 3), torch.zeros(2, 3))

@@ -430,6 +430,10 @@ class ContainerProxy(ModuleProxy):
     def __len__(self) -> int:
         return len(self.module)
 
+    def __iter__(self) -> Iterator[Any]:
+        """``list(seq)``, ``zip(self.layers, ...)``: its modules (a ModuleDict's keys), as PyTorch's."""
+        return iter(self.items())
+
 
 def held_module(module: nn.Module) -> ModuleProxy:
     """The proxy a program holds for ``module``: a program's module has its own already."""

@@ -367,7 +367,9 @@ _DEL_HINT = "only names, items (del a[0]) and attributes (del self.cache) can be
 WITH_REFUSAL = "only with torch.no_grad(): and with torch.enable_grad(): are part of the checked language"
 IMPORTABLE = (
     "torch, torch.nn, torch.nn.functional, torch.nn.init, torch.optim, torch.optim.lr_scheduler, "
-    "torch.autograd, torch.utils.data, math and random"
+    "torch.autograd, torch.utils.data, torch.utils.checkpoint, torch.distributions, torch.linalg, "
+    "torch.fft, torch.special, math, random, time, argparse, logging, warnings, copy, collections, "
+    "itertools and typing"
 )
 # Modules snippets often import that stay out, with the reason a learner is shown.
 REFUSED_MODULES = {

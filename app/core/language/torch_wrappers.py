@@ -32,6 +32,7 @@ __all__ = [
     "PassThrough",
     "checkpoint_members",
     "distribution_members",
+    "distribution_submodules",
     "generator",
     "parallel_members",
 ]
@@ -145,6 +146,15 @@ def distribution_members() -> dict[str, Any]:
     members: dict[str, Any] = {name: _distribution(getattr(distributions, name)) for name in DISTRIBUTIONS}
     members["kl_divergence"] = _kl_divergence
     return members
+
+
+def distribution_submodules(members: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The submodule PyTorch defines each one in (``from torch.distributions.normal import Normal``)."""
+    submodules: dict[str, dict[str, Any]] = {"kl": {"kl_divergence": members["kl_divergence"]}}
+    for name in DISTRIBUTIONS:
+        where = getattr(distributions, name).__module__.rsplit(".", 1)[-1]  # "normal"
+        submodules.setdefault(where, {})[name] = members[name]
+    return submodules
 
 
 class PassThrough(Checked):

@@ -58,6 +58,7 @@ from app.core.language.torch_names import (
 from app.core.language.torch_wrappers import (
     checkpoint_members,
     distribution_members,
+    distribution_submodules,
     generator,
     parallel_members,
 )
@@ -165,6 +166,13 @@ _cuda_is_available.__name__ = "is_available"
 _cuda_is_available.__module__ = "torch"
 
 
+def _distributions() -> Namespace:
+    members = distribution_members()
+    subs = distribution_submodules(members)
+    inner = {sub: Namespace(f"torch.distributions.{sub}", found) for sub, found in subs.items()}
+    return Namespace("torch.distributions", {**members, **inner})
+
+
 @cache
 def build_namespaces() -> dict[str, Any]:
     """The names every program starts with: ``torch``, ``F`` and a few builtins (shared; do not mutate)."""
@@ -213,7 +221,7 @@ def build_namespaces() -> dict[str, Any]:
         utils=utils,
         cuda=cuda,
         backends=backends,
-        distributions=Namespace("torch.distributions", distribution_members()),
+        distributions=_distributions(),
         Generator=generator,
         **{name: TensorType(f"torch.{name}", cls, dtype) for name, (cls, dtype) in TENSOR_TYPES.items()},
         no_grad=GradModeEntry("no_grad", enabled=False),
