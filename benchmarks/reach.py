@@ -104,17 +104,26 @@ def _grad_of(tensor: torch.Tensor) -> Grad | None:
 
 
 def named_leaf_grads(names: dict[str, Any]) -> Grads:
-    """The final ``.grad`` of every leaf tensor and module parameter the program names."""
+    """The final ``.grad`` of every leaf tensor and module parameter the program names, also
+    through the attributes of its own objects (``agent.model.fc.weight``)."""
     grads: Grads = {}
     for name, value in names.items():
-        if name.startswith("__"):
-            continue
-        if isinstance(value, torch.nn.Module):
-            for path, parameter in value.named_parameters():
-                grads[f"{name}.{path}"] = _grad_of(parameter)
-        elif isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad:
-            grads[name] = _grad_of(value)
+        if not name.startswith("__"):
+            _collect_grads(name, value, grads, depth=0)
     return grads
+
+
+def _collect_grads(name: str, value: Any, grads: Grads, depth: int) -> None:
+    if isinstance(value, torch.nn.Module):
+        for path, parameter in value.named_parameters():
+            grads[f"{name}.{path}"] = _grad_of(parameter)
+    elif isinstance(value, torch.Tensor):
+        if value.is_leaf and value.requires_grad:
+            grads[name] = _grad_of(value)
+    elif depth < 3 and type(value).__module__ == "__main__" and hasattr(value, "__dict__"):
+        for attribute, inner in vars(value).items():  # an instance of one of the program's classes
+            if not attribute.startswith("_"):
+                _collect_grads(f"{name}.{attribute}", inner, grads, depth + 1)
 
 
 def _first_line(text: str) -> str:
@@ -282,7 +291,8 @@ def warm_up() -> None:
     model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.LSTM(2, 2))
     for optimizer in (torch.optim.Adam(model.parameters()), torch.optim.SGD(model.parameters(), lr=0.1)):
         out, _ = model(torch.randn(1, 1, 2))
-        torch.distributions.Categorical(logits=out.flatten()).log_prob(torch.tensor(0)).backward()
+        categorical = torch.distributions.Categorical(logits=out.flatten())
+        categorical.log_prob(torch.tensor(0)).backward()  # type: ignore[no-untyped-call]
         optimizer.step()
     leaf = torch.randn(2, requires_grad=True)
     torch.autograd.grad(leaf.sin().sum(), leaf)

@@ -19,6 +19,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+import torch
 
 from benchmarks.reach import (
     HALVES,
@@ -27,6 +28,7 @@ from benchmarks.reach import (
     Outcome,
     differences,
     in_child,
+    named_leaf_grads,
     refusal_cause,
     run_checked,
     run_plainly,
@@ -136,3 +138,18 @@ def test_differences_name_each_way_a_recording_can_miss_the_plain_run() -> None:
         "b.grad differs",
         "w.grad differs",
     ]
+
+
+def test_plain_grads_are_named_through_the_programs_own_objects() -> None:
+    class Agent:  # as a snippet's own class is, run as __main__
+        pass
+
+    Agent.__module__ = "__main__"
+    agent, leaf = Agent(), torch.ones(2, requires_grad=True)
+    agent.net = torch.nn.Linear(2, 1)  # type: ignore[attr-defined]
+    agent.w = leaf  # type: ignore[attr-defined]
+    agent.net(leaf).sum().backward()  # type: ignore[attr-defined]
+    grads = named_leaf_grads({"agent": agent, "x": leaf, "n": 3, "__name__": "__main__"})
+    assert sorted(grads) == ["agent.net.bias", "agent.net.weight", "agent.w", "x"]
+    weight = agent.net.weight.detach().flatten()  # type: ignore[attr-defined]
+    assert grads["x"] == grads["agent.w"] == Grad((2,), tuple(weight.tolist()), "float32")
