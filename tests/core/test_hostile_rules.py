@@ -343,6 +343,21 @@ CASES: list[Case] = [
     program_refused(
         "a clock of its own", "import time\nt = time.strftime('%Y')\n", 2, 5, "not available", "record"
     ),
+    program_refused(
+        "a progress bar's stream",
+        "from tqdm import tqdm\nb = tqdm([1])\ns = b.fp\n",
+        3,
+        5,
+        "not available",
+        "record",
+    ),
+    program_refused(
+        "nn.utils' hooks on a module",
+        "import torch\nm = torch.nn.utils.spectral_norm(torch.nn.Linear(2, 2))\n",
+        2,
+        5,
+        "not available",
+    ),
 ]
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
+import types
 import warnings
 
 import pytest
@@ -207,6 +209,21 @@ x = torch.as_tensor([[1.0, 2.0, 3.0], [0.0, 1.0, 0.5]])
 loss = (seq(x) * seq.scale).sum() + h[0].sum()
 loss.backward()
 """,
+    "nn.utils, packed sequences, finfo": """
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
+from torch.nn.utils.rnn import pad_sequence, pack_padded_sequence, pad_packed_sequence
+eps = torch.finfo(torch.float32).eps
+lin = nn.Linear(2, 2)
+v = parameters_to_vector(lin.parameters())
+vector_to_parameters(v.detach() * 0.5, lin.parameters())
+seqs = pad_sequence([torch.randn(3, 2), torch.randn(2, 2)], batch_first=True)
+rnn = nn.LSTM(2, 3, batch_first=True)
+packed = pack_padded_sequence(seqs, torch.tensor([3, 2]), batch_first=True)
+out, _ = rnn(packed)
+out, lengths = pad_packed_sequence(out, batch_first=True)
+loss = lin(out[..., :2]).sum() + eps
+loss.backward()
+""",
     "a positional table filled element by element": """
 import math
 max_len, d_model = 40, 16
@@ -261,3 +278,39 @@ def test_a_program_is_run_as_a_script_named_main() -> None:
     code = HEADER + 'if __name__ == "__main__":\n    print(__name__)\n'
     recording = record(parse_python(code, name="program"))
     assert [t for step in recording.timeline for t in step.printed] == ["__main__"]
+
+
+TQDM_PROGRAM = (
+    HEADER
+    + """
+from tqdm import tqdm, trange
+from torch.utils.data import TensorDataset, DataLoader
+w = torch.ones(2, requires_grad=True)
+loader = DataLoader(TensorDataset(torch.randn(6, 2)), batch_size=2, shuffle=True)
+pbar = tqdm(loader, desc="train")
+for (x,) in pbar:
+    loss = (x @ w).sum()
+    loss.backward()
+    pbar.set_postfix(loss=loss.item())
+for i, (x,) in enumerate(tqdm(loader)):
+    print(i, len(pbar))
+for i in trange(2):
+    w.grad = None
+"""
+)
+
+
+def test_a_loop_over_tqdm_goes_through_what_it_wraps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oracle's tqdm (not installed here) gives the items back and draws nothing, as tqdm with
+    a closed stderr does."""
+    fake = types.ModuleType("tqdm")
+
+    class Bar(list):  # type: ignore[type-arg]
+        def set_postfix(self, **kwargs: object) -> None:
+            pass
+
+    fake.tqdm = lambda items, **kwargs: Bar(items)  # type: ignore[attr-defined]
+    fake.trange = lambda *bounds, **kwargs: Bar(range(*bounds))  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tqdm", fake)
+    recording = record(parse_python(TQDM_PROGRAM, name="program"))
+    check_against_plain(recording, run_plainly(TQDM_PROGRAM))

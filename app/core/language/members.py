@@ -36,6 +36,8 @@ __all__ = ["ASSIGNABLE_TENSOR_ATTRS", "Members", "listed_callables", "method_cal
 
 # .data = t swaps what the tensor holds, as PyTorch does, without telling autograd.
 ASSIGNABLE_TENSOR_ATTRS = frozenset(["grad", "requires_grad", "data"])
+# torch.finfo(torch.float32).eps, torch.iinfo(torch.int64).max: numbers about a dtype
+_TYPE_INFO = frozenset(["bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"])
 _TENSOR_ASSIGNMENT = "on a tensor only .grad, .requires_grad and .data can be assigned, not .{name}"
 
 
@@ -68,6 +70,8 @@ class Members:
         if isinstance(owner, Checked):
             return self.checked_attribute(owner, node)
         if node.attr in result_fields(owner):
+            return read_public_attribute(owner, node.attr)
+        if isinstance(owner, (torch.finfo, torch.iinfo)) and node.attr in _TYPE_INFO:  # .eps, .max
             return read_public_attribute(owner, node.attr)
         if isinstance(owner, list) and node.attr == "append":
             raise ev.error("'append' is a method: call it, as in losses.append(loss)", node)

@@ -14,6 +14,7 @@ Each module here is a closed list of members that reach nothing outside the prog
 - ``collections``, ``itertools``: Python's own containers; the iterators make their items at
   once, their count checked first (``product`` of many lists is refused before it is made).
 - ``typing``: names for annotations, which a program never calls.
+- ``tqdm``: a loop over ``tqdm(loader)`` goes through the loader; the bar draws nothing.
 The ``copy`` module is ``copies.py``.
 """
 
@@ -23,7 +24,7 @@ import collections
 import itertools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from app.core.language.hints import refused
@@ -34,12 +35,14 @@ from app.core.sizing.limits import MAX_SEQUENCE
 __all__ = [
     "ArgumentParserProxy",
     "ParsedArguments",
+    "ProgressBar",
     "TypingName",
     "argparse_members",
     "collections_members",
     "itertools_members",
     "logging_members",
     "time_members",
+    "tqdm_members",
     "typing_members",
     "warnings_members",
 ]
@@ -367,6 +370,52 @@ def itertools_members() -> dict[str, Any]:
         "accumulate": _accumulate,
     }
     return {name: _named(fn, "itertools", name) for name, fn in fns.items()}
+
+
+# -- tqdm -----------------------------------------------------------------------------------
+
+
+class ProgressBar(Checked):
+    """``tqdm(loader)``: the same items, and a bar that draws nothing (a recording has no terminal).
+
+    A loop goes through what it wraps (``inner``), as the evaluator goes through that."""
+
+    kind = "a tqdm progress bar"
+    METHODS = ("set_description", "set_postfix", "set_postfix_str", "update", "close", "refresh", "write")
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def method(self, name: str) -> Callable[..., Any]:
+        if name not in self.METHODS:
+            raise KeyError(name)
+        if name == "write":
+            return lambda text, *args, **kwargs: PrintedText(print_text(text))
+        return _ignore
+
+    def members(self) -> list[str]:
+        return list(self.METHODS)
+
+    def __iter__(self) -> Iterator[Any]:
+        """``enumerate(tqdm(loader))``: the items of what it wraps."""
+        return iter(self.inner)
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+
+def _tqdm(iterable: Any = None, *args: Any, **settings: Any) -> ProgressBar:
+    return ProgressBar([] if iterable is None else iterable)
+
+
+def _trange(*bounds: Any, **settings: Any) -> ProgressBar:
+    return ProgressBar(range(*bounds))
+
+
+def tqdm_members() -> dict[str, Any]:
+    """``tqdm``: ``tqdm`` and ``trange``, the items as they are (``tqdm.auto`` and ``tqdm.notebook`` too)."""
+    fns = {"tqdm": _named(_tqdm, "tqdm", "tqdm"), "trange": _named(_trange, "tqdm", "trange")}
+    return fns
 
 
 # -- typing ---------------------------------------------------------------------------------

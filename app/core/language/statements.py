@@ -28,6 +28,7 @@ from app.core.language.program_data import loader_batches
 from app.core.language.python_values import is_iterable, kind
 from app.core.language.raised import catches, caught_value, raise_value, raised_error
 from app.core.language.safe_builtins import SafeBuiltin, format_field
+from app.core.language.stand_ins import ProgressBar
 from app.core.language.whitelist import Namespace
 from app.core.model.errors import ProgramRaised
 from app.core.model.graph import LoopMark
@@ -235,6 +236,8 @@ class Statements:
 
     def iterate(self, value: Any, node: ast.expr) -> Iterator[Any]:
         """The items a for loop goes through; a tensor's rows are made at once, under the guard."""
+        if isinstance(value, ProgressBar):  # for x, y in tqdm(loader): the loader's items
+            value = value.inner
         if isinstance(value, ContainerProxy):  # for layer in self.layers
             value = value.items()
         elif isinstance(value, (ProgramObject, ProgramModuleProxy)):  # its own __iter__, or its items

@@ -19,6 +19,7 @@ __all__ = [
     "LISTED_TORCH_FUNCTIONS",
     "NN_MODULES",
     "NN_UTILS_FUNCTIONS",
+    "NN_UTILS_RNN_FUNCTIONS",
     "TORCH_DTYPES",
     "TORCH_FUNCTIONS",
     "registry_functions",
@@ -89,6 +90,8 @@ LISTED_TORCH_FUNCTIONS = frozenset(
         "result_type",
         "promote_types",
         "broadcast_shapes",
+        "finfo",
+        "iinfo",
     ]
 )
 
@@ -134,7 +137,13 @@ INIT_FUNCTIONS = frozenset(
         "orthogonal",
     ]
 )
-NN_UTILS_FUNCTIONS = frozenset(["clip_grad_norm_", "clip_grad_value_"])
+# torch.nn.utils: functions of tensors; spectral_norm and weight_norm put hooks on a module: left out.
+NN_UTILS_FUNCTIONS = frozenset(
+    ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+)
+NN_UTILS_RNN_FUNCTIONS = frozenset(
+    ["pad_sequence", "pack_padded_sequence", "pad_packed_sequence", "pack_sequence", "unpad_sequence"]
+)
 
 # The torch.nn modules a program may build (module_proxies.py wraps each).
 NN_MODULES: tuple[str, ...] = (

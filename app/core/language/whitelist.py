@@ -44,6 +44,7 @@ from app.core.language.stand_ins import (
     itertools_members,
     logging_members,
     time_members,
+    tqdm_members,
     typing_members,
     warnings_members,
 )
@@ -51,6 +52,7 @@ from app.core.language.torch_names import (
     FUNCTIONAL_FUNCTIONS,
     INIT_FUNCTIONS,
     NN_UTILS_FUNCTIONS,
+    NN_UTILS_RNN_FUNCTIONS,
     TORCH_DTYPES,
     TORCH_FUNCTIONS,
     registry_functions,
@@ -178,7 +180,8 @@ def build_namespaces() -> dict[str, Any]:
     """The names every program starts with: ``torch``, ``F`` and a few builtins (shared; do not mutate)."""
     functional = Namespace("torch.nn.functional", _members(F, FUNCTIONAL_FUNCTIONS))
     init = Namespace("torch.nn.init", _members(torch.nn.init, INIT_FUNCTIONS))
-    nn_utils = Namespace("torch.nn.utils", _members(torch.nn.utils, NN_UTILS_FUNCTIONS))
+    rnn = Namespace("torch.nn.utils.rnn", _members(torch.nn.utils.rnn, NN_UTILS_RNN_FUNCTIONS))
+    nn_utils = Namespace("torch.nn.utils", {**_members(torch.nn.utils, NN_UTILS_FUNCTIONS), "rnn": rnn})
     parallel = Namespace("torch.nn.parallel", parallel_members())  # NOTE [torch wrappers]
     nn = Namespace(
         "torch.nn",
@@ -232,6 +235,12 @@ def build_namespaces() -> dict[str, Any]:
     return {"torch": Namespace("torch", torch_members), "F": functional, "nn": nn, "optim": optim, **builtins}
 
 
+def _tqdm_module() -> Namespace:
+    members = tqdm_members()
+    inner = {sub: Namespace(f"tqdm.{sub}", members) for sub in ("auto", "notebook")}
+    return Namespace("tqdm", {**members, **inner})
+
+
 @cache
 def python_modules() -> dict[str, Namespace]:
     """The plain-Python modules a program may import (not bound until it does): ``math``, ``random``.
@@ -256,6 +265,7 @@ def python_modules() -> dict[str, Namespace]:
         "collections": Namespace("collections", collections_members()),
         "itertools": Namespace("itertools", itertools_members()),
         "typing": Namespace("typing", typing_members()),
+        "tqdm": _tqdm_module(),
         "numpy": Namespace("numpy", refusal=NO_NUMPY),
         "matplotlib": Namespace("matplotlib", {"pyplot": pyplot}, refusal=NO_PLOTS),
     }
