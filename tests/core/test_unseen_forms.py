@@ -224,6 +224,20 @@ out, lengths = pad_packed_sequence(out, batch_first=True)
 loss = lin(out[..., :2]).sum() + eps
 loss.backward()
 """,
+    "set_grad_enabled by phase": """
+model = nn.Linear(3, 1)
+x = torch.randn(4, 3)
+for phase in ["train", "val"]:
+    if phase == "train":
+        model.train()
+    else:
+        model.eval()
+    with torch.set_grad_enabled(phase == "train"):
+        loss = model(x).pow(2).mean()
+        if phase == "train":
+            loss.backward()
+    print(phase, loss.requires_grad)
+""",
     "a positional table filled element by element": """
 import math
 max_len, d_model = 40, 16

@@ -496,7 +496,12 @@ CASES: list[Case] = [
         "record",
     ),
     program_refused(
-        "global settings", "import torch\ntorch.set_grad_enabled(False)\n", 2, 1, "global settings would leak"
+        "global settings",
+        "import torch\ntorch.set_grad_enabled(False)\n",
+        2,
+        1,
+        "is used only as with torch.set_grad_enabled():",
+        "record",
     ),
     program_refused(
         "the default dtype",

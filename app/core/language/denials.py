@@ -110,7 +110,6 @@ REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
         "multiprocessing": "programs run in one process",
         "set_default_device": "choose the device in the window or with --device, not in the program",
         "set_default_dtype": "global settings would leak into later recordings",
-        "set_grad_enabled": "global settings would leak into later recordings: use with torch.no_grad():",
         "use_deterministic_algorithms": "global settings would leak into later recordings",
     }
 )

@@ -104,10 +104,11 @@ class AutogradEntry:
 
 @dataclass(frozen=True)
 class GradModeEntry:
-    """``torch.no_grad`` or ``torch.enable_grad``: usable only as ``with torch.no_grad():``."""
+    """``torch.no_grad``, ``torch.enable_grad`` or ``torch.set_grad_enabled``: usable only as
+    ``with torch.no_grad():`` (``with torch.set_grad_enabled(training):``, whose flag is given)."""
 
     name: str
-    enabled: bool
+    enabled: bool | None  # None: set by the one True/False the with statement gives
 
 
 class ProgramHooks(Protocol):

@@ -355,7 +355,10 @@ class _StaticChecker:
             owner = _static_namespace(func.value, self.builtins)
             if owner is not None and not isinstance(owner.members.get(func.attr), GradModeEntry):
                 raise self.error(WITH_REFUSAL, call)
-        if call.args or call.keywords:
+        flagged = isinstance(func, ast.Attribute) and func.attr == "set_grad_enabled"
+        if flagged and (len(call.args) != 1 or call.keywords):
+            raise self.error("with torch.set_grad_enabled(...): takes one True or False", call)
+        if (call.args or call.keywords) and not flagged:
             raise self.error(f"{_dotted(call.func)}() takes nothing here: write it with empty brackets", call)
 
 

@@ -296,8 +296,17 @@ class Statements:
         with contextlib.ExitStack() as stack:
             for item in node.items:
                 mode = self.grad_mode(item.context_expr)
-                stack.enter_context(torch.enable_grad() if mode.enabled else torch.no_grad())
+                enabled = mode.enabled if mode.enabled is not None else self.grad_flag(item.context_expr)
+                stack.enter_context(torch.enable_grad() if enabled else torch.no_grad())
             self.ev.block(node.body)
+
+    def grad_flag(self, node: ast.expr) -> bool:
+        """The True or False of ``with torch.set_grad_enabled(phase == "train"):``."""
+        args = node.args if isinstance(node, ast.Call) else []
+        flag = self.ev.eval(args[0]) if len(args) == 1 else None
+        if not isinstance(flag, bool):
+            raise self.ev.error("torch.set_grad_enabled(...) takes True or False", node)
+        return flag
 
     def grad_mode(self, node: ast.expr) -> GradModeEntry:
         ev = self.ev

@@ -229,6 +229,7 @@ def build_namespaces() -> dict[str, Any]:
         **{name: TensorType(f"torch.{name}", cls, dtype) for name, (cls, dtype) in TENSOR_TYPES.items()},
         no_grad=GradModeEntry("no_grad", enabled=False),
         enable_grad=GradModeEntry("enable_grad", enabled=True),
+        set_grad_enabled=GradModeEntry("set_grad_enabled", enabled=None),
     )
     builtins = {name: SafeBuiltin(name, fn) for name, fn in BUILTINS.items()}
     # nn and optim are bound from the start, as F is: a pasted snippet may leave out its imports.
