@@ -344,6 +344,21 @@ CASES: list[Case] = [
         "a clock of its own", "import time\nt = time.strftime('%Y')\n", 2, 5, "not available", "record"
     ),
     program_refused(
+        "a partial of a file function",
+        "from functools import partial\nimport torch\nf = partial(torch.save, 1)\n",
+        3,
+        13,
+        "torch.save is not available",
+    ),
+    program_refused(
+        "a partial's inside",
+        "from functools import partial\nf = partial(print, 1)\ng = f.func\n",
+        3,
+        5,
+        "not available",
+        "record",
+    ),
+    program_refused(
         "a progress bar's stream",
         "from tqdm import tqdm\nb = tqdm([1])\ns = b.fp\n",
         3,

@@ -238,6 +238,20 @@ for phase in ["train", "val"]:
             loss.backward()
     print(phase, loss.requires_grad)
 """,
+    "functools": """
+import functools
+from functools import partial, reduce
+
+def init(m, std):
+    if isinstance(m, nn.Linear):
+        nn.init.normal_(m.weight, std=std)
+
+net = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+net.apply(partial(init, std=0.02))
+total = reduce(lambda a, b: a + b, [p.sum() for p in net.parameters()])
+print(functools.reduce(lambda a, b: a * b, [1, 2, 3], 1))
+total.backward()
+""",
     "a positional table filled element by element": """
 import math
 max_len, d_model = 40, 16

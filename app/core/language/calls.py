@@ -29,6 +29,7 @@ from app.core.language.python_methods import (
 from app.core.language.python_values import NOTHING, kind
 from app.core.language.raised import ExceptionKind, RaisedValue
 from app.core.language.safe_builtins import LAZY_BUILTINS, SafeBuiltin
+from app.core.language.stand_ins import Partial, Reduce
 from app.core.language.torch_wrappers import GENERATOR_METHODS, PassThrough
 from app.core.language.whitelist import Namespace
 from app.core.model.errors import ProgramError, ProgramRaised
@@ -110,6 +111,10 @@ class Calls:
             return ev.apply(_exception, [fn, *args], kwargs, node)
         if isinstance(fn, PassThrough):  # NOTE [torch wrappers]
             return self.pass_through(fn, args, kwargs, node)
+        if isinstance(fn, Partial):  # functools.partial(init_weights, std=0.02)
+            return self.call_value_with(fn.fn, [*fn.args, *args], {**fn.kwargs, **kwargs}, node)
+        if isinstance(fn, Reduce):
+            return self.reduce(args, kwargs, node)
         if isinstance(fn, Checked):
             return ev.classes.call(fn, args, kwargs, node)
         if callable(fn) and id(fn) in listed_callables():  # act = nn.ReLU ... act()
@@ -129,6 +134,21 @@ class Calls:
         value = args[2]
         for step in ev.statements.all_items(args[0], node):
             value = self.call_value_with(step, [value], {}, node)
+        return value
+
+    def reduce(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """``functools.reduce(fn, items[, initial])``, each step a call of ``fn`` by the evaluator."""
+        ev = self.ev
+        if kwargs or not 2 <= len(args) <= 3:
+            raise ev.error("functools.reduce(function, items[, initial]) takes these here", node)
+        items = ev.statements.all_items(args[1], node, loop=True)
+        if len(args) == 2 and not items:
+            raise ev.located(
+                ProgramRaised("Python says: reduce() of empty iterable with no initial value"), node
+            )
+        value, rest = (args[2], items) if len(args) == 3 else (items[0], items[1:])
+        for item in rest:
+            value = self.call_value_with(args[0], [value, item], {}, node)
         return value
 
     def generator_method(self, owner: torch.Generator, node: ast.Call, func: ast.Attribute) -> Any:

@@ -372,7 +372,7 @@ IMPORTABLE = (
     "torch, torch.nn, torch.nn.functional, torch.nn.init, torch.optim, torch.optim.lr_scheduler, "
     "torch.autograd, torch.utils.data, torch.utils.checkpoint, torch.distributions, torch.linalg, "
     "torch.fft, torch.special, math, random, time, argparse, logging, warnings, copy, collections, "
-    "itertools, typing and tqdm"
+    "itertools, functools, typing and tqdm"
 )
 # Modules snippets often import that stay out, with the reason a learner is shown.
 REFUSED_MODULES = {

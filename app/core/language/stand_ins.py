@@ -14,6 +14,7 @@ Each module here is a closed list of members that reach nothing outside the prog
 - ``collections``, ``itertools``: Python's own containers; the iterators make their items at
   once, their count checked first (``product`` of many lists is refused before it is made).
 - ``typing``: names for annotations, which a program never calls.
+- ``functools``: ``partial`` and ``reduce``, whose calls of the program's functions the evaluator makes.
 - ``tqdm``: a loop over ``tqdm(loader)`` goes through the loader; the bar draws nothing.
 The ``copy`` module is ``copies.py``.
 """
@@ -35,10 +36,13 @@ from app.core.sizing.limits import MAX_SEQUENCE
 __all__ = [
     "ArgumentParserProxy",
     "ParsedArguments",
+    "Partial",
     "ProgressBar",
+    "Reduce",
     "TypingName",
     "argparse_members",
     "collections_members",
+    "functools_members",
     "itertools_members",
     "logging_members",
     "time_members",
@@ -370,6 +374,36 @@ def itertools_members() -> dict[str, Any]:
         "accumulate": _accumulate,
     }
     return {name: _named(fn, "itertools", name) for name, fn in fns.items()}
+
+
+# -- functools ------------------------------------------------------------------------------
+
+
+class Partial(Checked):
+    """``functools.partial(fn, *args, **kwargs)``: calling it calls ``fn`` with these first (the
+    evaluator does, as it calls the program's functions)."""
+
+    kind = "a functools.partial"
+
+    def __init__(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.fn = fn
+        self.args = list(args)
+        self.kwargs = kwargs
+
+
+class Reduce(Checked):
+    """``functools.reduce``: the evaluator folds the items with the program's function."""
+
+    kind = "the function functools.reduce"
+
+
+def _partial(fn: Any, *args: Any, **kwargs: Any) -> Partial:
+    return Partial(fn, args, kwargs)
+
+
+def functools_members() -> dict[str, Any]:
+    """``functools``: ``partial`` and ``reduce``."""
+    return {"partial": _named(_partial, "functools", "partial"), "reduce": Reduce()}
 
 
 # -- tqdm -----------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from app.core.language.schedulers import scheduler_members
 from app.core.language.stand_ins import (
     argparse_members,
     collections_members,
+    functools_members,
     itertools_members,
     logging_members,
     time_members,
@@ -266,6 +267,7 @@ def python_modules() -> dict[str, Namespace]:
         "collections": Namespace("collections", collections_members()),
         "itertools": Namespace("itertools", itertools_members()),
         "typing": Namespace("typing", typing_members()),
+        "functools": Namespace("functools", functools_members()),
         "tqdm": _tqdm_module(),
         "numpy": Namespace("numpy", refusal=NO_NUMPY),
         "matplotlib": Namespace("matplotlib", {"pyplot": pyplot}, refusal=NO_PLOTS),
