@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from app.core import ProgramError
+from app.core.model.errors import ProgramRaised
 from app.core.language.hints import RUN_HINT
 from tests.support.hostile_cases import (
     Case,
@@ -358,6 +359,23 @@ CASES: list[Case] = [
         "not available",
         "record",
     ),
+    # -- the evaluator's own gaps: refusals at their line, never the program's exception ----------
+    program_refused(
+        "a proxy called with arguments it does not take",
+        LIN + "lin.train(True, 2, 3)\n",
+        4,
+        1,
+        "the checked language cannot run this call as written",
+        "record",
+    ),
+    program_refused(
+        "Python meeting one of the language's objects",
+        "class A:\n    pass\nitems = list(A())\n",
+        3,
+        9,
+        "the checked language cannot run this call as written",
+        "record",
+    ),
     program_refused(
         "a progress bar's stream",
         "from tqdm import tqdm\nb = tqdm([1])\ns = b.fp\n",
@@ -411,6 +429,7 @@ def test_a_new_rule_holds_its_wall(case: Case, sentinels: list[str]) -> None:
     got = (result.stage, result.field, result.line, result.col)  # type: ignore[attr-defined]
     assert got == (expect.stage, expect.field, expect.line, expect.col), str(result)
     assert expect.words in result.message, result.message
+    assert not isinstance(result, ProgramRaised), "a refusal, not the program's own exception"
     assert "\n" not in str(result)
     assert sentinels == []
 
