@@ -365,7 +365,7 @@ CASES: list[Case] = [
         LIN + "lin.train(True, 2, 3)\n",
         4,
         1,
-        "the checked language cannot run this call as written",
+        "train(...) takes other arguments in the checked language",
         "record",
     ),
     program_refused(

@@ -555,7 +555,7 @@ CASES: list[Case] = [
         LINEAR + "d = lin.state_dict(destination={})\n",
         4,
         5,
-        "the checked language cannot run this call as written",
+        "state_dict(...) takes other arguments in the checked language",
         "record",
     ),
     program_refused(
