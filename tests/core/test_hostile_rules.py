@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from app.core import ProgramError
-from app.core.model.errors import ProgramRaised
 from app.core.language.hints import RUN_HINT
+from app.core.model.errors import ProgramRaised
 from tests.support.hostile_cases import (
     Case,
     Refused,
