@@ -92,6 +92,14 @@ CASES: list[Case] = [
         "record",
     ),
     program_refused(
+        "deepcopy of a module holding torch's namespace",
+        LIN + "import copy\nlin.ns = torch.nn\nm = copy.deepcopy(lin)\n",
+        6,
+        5,
+        "cannot be copied",
+        "record",
+    ),
+    program_refused(
         "deepcopy with a memo of the program's",
         LIN + "import copy\nm = copy.deepcopy(lin, {})\n",
         5,

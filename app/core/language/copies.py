@@ -30,6 +30,7 @@ from app.core.language.instances import (
 from app.core.language.module_proxies import ModuleProxy
 from app.core.language.objects import Checked
 from app.core.language.optimizer_proxies import OptimizerProxy
+from app.core.language.stand_ins import ParsedArguments
 
 __all__ = ["copy_members", "copyable_refusal"]
 
@@ -56,7 +57,7 @@ def copyable_refusal(value: Any, depth: int = 0) -> str | None:
         return _module_refusal(value.module, depth)
     if isinstance(value, OptimizerProxy):
         return None
-    if isinstance(value, ProgramObject):
+    if isinstance(value, (ProgramObject, ParsedArguments)):  # the program's values, by name
         return next((r for r in (copyable_refusal(v, depth + 1) for v in value.values.values()) if r), None)
     kind = value.kind if isinstance(value, Checked) else type(value).__name__
     return f"{kind} cannot be copied: copy tensors, modules, optimizers, lists and dicts"
@@ -66,8 +67,12 @@ def _module_refusal(module: nn.Module, depth: int) -> str | None:
     """Why a module may not be copied: a value the program set on it (or in it) that may not be."""
     for inner in module.modules():
         for name, held in inner.__dict__.items():
-            # _modules holds the modules inside, walked here themselves
-            if name not in ("lens_proxy", "_modules") and isinstance(held, (Checked, list, tuple, dict, set)):
+            # _modules holds the modules inside, walked here themselves; any object of the
+            # language's own (a namespace, a builtin) is checked, as are containers
+            ours = type(held).__module__.startswith("app.")
+            if name not in ("lens_proxy", "_modules") and (
+                ours or isinstance(held, (list, tuple, dict, set))
+            ):
                 refusal = copyable_refusal(held, depth + 1)
                 if refusal is not None:
                     return refusal
