@@ -33,6 +33,7 @@ import torch.nn.functional as F
 
 from app.core import Limits, ProgramError, Recording, record
 from app.core.language.evaluator import Evaluator
+from app.core.language.hints import with_run_hint
 from app.core.language.parsing import parse
 from app.core.loading import parse_python
 from app.core.model.errors import ProgramRaised, RecordingTimeout
@@ -138,8 +139,8 @@ def test_meta_prediction_does_not_consume_random_numbers() -> None:
 def test_an_explicit_device_cannot_dodge_the_meta_prediction() -> None:
     for device in ("cpu", torch.device("cpu")):
         err = guarded_run(lambda d=device: torch.empty(10**12, device=d))  # type: ignore[misc]
-        assert (
-            err.message == "this would make a tensor of 1,000,000,000,000 elements; the limit is 10,000,000"
+        assert err.message == with_run_hint(
+            "this would make a tensor of 1,000,000,000,000 elements; the limit is 10,000,000"
         )
 
 

@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.language.evaluator import Evaluator
+from app.core.language.hints import with_run_hint
 from app.core.language.objects import Checked
 from app.core.language.parsing import Mode, assigned_names, free_names, parse
 from app.core.language.positions import node_position
@@ -169,7 +170,7 @@ PARSE_REFUSALS = [
     ("y = x.__class__", 1, 5, "attribute '__class__' is private"),
     ("y = ().__class__.__bases__", 1, 5, "attribute '__bases__' is private"),
     ("y = x._version", 1, 5, "attribute '_version' is private"),
-    ("_y = x", 1, 1, "name '_y' is private"),
+    ("__y = x", 1, 1, "name '__y' is private"),
     ("y = open('/etc/passwd')", 1, 5, "'open' is not available in programs: programs cannot read or write"),
     ("y = eval('1')", 1, 5, "'eval' is not available in programs: programs never run text as code"),
     ("y = exec('1')", 1, 5, "never run text as code"),
@@ -203,8 +204,8 @@ PARSE_REFUSALS = [
     ("y = x.new_empty(3)", 1, 5, "it holds whatever was in memory"),
     ("y = x.grad_fn", 1, 5, "grad_fn objects are not values in programs"),
     ("def __f():\n    pass", 1, 1, "name '__f' is private: a class may define only these names with _"),
-    ("def f(_a):\n    pass", 1, 7, "argument '_a' is private or reserved"),
-    ("def f():\n    global _x", 2, 5, "name '_x' is private or reserved"),
+    ("def f(__a):\n    pass", 1, 7, "argument '__a' is private or reserved"),
+    ("def f():\n    global __x", 2, 5, "name '__x' is private or reserved"),
     ("y = f(_k=1)", 1, 7, "keyword '_k' is private"),
     (
         "@property\ndef f():\n    pass",
@@ -225,7 +226,6 @@ PARSE_REFUSALS = [
     ("for x[0] in x:\n    y = 1", 1, 5, "a for loop names its items with plain names"),
     ("with x:\n    y = x", 1, 6, "only with torch.no_grad(): and with torch.enable_grad():"),
     ("with torch.no_grad() as g:\n    y = x", 1, 25, "with ... as is not needed"),
-    ("del x.grad", 1, 5, "only names and items (del a[0]) can be deleted"),
     ("del print", 1, 5, "'print' is a built-in name and cannot be deleted"),
     ("break", 1, 1, "break can only be used inside a for loop"),
     ("y: int = 1", 1, 1, "type annotations are not allowed"),
@@ -233,8 +233,6 @@ PARSE_REFUSALS = [
     ("y = 1 << 100000", 1, 5, "bit shifts (<< and >>) are not allowed"),
     ("y = b'bytes'", 1, 5, "bytes literals are not allowed"),
     ("y = '" + "a" * (MAX_TEXT + 1) + "'", 1, 5, "text constants are limited to 1,000 characters"),
-    ("x.data = w", 1, 1, "'.data' cannot be assigned"),
-    ("x.data = x.data + 1", 1, 1, "'.data' cannot be assigned"),
     ("torch.pi = 3", 1, 1, "torch.pi is not available in programs"),
     ("F.relu = 3", 1, 1, "torch.nn.functional.relu cannot be assigned"),
     ("x.sum() += 1", 1, 1, "'function call' is an illegal expression for augmented assignment"),
@@ -699,7 +697,7 @@ def test_each_statement_kind_agrees_with_plain_python(code: str) -> None:
 def test_del_removes_the_binding() -> None:
     env = ours("a = 1\ndel a")
     assert "a" not in env
-    assert program_refusal("del a").message == "name 'a' is not defined"
+    assert program_refusal("del a").message == with_run_hint("name 'a' is not defined")
 
 
 def test_imports_bind_the_checked_namespaces_the_program_starts_with() -> None:
@@ -839,19 +837,19 @@ def test_long_print_text_is_cut_with_an_ellipsis() -> None:
 def test_a_loop_stops_at_its_iteration_limit_naming_its_line() -> None:
     err = program_refusal("y = 0\nfor i in range(10**12):\n    y = y + 1", limits=Limits(max_iterations=50))
     assert (err.line, err.col) == (2, 1)
-    assert err.message == "this loop ran 50 times; the limit is 50"
+    assert err.message == with_run_hint("this loop ran 50 times; the limit is 50")
     ours("for i in range(50):\n    pass", limits=Limits(max_iterations=50))  # exactly the limit: fine
 
 
 def test_the_default_loop_limit_is_ten_thousand() -> None:
     err = program_refusal("for i in range(20000):\n    pass")
-    assert err.message == "this loop ran 10,000 times; the limit is 10,000"
+    assert err.message == with_run_hint("this loop ran 10,000 times; the limit is 10,000")
 
 
 def test_a_program_stops_at_its_statement_limit_naming_the_line() -> None:
     code = "n = 0\nfor i in range(100):\n    for j in range(100):\n        n += 1"
     err = program_refusal(code, limits=Limits(max_statements=1000))
-    assert err.message == "the program ran 1,000 statements; the limit is 1,000"
+    assert err.message == with_run_hint("the program ran 1,000 statements; the limit is 1,000")
     assert err.line in (3, 4)
 
 
@@ -874,9 +872,14 @@ def test_huge_ranges_are_refused_before_python_makes_them(code: str) -> None:
 
 def test_lists_grown_by_append_stay_bounded_and_cannot_hold_themselves() -> None:
     err = program_refusal("a = [0] * 999999\na.append(1)\na.append([1, 2])")
-    assert (err.line, err.message) == (3, "this would hold 1,000,002 items; the limit is 1,000,000")
-    assert program_refusal("a = []\nb = [a]\na.append(b)").message == "a list cannot hold itself"
-    assert program_refusal("a = [1]\na[0] = a").message == "a list cannot hold itself"
+    assert (err.line, err.message) == (
+        3,
+        with_run_hint("this would hold 1,000,002 items; the limit is 1,000,000"),
+    )
+    assert program_refusal("a = []\nb = [a]\na.append(b)").message == with_run_hint(
+        "a list cannot hold itself"
+    )
+    assert program_refusal("a = [1]\na[0] = a").message == with_run_hint("a list cannot hold itself")
 
 
 def test_a_list_used_as_a_queue_keeps_its_true_size() -> None:
@@ -888,11 +891,14 @@ def test_a_list_used_as_a_queue_keeps_its_true_size() -> None:
 def test_lists_sharing_their_parts_are_counted_with_every_share() -> None:
     started = time.monotonic()
     err = program_refusal("x = []\nfor i in range(100):\n    x.append(x[:])")
-    assert (err.line, err.message) == (3, "this would hold 1,048,576 items; the limit is 1,000,000")
+    assert (err.line, err.message) == (
+        3,
+        with_run_hint("this would hold 1,048,576 items; the limit is 1,000,000"),
+    )
     err = program_refusal("a = [[]] * 1000\nb = [a] * 1000\nc = [b] * 1000")
     assert (err.line, err.message) == (
         3,
-        "this would build a sequence of 1,000,000,000 items; the limit is 1,000,000",
+        with_run_hint("this would build a sequence of 1,000,000,000 items; the limit is 1,000,000"),
     )
     assert time.monotonic() - started < 5
 
@@ -964,12 +970,12 @@ def test_an_error_deep_in_blocks_is_placed_in_characters() -> None:
 
 
 def test_tensor_attributes_that_can_be_assigned() -> None:
-    assert program_refusal("w.data = v").message.startswith("'.data' cannot be assigned")
-    assert (
-        program_refusal("w.shape = 3").message
-        == "on a tensor only .grad and .requires_grad can be assigned, not .shape"
+    assert program_refusal("w.shape = 3").message == with_run_hint(
+        "on a tensor only .grad, .requires_grad and .data can be assigned, not .shape"
     )
-    assert program_refusal("a = 1\na.real = 3").message == "attributes cannot be assigned on an int"
+    assert program_refusal("a = 1\na.real = 3").message == with_run_hint(
+        "attributes cannot be assigned on an int"
+    )
     assert program_refusal("(w * 2).requires_grad = False").message.startswith(
         "PyTorch says: you can only change"
     )
@@ -989,14 +995,15 @@ def test_tensor_attributes_that_can_be_assigned() -> None:
         ("with torch.no_grad(1):\n    pass", "takes nothing here"),
         ("a = [1]\nb = a.sort()", "'sort' is not a method programs call on a list; they call append"),
         ("a = []\nb = a.append", "'append' is a method: call it"),
-        ("a = (1, 2)\na[0] = 3", "items can be assigned in tensors and lists, not in a tuple"),
+        ("a = (1, 2)\na[0] = 3", "items can be assigned in tensors, lists and dicts, not in a tuple"),
         ("for m in torch:\n    pass", "a for loop cannot go over a module"),
         ("for i in 5:\n    pass", "Python says: 'int' object is not iterable"),
         ("a, b = range(10**20)", "cannot unpack this value into 2 names"),
         ("a = sum([[1], [2]], [])", "sum() adds numbers and tensors here; join lists with +"),
         ("print(w, file=1)", "print() writes to the program's output only"),
         ("a = [1, 2]\na[0:1] = [3]", "list items are assigned one at a time"),
-        ("del w[0]", "items can be deleted from lists only, not from a tensor"),
+        ("del w[0]", "items can be deleted from lists and dicts only, not from a tensor"),
+        ("del w.grad", "attributes cannot be deleted on a tensor"),
         ("for a, b in zip([1], [2, 3], strict=True):\n    pass", "Python says: zip() argument 2 is longer"),
     ],
 )
@@ -1011,7 +1018,7 @@ HINTED = [
     ("import numpy.linalg as la", 1, 1, "'numpy.linalg' cannot be imported"),
     ("y = 1\nfrom os import path", 2, 1, "'os' cannot be imported"),
     ("import torchvision", 1, 1, "'torchvision' cannot be imported"),
-    ("from torch.utils.data import Dataset", 1, 1, "torch.utils.data.Dataset is not available in programs"),
+    ("from torch.utils.data import Sampler", 1, 1, "torch.utils.data.Sampler is not available in programs"),
     ("from . import x", 1, 1, "'.' cannot be imported"),
 ]
 
@@ -1047,8 +1054,8 @@ REFUSED = [
     ),
     ("y = torch.hub.load('a', 'b')", 1, 5, "torch.hub is not available in programs"),
     ("y = w.__class__", 1, 5, "attribute '__class__' is private"),
-    ("w._version += 1", 1, 1, "attribute '_version' is private"),
-    ("del w._version", 1, 5, "only names and items (del a[0]) can be deleted"),
+    ("w.__version += 1", 1, 1, "attribute '__version' is private"),
+    ("del w.__dict__", 1, 5, "attribute '__dict__' is private"),
     ("y = getattr(w, 'grad')", 1, 5, "'getattr' is not available in programs"),
     ("for open in range(2):\n    pass", 1, 5, "'open' is not available in programs"),
     ("for print in range(2):\n    pass", 1, 5, "'print' is a built-in name and cannot be assigned"),
@@ -1146,10 +1153,10 @@ def test_a_checked_object_refuses_what_it_does_not_list(code: str, message: str)
 @pytest.mark.parametrize(
     ("code", "message"),
     [
-        ("a = lin.state_dict()", "'state_dict' is not available on an nn.Linear module"),
-        ("lin.load_state_dict(1)", "'load_state_dict' is not available on an nn.Linear module"),
+        ("a = lin.state_dict(keep_vars=1)", "state_dict(...) takes prefix= as text and keep_vars="),
+        ("lin.load_state_dict(1)", "load_state_dict(...) takes a dict of tensors by name"),
         ("h = lin.register_forward_hook(print)", "'register_forward_hook' is not available on an nn.Linear"),
-        ("lin.apply(print)", "'apply' is not available on an nn.Linear module"),
+        ("lin.apply(5)", "this is an int, not a function"),
         ("lin.to('meta')", "so an nn.Linear module cannot move to meta"),
         ("g = opt.param_groups[0].state", "'state' is not available on a parameter group"),
         ("opt.step(print)", "step() takes no closure in programs"),
@@ -1166,8 +1173,9 @@ def test_real_modules_and_optimizers_keep_hooks_state_and_closures_out(code: str
 def test_private_members_never_reach_a_proxy(name: str) -> None:
     toy = Toy()
     for code in (f"a = toy.{name}", f"a = toy.{name}()", f"toy.{name} = 1", f"toy.{name} += 1"):
-        with pytest.raises(ProgramError, match="is private"):
-            parse(code, field=PROGRAM_FIELD, mode="exec")
+        if name.startswith("__") or "=" not in code.replace("a =", ""):  # NOTE [own names]
+            with pytest.raises(ProgramError, match="is private"):
+                parse(code, field=PROGRAM_FIELD, mode="exec")
         tree = ast.parse(code)  # past the static checks: the evaluator checks again
         with pytest.raises(ProgramError, match="is private"):
             Evaluator({"toy": toy}, field=PROGRAM_FIELD).run(tree)

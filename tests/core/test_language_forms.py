@@ -273,10 +273,10 @@ ESCAPES = [
     ("class A:\n    pass\nm = A.__mro__\n", "attribute '__mro__' is private"),
     ("class A:\n    def __getattr__(self, n):\n        return 1\n", "name '__getattr__' is private"),
     ("class A:\n    def __del__(self):\n        pass\n", "name '__del__' is private"),
-    ("class A:\n    _x = 1\n", "name '_x' is private"),
+    ("class A:\n    __x = 1\n", "name '__x' is private"),
     ("class A(metaclass=type):\n    pass\n", "no keywords such as metaclass="),
     ("x = super().__class__\n", "attribute '__class__' is private"),
-    ("t = type(1)\n", "'type' is not available"),
+    ("t = type(print)\n", "type(...) names the types"),
     ("g = globals()\n", "'globals' is not available"),
     ("v = vars()\n", "'vars' is not available"),
     ("d = dir()\n", "'dir' is not available"),
@@ -297,8 +297,8 @@ ESCAPES = [
         "'lens_proxy' is not available",
     ),
     (
-        "import torch\nclass M(torch.nn.Module):\n    pass\nk = M().state_dict()\n",
-        "'state_dict' is not available",
+        "import torch\nclass M(torch.nn.Module):\n    pass\nk = M().register_forward_hook(print)\n",
+        "'register_forward_hook' is not available",
     ),
     ("e = ValueError('a')\nt = e.__traceback__\n", "attribute '__traceback__' is private"),
     (

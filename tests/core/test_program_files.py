@@ -136,9 +136,9 @@ PROGRAM_REFUSALS = [
     ),
     (
         "def",
-        '[program]\ncode = """\nx = 1\ndef _f():\n    pass\n"""\n',
+        '[program]\ncode = """\nx = 1\ndef __f():\n    pass\n"""\n',
         ("program", 2, 1),
-        "name '_f' is private",
+        "name '__f' is private",
     ),
     (
         "class",

@@ -292,7 +292,7 @@ def test_tensor_constructors_make_what_pytorch_makes() -> None:
     [
         ("y = torch.Tensor(2, 3)", "given sizes it holds whatever was in memory"),
         ("y = torch.LongTensor(10**9)", "given sizes it holds whatever was in memory"),
-        ("y = torch.Tensor(torch.ones(2))", "takes a list of values here"),
+        ("y = torch.Tensor(torch.ones(2), 3)", "takes a list of values here"),
         ("y = torch.Tensor([1.0], device='meta')", "takes its values only here"),
         ("y = torch.Tensor([[1.0] * 10000] * 10000)", "the limit is"),
         ("torch.backends.cudnn.enabled = False", "torch.backends.cudnn.enabled is not available"),
@@ -323,11 +323,11 @@ def test_an_update_through_data_is_in_place_as_in_pytorch() -> None:
 @pytest.mark.parametrize(
     "code",
     [
-        "w.data = torch.zeros(2)",
-        "w.data, b = torch.zeros(2), 1",
+        "w.data = 3",
+        "w.data, b = [0.0, 0.0], 1",
         "for w.data in [torch.zeros(2)]:\n    pass",
     ],
 )
-def test_data_is_still_never_replaced(code: str) -> None:
+def test_data_is_replaced_only_by_a_tensor(code: str) -> None:
     err = refusal(f"import torch\nw = torch.ones(2, requires_grad=True)\n{code}")
     assert err.line == 3, err.message

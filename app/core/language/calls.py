@@ -12,12 +12,14 @@ from typing import Any
 
 import torch
 
+from app.core.language.data import ProgramLoader
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, first_line
-from app.core.language.instances import ProgramFunction
-from app.core.language.kinds import is_instance
+from app.core.language.instances import ProgramFunction, ProgramModuleProxy, ProgramObject
+from app.core.language.kinds import is_instance, type_of
 from app.core.language.members import listed_callables, method_caller
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
+from app.core.language.program_data import loader_length
 from app.core.language.python_methods import (
     GROWING_LIST_METHODS,
     PYTHON_METHOD_OWNERS,
@@ -27,13 +29,15 @@ from app.core.language.python_methods import (
 from app.core.language.python_values import NOTHING, kind
 from app.core.language.raised import ExceptionKind, RaisedValue
 from app.core.language.safe_builtins import LAZY_BUILTINS, SafeBuiltin
+from app.core.language.stand_ins import Partial, Reduce
+from app.core.language.torch_wrappers import GENERATOR_METHODS, PassThrough
 from app.core.language.whitelist import Namespace
 from app.core.model.errors import ProgramError, ProgramRaised
 from app.core.sizing.limits import MAX_SEQUENCE, budget_message
 
 __all__ = ["CALLING_BUILTINS", "KEYED_BUILTINS", "Calls"]
 
-CALLING_BUILTINS = frozenset(["isinstance", "map", "filter", "iter", "next"])
+CALLING_BUILTINS = frozenset(["isinstance", "map", "filter", "iter", "next", "type"])
 KEYED_BUILTINS = frozenset(["sorted", "min", "max"])
 _LIST_ITERATOR: type[Any] = type(iter([]))
 
@@ -101,15 +105,61 @@ class Calls:
         ev = self.ev
         if isinstance(fn, ProgramFunction):
             return ev.functions.invoke(fn, args, kwargs, node)
-        if isinstance(fn, SafeBuiltin) and fn.name != "print":
+        if isinstance(fn, SafeBuiltin):  # model.apply(print), map(float, xs)
             return self.call_builtin_with(fn, args, kwargs, node)
         if isinstance(fn, ExceptionKind):
             return ev.apply(_exception, [fn, *args], kwargs, node)
+        if isinstance(fn, PassThrough):  # NOTE [torch wrappers]
+            return self.pass_through(fn, args, kwargs, node)
+        if isinstance(fn, Partial):  # functools.partial(init_weights, std=0.02)
+            return self.call_value_with(fn.fn, [*fn.args, *args], {**fn.kwargs, **kwargs}, node)
+        if isinstance(fn, Reduce):
+            return self.reduce(args, kwargs, node)
         if isinstance(fn, Checked):
             return ev.classes.call(fn, args, kwargs, node)
         if callable(fn) and id(fn) in listed_callables():  # act = nn.ReLU ... act()
             return ev.apply(fn, args, kwargs, node)
         raise ev.error(f"this is {kind(fn)}, not a function: it cannot be called", node.func)
+
+    def pass_through(self, fn: PassThrough, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """``checkpoint(f, x)`` as ``f(x)``; ``checkpoint_sequential(fs, n, x)`` as each ``f`` in turn."""
+        ev = self.ev
+        kwargs = {k: v for k, v in kwargs.items() if k not in PassThrough.SETTINGS}
+        if not args:
+            raise ev.error(f"{fn.kind} takes a function first", node)
+        if not fn.sequential:
+            return self.call_value_with(args[0], args[1:], kwargs, node)
+        if len(args) != 3 or kwargs:
+            raise ev.error("checkpoint_sequential(functions, segments, input) takes these three", node)
+        value = args[2]
+        for step in ev.statements.all_items(args[0], node):
+            value = self.call_value_with(step, [value], {}, node)
+        return value
+
+    def reduce(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """``functools.reduce(fn, items[, initial])``, each step a call of ``fn`` by the evaluator."""
+        ev = self.ev
+        if kwargs or not 2 <= len(args) <= 3:
+            raise ev.error("functools.reduce(function, items[, initial]) takes these here", node)
+        items = ev.statements.all_items(args[1], node, loop=True)
+        if len(args) == 2 and not items:
+            raise ev.located(
+                ProgramRaised("Python says: reduce() of empty iterable with no initial value"), node
+            )
+        value, rest = (args[2], items) if len(args) == 3 else (items[0], items[1:])
+        for item in rest:
+            value = self.call_value_with(args[0], [value, item], {}, node)
+        return value
+
+    def generator_method(self, owner: torch.Generator, node: ast.Call, func: ast.Attribute) -> Any:
+        """``g.manual_seed(0)``, ``g.initial_seed()`` (NOTE [torch wrappers])."""
+        ev = self.ev
+        if func.attr not in GENERATOR_METHODS:
+            raise ev.error(
+                f"'{func.attr}' is not available on a Generator: manual_seed and initial_seed are", func
+            )
+        args, kwargs = self.arguments(node)
+        return ev.apply(getattr(owner, func.attr), args, kwargs, node)
 
     def call_attribute(self, node: ast.Call, func: ast.Attribute) -> Any:
         ev = self.ev
@@ -134,6 +184,8 @@ class Calls:
             return ev.classes.call_method(owner, func, node)
         if isinstance(owner, PYTHON_METHOD_OWNERS):
             return self.python_method(owner, node, func)
+        if isinstance(owner, torch.Generator):
+            return self.generator_method(owner, node, func)
         raise ev.error(f"methods can only be called on {HAS_MEMBERS}, not on {kind(owner)}", func)
 
     def checked_call(self, owner: Checked, node: ast.Call, func: ast.Attribute) -> Any:
@@ -189,6 +241,10 @@ class Calls:
         ev = self.ev
         if fn.name in CALLING_BUILTINS or (fn.name in KEYED_BUILTINS and "key" in kwargs):
             return self.calling_builtin(fn.name, args, kwargs, node)
+        if fn.name == "len" and len(args) == 1 and isinstance(args[0], (ProgramObject, ProgramModuleProxy)):
+            return ev.classes.special(args[0], "__len__", [], node)
+        if fn.name == "len" and len(args) == 1 and isinstance(args[0], ProgramLoader):
+            return loader_length(ev, args[0], node)
         result = ev.apply(fn.fn, args, kwargs, node, lazy=fn.name in LAZY_BUILTINS)
         if fn.name == "print":  # NOTE [program hooks]: the text goes to the recorder, nowhere else
             if ev.hooks is not None:
@@ -215,6 +271,13 @@ class Calls:
                 raise ev.located(ProgramRaised("Python says: isinstance expected 2 arguments"), node)
             try:
                 return is_instance(args[0], args[1])
+            except ProgramError as exc:
+                raise ev.error(str(exc), node) from None
+        if name == "type":
+            if kwargs or len(args) != 1:
+                raise ev.error("type(...) takes one value here: a class is made with class", node)
+            try:
+                return type_of(args[0], ev.builtins)
             except ProgramError as exc:
                 raise ev.error(str(exc), node) from None
         if name == "iter":

@@ -13,6 +13,7 @@ from typing import Any
 
 from torch import nn
 
+from app.core.language.data import DATASET_BASES
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import first_line
 from app.core.language.instances import (
@@ -28,6 +29,7 @@ from app.core.language.instances import (
     SuperMarker,
     autograd_function_class,
     unwrap,
+    wrap_module,
 )
 from app.core.language.module_proxies import ModuleProxy
 from app.core.language.objects import Checked
@@ -116,8 +118,10 @@ class Classes:
             return self.call_super(owner, func, node)
         if isinstance(owner, ProgramClass) and owner.function_class is not None and func.attr == "apply":
             return self.apply_function(owner, node)
+        if isinstance(owner, ModuleProxy) and func.attr == "apply":
+            return self.apply_to_modules(owner, node)
         if isinstance(owner, (ProgramObject, ProgramModuleProxy, ProgramClass)):
-            ev.members.refuse_private(func)
+            ev.members.refuse_private(func, owner)
             try:
                 found = owner.get_attribute(func.attr)
             except KeyError:
@@ -137,7 +141,7 @@ class Classes:
         if cls.python_class is not None:
             module = cls.python_class.__new__(cls.python_class)
             owner = ProgramModuleProxy(module)
-        elif cls.root is None:
+        elif cls.root is None or cls.root in DATASET_BASES:  # NOTE [program datasets] in data.py
             owner = ProgramObject(cls)
         else:
             raise ev.error(f"{cls.name} is a torch.autograd.Function: call {cls.name}.apply(...)", node)
@@ -204,6 +208,22 @@ class Classes:
 
         return run
 
+    def apply_to_modules(self, owner: ModuleProxy, node: ast.Call) -> ModuleProxy:
+        """``model.apply(init_weights)``: the program's function on every module inside, then on
+        ``model`` itself, in PyTorch's order (NOTE [module surface])."""
+        ev = self.ev
+        args, kwargs = ev.calls.arguments(node)
+        if kwargs or len(args) != 1:
+            raise ev.error("apply(...) takes one function, as in model.apply(init_weights)", node)
+
+        def visit(module: nn.Module) -> None:
+            for child in module.children():
+                visit(child)
+            ev.calls.call_value_with(args[0], [wrap_module(module)], {}, node)
+
+        visit(owner.module)
+        return owner
+
     def apply_function(self, cls: ProgramClass, node: ast.Call) -> Any:
         """``MyFn.apply(x, w)``: PyTorch's own apply, with the program's forward and backward."""
         args, kwargs = self.ev.calls.arguments(node)
@@ -233,6 +253,34 @@ class Classes:
                 raise self.ev.located(raised_error(NotImplementedError, text), node)
             raise self.ev.located(raised_error(TypeError, f"{what} is not callable"), node)
         return method
+
+    # -- the methods Python calls by their names (NOTE [program classes]) -------
+    def defines(self, owner: Any, name: str) -> bool:
+        """Whether ``owner`` is the program's object or module and its class defines ``name``."""
+        if not isinstance(owner, (ProgramObject, ProgramModuleProxy)):
+            return False
+        try:
+            return isinstance(owner.cls.find(name), ProgramFunction)
+        except KeyError:
+            return False
+
+    def special(self, owner: Any, name: str, args: list[Any], node: ast.AST) -> Any:
+        """``len(obj)``, ``obj[i]``, ``obj[i] = v``, ``iter(obj)``: the program's own method, or
+        Python's TypeError when its class does not define it."""
+        if not self.defines(owner, name):
+            what = f"'{owner.cls.name}' object" if hasattr(owner, "cls") else kind(owner)
+            text = {
+                "__len__": f"object of type '{getattr(owner.cls, 'name', '?')}' has no len()",
+                "__getitem__": f"{what} is not subscriptable",
+                "__setitem__": f"{what} does not support item assignment",
+                "__iter__": f"{what} is not iterable",
+            }[name]
+            raise self.ev.located(raised_error(TypeError, text), node)
+        result = self.ev.functions.invoke(owner.cls.find(name), [owner, *args], {}, node)
+        if name == "__len__" and (not isinstance(result, int) or isinstance(result, bool) or result < 0):
+            text = "'__len__' should return a whole number >= 0"
+            raise self.ev.located(raised_error(TypeError, text), node)
+        return result
 
     # -- super() --------------------------------------------------------------
     def super_proxy(self, node: ast.Call) -> SuperProxy:

@@ -25,9 +25,21 @@ import torch
 from torch.utils import data
 
 from app.core.language.hints import refused
+from app.core.language.instances import BaseMarker, ProgramObject
 from app.core.language.objects import Checked
 
-__all__ = ["DataLoaderFactory", "DataLoaderProxy", "DatasetProxy", "data_members"]
+__all__ = [
+    "DATASET_BASES",
+    "DataLoaderFactory",
+    "DataLoaderProxy",
+    "DatasetProxy",
+    "ProgramLoader",
+    "data_members",
+]
+
+# ``class Pairs(Dataset):`` and ``class Stream(IterableDataset):``: the program's own datasets,
+# whose __len__, __getitem__ and __iter__ the evaluator runs (NOTE [program datasets]).
+DATASET_BASES = (BaseMarker("torch.utils.data.Dataset"), BaseMarker("torch.utils.data.IterableDataset"))
 
 # Settings of DataLoader a program may give, besides the dataset; the rest run code or processes.
 LOADER_SETTINGS = frozenset({"batch_size", "shuffle", "drop_last", "num_workers", "pin_memory"})
@@ -47,9 +59,15 @@ def data_members() -> dict[str, Any]:
     """``torch.utils.data``'s listed members, by name.
 
     >>> sorted(data_members())
-    ['DataLoader', 'TensorDataset', 'random_split']
+    ['DataLoader', 'Dataset', 'IterableDataset', 'TensorDataset', 'random_split']
     """
-    return {"TensorDataset": tensor_dataset, "DataLoader": DataLoaderFactory(), "random_split": random_split}
+    return {
+        "TensorDataset": tensor_dataset,
+        "DataLoader": DataLoaderFactory(),
+        "random_split": random_split,
+        "Dataset": DATASET_BASES[0],
+        "IterableDataset": DATASET_BASES[1],
+    }
 
 
 class DatasetProxy(Checked):
@@ -132,8 +150,7 @@ class DataLoaderFactory:
 
     def __call__(
         self, dataset: Any, batch_size: Any = 1, shuffle: Any = False, **settings: Any
-    ) -> DataLoaderProxy:
-        source = _dataset_of(dataset, "DataLoader")
+    ) -> DataLoaderProxy | ProgramLoader:
         for name in settings:
             if name in REFUSED_LOADER_SETTINGS:
                 raise refused(f"DataLoader(..., {name}=...): {REFUSED_LOADER_SETTINGS[name]}")
@@ -147,6 +164,9 @@ class DataLoaderFactory:
         for name, value in {"batch_size": batch_size, "shuffle": shuffle, **settings}.items():
             if not isinstance(value, (bool, int, type(None))):
                 raise refused(f"DataLoader takes a whole number or True/False for {name}")
+        if isinstance(dataset, ProgramObject) and dataset.cls.root in DATASET_BASES:
+            return ProgramLoader(dataset, batch_size, shuffle, settings.get("drop_last", False))
+        source = _dataset_of(dataset, "DataLoader")
         loader = data.DataLoader(
             source, batch_size=batch_size, shuffle=shuffle, num_workers=0, collate_fn=_collate, **settings
         )
@@ -190,6 +210,55 @@ class DataLoaderProxy(Checked):
 
     def __repr__(self) -> str:
         return f"<a DataLoader of {len(self)} batches>"
+
+
+# NOTE [program datasets]
+# A loader over the program's own Dataset is PyTorch's loader over the indices 0..len-1 (the
+# same sampler, so shuffling draws what a plain run draws), each batch's samples then taken by
+# the program's own __getitem__, in the order PyTorch takes them, and stacked by PyTorch's
+# default collate; an IterableDataset's items come from its __iter__, batch_size at a time. The
+# evaluator runs these methods (``program_data.py``): nothing here calls the program's code.
+
+
+class ProgramLoader(Checked):
+    """``DataLoader(MyDataset(), batch_size=..., shuffle=...)`` over the program's own dataset."""
+
+    kind = "a DataLoader"
+
+    def __init__(self, dataset: ProgramObject, batch_size: Any, shuffle: Any, drop_last: Any) -> None:
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = bool(shuffle)
+        self.drop_last = bool(drop_last)
+        self.iterable = dataset.cls.root is DATASET_BASES[1]
+
+    def get_attribute(self, name: str) -> Any:
+        if name in ("dataset", "batch_size"):
+            return getattr(self, name)
+        raise KeyError(name)
+
+    def members(self) -> list[str]:
+        return ["batch_size", "dataset"]
+
+    def index_batches(self, length: int) -> list[list[int]]:
+        """The indices of each batch of one pass, drawn as PyTorch's loader draws them."""
+        indices: list[int] = list(range(length))
+        loader: data.DataLoader[int] = data.DataLoader(
+            indices,  # type: ignore[arg-type]  # a list of indices is a map-style dataset
+            batch_size=self.batch_size,
+            shuffle=self.shuffle,
+            drop_last=self.drop_last,
+            collate_fn=list,
+        )
+        return [list(batch) for batch in loader]
+
+    def __repr__(self) -> str:
+        return "<a DataLoader>"
+
+
+def collate(samples: list[Any]) -> Any:
+    """PyTorch's default collate of a batch of samples."""
+    return data.default_collate(samples)
 
 
 def _dataset_of(value: Any, where: str) -> Any:

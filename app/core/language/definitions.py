@@ -11,13 +11,14 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from app.core.language.grammar import CLASS_METHOD_NAMES, FORBIDDEN_NAMES, RUN_HINT
+from app.core.language.grammar import CLASS_METHOD_NAMES, FORBIDDEN_NAMES, RUN_HINT, is_own_name
 
 __all__ = [
     "DECORATOR_REFUSAL",
     "FUNCTION_ONLY",
     "call_refusal",
     "definition_refusal",
+    "own_names",
     "reached_through_super",
     "unread_children",
 ]
@@ -74,7 +75,7 @@ def call_refusal(node: ast.Call) -> Refusal | None:
 
 def definition_refusal(node: ast.FunctionDef | ast.ClassDef, builtins: dict[str, Any]) -> Refusal | None:
     """Why a def or a class is refused: its name, a decorator, its bases; or None."""
-    if node.name.startswith("_") and node.name not in CLASS_METHOD_NAMES:
+    if node.name.startswith("_") and not is_own_name(node.name) and node.name not in CLASS_METHOD_NAMES:
         listed = ", ".join(sorted(CLASS_METHOD_NAMES))
         return f"name '{node.name}' is private: a class may define only these names with _: {listed}", node
     if node.name in FORBIDDEN_NAMES or node.name in builtins:
@@ -94,3 +95,22 @@ def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):
         return f"{_dotted(node.value)}.{node.attr}"
     return node.id if isinstance(node, ast.Name) else "..."
+
+
+def own_names(tree: ast.AST) -> frozenset[str]:
+    """The underscore names a program defines (NOTE [own names]): what it assigns as an attribute
+    (``self._m = ...``) or a name (``_count = 0`` in a class body), the functions and classes it
+    defines (``def _init_weights``).
+
+    >>> sorted(own_names(ast.parse("self._m = 1\ndef _f(): pass\ny = x._version")))
+    ['_f', '_m']
+    """
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            found.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found.add(node.name)
+    return frozenset(name for name in found if is_own_name(name))

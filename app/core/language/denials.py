@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = ["DENIED_FAMILIES", "DENIED_TENSOR_ATTRS", "REFUSED_TORCH_MEMBERS", "denied_attribute"]
+__all__ = [
+    "DENIED_FAMILIES",
+    "DENIED_TENSOR_ATTRS",
+    "REFUSED_OPS",
+    "REFUSED_OP_FAMILIES",
+    "REFUSED_TORCH_MEMBERS",
+    "denied_attribute",
+    "refused_op",
+]
 
 _FILES = "programs cannot read or write files"
 _MEMORY = "it reaches raw memory, which programs never touch"
@@ -102,7 +110,58 @@ REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
         "multiprocessing": "programs run in one process",
         "set_default_device": "choose the device in the window or with --device, not in the program",
         "set_default_dtype": "global settings would leak into later recordings",
-        "set_grad_enabled": "global settings would leak into later recordings: use with torch.no_grad():",
         "use_deterministic_algorithms": "global settings would leak into later recordings",
     }
 )
+
+
+# NOTE [torch surface] in torch_names.py: the one deny-list over torch's own registry of
+# operations. A name is refused by what it holds (a family), whatever PyTorch adds beside it.
+_BACKEND = "it is a backend's or quantisation's own kernel, outside what programs show"
+_CALLABLE = "it takes a Python function of its own, which programs never hand to PyTorch"
+REFUSED_OP_FAMILIES: tuple[tuple[str, str], ...] = (
+    *DENIED_FAMILIES,
+    ("quantize", _BACKEND),
+    ("quantized", _BACKEND),
+    ("qparams", _BACKEND),
+    ("q_", _BACKEND),
+    ("fbgemm", _BACKEND),
+    ("miopen", _BACKEND),
+    ("mkldnn", _BACKEND),
+    ("cudnn", _BACKEND),
+    ("int_repr", _BACKEND),
+    ("sym_", "it works on symbolic sizes of compiled code, which programs never make"),
+    ("unsafe_", _MEMORY),
+    ("as_strided", _MEMORY),
+    ("empty", _UNINITIALISED),
+    ("distributed", "programs run in one process"),
+    ("batch_norm_", _BACKEND),  # batch_norm_stats, batch_norm_elemt: the pieces of SyncBatchNorm
+    ("fake_quant", _BACKEND),
+)
+REFUSED_OPS: Mapping[str, str] = MappingProxyType(
+    {
+        "lobpcg": _CALLABLE,  # tracker=
+        "triplet_margin_with_distance_loss": _CALLABLE,  # distance_function=
+        "segment_reduce": _BACKEND,
+        "dequantize": _BACKEND,
+        "hash_tensor": _MEMORY,
+        "get_device": "choose the device in the window or with --device",
+    }
+)
+
+
+def refused_op(name: str) -> str | None:
+    """Why a function of torch's registry stays out of programs (private, denied by name or by
+    family), or None.
+
+    >>> refused_op("quantize_per_tensor") is not None, refused_op("_fused_rms_norm") is not None
+    (True, True)
+    >>> refused_op("unfold") is None, refused_op("lobpcg") is None
+    (True, False)
+    """
+    if name.startswith("_"):
+        return "names starting with _ are PyTorch's own"
+    reason = REFUSED_OPS.get(name) or REFUSED_TORCH_MEMBERS.get(name) or DENIED_TENSOR_ATTRS.get(name)
+    if reason is None:
+        reason = next((why for part, why in REFUSED_OP_FAMILIES if part in name), None)
+    return reason

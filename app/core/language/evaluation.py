@@ -12,6 +12,7 @@ through it, by the protocols below: each part is a class of its own module
 from __future__ import annotations
 
 import ast
+import contextlib
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -19,9 +20,12 @@ from typing import Any, Protocol
 
 import torch
 
-from app.core.language.objects import Checked, ProgramHooks
+from app.core.language.gaps import evaluator_gap
+from app.core.language.hints import with_run_hint
+from app.core.language.objects import Checked, PrintedText, ProgramHooks
 from app.core.language.positions import error_at, node_position
-from app.core.language.python_methods import language_names
+from app.core.language.python_methods import language_names, percent_text
+from app.core.language.python_modules import math_members
 from app.core.language.python_values import PySizes, is_lazy
 from app.core.language.raised import carry_marks
 from app.core.language.scopes import Scope
@@ -53,6 +57,11 @@ META_MESSAGE = (
 )
 
 
+# math's functions of numbers, called directly on plain numbers (NOTE [element by element] in
+# ``op_costs.py``): they make no tensor, and their work is bounded by their arguments.
+_NUMBER_FUNCTIONS = frozenset(id(fn) for fn in math_members().values() if callable(fn))
+
+
 class StatementPart(Protocol):
     """What the statements part offers the others."""
 
@@ -80,6 +89,7 @@ class CallPart(Protocol):
     def call(self, node: ast.Call) -> Any: ...
     def arguments(self, node: ast.Call) -> tuple[list[Any], dict[str, Any]]: ...
     def checked_call(self, owner: Checked, node: ast.Call, func: ast.Attribute) -> Any: ...
+    def call_value_with(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any: ...
 
 
 class FunctionPart(Protocol):
@@ -100,6 +110,8 @@ class ClassPart(Protocol):
     def define(self, node: ast.ClassDef) -> Any: ...
     def call(self, value: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any: ...
     def call_method(self, owner: Any, func: ast.Attribute, node: ast.Call) -> Any: ...
+    def defines(self, owner: Any, name: str) -> bool: ...
+    def special(self, owner: Any, name: str, args: list[Any], node: ast.AST) -> Any: ...
 
 
 class MemberPart(Protocol):
@@ -108,10 +120,11 @@ class MemberPart(Protocol):
     def attribute(self, node: ast.Attribute) -> Any: ...
     def read(self, owner: Any, node: ast.Attribute) -> Any: ...
     def assign(self, owner: Any, node: ast.Attribute, value: Any) -> None: ...
+    def delete(self, owner: Any, node: ast.Attribute) -> None: ...
     def member(self, owner: Namespace, node: ast.Attribute) -> Any: ...
     def checked_method(self, owner: Checked, func: ast.Attribute) -> Callable[..., Any]: ...
     def check_tensor_method(self, func: ast.Attribute) -> None: ...
-    def refuse_private(self, node: ast.Attribute) -> None: ...
+    def refuse_private(self, node: ast.Attribute, owner: Checked) -> None: ...
 
 
 class Evaluation:
@@ -157,8 +170,8 @@ class Evaluation:
 
     # -- errors at a place in the text ----------------------------------
     def error(self, message: str, node: ast.AST) -> ProgramError:
-        """A refusal at ``node``."""
-        return error_at(message, self.field, node, self.source)
+        """A refusal at ``node``, pointing to ``run`` (NOTE [own scripts] in ``hints.py``)."""
+        return error_at(with_run_hint(message), self.field, node, self.source)
 
     def located(self, exc: ProgramError, node: ast.AST) -> ProgramError:
         """``exc`` at ``node``, unless it already names a place."""
@@ -188,15 +201,31 @@ class Evaluation:
         ``lazy``: ``fn`` takes a range, zip or enumerate one item at a time (or not at
         all); otherwise it would make all their items at once, so their length is checked.
         """
+        if not kwargs and id(fn) in _NUMBER_FUNCTIONS and all(type(a) in (int, float) for a in args):
+            with contextlib.suppress(Exception):  # math.sin(pos / 10000): no tensor can come of it
+                return fn(*args)
+            # the guarded call below raises Python's own error, at its place
         self.check_arguments(args, kwargs, node, lazy=lazy)
         try:
             result, caught = guarded_call(
                 fn, args, kwargs, limits=self.limits, budget=self.budget, deadline=self.deadline
             )
         except ProgramError as exc:
+            gap = evaluator_gap(exc.__context__, fn)  # NOTE [evaluator gaps]
+            if gap is not None:
+                raise self.error(gap, node) from None
             raise self.located(exc, node) from None
         self.note_warnings(caught, node)
         self.check_result(result, node)
+        if isinstance(result, PrintedText):  # logger.info(...): text for the printed output, as print's
+            text = (
+                str(result)
+                if result.values is None
+                else self.apply(percent_text, [str(result), result.values], {}, node)
+            )
+            if self.hooks is not None:
+                self.hooks.printed(text)
+            return None
         return result
 
     def note_warnings(self, caught: list[warnings.WarningMessage], node: ast.AST) -> None:

@@ -9,6 +9,7 @@ through the size guard like any call; plain-Python arithmetic is sized first
 from __future__ import annotations
 
 import ast
+import contextlib
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -17,7 +18,7 @@ import torch
 
 from app.core.language.evaluation import Evaluation
 from app.core.language.grammar import BINOPS, COMPARE, UNARY
-from app.core.language.instances import ContainerProxy
+from app.core.language.instances import ContainerProxy, ProgramModuleProxy, ProgramObject
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.optimizer_proxies import ParamGroupProxy
 from app.core.language.python_methods import percent_text
@@ -30,7 +31,9 @@ from app.core.sizing.limits import MAX_SEQUENCE, MAX_TEXT, budget_message, loop_
 
 __all__ = ["OBJECTS", "Expressions"]
 
+_NUMBERS = (int, float)  # exactly: a subclass could carry an operator of its own
 OBJECTS = (Checked, Namespace, SafeBuiltin)  # values that stand for something: no items, no arithmetic
+PROGRAM_OBJECTS = (ProgramObject, ProgramModuleProxy)  # ... except through the methods they define
 
 
 class Expressions:
@@ -170,6 +173,8 @@ class Expressions:
         owner, index = self.eval(node.value), self.index(node.slice)
         if isinstance(owner, (ContainerProxy, ParamGroupProxy)):  # self.layers[0], group["lr"]
             return self.ev.apply(owner.item, [index], {}, node)
+        if isinstance(owner, PROGRAM_OBJECTS):  # dataset[i]: its own __getitem__
+            return self.ev.classes.special(owner, "__getitem__", [index], node)
         if isinstance(owner, OBJECTS):
             raise self.ev.error(f"{kind(owner)} has no items to take with [...]", node)
         return self.ev.apply(operator.getitem, [owner, index], {}, node)
@@ -232,6 +237,10 @@ class Expressions:
                 raise self.ev.error(f"{kind(value)} cannot be used with an operator", node)
         if isinstance(op, ast.Mod) and isinstance(left, str):  # "%.3f" % loss (NOTE [python methods])
             return self.ev.apply(percent_text, [left, right], {}, node)
+        if type(left) in _NUMBERS and type(right) in _NUMBERS:  # NOTE [element by element] in op_costs.py
+            with contextlib.suppress(Exception):  # sized above, and no tensor can come of it
+                return BINOPS[type(op)](left, right)
+            # the guarded call below raises Python's own error, at its place
         return self.ev.apply(BINOPS[type(op)], [left, right], {}, node)
 
 

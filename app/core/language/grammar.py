@@ -15,6 +15,7 @@ from typing import Any
 
 from app.core.language.denials import REFUSED_TORCH_MEMBERS, denied_attribute
 from app.core.language.hints import RUN_HINT, with_run_hint
+from app.core.language.objects import is_own_name
 from app.core.language.whitelist import Namespace
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "RUN_HINT",
     "UNARY",
     "attribute_refusal",
+    "is_own_name",
     "missing_member",
     "with_run_hint",
 ]
@@ -195,9 +197,7 @@ FORBIDDEN_NAMES: dict[str, str] = {
     "delattr": _ATTRS,
     "hasattr": _ATTRS,
     **dict.fromkeys(
-        _words(
-            "globals locals vars dir type object memoryview bytearray breakpoint help exit quit issubclass"
-        ),
+        _words("globals locals vars dir object memoryview bytearray breakpoint help exit quit issubclass"),
         _OUTSIDE,
     ),
 }
@@ -210,9 +210,20 @@ CLASS_METHOD_NAMES = frozenset(
 )
 
 
-def attribute_refusal(attr: str) -> str | None:
-    """Why ``.attr`` is refused on any value (private, or denied on tensors), or None."""
-    if attr.startswith("_"):
+# NOTE [own names]
+# A program's own names are its own: a name with one leading underscore (``_helper``,
+# ``self._momentum``) is allowed where the program defined it, on its own functions, classes,
+# objects and modules. Dunder names stay refused everywhere (except the methods a class may
+# define, above), and an underscore name of anything the program did not define (a tensor, a
+# torch module, a proxy, nn.Module's own ``_parameters``) is refused where it is read.
+
+
+def attribute_refusal(attr: str, *, own: bool = False) -> str | None:
+    """Why ``.attr`` is refused (private, or denied on tensors), or None.
+
+    ``own``: the owner is the program's own (NOTE [own names]), so one leading underscore is allowed.
+    """
+    if attr.startswith("_") and not (own and is_own_name(attr)):
         return f"attribute '{attr}' is private: names starting with _ are refused"
     reason = denied_attribute(attr)
     if reason is not None:

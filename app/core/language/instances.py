@@ -25,8 +25,14 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from app.core.language.module_proxies import ModuleProxy, SequentialFactory
-from app.core.language.objects import Checked
+from app.core.language.module_proxies import (
+    ContainerProxy,
+    ModuleProxy,
+    SequentialFactory,
+    held_module,
+    unwrap,
+)
+from app.core.language.objects import Checked, is_own_name
 from app.core.language.scopes import Scope, local_names, own_nodes
 from app.core.model.errors import ProgramError
 
@@ -79,6 +85,9 @@ class ProgramFunction(Checked):
     def __repr__(self) -> str:
         return f"<function {self.name}>"
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> ProgramFunction:
+        return self  # the program's own code, shared by a copy (NOTE [program copies] in copies.py)
+
 
 class SuperMarker(Checked):
     """``super``: callable in a method only, as ``super()`` or ``super(ClassName, self)``."""
@@ -120,6 +129,9 @@ class ProgramClass(Checked):
     def __repr__(self) -> str:
         return f"<class '{self.name}'>"
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> ProgramClass:
+        return self  # the program's own class, shared by a copy (NOTE [program copies] in copies.py)
+
     def find(self, name: str) -> Any:
         """A class attribute or method, here or in a base the program defined; KeyError if none."""
         cls: ProgramClass | None = self
@@ -129,13 +141,15 @@ class ProgramClass(Checked):
             cls = cls.base if isinstance(cls.base, ProgramClass) else None
         raise KeyError(name)
 
+    holds_own_names = True
+
     def get_attribute(self, name: str) -> Any:
-        if name.startswith("_"):
+        if not _own_or_public(name):
             raise KeyError(name)
         return self.find(name)
 
     def members(self) -> list[str]:
-        return sorted(n for n in self.namespace if not n.startswith("_"))
+        return sorted(n for n in self.namespace if _own_or_public(n))
 
 
 class BoundMethod(Checked):
@@ -155,17 +169,24 @@ class ProgramObject(Checked):
         self.values: dict[str, Any] = {}
         self.kind = f"a {cls.name} object"
 
+    holds_own_names = True
+
     def get_attribute(self, name: str) -> Any:
-        if name.startswith("_"):
+        if not _own_or_public(name):
             raise KeyError(name)
         if name in self.values:
             return self.values[name]
         return class_member(self, self.cls, name)
 
     def set_attribute(self, name: str, value: Any) -> None:
-        if name.startswith("_"):
+        if not _own_or_public(name):
             raise KeyError(name)
         self.values[name] = value
+
+    def delete_attribute(self, name: str) -> None:
+        if not _own_or_public(name) or name not in self.values:
+            raise KeyError(name)
+        del self.values[name]
 
     def members(self) -> list[str]:
         return sorted({*self.values, *self.cls.members()})
@@ -194,6 +215,11 @@ class ProgramObject(Checked):
         return f"<{self.cls.name} object>"
 
 
+def _own_or_public(name: str) -> bool:
+    """A name a program may give its own things: public, or one leading underscore (NOTE [own names])."""
+    return not name.startswith("_") or is_own_name(name)
+
+
 def class_member(owner: Checked, cls: ProgramClass, name: str) -> Any:
     """``obj.name`` found on the class: a method comes bound to ``obj``, unless static."""
     value = cls.get_attribute(name)
@@ -214,22 +240,9 @@ class ProgramModule(nn.Module):
         return run(self.__dict__["lens_proxy"], "forward", list(args), dict(kwargs))
 
 
-# Names a program may not assign on its module: nn.Module's own methods and settings.
-_MODULE_NAMES = frozenset(n for n in dir(nn.Module) if not n.startswith("_")) - {"training"}
-_MODULE_METHODS = (
-    "parameters",
-    "named_parameters",
-    "buffers",
-    "named_buffers",
-    "children",
-    "modules",
-    "zero_grad",
-    "train",
-    "eval",
-    "register_buffer",
-    "register_parameter",
-    "add_module",
-)
+# Names a program may not assign on its module, nor read from its __dict__: nn.Module's own methods,
+# settings and private fields (``_parameters``, ``_forward_hooks``); the rest are the program's own.
+_MODULE_NAMES = frozenset([*dir(nn.Module), *vars(nn.Module())]) - {"training"}
 
 
 class ProgramModuleProxy(ModuleProxy):
@@ -241,8 +254,10 @@ class ProgramModuleProxy(ModuleProxy):
         self.kind = f"a {self.cls.name} module"
         module.__dict__["lens_proxy"] = self  # the module hands its forward this proxy as self
 
+    holds_own_names = True
+
     def get_attribute(self, name: str) -> Any:
-        if name.startswith("_"):
+        if not _own_or_public(name) or (name.startswith("_") and name in _MODULE_NAMES):
             raise KeyError(name)
         module = self.module
         for table in ("_parameters", "_buffers"):
@@ -252,67 +267,30 @@ class ProgramModuleProxy(ModuleProxy):
         modules = module.__dict__.get("_modules", {})
         if name in modules:
             return wrap_module(modules[name])
-        if name in module.__dict__ and name != "lens_proxy":
+        if name in module.__dict__ and name not in _MODULE_NAMES and not name.startswith("lens_"):
             return module.__dict__[name]
         return class_member(self, self.cls, name)
 
     def set_attribute(self, name: str, value: Any) -> None:
-        if name.startswith("_") or name in _MODULE_NAMES or name == "lens_proxy":
+        if not _own_or_public(name) or name in _MODULE_NAMES or name.startswith("lens_"):
             raise KeyError(name)
         setattr(self.module, name, unwrap(value))
 
-    def method(self, name: str) -> Callable[..., Any]:
-        if name not in _MODULE_METHODS:
+    def delete_attribute(self, name: str) -> None:
+        if not _own_or_public(name) or name in _MODULE_NAMES or name.startswith("lens_"):
             raise KeyError(name)
+        delattr(self.module, name)
+
+    def method(self, name: str) -> Callable[..., Any]:
         module = self.module
-        if name in ("children", "modules"):
-            return lambda: [wrap_module(m) for m in getattr(module, name)()]
         if name in ("parameters", "buffers", "named_parameters", "named_buffers"):
             return lambda *a, **k: list(getattr(module, name)(*a, **k))
-        if name in ("train", "eval"):
-            return lambda *a: (getattr(module, name)(*a), self)[1]
-        if name == "add_module":
-            return lambda key, value: module.add_module(key, unwrap(value))
-        bound: Callable[..., Any] = getattr(module, name)
-        return bound
+        return super().method(name)  # NOTE [module surface]
 
     def members(self) -> list[str]:
         module = self.module
         own = [*module._parameters, *module._buffers, *module._modules]
-        return sorted({*own, *self.cls.members(), *_MODULE_METHODS})
-
-
-class ContainerProxy(ModuleProxy):
-    """``nn.ModuleList``, ``nn.ModuleDict`` or ``nn.Sequential``: items, length, loops over them."""
-
-    def method(self, name: str) -> Callable[..., Any]:
-        module = self.module
-        if name in ("append", "extend", "insert") and isinstance(module, (nn.ModuleList, nn.Sequential)):
-            if name == "extend":
-                return lambda values: module.extend([unwrap(v) for v in values]) and None
-            if name == "insert":
-                return lambda index, value: module.insert(index, unwrap(value))
-            return lambda value: module.append(unwrap(value)) and None
-        if name in ("items", "keys", "values") and isinstance(module, nn.ModuleDict):
-            if name == "keys":
-                return lambda: list(module.keys())
-            if name == "values":
-                return lambda: [wrap_module(m) for m in module.values()]
-            return lambda: [(k, wrap_module(m)) for k, m in module.items()]
-        return super().method(name)
-
-    def item(self, index: Any) -> Any:
-        found = self.module[index]
-        return wrap_module(found)
-
-    def items(self) -> list[Any]:
-        module = self.module
-        if isinstance(module, nn.ModuleDict):
-            return list(module.keys())
-        return [wrap_module(m) for m in module]
-
-    def __len__(self) -> int:
-        return len(self.module)
+        return sorted({*own, *self.cls.members(), *self.METHODS})
 
 
 def wrap_module(module: nn.Module) -> ModuleProxy:
@@ -320,16 +298,7 @@ def wrap_module(module: nn.Module) -> ModuleProxy:
     if isinstance(module, ProgramModule):
         proxy = module.__dict__.get("lens_proxy")
         return proxy if isinstance(proxy, ProgramModuleProxy) else ProgramModuleProxy(module)
-    if isinstance(module, (nn.ModuleList, nn.ModuleDict, nn.Sequential)):
-        return ContainerProxy(module)
-    return ModuleProxy(module)
-
-
-def unwrap(value: Any) -> Any:
-    """What goes into PyTorch for a value the program holds: a module for its proxy."""
-    if isinstance(value, ModuleProxy):
-        return value.module
-    return value
+    return held_module(module)
 
 
 class _ContainerFactory:

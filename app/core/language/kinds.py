@@ -30,7 +30,7 @@ from app.core.language.safe_builtins import SafeBuiltin
 from app.core.language.whitelist import TensorType
 from app.core.model.errors import ProgramError
 
-__all__ = ["TYPE_REFUSAL", "is_instance"]
+__all__ = ["TYPE_REFUSAL", "is_instance", "type_of"]
 
 TYPE_REFUSAL = (
     "isinstance(...) takes torch.Tensor, an nn layer such as nn.Linear, nn.Module, a class of the "
@@ -65,8 +65,10 @@ def is_instance(value: Any, marker: Any) -> bool:
     if isinstance(marker, (ModuleFactory, _ContainerFactory)):
         cls: type[torch.nn.Module] = marker._cls
         return isinstance(value, ModuleProxy) and isinstance(value.module, cls)
-    if isinstance(marker, BaseMarker):
-        return marker is MODULE_BASE and isinstance(value, ModuleProxy)
+    if isinstance(marker, BaseMarker):  # nn.Module, or Dataset: the base of the program's own class
+        if marker is MODULE_BASE:
+            return isinstance(value, ModuleProxy)
+        return isinstance(value, ProgramObject) and value.cls.root is marker
     if isinstance(marker, ExceptionKind):  # except Exception as e: if isinstance(e, ValueError)
         return isinstance(value, RaisedValue) and issubclass(value.cls, marker.cls)
     if isinstance(marker, ProgramClass):
@@ -79,3 +81,24 @@ def is_instance(value: Any, marker: Any) -> bool:
             cls_at = cls_at.base
         return False
     raise ProgramError(TYPE_REFUSAL)
+
+
+def type_of(value: Any, names: dict[str, Any]) -> Any:
+    """``type(value)``: the marker the program names that type by (``tuple``, ``torch.Tensor``,
+    ``nn.Linear``, a class of its own), from ``names`` (what the program starts with), so that
+    ``type(h) == tuple`` compares as Python compares; a refusal for anything else (NOTE [program types]).
+    """
+    if isinstance(value, (ProgramObject, ProgramModuleProxy)):
+        return value.cls
+    if isinstance(value, torch.nn.Parameter):
+        return names["nn"].members["Parameter"]
+    if type(value) is torch.Tensor:
+        return names["torch"].members["Tensor"]
+    if isinstance(value, ModuleProxy) and type(value.module).__name__ in names["nn"].members:
+        return names["nn"].members[type(value.module).__name__]
+    found = next((name for name, cls in _PYTHON_TYPES.items() if type(value) is cls), None)
+    if found is None or isinstance(value, Checked):
+        raise ProgramError(
+            "type(...) names the types of numbers, text, lists, dicts, tensors and modules here"
+        )
+    return names[found]

@@ -23,7 +23,6 @@ from app.core.language.flow import HAS_MEMBERS, NotListed
 from app.core.language.grammar import attribute_refusal, missing_member
 from app.core.language.hints import with_run_hint
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
-from app.core.language.parsing import DATA_ASSIGNMENT
 from app.core.language.python_values import kind
 from app.core.language.whitelist import (
     CUDNN_SETTINGS,
@@ -35,8 +34,11 @@ from app.core.model.errors import ProgramError
 
 __all__ = ["ASSIGNABLE_TENSOR_ATTRS", "Members", "listed_callables", "method_caller", "read_public_attribute"]
 
-ASSIGNABLE_TENSOR_ATTRS = frozenset(["grad", "requires_grad"])
-_TENSOR_ASSIGNMENT = "on a tensor only .grad and .requires_grad can be assigned, not .{name}"
+# .data = t swaps what the tensor holds, as PyTorch does, without telling autograd.
+ASSIGNABLE_TENSOR_ATTRS = frozenset(["grad", "requires_grad", "data"])
+# torch.finfo(torch.float32).eps, torch.iinfo(torch.int64).max: numbers about a dtype
+_TYPE_INFO = frozenset(["bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"])
+_TENSOR_ASSIGNMENT = "on a tensor only .grad, .requires_grad and .data can be assigned, not .{name}"
 
 
 class Members:
@@ -69,6 +71,8 @@ class Members:
             return self.checked_attribute(owner, node)
         if node.attr in result_fields(owner):
             return read_public_attribute(owner, node.attr)
+        if isinstance(owner, (torch.finfo, torch.iinfo)) and node.attr in _TYPE_INFO:  # .eps, .max
+            return read_public_attribute(owner, node.attr)
         if isinstance(owner, list) and node.attr == "append":
             raise ev.error("'append' is a method: call it, as in losses.append(loss)", node)
         raise ev.error(f"attributes can only be read from {HAS_MEMBERS}, not from {kind(owner)}", node)
@@ -99,7 +103,7 @@ class Members:
     # -- checked objects (NOTE [checked objects]) ----------------------
     def checked_attribute(self, owner: Checked, node: ast.Attribute) -> Any:
         ev = self.ev
-        self.refuse_private(node)
+        self.refuse_private(node, owner)
         try:
             value = self.ask(owner.get_attribute, [node.attr], node)
         except NotListed:
@@ -112,7 +116,7 @@ class Members:
 
     def checked_method(self, owner: Checked, func: ast.Attribute) -> Callable[..., Any]:
         """What ``owner.name(...)`` calls: a listed method, or an attribute that is itself callable."""
-        self.refuse_private(func)
+        self.refuse_private(func, owner)
         try:
             method: Callable[..., Any] = self.ask(owner.method, [func.attr], func)
         except NotListed:
@@ -148,9 +152,10 @@ class Members:
         ask.__module__ = "torch"  # its errors are PyTorch's: the proxies hold torch objects
         return self.ev.apply(ask, args, {}, node)
 
-    def refuse_private(self, node: ast.Attribute) -> None:
-        """Private names never reach a proxy (refused statically too; checked again on purpose)."""
-        refusal = attribute_refusal(node.attr)
+    def refuse_private(self, node: ast.Attribute, owner: Checked) -> None:
+        """Private names never reach a proxy (refused statically too; checked again on purpose),
+        except one leading underscore on what the program defined (NOTE [own names])."""
+        refusal = attribute_refusal(node.attr, own=owner.holds_own_names)
         if refusal is not None:
             raise self.ev.error(refusal, node)
 
@@ -159,7 +164,7 @@ class Members:
         """``owner.name = value``: a listed attribute of a proxy, or a tensor's .grad / .requires_grad."""
         ev = self.ev
         name = node.attr
-        refusal = attribute_refusal(name)
+        refusal = attribute_refusal(name, own=isinstance(owner, Checked) and owner.holds_own_names)
         if refusal is not None:
             raise ev.error(refusal, node)
         if isinstance(owner, Checked):
@@ -174,11 +179,23 @@ class Members:
             # the device picked in the window), and the setting would outlive the program.
         elif isinstance(owner, torch.Tensor):
             if name not in ASSIGNABLE_TENSOR_ATTRS:
-                message = DATA_ASSIGNMENT if name == "data" else _TENSOR_ASSIGNMENT.format(name=name)
-                raise ev.error(message, node)
+                raise ev.error(_TENSOR_ASSIGNMENT.format(name=name), node)
             ev.apply(_writer(name), [owner, value], {}, node)
         else:
             raise ev.error(f"attributes cannot be assigned on {kind(owner)}", node)
+
+    def delete(self, owner: Any, node: ast.Attribute) -> None:
+        """``del owner.name``: an attribute the program set on its own object or module."""
+        ev = self.ev
+        refusal = attribute_refusal(node.attr, own=isinstance(owner, Checked) and owner.holds_own_names)
+        if refusal is not None:
+            raise ev.error(refusal, node)
+        if not isinstance(owner, Checked):
+            raise ev.error(f"attributes cannot be deleted on {kind(owner)}", node)
+        try:
+            self.ask(owner.delete_attribute, [node.attr], node)
+        except NotListed:
+            raise ev.error(f"'{node.attr}' cannot be deleted on {owner.kind}", node) from None
 
 
 @cache

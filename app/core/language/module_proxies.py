@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -13,85 +14,19 @@ from torch import nn
 from app.core.language.hints import refused
 from app.core.language.objects import Checked
 from app.core.language.proxies import check_settings, is_plain_setting, kind_text, named_arguments
+from app.core.language.torch_names import NN_MODULES
 
 __all__ = [
     "NN_MODULES",
+    "ContainerProxy",
     "ModuleFactory",
     "ModuleProxy",
     "SequentialFactory",
     "TransformerEncoderFactory",
+    "held_module",
     "nn_members",
+    "unwrap",
 ]
-
-NN_MODULES: tuple[str, ...] = (
-    "Linear",
-    "Bilinear",
-    "RNNCell",
-    "GRUCell",
-    "LSTMCell",
-    "RNN",
-    "LSTM",
-    "GRU",
-    "Embedding",
-    "Conv1d",
-    "Conv2d",
-    "ConvTranspose1d",
-    "ConvTranspose2d",
-    "MaxPool1d",
-    "MaxPool2d",
-    "AvgPool1d",
-    "AvgPool2d",
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-    "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
-    "Upsample",
-    "Flatten",
-    "Unflatten",
-    "Identity",
-    "LayerNorm",
-    "BatchNorm1d",
-    "BatchNorm2d",
-    "GroupNorm",
-    "InstanceNorm1d",
-    "InstanceNorm2d",
-    "Dropout",
-    "Dropout1d",
-    "Dropout2d",
-    "MultiheadAttention",
-    "TransformerEncoderLayer",
-    "TransformerDecoderLayer",
-    "ReLU",
-    "ReLU6",
-    "LeakyReLU",
-    "PReLU",
-    "ELU",
-    "SELU",
-    "GELU",
-    "SiLU",
-    "Mish",
-    "Softplus",
-    "Softsign",
-    "Hardtanh",
-    "Tanh",
-    "Sigmoid",
-    "Softmax",
-    "LogSoftmax",
-    "CosineSimilarity",
-    "PairwiseDistance",
-    "MSELoss",
-    "L1Loss",
-    "SmoothL1Loss",
-    "HuberLoss",
-    "KLDivLoss",
-    "BCELoss",
-    "BCEWithLogitsLoss",
-    "CrossEntropyLoss",
-    "NLLLoss",
-    "CosineEmbeddingLoss",
-    "MarginRankingLoss",
-    "TripletMarginLoss",
-)  # and Sequential and TransformerEncoder, which take modules
 
 
 def nn_members() -> dict[str, Any]:
@@ -154,6 +89,15 @@ class SequentialFactory(ModuleFactory):
     def __call__(self, *args: Any, **kwargs: Any) -> ModuleProxy:
         if kwargs:
             raise refused("nn.Sequential takes its modules in order, without keywords")
+        if len(args) == 1 and isinstance(args[0], dict):  # nn.Sequential(OrderedDict([("fc", ...)]))
+            named = args[0]
+            if not all(isinstance(k, str) and isinstance(v, ModuleProxy) for k, v in named.items()):
+                raise refused(
+                    "nn.Sequential takes a dict of modules by name, such as {'fc': nn.Linear(2, 3)}"
+                )
+            return ModuleProxy(
+                nn.Sequential(collections.OrderedDict((k, v._module) for k, v in named.items()))
+            )
         modules = []
         for arg in args:
             if not isinstance(arg, ModuleProxy):
@@ -206,7 +150,32 @@ class ModuleProxy(Checked):
     KeyError: 'state_dict'
     """
 
-    METHODS = ("eval", "named_parameters", "parameters", "to", "train", "zero_grad")
+    # nn.Module's public surface, as a program uses it on any module (NOTE [module surface]).
+    METHODS = (
+        "eval",
+        "named_parameters",
+        "parameters",
+        "to",
+        "train",
+        "zero_grad",
+        "cuda",
+        "cpu",
+        "float",
+        "double",
+        "half",
+        "requires_grad_",
+        "children",
+        "named_children",
+        "modules",
+        "named_modules",
+        "buffers",
+        "named_buffers",
+        "state_dict",
+        "load_state_dict",
+        "add_module",
+        "register_buffer",
+        "register_parameter",
+    )
 
     def __init__(self, module: nn.Module) -> None:
         self._module = module
@@ -222,12 +191,35 @@ class ModuleProxy(Checked):
 
     # -- the Checked contract --
     def get_attribute(self, name: str) -> Any:
-        """The module's own parameter ``name`` (``weight``), or a setting it was built with."""
+        """The module's own parameter ``name`` (``weight``), a setting it was built with, or a value
+        the program set on it (``lin.cache = t``)."""
         if name in self._own_parameters():
             return self._own_parameters()[name]
+        buffers = self._module._buffers
+        if name in buffers:  # bn.running_mean
+            return buffers[name]
         if name in self._settings():
             return self._settings()[name]
+        if name in _own_values(self._module) or name in self._module._modules:  # model.module, layer.linear1
+            return _wrapped(getattr(self._module, name))
         raise KeyError(name)
+
+    def set_attribute(self, name: str, value: Any) -> None:
+        """``lin.cache = t``: a name of the program's own, one the module does not have already."""
+        module = self._module
+        own = _own_values(module)
+        if name.startswith(("__", "lens_")) or (name not in own and hasattr(module, name)):
+            raise KeyError(name)
+        setattr(module, name, value.module if isinstance(value, ModuleProxy) else value)
+        own.add(name)
+
+    def delete_attribute(self, name: str) -> None:
+        """``del lin.cache``: a value the program set on it."""
+        own = _own_values(self._module)
+        if name not in own:
+            raise KeyError(name)
+        delattr(self._module, name)
+        own.discard(name)
 
     def method(self, name: str) -> Callable[..., Any]:
         """One of :attr:`METHODS`, bound to this proxy."""
@@ -238,7 +230,7 @@ class ModuleProxy(Checked):
 
     def members(self) -> list[str]:
         """Parameters, settings and methods, sorted."""
-        return sorted({*self._own_parameters(), *self._settings(), *self.METHODS})
+        return sorted({*self._own_parameters(), *self._module._buffers, *self._settings(), *self.METHODS})
 
     def call(self, *args: Any, **kwargs: Any) -> Any:
         """Run the module's forward on tensors, numbers and tuples of tensors."""
@@ -292,6 +284,90 @@ class ModuleProxy(Checked):
         self._module.eval()
         return self
 
+    def requires_grad_(self, requires_grad: bool = True) -> ModuleProxy:
+        """Turn gradients of every parameter on or off; returns this proxy."""
+        if not isinstance(requires_grad, bool):
+            raise refused("requires_grad_(...) takes True or False")
+        self._module.requires_grad_(requires_grad)
+        return self
+
+    def float(self) -> ModuleProxy:
+        """Parameters and buffers as float32; returns this proxy."""
+        self._module.float()
+        return self
+
+    def double(self) -> ModuleProxy:
+        """Parameters and buffers as float64; returns this proxy."""
+        self._module.double()
+        return self
+
+    def half(self) -> ModuleProxy:
+        """Parameters and buffers as float16; returns this proxy."""
+        self._module.half()
+        return self
+
+    def children(self) -> list[ModuleProxy]:
+        """The modules it holds directly, each as the program holds it."""
+        return [_wrapped(m) for m in self._module.children()]
+
+    def named_children(self) -> list[tuple[str, ModuleProxy]]:
+        return [(name, _wrapped(m)) for name, m in self._module.named_children()]
+
+    def modules(self) -> list[ModuleProxy]:
+        """This module and every module inside it, in PyTorch's order."""
+        return [_wrapped(m) for m in self._module.modules()]
+
+    def named_modules(self) -> list[tuple[str, ModuleProxy]]:
+        return [(name, _wrapped(m)) for name, m in self._module.named_modules()]
+
+    def buffers(self) -> list[torch.Tensor]:
+        return list(self._module.buffers())
+
+    def named_buffers(self) -> list[tuple[str, torch.Tensor]]:
+        return list(self._module.named_buffers())
+
+    def state_dict(self, *, prefix: str = "", keep_vars: bool = False) -> dict[str, torch.Tensor]:
+        """PyTorch's own state dict: its parameters and buffers, detached, by path."""
+        if not isinstance(prefix, str) or not isinstance(keep_vars, bool):
+            raise refused("state_dict(...) takes prefix= as text and keep_vars= as True or False")
+        return self._module.state_dict(prefix=prefix, keep_vars=keep_vars)
+
+    def load_state_dict(self, state: Any, strict: bool = True) -> Any:
+        """Copy tensors into the parameters and buffers, by path (a dict of tensors only)."""
+        if not isinstance(state, dict) or not all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+        ):
+            raise refused("load_state_dict(...) takes a dict of tensors by name, as state_dict() gives")
+        if not isinstance(strict, bool):
+            raise refused("load_state_dict(..., strict=...) takes True or False")
+        return self._module.load_state_dict(state, strict=strict)
+
+    def add_module(self, name: Any, module: Any) -> None:
+        """``seq.add_module("fc", nn.Linear(2, 3))``: a module the program made, under a new name."""
+        if not isinstance(name, str) or not isinstance(module, (ModuleProxy, type(None))):
+            raise refused("add_module(name, module) takes a name and a module such as nn.Linear(2, 3)")
+        self._module.add_module(name, None if module is None else module.module)
+
+    def register_buffer(self, name: Any, tensor: Any, persistent: bool = True) -> None:
+        """A tensor kept with the module (moved and saved with it), not a parameter."""
+        if not isinstance(name, str) or not isinstance(tensor, (torch.Tensor, type(None))):
+            raise refused("register_buffer(name, tensor) takes a name and a tensor")
+        self._module.register_buffer(name, tensor, persistent=bool(persistent))
+
+    def register_parameter(self, name: Any, param: Any) -> None:
+        """``m.register_parameter("scale", nn.Parameter(...))``."""
+        if not isinstance(name, str) or not isinstance(param, (torch.nn.Parameter, type(None))):
+            raise refused("register_parameter(name, param) takes a name and an nn.Parameter")
+        self._module.register_parameter(name, param)
+
+    def cpu(self) -> ModuleProxy:
+        """``model.cpu()``: as ``model.to("cpu")``."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> ModuleProxy:
+        """``model.cuda()``: as ``model.to("cuda")``."""
+        return self.to("cuda" if device is None else torch.device("cuda", device))
+
     def to(self, device: Any) -> ModuleProxy:
         """``model.to(device)`` for the device the program runs on: the module is there already.
 
@@ -321,6 +397,81 @@ class ModuleProxy(Checked):
         names = getattr(type(self._module), "__constants__", ())
         values = {name: getattr(self._module, name, None) for name in names if not name.startswith("_")}
         return {name: value for name, value in values.items() if is_plain_setting(value)}
+
+
+# NOTE [module surface]
+# Every module a program holds answers nn.Module's public surface (METHODS above): moving it
+# (to/cuda/cpu: the device the program runs on already), its dtype, modes, gradients, the
+# modules inside it (each as the program holds it), its state dict. Values the program sets on
+# a module (``lin.cache = t``) are its own, kept by name on the module (``lens_own``): a name the
+# module has already (a parameter, a setting, nn.Module's own) is refused.
+
+
+class ContainerProxy(ModuleProxy):
+    """``nn.ModuleList``, ``nn.ModuleDict`` or ``nn.Sequential``: items, length, loops over them."""
+
+    def method(self, name: str) -> Callable[..., Any]:
+        module = self.module
+        if name in ("append", "extend", "insert") and isinstance(module, (nn.ModuleList, nn.Sequential)):
+            if name == "extend":
+                return lambda values: module.extend([unwrap(v) for v in values]) and None
+            if name == "insert":
+                return lambda index, value: module.insert(index, unwrap(value))
+            return lambda value: module.append(unwrap(value)) and None
+        if name in ("items", "keys", "values") and isinstance(module, nn.ModuleDict):
+            if name == "keys":
+                return lambda: list(module.keys())
+            if name == "values":
+                return lambda: [held_module(m) for m in module.values()]
+            return lambda: [(k, held_module(m)) for k, m in module.items()]
+        return super().method(name)
+
+    def item(self, index: Any) -> Any:
+        found = self.module[index]
+        return held_module(found)
+
+    def items(self) -> list[Any]:
+        module = self.module
+        if isinstance(module, nn.ModuleDict):
+            return list(module.keys())
+        return [held_module(m) for m in module]
+
+    def __len__(self) -> int:
+        return len(self.module)
+
+    def __iter__(self) -> Iterator[Any]:
+        """``list(seq)``, ``zip(self.layers, ...)``: its modules (a ModuleDict's keys), as PyTorch's."""
+        return iter(self.items())
+
+
+def held_module(module: nn.Module) -> ModuleProxy:
+    """The proxy a program holds for ``module``: a program's module has its own already."""
+    proxy = module.__dict__.get("lens_proxy")
+    if isinstance(proxy, ModuleProxy):
+        return proxy
+    if isinstance(module, (nn.ModuleList, nn.ModuleDict, nn.Sequential)):
+        return ContainerProxy(module)
+    return ModuleProxy(module)
+
+
+def unwrap(value: Any) -> Any:
+    """What goes into PyTorch for a value the program holds: a module for its proxy."""
+    if isinstance(value, ModuleProxy):
+        return value.module
+    return value
+
+
+def _own_values(module: nn.Module) -> set[str]:
+    own = module.__dict__.get("lens_own")
+    if not isinstance(own, set):
+        own = set()
+        module.__dict__["lens_own"] = own
+    return own
+
+
+def _wrapped(value: Any) -> Any:
+    """A module as the program holds it (its proxy); any other value as it is."""
+    return held_module(value) if isinstance(value, nn.Module) else value
 
 
 def _check_input(kind: str, value: Any, depth: int = 0) -> None:

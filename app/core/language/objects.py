@@ -30,13 +30,23 @@ import torch
 from app.core.model.graph import LoopMark
 from app.core.model.program import CallKind
 
-__all__ = ["AutogradEntry", "Checked", "GradModeEntry", "ProgramHooks"]
+__all__ = ["AutogradEntry", "Checked", "GradModeEntry", "PrintedText", "ProgramHooks", "is_own_name"]
+
+
+def is_own_name(name: str) -> bool:
+    """A name with one leading underscore, which a program may give its own things.
+
+    >>> is_own_name("_init_weights"), is_own_name("__class__"), is_own_name("weight")
+    (True, False, False)
+    """
+    return name.startswith("_") and not name.startswith("__")
 
 
 class Checked:
     """Base of every proxy a program may hold (NOTE [checked objects])."""
 
     kind: str = "an object"  # how messages name it: "an nn.Linear module"
+    holds_own_names: bool = False  # the program defined it: its _names are its own (NOTE [own names])
 
     def get_attribute(self, name: str) -> Any:
         """The listed attribute ``name``; KeyError when it is not listed."""
@@ -44,6 +54,10 @@ class Checked:
 
     def set_attribute(self, name: str, value: Any) -> None:
         """Assign a listed attribute; KeyError when it may not be assigned."""
+        raise KeyError(name)
+
+    def delete_attribute(self, name: str) -> None:
+        """``del obj.name`` of a value the program set; KeyError when it may not be deleted."""
         raise KeyError(name)
 
     def method(self, name: str) -> Callable[..., Any]:
@@ -67,6 +81,19 @@ class Checked:
         return iter(())
 
 
+class PrintedText(str):
+    """What a stand-in's call writes (``logger.info``, ``warnings.warn``): the evaluator sends it
+    to the recording's printed output, as ``print``'s text (NOTE [program hooks]), and the call
+    gives None. ``values``: what ``%`` fills in first (``logger.info("loss %.3f", loss)``)."""
+
+    values: Any
+
+    def __new__(cls, text: str, values: Any = None) -> PrintedText:
+        made = super().__new__(cls, text)
+        made.values = values
+        return made
+
+
 @dataclass(frozen=True)
 class AutogradEntry:
     """``torch.autograd.backward``, ``torch.autograd.grad`` or ``Tensor.backward``, as a marker."""
@@ -77,10 +104,11 @@ class AutogradEntry:
 
 @dataclass(frozen=True)
 class GradModeEntry:
-    """``torch.no_grad`` or ``torch.enable_grad``: usable only as ``with torch.no_grad():``."""
+    """``torch.no_grad``, ``torch.enable_grad`` or ``torch.set_grad_enabled``: usable only as
+    ``with torch.no_grad():`` (``with torch.set_grad_enabled(training):``, whose flag is given)."""
 
     name: str
-    enabled: bool
+    enabled: bool | None  # None: set by the one True/False the with statement gives
 
 
 class ProgramHooks(Protocol):

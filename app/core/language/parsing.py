@@ -23,6 +23,7 @@ from app.core.language.definitions import (
     FUNCTION_ONLY,
     call_refusal,
     definition_refusal,
+    own_names,
     reached_through_super,
     unread_children,
 )
@@ -33,6 +34,7 @@ from app.core.language.grammar import (
     REFUSALS,
     RUN_HINT,
     attribute_refusal,
+    is_own_name,
     missing_member,
     with_run_hint,
 )
@@ -45,7 +47,6 @@ from app.core.model.errors import ProgramError
 from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
 
 __all__ = [
-    "DATA_ASSIGNMENT",
     "SOURCE_ATTR",
     "WITH_REFUSAL",
     "Mode",
@@ -178,12 +179,13 @@ class _StaticChecker:
         self.field = field
         self.builtins = build_namespaces()
         self.functions: set[int] = set()  # return and nonlocal statements inside a def or lambda
-        self.updated: set[int] = set()  # targets of +=, -=, ...: p.data -= ... updates in place
+        self.own_names: frozenset[str] = frozenset()  # NOTE [own names]
 
     def error(self, message: str, node: ast.AST) -> ProgramError:
         return error_at(with_run_hint(message), self.field, node, self.source)
 
     def check(self, tree: ast.AST) -> None:
+        self.own_names = own_names(tree)
         # Iterative, so a deep tree cannot overflow our own stack. Operators and
         # contexts carry no position: they are reported at their expression.
         # ``in_loop`` says whether break and continue have a loop to leave.
@@ -243,7 +245,7 @@ class _StaticChecker:
             self.check_statement(node)
 
     def check_private(self, name: str, node: ast.AST, what: str) -> None:
-        if (name.startswith("_") and name != "_") or name in FORBIDDEN_NAMES:
+        if (name.startswith("_") and not is_own_name(name)) or name in FORBIDDEN_NAMES:
             raise self.error(f"{what} '{name}' is private or reserved: pick another name", node)
 
     def check_call(self, node: ast.Call) -> None:
@@ -267,12 +269,13 @@ class _StaticChecker:
                 self.check_target(target, _ASSIGNABLE, _ASSIGN_HINT)
         elif isinstance(node, ast.AugAssign):
             self.check_target(node.target, (ast.Name, ast.Subscript, ast.Attribute), _AUGASSIGN_HINT)
-            self.updated.add(id(node.target))
         elif isinstance(node, ast.For):
             self.check_target(node.target, (ast.Name, ast.Tuple, ast.List, ast.Starred), _FOR_HINT)
         elif isinstance(node, ast.Delete):
             for target in node.targets:
-                self.check_target(target, (ast.Name, ast.Subscript, ast.Tuple, ast.List), _DEL_HINT)
+                self.check_target(
+                    target, (ast.Name, ast.Subscript, ast.Attribute, ast.Tuple, ast.List), _DEL_HINT
+                )
         elif isinstance(node, ast.With):
             for item in node.items:
                 self.check_with_item(item, node)
@@ -280,7 +283,8 @@ class _StaticChecker:
             import_bindings(node, field=self.field, source=self.source)
 
     def check_name(self, node: ast.Name) -> None:
-        if node.id.startswith("_") and node.id != "_":  # _ alone is a name for what is thrown away
+        read_main = node.id == "__name__" and isinstance(node.ctx, ast.Load)  # if __name__ == "__main__":
+        if node.id.startswith("_") and not is_own_name(node.id) and not read_main:  # NOTE [own names]
             raise self.error(f"name '{node.id}' is private: names starting with _ are refused", node)
         if node.id in FORBIDDEN_NAMES:
             raise self.error(f"'{node.id}' is not available in programs: {FORBIDDEN_NAMES[node.id]}", node)
@@ -290,7 +294,9 @@ class _StaticChecker:
             raise self.error(f"'{node.id}' is a built-in name and cannot be deleted", node)
 
     def check_attribute(self, node: ast.Attribute) -> None:
-        refusal = attribute_refusal(node.attr)
+        # NOTE [own names]: an underscore name the program defines somewhere; checked again on the
+        # object it is read from, which must be the program's own.
+        refusal = attribute_refusal(node.attr, own=node.attr in self.own_names)
         if refusal is not None and not reached_through_super(node):
             raise self.error(refusal, node)
         owner = _static_namespace(node.value, self.builtins)
@@ -298,11 +304,8 @@ class _StaticChecker:
             return  # torch.backends.cudnn.deterministic = True: accepted, changes nothing
         if owner is not None and node.attr not in owner.members:
             raise self.error(missing_member(owner, node.attr), node)
-        if isinstance(node.ctx, ast.Store):
-            if owner is not None:
-                raise self.error(f"{owner.path}.{node.attr} cannot be assigned", node)
-            if node.attr == "data" and id(node) not in self.updated:  # p.data -= lr * p.grad: in place
-                raise self.error(DATA_ASSIGNMENT, node)
+        if isinstance(node.ctx, ast.Store) and owner is not None:
+            raise self.error(f"{owner.path}.{node.attr} cannot be assigned", node)
 
     def check_constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, bytes):
@@ -352,7 +355,10 @@ class _StaticChecker:
             owner = _static_namespace(func.value, self.builtins)
             if owner is not None and not isinstance(owner.members.get(func.attr), GradModeEntry):
                 raise self.error(WITH_REFUSAL, call)
-        if call.args or call.keywords:
+        flagged = isinstance(func, ast.Attribute) and func.attr == "set_grad_enabled"
+        if flagged and (len(call.args) != 1 or call.keywords):
+            raise self.error("with torch.set_grad_enabled(...): takes one True or False", call)
+        if (call.args or call.keywords) and not flagged:
             raise self.error(f"{_dotted(call.func)}() takes nothing here: write it with empty brackets", call)
 
 
@@ -360,15 +366,13 @@ _ASSIGNABLE = (ast.Name, ast.Tuple, ast.List, ast.Subscript, ast.Attribute)
 _ASSIGN_HINT = "only names, items (b[1] = ...) and attributes (t.grad = ...) can be assigned"
 _AUGASSIGN_HINT = "only a name, an item or an attribute can be updated with an operator like +="
 _FOR_HINT = "a for loop names its items with plain names: for i in ..., or for i, (a, b) in ..."
-_DEL_HINT = "only names and items (del a[0]) can be deleted"
-DATA_ASSIGNMENT = (
-    "'.data' cannot be assigned: it would change a tensor behind autograd's back; "
-    "write with torch.no_grad(): t.copy_(...)"
-)
+_DEL_HINT = "only names, items (del a[0]) and attributes (del self.cache) can be deleted"
 WITH_REFUSAL = "only with torch.no_grad(): and with torch.enable_grad(): are part of the checked language"
 IMPORTABLE = (
     "torch, torch.nn, torch.nn.functional, torch.nn.init, torch.optim, torch.optim.lr_scheduler, "
-    "torch.autograd, torch.utils.data, math and random"
+    "torch.autograd, torch.utils.data, torch.utils.checkpoint, torch.distributions, torch.linalg, "
+    "torch.fft, torch.special, math, random, time, argparse, logging, warnings, copy, collections, "
+    "itertools, functools, typing and tqdm"
 )
 # Modules snippets often import that stay out, with the reason a learner is shown.
 REFUSED_MODULES = {

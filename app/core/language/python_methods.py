@@ -87,7 +87,8 @@ def format_spec_refusal(spec: str) -> str | None:
 
 def python_method(owner: Any, name: str) -> Callable[..., Any] | None:
     """The function that runs ``owner.name(...)`` (owner first), or None when not listed."""
-    listed = _LISTED.get(type(owner))
+    # an OrderedDict or a defaultdict is a dict: the same methods are listed
+    listed = next((names for cls, names in _LISTED.items() if isinstance(owner, cls)), None)
     if listed is None or name not in listed:
         return None
     if isinstance(owner, str) and name == "format":
@@ -204,14 +205,18 @@ def language_names() -> dict[str, Any]:
         "any": any,
         "all": all,
         "divmod": divmod,
+        "slice": slice,
         # Called by the evaluator itself, as they call the program's functions (NOTE [program types]).
         "isinstance": isinstance,
+        "type": type,
         "map": map,
         "filter": filter,
         "iter": iter,
         "next": next,
     }
-    return {**{n: SafeBuiltin(n, fn) for n, fn in more.items()}, **exception_names(), "super": SUPER}
+    named = {n: SafeBuiltin(n, fn) for n, fn in more.items()}
+    # __name__ is read by ``if __name__ == "__main__":`` and ``logging.getLogger(__name__)``.
+    return {**named, **exception_names(), "super": SUPER, "__name__": "__main__"}
 
 
 def _text(value: Any = "") -> str:

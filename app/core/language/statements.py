@@ -16,20 +16,23 @@ from typing import Any
 
 import torch
 
+from app.core.language.data import ProgramLoader
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import Break, Continue, Return, first_line
 from app.core.language.grammar import INPLACE
-from app.core.language.instances import ContainerProxy
+from app.core.language.instances import ContainerProxy, ProgramModuleProxy, ProgramObject
 from app.core.language.objects import Checked, GradModeEntry
 from app.core.language.optimizer_proxies import ParamGroupProxy
 from app.core.language.parsing import WITH_REFUSAL, import_bindings
+from app.core.language.program_data import loader_batches
 from app.core.language.python_values import is_iterable, kind
 from app.core.language.raised import catches, caught_value, raise_value, raised_error
 from app.core.language.safe_builtins import SafeBuiltin, format_field
+from app.core.language.stand_ins import ProgressBar
 from app.core.language.whitelist import Namespace
 from app.core.model.errors import ProgramRaised
 from app.core.model.graph import LoopMark
-from app.core.sizing.limits import MAX_SEQUENCE, loop_message, statements_message
+from app.core.sizing.limits import MAX_SEQUENCE, budget_message, loop_message, statements_message
 
 __all__ = ["Statements"]
 
@@ -241,8 +244,14 @@ class Statements:
 
     def iterate(self, value: Any, node: ast.expr) -> Iterator[Any]:
         """The items a for loop goes through; a tensor's rows are made at once, under the guard."""
+        if isinstance(value, ProgressBar):  # for x, y in tqdm(loader): the loader's items
+            value = value.inner
         if isinstance(value, ContainerProxy):  # for layer in self.layers
             value = value.items()
+        elif isinstance(value, (ProgramObject, ProgramModuleProxy)):  # its own __iter__, or its items
+            value = self.own_items(value, node)
+        elif isinstance(value, ProgramLoader):  # NOTE [data loaders]: the program's own dataset
+            value = loader_batches(self.ev, value, node)
         elif isinstance(value, (Namespace, SafeBuiltin)) or (
             isinstance(value, Checked) and not is_iterable(value)
         ):
@@ -250,6 +259,17 @@ class Statements:
         iterator = self.ev.apply(iter, [value], {}, node, lazy=True)
         self.ev.sizes.forget_lazy(value)
         return self.items(iterator, node)
+
+    def own_items(self, value: ProgramObject | ProgramModuleProxy, node: ast.expr) -> Any:
+        """What a loop over the program's object goes through: what its ``__iter__`` gives (a
+        generator's items, made whole), else ``obj[0]``, ``obj[1]``... up to its ``__len__``."""
+        classes = self.ev.classes
+        if classes.defines(value, "__iter__") or not classes.defines(value, "__getitem__"):
+            return classes.special(value, "__iter__", [], node)
+        length = classes.special(value, "__len__", [], node)
+        if length > self.ev.limits.max_iterations:
+            raise self.ev.error(loop_message(self.ev.limits), node)
+        return [classes.special(value, "__getitem__", [i], node) for i in range(length)]
 
     def all_items(self, value: Any, node: ast.expr, *, loop: bool = False) -> list[Any]:
         """Every item of ``value`` at once (``*xs``, ``a, *rest = xs``, ``yield from xs``), sized first.
@@ -284,8 +304,17 @@ class Statements:
         with contextlib.ExitStack() as stack:
             for item in node.items:
                 mode = self.grad_mode(item.context_expr)
-                stack.enter_context(torch.enable_grad() if mode.enabled else torch.no_grad())
+                enabled = mode.enabled if mode.enabled is not None else self.grad_flag(item.context_expr)
+                stack.enter_context(torch.enable_grad() if enabled else torch.no_grad())
             self.ev.block(node.body)
+
+    def grad_flag(self, node: ast.expr) -> bool:
+        """The True or False of ``with torch.set_grad_enabled(phase == "train"):``."""
+        args = node.args if isinstance(node, ast.Call) else []
+        flag = self.ev.eval(args[0]) if len(args) == 1 else None
+        if not isinstance(flag, bool):
+            raise self.ev.error("torch.set_grad_enabled(...) takes True or False", node)
+        return flag
 
     def grad_mode(self, node: ast.expr) -> GradModeEntry:
         ev = self.ev
@@ -395,8 +424,23 @@ class Statements:
             ev.sizes.changed(owner, value, removed)
         elif isinstance(owner, ParamGroupProxy):  # NOTE [parameter groups]
             ev.apply(owner.set_item, [index, value], {}, node)
+        elif isinstance(owner, dict):
+            self.set_key(owner, index, value, node)
+        elif isinstance(owner, (ProgramObject, ProgramModuleProxy)):
+            ev.classes.special(owner, "__setitem__", [index, value], node)
         else:
-            raise ev.error(f"items can be assigned in tensors and lists, not in {kind(owner)}", node)
+            raise ev.error(f"items can be assigned in tensors, lists and dicts, not in {kind(owner)}", node)
+
+    def set_key(self, owner: dict[Any, Any], key: Any, value: Any, node: ast.AST) -> None:
+        """``d[key] = value``: a new key is counted like a list's new item (NOTE [python values])."""
+        ev = self.ev
+        if key not in owner:
+            if len(owner) >= MAX_SEQUENCE:
+                raise ev.error(f"a dict holds at most {MAX_SEQUENCE:,} keys here", node)
+            if not ev.budget.charge(1):
+                raise ev.error(budget_message(ev.budget), node)
+        ev.check_python_value([key, value], node)
+        ev.apply(operator.setitem, [owner, key, value], {}, node)
 
     def delete(self, target: ast.expr) -> None:
         ev = self.ev
@@ -415,11 +459,18 @@ class Statements:
                 raise ev.error(f"name '{target.id}' is not defined", target)
         elif isinstance(target, ast.Subscript):
             owner, index = ev.eval(target.value), ev.expressions.index(target.slice)
+            if isinstance(owner, dict):
+                ev.apply(operator.delitem, [owner, index], {}, target)
+                return
             if not isinstance(owner, list):
-                raise ev.error(f"items can be deleted from lists only, not from {kind(owner)}", target)
+                raise ev.error(
+                    f"items can be deleted from lists and dicts only, not from {kind(owner)}", target
+                )
             removed = ev.apply(operator.getitem, [owner, index], {}, target)
             ev.apply(operator.delitem, [owner, index], {}, target)
             ev.sizes.changed(owner, removed=removed)
+        elif isinstance(target, ast.Attribute):
+            ev.members.delete(ev.eval(target.value), target)
         else:  # pragma: no cover - refused by the static checks
             raise ev.error("this cannot be deleted", target)
 

@@ -1,17 +1,65 @@
-"""The members of ``torch``, ``torch.nn.functional``, ``torch.nn.init`` and ``torch.nn.utils``
-a program may reach, by name, and the torch dtypes (NOTE [whitelist] in ``whitelist.py``)."""
+"""The members of ``torch``, ``torch.nn.functional``, ``torch.linalg``, ``torch.fft``,
+``torch.special``, ``torch.nn.init`` and ``torch.nn.utils`` a program may reach, by name, and the
+torch dtypes (NOTE [whitelist] in ``whitelist.py``, NOTE [torch surface] below)."""
 
 from __future__ import annotations
+
+from functools import cache
+from types import ModuleType
+
+import torch
+import torch.nn.functional as F
+
+from app.core.language.denials import refused_op
 
 __all__ = [
     "FUNCTIONAL_FUNCTIONS",
     "INIT_FUNCTIONS",
+    "LISTED_FUNCTIONAL_FUNCTIONS",
+    "LISTED_TORCH_FUNCTIONS",
+    "NN_MODULES",
     "NN_UTILS_FUNCTIONS",
+    "NN_UTILS_RNN_FUNCTIONS",
     "TORCH_DTYPES",
     "TORCH_FUNCTIONS",
+    "registry_functions",
 ]
 
-TORCH_FUNCTIONS = frozenset(
+# NOTE [torch surface]
+# The functions of torch's modules come from torch itself: every function PyTorch declares
+# overridable by ``__torch_function__`` (``torch.overrides.get_testing_overrides()``, the
+# registry of its tensor operations) that its module exposes under that public name, minus the
+# one reasoned deny-list of ``denials.refused_op`` (files, raw memory, hooks, RNG state,
+# threads, quantisation and backend kernels, functions taking Python callables). What a call
+# may cost is the size guard's, op by op, on meta first (NOTE [size guard]); an op it cannot
+# size is refused with that reason. The hand list below keeps what the registry leaves out:
+# the factories (``torch.zeros``, ``torch.randn``), which take no tensor to dispatch on.
+
+
+def _overridable_in(module: ModuleType) -> frozenset[str]:
+    declared = {id(fn) for fn in torch.overrides.get_testing_overrides()}
+    names = (n for n in dir(module) if id(getattr(module, n, None)) in declared)
+    return frozenset(n for n in names if refused_op(n) is None)
+
+
+@cache
+def registry_functions(path: str) -> frozenset[str]:
+    """The public functions of ``path`` (``torch``, ``torch.nn.functional``, ``torch.linalg``,
+    ``torch.fft``, ``torch.special``) that torch's registry declares, minus the deny-list.
+
+    >>> {"unfold", "linear"} <= registry_functions("torch.nn.functional")
+    True
+    >>> "save" in registry_functions("torch") or "quantize_per_tensor" in registry_functions("torch")
+    False
+    """
+    modules = {"torch": torch, "torch.nn.functional": F, "torch.linalg": torch.linalg}
+    modules.update({"torch.fft": torch.fft, "torch.special": torch.special})
+    return _overridable_in(modules[path])
+
+
+# What the registry leaves out: factories and settings that take no tensor to dispatch on, and
+# mm, which PyTorch routes to matmul.
+LISTED_TORCH_FUNCTIONS = frozenset(
     [
         "tensor",
         "zeros",
@@ -24,202 +72,42 @@ TORCH_FUNCTIONS = frozenset(
         "rand",
         "randn",
         "randint",
-        "zeros_like",
-        "ones_like",
-        "full_like",
         "rand_like",
         "randn_like",
-        "cat",
-        "stack",
-        "hstack",
-        "vstack",
-        "split",
-        "chunk",
-        "matmul",
-        "mm",
-        "bmm",
-        "mv",
-        "dot",
-        "outer",
-        "einsum",
-        "kron",
-        "inner",
-        "tensordot",
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "neg",
-        "pow",
-        "square",
-        "sqrt",
-        "rsqrt",
-        "exp",
-        "exp2",
-        "expm1",
-        "log",
-        "log2",
-        "log10",
-        "log1p",
-        "sin",
-        "cos",
-        "tan",
-        "asin",
-        "acos",
-        "atan",
-        "atan2",
-        "sinh",
-        "cosh",
-        "tanh",
-        "sigmoid",
-        "relu",
-        "abs",
-        "sign",
-        "erf",
-        "clamp",
-        "clip",
-        "where",
-        "maximum",
-        "minimum",
-        "max",
-        "min",
-        "sum",
-        "mean",
-        "prod",
-        "norm",
-        "var",
-        "std",
-        "cumsum",
-        "cumprod",
-        "logsumexp",
-        "softmax",
-        "log_softmax",
-        "amax",
-        "amin",
-        "argmax",
-        "argmin",
-        "transpose",
-        "reshape",
-        "flatten",
-        "squeeze",
-        "unsqueeze",
-        "permute",
-        "t",
-        "trace",
-        "diag",
-        "tril",
-        "triu",
-        "flip",
-        "roll",
-        "gather",
-        "index_select",
-        "masked_fill",
-        "lerp",
-        "addmm",
-        "baddbmm",
-        "floor",
-        "ceil",
-        "round",
-        "trunc",
-        "frac",
-        "reciprocal",
-        "dist",
-        "cdist",
-        "cross",
-        "det",
-        "inverse",
-        "allclose",
-        "equal",
-        "isfinite",
-        "isnan",
-        "numel",
-        "manual_seed",
         "randperm",
         "normal",
-        "bernoulli",
-        "multinomial",
-        "sort",
-        "argsort",
-        "topk",
-        "repeat_interleave",
-        "tile",
-        "broadcast_to",
-        "sigmoid",
+        "manual_seed",
+        "mm",
         "is_tensor",
         "is_grad_enabled",
         "device",
+        "as_tensor",
+        "scalar_tensor",
+        "randint_like",
+        "tril_indices",
+        "triu_indices",
+        "get_default_dtype",
+        "result_type",
+        "promote_types",
+        "broadcast_shapes",
+        "finfo",
+        "iinfo",
     ]
 )
 
-FUNCTIONAL_FUNCTIONS = frozenset(
+TORCH_FUNCTIONS = LISTED_TORCH_FUNCTIONS | registry_functions("torch")
+
+# torch.nn.functional's wrappers the registry names under torch (F.sigmoid is torch.sigmoid).
+LISTED_FUNCTIONAL_FUNCTIONS = frozenset(
     [
-        "relu",
-        "relu6",
-        "gelu",
-        "silu",
-        "elu",
-        "selu",
-        "celu",
-        "leaky_relu",
-        "softplus",
-        "softsign",
-        "hardtanh",
         "sigmoid",
         "tanh",
-        "softmax",
-        "log_softmax",
-        "logsigmoid",
-        "normalize",
-        "linear",
-        "bilinear",
-        "layer_norm",
-        "group_norm",
-        "batch_norm",
-        "instance_norm",
-        "conv1d",
-        "conv2d",
-        "avg_pool1d",
-        "avg_pool2d",
-        "max_pool1d",
-        "max_pool2d",
-        "pad",
-        "one_hot",
-        "embedding",
-        "mse_loss",
-        "l1_loss",
-        "smooth_l1_loss",
-        "huber_loss",
-        "cross_entropy",
-        "nll_loss",
-        "binary_cross_entropy",
-        "binary_cross_entropy_with_logits",
-        "kl_div",
-        "cosine_similarity",
-        "dropout",
-        "dropout1d",
-        "dropout2d",
-        "mish",
-        "hardswish",
         "hardsigmoid",
-        "glu",
-        "softmin",
-        "conv_transpose1d",
-        "conv_transpose2d",
-        "adaptive_avg_pool1d",
-        "adaptive_avg_pool2d",
-        "adaptive_max_pool1d",
-        "adaptive_max_pool2d",
-        "interpolate",
-        "scaled_dot_product_attention",
-        "pairwise_distance",
-        "cosine_embedding_loss",
-        "margin_ranking_loss",
-        "triplet_margin_loss",
-        "gaussian_nll_loss",
-        "poisson_nll_loss",
-        "soft_margin_loss",
+        "hardswish",
     ]
 )
+
+FUNCTIONAL_FUNCTIONS = LISTED_FUNCTIONAL_FUNCTIONS | registry_functions("torch.nn.functional")
 
 # torch.nn.init: the functions fill a tensor in place without recording it (the deprecated
 # names without the underscore too, which older snippets use); calculate_gain is arithmetic.
@@ -249,7 +137,84 @@ INIT_FUNCTIONS = frozenset(
         "orthogonal",
     ]
 )
-NN_UTILS_FUNCTIONS = frozenset(["clip_grad_norm_", "clip_grad_value_"])
+# torch.nn.utils: functions of tensors; spectral_norm and weight_norm put hooks on a module: left out.
+NN_UTILS_FUNCTIONS = frozenset(
+    ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+)
+NN_UTILS_RNN_FUNCTIONS = frozenset(
+    ["pad_sequence", "pack_padded_sequence", "pad_packed_sequence", "pack_sequence", "unpad_sequence"]
+)
+
+# The torch.nn modules a program may build (module_proxies.py wraps each).
+NN_MODULES: tuple[str, ...] = (
+    "Linear",
+    "Bilinear",
+    "RNNCell",
+    "GRUCell",
+    "LSTMCell",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "Embedding",
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "Upsample",
+    "Flatten",
+    "Unflatten",
+    "Identity",
+    "LayerNorm",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "MultiheadAttention",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+    "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "PReLU",
+    "ELU",
+    "SELU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Softplus",
+    "Softsign",
+    "Hardtanh",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
+    "CosineSimilarity",
+    "PairwiseDistance",
+    "MSELoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "KLDivLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "CosineEmbeddingLoss",
+    "MarginRankingLoss",
+    "TripletMarginLoss",
+)  # and Sequential and TransformerEncoder, which take modules
 
 TORCH_DTYPES = frozenset(
     [

@@ -28,7 +28,9 @@ import torch
 import torch.nn.functional as F
 
 from app.core.language.autograd_functional import functional_members
+from app.core.language.copies import copy_members
 from app.core.language.data import data_members
+from app.core.language.hints import refused
 from app.core.language.instances import autograd_class_members, nn_class_members
 from app.core.language.module_proxies import nn_members
 from app.core.language.objects import AutogradEntry, GradModeEntry
@@ -36,12 +38,32 @@ from app.core.language.optimizer_proxies import optim_members
 from app.core.language.python_modules import math_members, random_members
 from app.core.language.safe_builtins import BUILTINS, SafeBuiltin
 from app.core.language.schedulers import scheduler_members
+from app.core.language.stand_ins import (
+    argparse_members,
+    collections_members,
+    functools_members,
+    itertools_members,
+    logging_members,
+    time_members,
+    tqdm_members,
+    typing_members,
+    warnings_members,
+)
 from app.core.language.torch_names import (
     FUNCTIONAL_FUNCTIONS,
     INIT_FUNCTIONS,
     NN_UTILS_FUNCTIONS,
+    NN_UTILS_RNN_FUNCTIONS,
     TORCH_DTYPES,
     TORCH_FUNCTIONS,
+    registry_functions,
+)
+from app.core.language.torch_wrappers import (
+    checkpoint_members,
+    distribution_members,
+    distribution_submodules,
+    generator,
+    parallel_members,
 )
 from app.core.model.errors import ProgramError
 
@@ -94,8 +116,11 @@ class TensorType:
             raise ProgramError(f"{self.path}(...) takes its values only here, as in {self.path}([1.0, 2.0])")
         if not args:
             return torch.tensor([], dtype=self.dtype)
+        if len(args) == 1 and isinstance(args[0], torch.Tensor):  # an alias of it, as PyTorch gives
+            copied: torch.Tensor = self.cls(args[0])
+            return copied
         if len(args) > 1 or not isinstance(args[0], (list, tuple)) or isinstance(args[0], torch.Size):
-            raise ProgramError(
+            raise refused(
                 f"{self.path}(...) takes a list of values here, as in {self.path}([1.0, 2.0]); given sizes "
                 "it holds whatever was in memory: use torch.zeros(...) or torch.randn(...)"
             )
@@ -144,15 +169,32 @@ _cuda_is_available.__name__ = "is_available"
 _cuda_is_available.__module__ = "torch"
 
 
+def _distributions() -> Namespace:
+    members = distribution_members()
+    subs = distribution_submodules(members)
+    inner = {sub: Namespace(f"torch.distributions.{sub}", found) for sub, found in subs.items()}
+    return Namespace("torch.distributions", {**members, **inner})
+
+
 @cache
 def build_namespaces() -> dict[str, Any]:
     """The names every program starts with: ``torch``, ``F`` and a few builtins (shared; do not mutate)."""
     functional = Namespace("torch.nn.functional", _members(F, FUNCTIONAL_FUNCTIONS))
     init = Namespace("torch.nn.init", _members(torch.nn.init, INIT_FUNCTIONS))
-    nn_utils = Namespace("torch.nn.utils", _members(torch.nn.utils, NN_UTILS_FUNCTIONS))
+    rnn = Namespace("torch.nn.utils.rnn", _members(torch.nn.utils.rnn, NN_UTILS_RNN_FUNCTIONS))
+    nn_utils = Namespace("torch.nn.utils", {**_members(torch.nn.utils, NN_UTILS_FUNCTIONS), "rnn": rnn})
+    parallel = Namespace("torch.nn.parallel", parallel_members())  # NOTE [torch wrappers]
     nn = Namespace(
         "torch.nn",
-        {"functional": functional, "init": init, "utils": nn_utils, **nn_members(), **nn_class_members()},
+        {
+            "functional": functional,
+            "init": init,
+            "utils": nn_utils,
+            "parallel": parallel,
+            **nn_members(),
+            **nn_class_members(),
+            "DataParallel": parallel.members["DataParallel"],
+        },
     )
     schedulers = Namespace("torch.optim.lr_scheduler", scheduler_members())
     optim = Namespace("torch.optim", {"lr_scheduler": schedulers, **optim_members()})
@@ -166,10 +208,16 @@ def build_namespaces() -> dict[str, Any]:
             **autograd_class_members(),
         },
     )
-    utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", data_members())})
+    checkpoint = Namespace("torch.utils.checkpoint", checkpoint_members())
+    utils = Namespace(
+        "torch.utils", {"data": Namespace("torch.utils.data", data_members()), "checkpoint": checkpoint}
+    )
     cuda = Namespace("torch.cuda", {"is_available": _cuda_is_available})
     backends = Namespace("torch.backends", {"cudnn": Namespace("torch.backends.cudnn")})
     torch_members = _members(torch, TORCH_FUNCTIONS | TORCH_DTYPES)
+    for name in ("linalg", "fft", "special"):  # NOTE [torch surface]
+        path = f"torch.{name}"
+        torch_members[name] = Namespace(path, _members(getattr(torch, name), registry_functions(path)))
     torch_members.update(
         nn=nn,
         optim=optim,
@@ -177,13 +225,22 @@ def build_namespaces() -> dict[str, Any]:
         utils=utils,
         cuda=cuda,
         backends=backends,
+        distributions=_distributions(),
+        Generator=generator,
         **{name: TensorType(f"torch.{name}", cls, dtype) for name, (cls, dtype) in TENSOR_TYPES.items()},
         no_grad=GradModeEntry("no_grad", enabled=False),
         enable_grad=GradModeEntry("enable_grad", enabled=True),
+        set_grad_enabled=GradModeEntry("set_grad_enabled", enabled=None),
     )
     builtins = {name: SafeBuiltin(name, fn) for name, fn in BUILTINS.items()}
     # nn and optim are bound from the start, as F is: a pasted snippet may leave out its imports.
     return {"torch": Namespace("torch", torch_members), "F": functional, "nn": nn, "optim": optim, **builtins}
+
+
+def _tqdm_module() -> Namespace:
+    members = tqdm_members()
+    inner = {sub: Namespace(f"tqdm.{sub}", members) for sub in ("auto", "notebook")}
+    return Namespace("tqdm", {**members, **inner})
 
 
 @cache
@@ -192,13 +249,26 @@ def python_modules() -> dict[str, Namespace]:
 
     ``numpy`` and ``matplotlib`` are stand-ins (NOTE [stand-in modules]).
 
-    >>> sorted(python_modules()), python_modules()["math"].member("sqrt")(4.0)
-    (['math', 'matplotlib', 'numpy', 'random'], 2.0)
+    The modules training code imports for its bookkeeping are stand-ins with closed lists
+    (NOTE [stand-in modules: bookkeeping] in ``stand_ins.py``, NOTE [program copies] in ``copies.py``).
+
+    >>> sorted(python_modules())[:4], python_modules()["math"].member("sqrt")(4.0)
+    (['argparse', 'collections', 'copy', 'itertools'], 2.0)
     """
     pyplot = Namespace("matplotlib.pyplot", refusal=NO_PLOTS)
     return {
         "math": Namespace("math", math_members()),
         "random": Namespace("random", random_members()),
+        "time": Namespace("time", time_members()),
+        "argparse": Namespace("argparse", argparse_members()),
+        "logging": Namespace("logging", logging_members()),
+        "warnings": Namespace("warnings", warnings_members()),
+        "copy": Namespace("copy", copy_members()),
+        "collections": Namespace("collections", collections_members()),
+        "itertools": Namespace("itertools", itertools_members()),
+        "typing": Namespace("typing", typing_members()),
+        "functools": Namespace("functools", functools_members()),
+        "tqdm": _tqdm_module(),
         "numpy": Namespace("numpy", refusal=NO_NUMPY),
         "matplotlib": Namespace("matplotlib", {"pyplot": pyplot}, refusal=NO_PLOTS),
     }

@@ -2,11 +2,19 @@
 
 The numbers a recording may change live in :class:`Limits`; the fixed ones
 are module constants. How each is enforced: NOTE [size guard] in ``guard.py``.
+
+# NOTE [caps]
+Each cap's message names it and ends with the ``run`` hint: a person's own script records
+without them. The statement count is a backstop against bombs (loops inside loops); real code
+fills a table element by element in tens of thousands of cheap statements, so the count sits far
+above that and the time limit is what such a loop meets first, if anything.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from app.core.language.hints import with_run_hint
 
 __all__ = [
     "MAX_DEPTH",
@@ -45,7 +53,7 @@ class Limits:
     max_work: int = 10_000_000_000  # multiply-adds (or elements touched) per call of the language
     max_total_elements: int = 100_000_000  # allocated per Budget (per Evaluator unless shared)
     max_iterations: int = 10_000  # per loop, each time it runs
-    max_statements: int = 200_000  # statements one program runs, loops counted each time round
+    max_statements: int = 1_000_000  # statements one program runs, loops counted each time round
 
 
 class Budget:
@@ -71,12 +79,14 @@ class Budget:
 
 def too_big(elements: int, limits: Limits) -> str:
     """The refusal for a tensor of ``elements`` elements."""
-    return f"this would make a tensor of {elements:,} elements; the limit is {limits.max_elements:,}"
+    return with_run_hint(
+        f"this would make a tensor of {elements:,} elements; the limit is {limits.max_elements:,}"
+    )
 
 
 def budget_message(budget: Budget) -> str:
     """The refusal once ``budget`` is spent."""
-    return (
+    return with_run_hint(
         f"this program has now made {budget.used:,} tensor elements and list items; "
         f"the limit is {budget.limit:,}"
     )
@@ -85,15 +95,15 @@ def budget_message(budget: Budget) -> str:
 def loop_message(limits: Limits) -> str:
     """The refusal when one loop would run once more than allowed."""
     n = limits.max_iterations
-    return f"this loop ran {n:,} times; the limit is {n:,}"
+    return with_run_hint(f"this loop ran {n:,} times; the limit is {n:,}")
 
 
 def statements_message(limits: Limits) -> str:
     """The refusal when a program would run one statement more than allowed."""
     n = limits.max_statements
-    return f"the program ran {n:,} statements; the limit is {n:,}"
+    return with_run_hint(f"the program ran {n:,} statements; the limit is {n:,}")
 
 
 def timeout_message(limits: Limits) -> str:
     """Why a recording was stopped after its time limit."""
-    return f"the recording ran longer than {limits.time_limit_s:g} s and was stopped"
+    return with_run_hint(f"the recording ran longer than {limits.time_limit_s:g} s and was stopped")

@@ -73,8 +73,42 @@ def quick_cost(func: torch._ops.OpOverload, args: tuple[Any, ...]) -> Cost | Non
     if name in ("mv", "dot") and len(tensors) == 2:
         rows = tensors[0].shape[0] if name == "mv" and tensors[0].dim() == 2 else 1
         return Cost(rows, 1, 0 if aliased else rows, touched + rows)
+    if name in _ELEMENT_RULES:  # t[i, j] = v in a loop: a view and a copy, thousands of times
+        return _ELEMENT_RULES[name](args)
     rule = _SHAPE_RULES.get(name)
     return None if rule is None or aliased else rule(args, touched)
+
+
+# NOTE [element by element]
+# A table filled one element at a time (``pe[pos, i] = math.sin(...)``) makes a select view and a
+# copy_ into it per element, each at a new index and storage offset, so a meta run's memo never
+# hits: a meta run per element. Their sizes are known from the shapes; arguments they would
+# reject (an index out of range) fall back to the meta run, and the real call gives PyTorch's error.
+
+
+def _select_cost(args: tuple[Any, ...]) -> Cost | None:
+    x, dim, index = (*args, None, None)[:3]
+    if not isinstance(x, torch.Tensor) or not isinstance(dim, int) or not isinstance(index, int):
+        return None
+    if not -x.dim() <= dim < x.dim() or not -x.shape[dim] <= index < x.shape[dim]:
+        return None
+    out = x.numel() // x.shape[dim] if x.shape[dim] else 0
+    return Cost(out, 1, 0, x.numel() + out)  # what a meta run counts: elements touched
+
+
+def _copy_cost(args: tuple[Any, ...]) -> Cost | None:
+    target, source = (*args, None)[:2]
+    if not isinstance(target, torch.Tensor) or not isinstance(source, torch.Tensor):
+        return None
+    try:
+        if broadcast([tuple(target.shape), tuple(source.shape)]) != tuple(target.shape):
+            return None
+    except ArgumentsRejected:
+        return None
+    return Cost(target.numel(), 1, 0, 2 * target.numel() + source.numel())
+
+
+_ELEMENT_RULES = {"select": _select_cost, "copy_": _copy_cost}
 
 
 # Ops common in programs whose meta kernels are Python references (the first
