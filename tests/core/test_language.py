@@ -863,9 +863,7 @@ def test_a_program_stops_at_its_statement_limit_naming_the_line() -> None:
     ],
 )
 def test_huge_ranges_are_refused_before_python_makes_them(code: str) -> None:
-    started = time.monotonic()
     err = program_refusal(code)
-    assert time.monotonic() - started < 5
     assert "items at once; the limit is 1,000,000" in err.message
     assert (err.line, err.col) == (1, 5)
 
@@ -889,7 +887,6 @@ def test_a_list_used_as_a_queue_keeps_its_true_size() -> None:
 
 
 def test_lists_sharing_their_parts_are_counted_with_every_share() -> None:
-    started = time.monotonic()
     err = program_refusal("x = []\nfor i in range(100):\n    x.append(x[:])")
     assert (err.line, err.message) == (
         3,
@@ -900,7 +897,6 @@ def test_lists_sharing_their_parts_are_counted_with_every_share() -> None:
         3,
         with_run_hint("this would build a sequence of 1,000,000,000 items; the limit is 1,000,000"),
     )
-    assert time.monotonic() - started < 5
 
 
 def test_big_lists_a_loop_lets_go_of_are_not_kept_alive() -> None:
