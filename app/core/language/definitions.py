@@ -102,7 +102,7 @@ def own_names(tree: ast.AST) -> frozenset[str]:
     (``self._m = ...``) or a name (``_count = 0`` in a class body), the functions and classes it
     defines (``def _init_weights``).
 
-    >>> sorted(own_names(ast.parse("self._m = 1\ndef _f(): pass\ny = x._version")))
+    >>> sorted(own_names(ast.parse("self._m = 1\\ndef _f(): pass\\ny = x._version")))
     ['_f', '_m']
     """
     found: set[str] = set()

@@ -76,7 +76,8 @@ class SizeGuard(TorchDispatchMode):
     ...     torch.ones(10, 1) + torch.ones(1, 20)
     Traceback (most recent call last):
     ...
-    app.core.model.errors.ProgramError: this would make a tensor of 200 elements; the limit is 100
+    app.core.model.errors.ProgramError: this would make a tensor of 200 elements; the limit is 100;
+    to record a script of your own with full Python, run: python -m app run SCRIPT.py
     """
 
     @classmethod
