@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from app.ui.graph.graph_view import GraphView
     from app.ui.panels.legend import Legend
 
-__all__ = ["GraphArea", "step_company", "step_node"]
+__all__ = ["GraphArea", "is_shared", "step_company", "step_node"]
 
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
 
@@ -52,6 +52,17 @@ def step_company(state: StepState, node: str, neighbours: dict[str, list[str]]) 
     if node in added:
         return tuple(n for n in reversed(added) if n != node)
     return tuple(neighbours.get(node, ()))
+
+
+def is_shared(recording: Recording, node: str, neighbours: dict[str, list[str]]) -> bool:
+    """Whether ``node`` is used by more than one loop iteration (a model's weight, its gradient's
+    accumulation): following a run, the view stays on the iteration that reads it."""
+    graph = recording.graph
+    if not graph.node(node).is_leaf:
+        return False
+    marks = {graph.node(n).loops for n in neighbours.get(node, ())}
+    marks.discard(())
+    return len(marks) > 1
 
 
 def neighbours_of(recording: Recording) -> dict[str, list[str]]:
@@ -234,4 +245,5 @@ class GraphArea(QStackedWidget):
             return
         if self._neighbours[0] is not recording:
             self._neighbours = (recording, neighbours_of(recording))
-        self._navigation.follow(node, step_company(state, node, self._neighbours[1]))
+        company = step_company(state, node, self._neighbours[1])
+        self._navigation.follow(node, company, shared=is_shared(recording, node, self._neighbours[1]))

@@ -86,10 +86,11 @@ class GraphNavigation(QObject):
             self.auto_fit = True  # and keep it fitted as the window changes size
             self._view.camera.fit()
 
-    def follow(self, node_id: str | None, also: Sequence[str] = ()) -> None:
+    def follow(self, node_id: str | None, also: Sequence[str] = (), *, shared: bool = False) -> None:
         """The node the shown step is about (an error step's failing node; following, a backward
         step's node or a line's newest one), or None: while the learner has not zoomed, show it
-        readable (``Camera.show_readable``) with as many of ``also`` as fit, else the whole graph."""
+        readable (``Camera.show_readable``) with as many of ``also`` as fit, else the whole graph.
+        ``shared``: a node many parts of the graph use, shown by one of ``also`` in view."""
         self._step_node = node_id
         if node_id == self._followed or self._view is None or not self.auto_fit:
             return
@@ -97,7 +98,7 @@ class GraphNavigation(QObject):
         if node_id is None:
             self._view.camera.fit()
         else:
-            self._view.camera.show_readable(node_id, self._also)
+            self._view.camera.show_readable(node_id, self._also, shared=shared)
 
     def _refit(self) -> None:
         if self._view is None or not self.auto_fit:
