@@ -12,7 +12,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QRect, QSize
+from PySide6.QtCore import QPointF, QRect, QSize
 
 from app.ui.graph.camera import FOCUS_MARGIN
 from app.ui.graph.graph_area import neighbours_of, step_node
@@ -56,9 +56,11 @@ def window(qtbot, tmp_path):
 
 
 def _camera(view) -> tuple[float, float, int, int]:
-    """Where the view looks: its zoom and scroll, as drawn."""
+    """Where the graph is drawn in the window: its zoom, and where a scene point lands on screen
+    (the view's scroll, and where the view sits: a taller caption above it moves neither)."""
     t = view.transform()
-    return t.m11(), t.m22(), view.horizontalScrollBar().value(), view.verticalScrollBar().value()
+    at = view.viewport().mapTo(view.window(), view.mapFromScene(QPointF(0.0, 0.0)))
+    return t.m11(), t.m22(), at.x(), at.y()
 
 
 def _readable_in_view(view, node: str) -> bool:

@@ -17,9 +17,6 @@ of the graph for every step (two, with the step counter's own relayout), the lar
 cost of a step on a fitted 1,200-node graph. So the caption sits in a room that only
 grows: as tall as the tallest caption shown since the stage last changed width, at
 most ``CAPTION_SHARE`` of the stage's height, a longer caption scrolling inside.
-And from the start the room holds ``CAPTION_LINES`` lines: grown only by a caption taller than
-that, the room grew at the first steps of every recording, and each growth moved the graph a
-followed node was shown readable in (the view keeps its centre as it shrinks).
 
 The room's scroll bar follows the same ratchet: once a caption since the last change of
 width has been taller than the room, the bar stays until the next. Shown only while needed,
@@ -34,32 +31,21 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-__all__ = [
-    "CAPTION_LINES",
-    "CAPTION_SHARE",
-    "ERROR_MAX_SHARE",
-    "ERROR_SHARE",
-    "GRAPH_SHARE",
-    "CaptionRoom",
-    "Stage",
-]
+__all__ = ["CAPTION_SHARE", "ERROR_MAX_SHARE", "ERROR_SHARE", "GRAPH_SHARE", "CaptionRoom", "Stage"]
 
 GRAPH_SHARE = 0.5  # the header and the error panel together leave the graph this much
 ERROR_SHARE = 0.25  # the error panel's room, at least (its heading and a line of PyTorch's message)
 ERROR_MAX_SHARE = 0.4
 CAPTION_SHARE = 0.3
-CAPTION_LINES = 4  # the caption's room holds this many lines from the start (most captions)
 
 
 class CaptionRoom(QScrollArea):
-    """The caption's room: as tall as the tallest caption since ``forget`` and at least
-    ``floor_lines`` lines, at most ``limit`` pixels, scrolling beyond (NOTE [the graph keeps its
-    size while stepping])."""
+    """The caption's room: as tall as the tallest caption since ``forget``, at most ``limit``
+    pixels, scrolling beyond (NOTE [the graph keeps its size while stepping])."""
 
-    def __init__(self, caption: QWidget, floor_lines: int = 0) -> None:
+    def __init__(self, caption: QWidget) -> None:
         super().__init__()
         self._caption = caption
-        self._floor_lines = floor_lines
         self._tallest = 0
         self._limit = 1 << 20
         self.setWidget(caption)
@@ -81,16 +67,6 @@ class CaptionRoom(QScrollArea):
     @property
     def tallest(self) -> int:
         return self._tallest
-
-    @property
-    def floor(self) -> int:
-        """The height of ``floor_lines`` lines of the caption's text, in pixels."""
-        if not self._floor_lines:
-            return 0
-        margins = self._caption.contentsMargins()
-        # a wrapped line as the label lays it out: a pixel over the font's line spacing
-        lines = (self._caption.fontMetrics().lineSpacing() + 1) * self._floor_lines
-        return lines + margins.top() + margins.bottom()
 
     def sizeHint(self) -> QSize:
         # a scroll area's own hint ignores its widget: the caption would lose its width to the counter
@@ -130,7 +106,7 @@ class CaptionRoom(QScrollArea):
         need = caption.heightForWidth(width) if caption.hasHeightForWidth() else -1
         need = need if need > 0 else caption.sizeHint().height()
         self._tallest = max(self._tallest, need)
-        height = min(max(self._tallest, self.floor), self._limit)
+        height = min(self._tallest, self._limit)
         if height != self.height() or self.minimumHeight() != height:
             self.setFixedHeight(height)
         bar = (
@@ -150,7 +126,7 @@ class Stage(QWidget):
     ) -> None:
         super().__init__()
         self._error_panel = error_panel
-        self.caption_room = CaptionRoom(caption, CAPTION_LINES)
+        self.caption_room = CaptionRoom(caption)
         self.header = QWidget()  # the sentence to read out, and where we are: across the top
         row = QHBoxLayout(self.header)
         row.setContentsMargins(0, 0, 0, 0)
