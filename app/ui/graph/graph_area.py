@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from app.ui.graph.graph_view import GraphView
     from app.ui.panels.legend import Legend
 
-__all__ = ["GraphArea", "is_shared", "step_company", "step_node"]
+__all__ = ["GraphArea", "arrival_node", "is_shared", "step_company", "step_node"]
 
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
 
@@ -43,6 +43,20 @@ def step_node(state: StepState, *, running: bool) -> str | None:
     if running and step.kind == "forward" and step.added_nodes:
         return step.added_nodes[-1]
     return None
+
+
+def arrival_node(state: StepState, recording: Recording, *, running: bool) -> str | None:
+    """The node a recording opens on, to show readable where the whole graph fitted is not: the
+    step's own (:func:`step_node`); following the run, else the newest node made so far, or
+    before any is made, the first one to come (where the graph begins)."""
+    node = step_node(state, running=running)
+    if node is not None or not running or not recording.graph.nodes:
+        return node
+    nodes = recording.graph.nodes
+    made = [n for n in nodes if n.id in state.visible_nodes]
+    if made:
+        return max(made, key=lambda n: n.created_at_step or 0).id
+    return min(nodes, key=lambda n: n.created_at_step or 0).id
 
 
 def step_company(state: StepState, node: str, neighbours: dict[str, list[str]]) -> tuple[str, ...]:
@@ -94,6 +108,7 @@ class GraphArea(QStackedWidget):
         self._navigation = navigation
         self._legend_area = legend_area
         self._palette, self._font_scale = "light", 1.0
+        self._following = True  # "Follow the running node", as the last step was shown
         self.view: GraphView | None = None
         self.legend: Legend | None = None
         self.preview: GraphPreview | None = None  # made when a file with a preview is opened
@@ -219,12 +234,16 @@ class GraphArea(QStackedWidget):
         self._navigation.fit()
         state = self._session.state()
         if state is not None:
-            # opened at the error step: its node readable; at any other, the whole graph first
-            self._follow(state, running=False)
+            # readable on arrival: the error step's node; following, the step's node or the
+            # newest one made (the whole graph, where its names can be read fitted)
+            self._follow(
+                state, running=self._following, node=arrival_node(state, recording, running=self._following)
+            )
 
     def show_step(self, *, following: bool) -> None:
         """Restyle the graph for the session's step; show the node it is about (NOTE [auto fit])."""
         state = self._session.state()
+        self._following = following
         if self.view is None or state is None or self.currentIndex() != GRAPH_PAGE:
             return
         self.view.show_state(state)
@@ -234,11 +253,12 @@ class GraphArea(QStackedWidget):
     def follow(self, following: bool) -> None:
         """ "Follow the running node" turned on or off: show what the current step is about now."""
         state = self._session.state()
+        self._following = following
         if state is not None and self.view is not None:
             self._follow(state, running=following)
 
-    def _follow(self, state: StepState, *, running: bool) -> None:
-        node = step_node(state, running=running)
+    def _follow(self, state: StepState, *, running: bool, node: str | None = None) -> None:
+        node = node if node is not None else step_node(state, running=running)
         recording = self._session.recording
         if node is None or recording is None:
             self._navigation.follow(node)
