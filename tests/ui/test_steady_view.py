@@ -138,3 +138,29 @@ def test_a_recording_opens_with_a_node_name_the_room_can_read(qtbot, window):
     )  # fitted: unreadable
     assert session.index == 0
     qtbot.waitUntil(lambda: any(_readable_in_view(view, n) for n in graph.nodes), timeout=5000)
+
+
+def test_after_a_fix_the_lines_it_wrote_are_shown_readable(qtbot, tmp_path):
+    """The first step after a fix is applied shows a node its lines made, its name readable."""
+    from app.core.lesson.edits import new_line_numbers
+
+    settings = AppSettings(tmp_path / "settings.ini")
+    settings.font_scale = 1.5
+    made = MainWindow(settings, "gan-no-detach")
+    qtbot.addWidget(made)
+    made.set_size(1024, 640)
+    made.setMaximumSize(1024, 640)
+    made.show()
+    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
+        made.start()
+    qtbot.waitUntil(lambda: made.graph_view is not None and bool(made.error_panel.fixes), timeout=TIMEOUT)
+    view = made.graph_view
+    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT) as blocker:
+        made.error_panel.fix_buttons[0].click()
+    fixed = blocker.args[0]
+    lines = set(new_line_numbers(*made.session.last_change))
+    wrote = [n.id for n in fixed.graph.nodes if n.line in lines]
+    assert wrote  # the fix's lines make nodes
+    assert view.camera.fit_zoom() * max(i.font_px for i in view.graph_scene.nodes.values()) < ROOM_PX * 1.5
+    qtbot.waitUntil(lambda: any(_readable_in_view(view, n) for n in wrote), timeout=5000)
+    made.session.worker.wait_idle()

@@ -109,6 +109,7 @@ class GraphArea(QStackedWidget):
         self._legend_area = legend_area
         self._palette, self._font_scale = "light", 1.0
         self._following = True  # "Follow the running node", as the last step was shown
+        self._change_framed: tuple[str, str] | None = None  # the session's last change, once framed
         self.view: GraphView | None = None
         self.legend: Legend | None = None
         self.preview: GraphPreview | None = None  # made when a file with a preview is opened
@@ -233,12 +234,26 @@ class GraphArea(QStackedWidget):
             scene.select(failed.failed_node)  # outlined as well as drawn as failed
         self._navigation.fit()
         state = self._session.state()
-        if state is not None:
+        changed = self._changed_nodes(recording)
+        if changed:  # after a fix: the nodes its lines make, readable where they fit
+            self._navigation.follow(changed[-1], changed[:-1])
+        elif state is not None:
             # readable on arrival: the error step's node; following, the step's node or the
             # newest one made (the whole graph, where its names can be read fitted)
-            self._follow(
-                state, running=self._following, node=arrival_node(state, recording, running=self._following)
-            )
+            node = arrival_node(state, recording, running=self._following)
+            self._follow(state, running=self._following, node=node)
+
+    def _changed_nodes(self, recording: Recording) -> list[str]:
+        """The nodes made by the lines the session's last change (a fix, a toggle) wrote, the first
+        time its recording is shown; else none."""
+        from app.core.lesson.edits import new_line_numbers
+
+        change = self._session.last_change
+        if change is None or change is self._change_framed or change[1] != recording.program.code:
+            return []
+        self._change_framed = change
+        lines = set(new_line_numbers(*change))
+        return [n.id for n in recording.graph.nodes if n.line in lines]
 
     def show_step(self, *, following: bool) -> None:
         """Restyle the graph for the session's step; show the node it is about (NOTE [auto fit])."""
