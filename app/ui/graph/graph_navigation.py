@@ -16,11 +16,15 @@ scale) up. An error step is about the node PyTorch failed at (with its freed
 saved values). With "Follow the running node" (View menu; on unless turned
 off) a backward step is about the node it ran, with its neighbours where they
 fit, and a line's forward step about the nodes it added; a step about no node
-(a call's end, a line that made no node) keeps the view. So the view pans with
+(a call's end, a line that made no node) keeps the view, and so does a step whose node
+is already drawn readable in it, or, for a weight every iteration reads, one of its
+neighbours (camera.py's NOTE [steady camera]: a pan repaints the whole view). So the view pans with
 the run at one zoom: going back to the whole graph at every iteration of a
 training loop was a jump each time, and hiding or showing every item of a big
-graph's overview (100-200 ms at 1,200 nodes). A recording opens fitted; "Fit
-graph" shows the whole graph until the next step about a node. A graph whose
+graph's overview (100-200 ms at 1,200 nodes). A recording opens fitted where its
+names can be read so, else on the step's node (following, the newest made), and after a
+fix on the nodes its lines made; "Fit graph" shows the whole graph until the next step
+about a node. A graph whose
 fitted names can be read stays fitted throughout. While zoomed in, a corner
 of the view shows the whole graph small (``minimap.py``); a click there goes
 to that part of the graph.
