@@ -16,10 +16,12 @@ from __future__ import annotations
 import time
 from collections.abc import Collection
 
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, Qt
 
 from app.core.model.graph import Edge
 from app.core.model.timeline import SlotKey
+from app.render.qt.boxes import NodeItem, ProxyItem, SlotItem
+from app.render.qt.edges import EdgeItem
 from app.render.qt.scene_items import SceneItems
 
 __all__ = ["LATER_ABOVE", "OffScreen"]
@@ -52,16 +54,13 @@ class OffScreen:
         given, else those drawn within ``seen`` (scene units); the rest are filed for later."""
         if seen is None or len(nodes) + len(slots) + len(edges) <= LATER_ABOVE:
             return list(nodes), list(slots), list(edges)
-        now_nodes = [n for n in nodes if self._node_within(n, seen)]
-        now_slots = [k for k in slots if self._slot_within(k, seen)]
-        now_edges = [e for e in edges if self._edge_within(e, seen)]
+        in_nodes, in_slots, in_edges = self._keys_within(seen)
         self.nodes.update(nodes)
-        self.nodes.difference_update(now_nodes)
         self.slots.update(slots)
-        self.slots.difference_update(now_slots)
         self.edges.update(edges)
-        self.edges.difference_update(now_edges)
-        return now_nodes, now_slots, now_edges
+        now = (list(self.nodes & in_nodes), list(self.slots & in_slots), list(self.edges & in_edges))
+        self.forget(*now)
+        return now
 
     def forget(self, nodes: Collection[str], slots: Collection[SlotKey], edges: Collection[Edge]) -> None:
         """These are restyled now: none of them waits any more."""
@@ -73,11 +72,10 @@ class OffScreen:
         """Restyle the waiting items drawn within ``seen`` (a view about to paint it)."""
         if not self.waiting:
             return 0
-        nodes = [n for n in self.nodes if self._node_within(n, seen)]
-        slots = [k for k in self.slots if self._slot_within(k, seen)]
-        edges = [e for e in self.edges if self._edge_within(e, seen)]
-        self.forget(nodes, slots, edges)
-        return self._items.restyle(nodes, slots, edges)[0]
+        in_nodes, in_slots, in_edges = self._keys_within(seen)
+        now = (list(self.nodes & in_nodes), list(self.slots & in_slots), list(self.edges & in_edges))
+        self.forget(*now)
+        return self._items.restyle(*now)[0]
 
     def restyle_some(self, seconds: float) -> int:
         """Restyle waiting items for about ``seconds``; how many were restyled."""
@@ -95,26 +93,19 @@ class OffScreen:
         self.nodes, self.slots, self.edges = set(), set(), set()
         return done
 
-    # -- where an item is drawn ----------------------------------------------------------
-    def _node_within(self, node_id: str, seen: QRectF) -> bool:
-        items = self._items
-        node = items.nodes.get(node_id)
-        if node is None:
-            return True  # not built: its restyle costs nothing
-        if node.sceneBoundingRect().intersects(seen):
-            return True
-        return any(proxy.sceneBoundingRect().intersects(seen) for proxy in items.proxies.get(node_id, ()))
-
-    def _slot_within(self, key: SlotKey, seen: QRectF) -> bool:
-        items = self._items
-        slot = items.slots.get(key)
-        if slot is None:
-            return True
-        line = items.slot_edges.get(key)
-        return slot.sceneBoundingRect().intersects(seen) or (
-            line is not None and line.sceneBoundingRect().intersects(seen)
-        )
-
-    def _edge_within(self, edge: Edge, seen: QRectF) -> bool:
-        line = self._items.edges.get(edge)
-        return line is None or line.sceneBoundingRect().intersects(seen)
+    def _keys_within(self, seen: QRectF) -> tuple[set[str], set[SlotKey], set[Edge]]:
+        """What the items drawn within ``seen`` are filed under, found through the scene's index
+        (a look at every waiting item's rectangle took ~1 s at a 5,000-node call's end)."""
+        nodes: set[str] = set()
+        slots: set[SlotKey] = set()
+        edges: set[Edge] = set()
+        for item in self._items.scene.items(seen, Qt.ItemSelectionMode.IntersectsItemBoundingRect):
+            if isinstance(item, (NodeItem, ProxyItem)):
+                nodes.add(item.node_id)
+            elif isinstance(item, SlotItem):
+                slots.add(item.key)
+            elif isinstance(item, EdgeItem) and isinstance(item.key, Edge):
+                edges.add(item.key)
+            elif isinstance(item, EdgeItem) and item.key is not None:
+                slots.add(item.key)  # a saved value's dotted line: restyled with its box
+        return nodes, slots, edges
