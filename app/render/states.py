@@ -88,6 +88,7 @@ class ShownStates:
         self._ran = _Ran()
         self._memo: dict[int, dict[str, NodeState]] = {}  # the last two steps asked for
         self._last = -1
+        self._all_visible: tuple[frozenset[str], bool] | None = None  # a step's visible set: all?
 
     # -- per item -------------------------------------------------------
     def node_state(self, state: StepState, node_id: str) -> NodeState:
@@ -182,7 +183,7 @@ class ShownStates:
     def summary_states(self, state: StepState, groups: Iterable[frozenset[str]]) -> Iterator[NodeState]:
         """:meth:`summary_state` of each of ``groups``, what is common to them looked up once."""
         visible, gone, ran = state.visible_nodes, state.gone, self._ran_before(state)
-        every = self.all_nodes <= visible  # once the forward pass has made them all: no look-ups
+        every = self._every_visible(visible)  # once the forward pass has made them all: no look-ups
         ran_keys = ran.keys()
         step = state.step
         own = step.node if step.kind in ("node", "error") else None
@@ -201,6 +202,14 @@ class ShownStates:
                     yield "idle"
                 else:  # looks up the box's few members in the call's many, stopping at the first
                     yield "idle" if ran_keys.isdisjoint(live) else "done"
+
+    def _every_visible(self, visible: frozenset[str]) -> bool:
+        """Whether ``visible`` holds every node, compared once per set: a restyle asks for each of
+        a call end's boxes, and comparing 20,000 nodes each time was a 2.4 s step."""
+        known = self._all_visible
+        if known is None or known[0] is not visible:
+            known = self._all_visible = (visible, self.all_nodes <= visible)
+        return known[1]
 
     def changed_nodes(self, before: StepState | None, after: StepState) -> set[str]:
         """The nodes of :meth:`changes` alone: what a step restyles while only nodes are seen

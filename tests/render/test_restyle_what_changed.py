@@ -170,3 +170,40 @@ def test_hidden_items_catch_up_after_jumps_and_a_new_palette(qtbot, recorded, co
     shown.set_details(True)
     assert not any(shown.is_stale(item) for item in (*shown.nodes.values(), *shown.slots.values()))
     assert png_bytes(shown) == png_bytes(eager)  # the same pixels
+
+
+def test_a_big_step_restyles_what_the_view_shows_and_the_rest_after(qtbot, recorded, monkeypatch):
+    """Zoomed in on a corner, a step that changes many items (a call's end) restyles at once only
+    those the view shows (NOTE [restyle off screen later]); the rest are restyled on the timer
+    after it, and then every item draws the pixels of a scene restyled eagerly at every step."""
+    from app.render.qt import off_screen
+    from app.render.qt.scene import GraphScene
+    from app.ui.graph.graph_view import GraphView
+
+    monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
+    lay = layout_graph(recorded.graph)
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(320, 240)
+    view.show()
+    view.set_model(recorded, lay, progressive=False)
+    view.camera.set_zoom(2.0)
+    scene = view.graph_scene
+    boundary = _call_boundaries(recorded)[-1]
+    ran = recorded.timeline.steps[boundary - 1].node or recorded.graph.nodes[0].id
+    view.centerOn(scene.nodes[ran])  # a corner of the graph: one node and its neighbours
+    seen = view.mapToScene(view.viewport().rect()).boundingRect()
+    eager = GraphScene(recorded, lay)
+    for index in (boundary - 1, boundary):
+        qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
+        scene.show_state(recorded.timeline.state(index))
+        eager.show_state(recorded.timeline.state(index))
+    changes = scene.drawn.changes(recorded.timeline.state(boundary - 1), recorded.timeline.state(boundary))
+    total = len(changes.nodes) + len(changes.slots) + len(changes.edges)
+    waiting = scene.off_screen.waiting
+    assert 0 < waiting < total  # some were restyled at once, some wait
+    assert all(not scene.nodes[n].sceneBoundingRect().intersects(seen) for n in scene.off_screen.nodes)
+    assert any(scene.is_stale(item) for item in (*scene.nodes.values(), *scene.edges.values()))
+    qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
+    assert not any(scene.is_stale(item) for item in (*scene.nodes.values(), *scene.slots.values()))
+    assert png_bytes(scene) == png_bytes(eager)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
@@ -29,6 +29,19 @@ def _edge_look(style: EdgeStyle) -> tuple[QPen, QPen, QBrush]:
     arrow = QPen(pen)
     arrow.setStyle(SOLID)
     return pen, arrow, QBrush(QColor(style.colour))
+
+
+@lru_cache(maxsize=256)
+def _hairline_of(colour: str, style: Qt.PenStyle) -> QPen:
+    pen = QPen(QColor(colour), 1.0)
+    pen.setCosmetic(True)
+    pen.setStyle(style)
+    return pen
+
+
+def _hairline(pen: QPen) -> QPen:
+    """``pen`` one screen pixel wide (NOTE [hairlines])."""
+    return _hairline_of(pen.color().name(), pen.style())
 
 
 def _spline_path(points: Sequence[tuple[float, float]]) -> QPainterPath:
@@ -62,6 +75,14 @@ LONG_EDGE_POINTS = 7  # two Bezier pieces: shorter edges are drawn whole
 # zoomed in, one piece of a loop's long edge runs thousands of pixels past the view.
 SPLIT_BEYOND = 3.0
 MAX_SPLITS = 10  # halvings of one piece at most (1,024 parts)
+# NOTE [hairlines]
+# Qt strokes a line up to one device pixel wide with its fast line drawer, a wider one with its
+# general stroker: a dashed edge 1.2 px wide on screen took 2.4 ms to stroke, 1 px wide 0.03 ms.
+# Following a loop's run at a readable zoom, a view crosses ~240 of a shared weight's long
+# edges and repainted them at ~200 ms a frame. An edge narrower on screen than HAIRLINE_BELOW
+# pixels is drawn one pixel wide (a cosmetic pen: the width and dashes in screen pixels);
+# a wider one (a running edge, a zoom from close by) keeps its width.
+HAIRLINE_BELOW = 1.75
 
 Bezier = tuple[tuple[float, float], tuple[float, float], tuple[float, float], tuple[float, float]]
 
@@ -197,9 +218,11 @@ class EdgeItem(QGraphicsItem):
     def _long(self) -> bool:
         return len(self._points) > LONG_EDGE_POINTS
 
-    def _visible_runs(self, exposed: QRectF) -> list[tuple[float, QPainterPath]]:
+    def _visible_runs(self, exposed: QRectF, *, split: bool = True) -> list[tuple[float, QPainterPath]]:
         """The runs of this spline's Bezier pieces whose hulls meet ``exposed`` (item units), each
-        with the length of the spline before it (where its dashes start)."""
+        with the length of the spline before it (where its dashes start). ``split``: a piece far
+        larger than ``exposed`` is cut to the parts that meet it (a hairline's stroker clips
+        cheaply by itself: NOTE [hairlines])."""
         if self._pieces is None:
             pieces = [_spline_path(self._points[i : i + 4]) for i in range(0, len(self._points) - 3, 3)]
             self._pieces, before = [], 0.0
@@ -213,7 +236,9 @@ class EdgeItem(QGraphicsItem):
         for index, (hull, piece, before) in enumerate(self._pieces):
             if not seen.intersects(hull):
                 joined = False
-            elif hull.width() > SPLIT_BEYOND * seen.width() or hull.height() > SPLIT_BEYOND * seen.height():
+            elif split and (
+                hull.width() > SPLIT_BEYOND * seen.width() or hull.height() > SPLIT_BEYOND * seen.height()
+            ):
                 curve = tuple(self._points[3 * index : 3 * index + 4])
                 assert len(curve) == 4
                 runs += [(at, _curve_path(part)) for at, part in _seen_parts(curve, seen, before)]  # type: ignore[arg-type]
@@ -237,16 +262,21 @@ class EdgeItem(QGraphicsItem):
             self._path = _spline_path(self._points)
             if self._corners is not None:
                 self._arrow = QPolygonF([QPointF(x, y) for x, y in self._corners])
-        painter.setPen(self._pen)
+        scale = painter.worldTransform().m11()
+        pen, unit = self._pen, max(self._pen.widthF(), 1e-3)  # dash lengths in pen widths
+        hairline = 0 < pen.widthF() * scale < HAIRLINE_BELOW
+        if hairline:  # NOTE [hairlines]
+            pen, unit = _hairline(pen), 1 / scale  # dash lengths in screen pixels
+        painter.setPen(pen)
         painter.setBrush(NO_BRUSH)
         exposed = option.exposedRect  # type: ignore[attr-defined]
         if self._long and not exposed.contains(self._bounds):  # NOTE [long edges]
-            dashed = self._pen.style() != SOLID
-            for before, run in self._visible_runs(exposed):
+            dashed = pen.style() != SOLID
+            for before, run in self._visible_runs(exposed, split=not hairline):
                 if dashed:
-                    pen = QPen(self._pen)
-                    pen.setDashOffset(before / max(self._pen.widthF(), 1e-3))  # in pen widths
-                    painter.setPen(pen)
+                    phased = QPen(pen)
+                    phased.setDashOffset(before / unit)
+                    painter.setPen(phased)
                 painter.drawPath(run)
         else:
             painter.drawPath(self._path)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainter
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
@@ -31,6 +31,7 @@ from app.render.qt.boxes import NodeItem, ProxyItem, SlotItem
 from app.render.qt.edges import EdgeItem
 from app.render.qt.fonts import Fonts, growth, measure
 from app.render.qt.frames import ClusterItem
+from app.render.qt.off_screen import OffScreen
 from app.render.qt.overview import OverviewRenderer
 from app.render.qt.scene_items import SceneItems
 from app.render.states import DrawnStates, ShownStates
@@ -39,6 +40,7 @@ from app.render.style import DEFAULT_PALETTE, PALETTES, Palette
 __all__ = ["CHUNK", "MARGIN", "OVERVIEW_DOT_PX", "GraphScene"]
 
 CHUNK = 400  # items built per slice when populating progressively (a few ms each)
+LATER_SLICE_S = 0.004  # time a timer tick spends on restyles left for later (NOTE [restyle off screen later])
 
 
 class GraphScene(QGraphicsScene):
@@ -84,6 +86,10 @@ class GraphScene(QGraphicsScene):
         )
         self.overview_drawing = OverviewRenderer(self, layout, self.graph, self.looks, self.clusters)
         self.put_off = PutOff(self.drawn)
+        self.off_screen = OffScreen(self.scene_items)  # NOTE [restyle off screen later]
+        self._later = QTimer(self)
+        self._later.setInterval(0)
+        self._later.timeout.connect(self._on_later)
         self._selected: str | None = None
         self.complete = False
         self.restyled = 0  # items restyled so far (tests count a step's work)
@@ -170,6 +176,7 @@ class GraphScene(QGraphicsScene):
     def drawn_in_full(self) -> Iterator[None]:
         """Every item shown, whatever the view's zoom hid (for pictures of the whole graph)."""
         overview, details = self.overview, self.details
+        self.restyled += self.off_screen.restyle_all()
         self.set_overview(False)
         self.set_details(True)
         try:
@@ -204,24 +211,49 @@ class GraphScene(QGraphicsScene):
         self.overview_drawing.frames_changed(*frames)
         if changes is None:
             return len(frames)
-        done, changed = self.scene_items.restyle(
+        now = self.off_screen.split(
             () if boxes_wait else changes.nodes,
             () if slots_wait else changes.slots,
             () if boxes_wait else changes.edges,
+            self._seen(),
         )
+        self.off_screen.forget(*now)
+        done, changed = self.scene_items.restyle(*now)
         self.restyled += done
+        if self.off_screen.waiting:
+            self._later.start()
         return len(frames) + changed
+
+    def _seen(self) -> QRectF | None:
+        """What the views on screen show, in scene units; None when none does (a picture)."""
+        seen: QRectF | None = None
+        for view in self.views():
+            if view.isVisible():
+                shown = view.mapToScene(view.viewport().rect()).boundingRect()
+                seen = shown if seen is None else seen | shown
+        return seen
+
+    def restyle_within(self, seen: QRectF) -> None:
+        """Restyle the items left for later that are drawn within ``seen`` (a view about to paint)."""
+        if self.off_screen.waiting:
+            self.restyled += self.off_screen.restyle_within(seen)
+
+    def _on_later(self) -> None:
+        self.restyled += self.off_screen.restyle_some(LATER_SLICE_S)
+        if not self.off_screen.waiting:
+            self._later.stop()
 
     def is_stale(self, item: QGraphicsItem) -> bool:
         """Whether ``item``'s restyle was put off while it was hidden (NOTE [restyle what is seen])."""
-        put_off = self.put_off
+        put_off, later = self.put_off, self.off_screen
         put_off.catch_up(self.looks.state)
         if isinstance(item, (NodeItem, ProxyItem)):
-            return item.node_id in put_off.nodes
+            return item.node_id in put_off.nodes or item.node_id in later.nodes
         if isinstance(item, SlotItem):
-            return item.key in put_off.slots
+            return item.key in put_off.slots or item.key in later.slots
         if isinstance(item, EdgeItem):
-            return item.key in put_off.edges or item.key in put_off.slots
+            key = item.key
+            return key in put_off.edges or key in put_off.slots or key in later.edges or key in later.slots
         return False
 
     def _restyle_put_off(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsView
 
 from app.render.labels import NODE_FONT_PX, SLOT_FONT_PX
@@ -94,13 +94,15 @@ class Camera:
         self._fitted = (graph.sceneRect(), self.zoom)
         self._reading = None
 
-    def show_readable(self, node_id: str, also: Sequence[str] = ()) -> bool:
+    def show_readable(self, node_id: str, also: Sequence[str] = (), *, shared: bool = False) -> bool:
         """Fit the graph; if that draws node names too small to read, zoom in to
         :data:`READ_ZOOM` around ``node_id`` and its saved values instead (the failing node of an
         error step on a projector, the node a backward step runs), with as many of the nodes
         ``also`` (its neighbours, the other nodes a line made) as fit at a readable zoom.
         Returns whether it zoomed in. A zoom by the learner ends it; a resize or a wider scene
-        while the graph builds shows the node again."""
+        while the graph builds shows the node again. ``shared``: the node is used by many parts
+        of the graph (a weight every iteration reads): one of ``also`` drawn readable in the view
+        shows the step (the edge it runs along), and the view stays."""
         view, graph = self._view, self._view.graph_scene
         if graph is None:
             return False
@@ -113,26 +115,68 @@ class Camera:
         if rects is None or self.fit_zoom() * self._node_px() >= self.readable_px:
             self.fit()
             return False
-        # Not fitted first: from one followed node to the next the zoom stays and the view pans,
-        # where a fit in between hid and showed every item of a big graph's overview twice a step.
+        # NOTE [steady camera]: the camera works in proportion to what changed on screen. A node
+        # already drawn readable inside the view keeps the view as it is (a pan or a zoom repaints
+        # the whole view: a 200-iteration loop's long edges, ~200 ms a step); one that left it is
+        # brought back by the shortest pan, at the zoom the view has when that is readable.
         alone, together = rects
-        room = view.viewport().rect().adjusted(FOCUS_MARGIN, FOCUS_MARGIN, -FOCUS_MARGIN, -FOCUS_MARGIN)
+        room = self._room()
         readable = self.readable_px / self._node_px()
+        zoom = self.zoom
+        if (
+            self._reading is not None
+            and zoom >= readable
+            and self._steady(alone, also if shared else (), room)
+        ):
+            self._reading = node_id
+            return True
 
         def fits(rect: QRectF) -> float:
             return min(room.width() / max(rect.width(), 1.0), room.height() / max(rect.height(), 1.0))
 
-        zoom = max(readable, min(READ_ZOOM, fits(together)))  # with its saved values where they fit
+        if self._reading is None or zoom < readable or fits(alone) < zoom:
+            zoom = max(readable, min(READ_ZOOM, fits(together)))  # with its saved values where they fit
         for other in also:  # at that zoom, so following a run pans from node to node at one zoom
             more = graph.focus_rects(other)
             if more is not None and fits(together | more[0]) >= zoom:
                 together |= more[0]
-        self.set_zoom(zoom)
-        view.centerOn(together.center())
+        if zoom != self.zoom:
+            self.set_zoom(zoom)
+            view.centerOn(together.center())
+        else:
+            self._pan_to(together, room)
         view.ensureVisible(alone, FOCUS_MARGIN, FOCUS_MARGIN)  # the node itself, when all is too wide
         self._fitted = (graph.sceneRect(), self.zoom)
         self._reading = node_id
         return True
+
+    def _room(self) -> QRect:
+        """The readable part of the view: the viewport less a margin on each side."""
+        return self._view.viewport().rect().adjusted(FOCUS_MARGIN, FOCUS_MARGIN, -FOCUS_MARGIN, -FOCUS_MARGIN)
+
+    def _steady(self, alone: QRectF, company: Sequence[str], room: QRect) -> bool:
+        """Whether the node at ``alone``, or else one of ``company``, is drawn whole in ``room``."""
+        if self._shown_within(alone, room):
+            return True
+        graph = self._view.graph_scene
+        assert graph is not None
+        return any(
+            (r := graph.focus_rects(n)) is not None and self._shown_within(r[0], room) for n in company
+        )
+
+    def _shown_within(self, rect: QRectF, room: QRect) -> bool:
+        """Whether the scene rectangle ``rect`` is drawn whole inside ``room`` (viewport pixels)."""
+        drawn = self._view.mapFromScene(rect).boundingRect()
+        return QRect(room).contains(drawn)
+
+    def _pan_to(self, rect: QRectF, room: QRect) -> None:
+        """Pan the shortest way that shows ``rect`` (scene units) with a lead of up to a quarter of
+        the view beyond it, so the next steps of a run that goes on that way stay put a while."""
+        view = self._view
+        width, height = rect.width() * self.zoom, rect.height() * self.zoom
+        lead_x = max(FOCUS_MARGIN, min(room.width() / 4, (room.width() - width) / 2))
+        lead_y = max(FOCUS_MARGIN, min(room.height() / 4, (room.height() - height) / 2))
+        view.ensureVisible(rect, int(lead_x), int(lead_y))
 
     @property
     def readable_px(self) -> float:

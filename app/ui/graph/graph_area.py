@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from app.ui.graph.graph_view import GraphView
     from app.ui.panels.legend import Legend
 
-__all__ = ["GraphArea", "step_company", "step_node"]
+__all__ = ["GraphArea", "arrival_node", "is_shared", "step_company", "step_node"]
 
 GRAPH_PAGE, MESSAGE_PAGE = 1, 0
 
@@ -45,6 +45,20 @@ def step_node(state: StepState, *, running: bool) -> str | None:
     return None
 
 
+def arrival_node(state: StepState, recording: Recording, *, running: bool) -> str | None:
+    """The node a recording opens on, to show readable where the whole graph fitted is not: the
+    step's own (:func:`step_node`); following the run, else the newest node made so far, or
+    before any is made, the first one to come (where the graph begins)."""
+    node = step_node(state, running=running)
+    if node is not None or not running or not recording.graph.nodes:
+        return node
+    nodes = recording.graph.nodes
+    made = [n for n in nodes if n.id in state.visible_nodes]
+    if made:
+        return max(made, key=lambda n: n.created_at_step or 0).id
+    return min(nodes, key=lambda n: n.created_at_step or 0).id
+
+
 def step_company(state: StepState, node: str, neighbours: dict[str, list[str]]) -> tuple[str, ...]:
     """The nodes shown with a step's node where they fit at a readable zoom: the other nodes a
     line's forward step added, else the node's neighbours (what it takes from and gives to)."""
@@ -52,6 +66,17 @@ def step_company(state: StepState, node: str, neighbours: dict[str, list[str]]) 
     if node in added:
         return tuple(n for n in reversed(added) if n != node)
     return tuple(neighbours.get(node, ()))
+
+
+def is_shared(recording: Recording, node: str, neighbours: dict[str, list[str]]) -> bool:
+    """Whether ``node`` is used by more than one loop iteration (a model's weight, its gradient's
+    accumulation): following a run, the view stays on the iteration that reads it."""
+    graph = recording.graph
+    if not graph.node(node).is_leaf:
+        return False
+    marks = {graph.node(n).loops for n in neighbours.get(node, ())}
+    marks.discard(())
+    return len(marks) > 1
 
 
 def neighbours_of(recording: Recording) -> dict[str, list[str]]:
@@ -83,6 +108,8 @@ class GraphArea(QStackedWidget):
         self._navigation = navigation
         self._legend_area = legend_area
         self._palette, self._font_scale = "light", 1.0
+        self._following = True  # "Follow the running node", as the last step was shown
+        self._change_framed: tuple[str, str] | None = None  # the session's last change, once framed
         self.view: GraphView | None = None
         self.legend: Legend | None = None
         self.preview: GraphPreview | None = None  # made when a file with a preview is opened
@@ -207,13 +234,31 @@ class GraphArea(QStackedWidget):
             scene.select(failed.failed_node)  # outlined as well as drawn as failed
         self._navigation.fit()
         state = self._session.state()
-        if state is not None:
-            # opened at the error step: its node readable; at any other, the whole graph first
-            self._follow(state, running=False)
+        changed = self._changed_nodes(recording)
+        if changed:  # after a fix: the nodes its lines make, readable where they fit
+            self._navigation.follow(changed[-1], changed[:-1])
+        elif state is not None:
+            # readable on arrival: the error step's node; following, the step's node or the
+            # newest one made (the whole graph, where its names can be read fitted)
+            node = arrival_node(state, recording, running=self._following)
+            self._follow(state, running=self._following, node=node)
+
+    def _changed_nodes(self, recording: Recording) -> list[str]:
+        """The nodes made by the lines the session's last change (a fix, a toggle) wrote, the first
+        time its recording is shown; else none."""
+        from app.core.lesson.edits import new_line_numbers
+
+        change = self._session.last_change
+        if change is None or change is self._change_framed or change[1] != recording.program.code:
+            return []
+        self._change_framed = change
+        lines = set(new_line_numbers(*change))
+        return [n.id for n in recording.graph.nodes if n.line in lines]
 
     def show_step(self, *, following: bool) -> None:
         """Restyle the graph for the session's step; show the node it is about (NOTE [auto fit])."""
         state = self._session.state()
+        self._following = following
         if self.view is None or state is None or self.currentIndex() != GRAPH_PAGE:
             return
         self.view.show_state(state)
@@ -223,15 +268,17 @@ class GraphArea(QStackedWidget):
     def follow(self, following: bool) -> None:
         """ "Follow the running node" turned on or off: show what the current step is about now."""
         state = self._session.state()
+        self._following = following
         if state is not None and self.view is not None:
             self._follow(state, running=following)
 
-    def _follow(self, state: StepState, *, running: bool) -> None:
-        node = step_node(state, running=running)
+    def _follow(self, state: StepState, *, running: bool, node: str | None = None) -> None:
+        node = node if node is not None else step_node(state, running=running)
         recording = self._session.recording
         if node is None or recording is None:
             self._navigation.follow(node)
             return
         if self._neighbours[0] is not recording:
             self._neighbours = (recording, neighbours_of(recording))
-        self._navigation.follow(node, step_company(state, node, self._neighbours[1]))
+        company = step_company(state, node, self._neighbours[1])
+        self._navigation.follow(node, company, shared=is_shared(recording, node, self._neighbours[1]))

@@ -16,11 +16,15 @@ scale) up. An error step is about the node PyTorch failed at (with its freed
 saved values). With "Follow the running node" (View menu; on unless turned
 off) a backward step is about the node it ran, with its neighbours where they
 fit, and a line's forward step about the nodes it added; a step about no node
-(a call's end, a line that made no node) keeps the view. So the view pans with
+(a call's end, a line that made no node) keeps the view, and so does a step whose node
+is already drawn readable in it, or, for a weight every iteration reads, one of its
+neighbours (camera.py's NOTE [steady camera]: a pan repaints the whole view). So the view pans with
 the run at one zoom: going back to the whole graph at every iteration of a
 training loop was a jump each time, and hiding or showing every item of a big
-graph's overview (100-200 ms at 1,200 nodes). A recording opens fitted; "Fit
-graph" shows the whole graph until the next step about a node. A graph whose
+graph's overview (100-200 ms at 1,200 nodes). A recording opens fitted where its
+names can be read so, else on the step's node (following, the newest made), and after a
+fix on the nodes its lines made; "Fit graph" shows the whole graph until the next step
+about a node. A graph whose
 fitted names can be read stays fitted throughout. While zoomed in, a corner
 of the view shows the whole graph small (``minimap.py``); a click there goes
 to that part of the graph.
@@ -86,10 +90,11 @@ class GraphNavigation(QObject):
             self.auto_fit = True  # and keep it fitted as the window changes size
             self._view.camera.fit()
 
-    def follow(self, node_id: str | None, also: Sequence[str] = ()) -> None:
+    def follow(self, node_id: str | None, also: Sequence[str] = (), *, shared: bool = False) -> None:
         """The node the shown step is about (an error step's failing node; following, a backward
         step's node or a line's newest one), or None: while the learner has not zoomed, show it
-        readable (``Camera.show_readable``) with as many of ``also`` as fit, else the whole graph."""
+        readable (``Camera.show_readable``) with as many of ``also`` as fit, else the whole graph.
+        ``shared``: a node many parts of the graph use, shown by one of ``also`` in view."""
         self._step_node = node_id
         if node_id == self._followed or self._view is None or not self.auto_fit:
             return
@@ -97,7 +102,7 @@ class GraphNavigation(QObject):
         if node_id is None:
             self._view.camera.fit()
         else:
-            self._view.camera.show_readable(node_id, self._also)
+            self._view.camera.show_readable(node_id, self._also, shared=shared)
 
     def _refit(self) -> None:
         if self._view is None or not self.auto_fit:

@@ -35,6 +35,8 @@ from PySide6.QtGui import (
     QHelpEvent,
     QMouseEvent,
     QPainter,
+    QPaintEvent,
+    QResizeEvent,
     QTransform,
     QWheelEvent,
 )
@@ -229,6 +231,27 @@ class GraphView(QGraphicsView):
     def show_state(self, state: StepState) -> int:
         """Show the states of one step; returns how many items were restyled."""
         return 0 if self._graph is None else self._graph.show_state(state)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        # NOTE [steady camera]: the view loses or gains height at its top (a taller caption or
+        # counter above it, the error panel): the graph stays where it is on screen, its bottom
+        # edge held, where the centre held moved the drawing by half the change
+        old, new = event.oldSize(), event.size()
+        if old.width() != new.width() or old.height() <= 0 or self._graph is None:
+            super().resizeEvent(event)
+            return
+        anchor = self.resizeAnchor()
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
+        super().resizeEvent(event)
+        self.setResizeAnchor(anchor)
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.value() + old.height() - new.height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        graph = self._graph
+        if graph is not None and graph.off_screen.waiting:  # NOTE [restyle off screen later]
+            graph.restyle_within(self.mapToScene(self.viewport().rect()).boundingRect())
+        super().paintEvent(event)
 
     # -- the pointer ---------------------------------------------------------------
     def wheelEvent(self, event: QWheelEvent) -> None:

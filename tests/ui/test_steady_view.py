@@ -1,0 +1,168 @@
+"""Following the running node keeps a steady view: a step whose node is already drawn readable
+inside the view moves nothing (no zoom, no scroll), and a step about a weight every iteration
+uses stays on the iteration that reads it, where one of the weight's neighbours is in view.
+
+Whether a node is readable in view is measured from what is drawn (the node item's rectangle
+mapped to the viewport, its font size times the view's zoom), not from the camera's own state.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPointF, QRect, QSize
+
+from app.ui.graph.camera import FOCUS_MARGIN
+from app.ui.graph.graph_area import neighbours_of, step_node
+from app.ui.runtime.settings import AppSettings
+from app.ui.window import dialogs
+from app.ui.window.main_window import MainWindow
+
+TIMEOUT = 30_000
+ROOM_PX = 12.0  # the smallest node name the back row reads, at text scale 1
+TRAINING = Path(__file__).parents[1] / "support" / "scripts" / "training" / "mlp_adam_batches.py"
+
+
+@pytest.fixture(autouse=True)
+def no_modal_dialogs(monkeypatch):
+    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
+    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    from app.core.lensfile import save_lens
+    from app.core.recording.script import record_script
+
+    lens = tmp_path / "training.lens"
+    save_lens(record_script(TRAINING).recording, lens)
+    made = MainWindow(AppSettings(tmp_path / "settings.ini"), "two-losses")
+    qtbot.addWidget(made)
+    made.set_size(1280, 720)
+    made.setMaximumSize(1280, 720)
+    made.show()
+    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
+        made.start()
+    qtbot.waitUntil(lambda: made.graph_view is not None and made.size() == QSize(1280, 720), timeout=TIMEOUT)
+    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
+        made.load_program(lens)
+    view = made.graph_view
+    qtbot.waitUntil(lambda: not view.building and view.unshown is None, timeout=TIMEOUT)
+    qtbot.wait(50)  # fitted once the page has its size, a turn later
+    yield made
+    made.session.worker.wait_idle()
+
+
+def _camera(view) -> tuple[float, float, int, int]:
+    """Where the graph is drawn in the window: its zoom, and where a scene point lands on screen
+    (the view's scroll, and where the view sits: a taller caption above it moves neither)."""
+    t = view.transform()
+    at = view.viewport().mapTo(view.window(), view.mapFromScene(QPointF(0.0, 0.0)))
+    return t.m11(), t.m22(), at.x(), at.y()
+
+
+def _readable_in_view(view, node: str) -> bool:
+    """Whether ``node``'s box is drawn whole inside the readable part of the view (the viewport
+    less FOCUS_MARGIN a side) with its name >= ROOM_PX tall."""
+    graph = view.graph_scene
+    item = graph.nodes.get(graph.folded.shown_as(node))
+    if item is None:
+        return False
+    drawn = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
+    room = view.viewport().rect().adjusted(FOCUS_MARGIN, FOCUS_MARGIN, -FOCUS_MARGIN, -FOCUS_MARGIN)
+    inside = QRect(room).contains(drawn)
+    return inside and item.font_px * view.transform().m11() >= ROOM_PX * view.font_scale
+
+
+def _node_steps(recording) -> list[int]:
+    return [i for i, step in enumerate(recording.timeline.steps) if step.kind == "node"]
+
+
+def test_a_step_whose_node_is_already_readable_moves_nothing(qtbot, window):
+    view, session = window.graph_view, window.session
+    steps = _node_steps(session.recording)
+    session.go_to(steps[0])
+    qtbot.wait(20)
+    kept = 0
+    for index in steps[1:]:
+        node = step_node(session.recording.timeline.state(index), running=True)
+        assert node is not None
+        already, before, size = _readable_in_view(view, node), _camera(view), view.viewport().size()
+        session.go_to(index)
+        qtbot.wait(5)
+        assert _readable_in_view(view, node) or not already  # the node a step is about stays readable
+        if already and view.viewport().size() == size:  # (a taller caption may cover the node)
+            assert _camera(view) == before, f"step {index}: {node} was readable in view, yet the view moved"
+            kept += 1
+    assert kept >= 3  # the run did come by nodes already in view
+
+
+def test_a_weight_every_iteration_uses_keeps_the_view_on_the_iteration(qtbot, window):
+    view, session = window.graph_view, window.session
+    recording = session.recording
+    graph, neighbours = recording.graph, neighbours_of(recording)
+    shared = {
+        n.id
+        for n in graph.nodes
+        if n.is_leaf and len({graph.node(m).loops for m in neighbours.get(n.id, ())} - {()}) > 1
+    }
+    assert shared  # the script's weights are read by every batch
+    steps = _node_steps(recording)
+    checked = 0
+    for before_index, index in pairwise(steps):
+        node = recording.timeline.steps[index].node
+        if node not in shared:
+            continue
+        session.go_to(before_index)
+        qtbot.wait(30)  # the caption and counter laid out
+        company = [m for m in neighbours[node] if _readable_in_view(view, m)]
+        if not company or _readable_in_view(view, node):
+            continue
+        where, size = _camera(view), view.viewport().size()
+        session.go_to(index)
+        qtbot.wait(5)
+        if view.viewport().size() != size:  # a taller caption may cover the neighbour
+            continue
+        assert _camera(view) == where, f"step {index}: the view crossed the graph to the weight {node}"
+        checked += 1
+    assert checked >= 1
+
+
+def test_a_recording_opens_with_a_node_name_the_room_can_read(qtbot, window):
+    """Readable on arrival: a graph whose names fitted are too small to read opens zoomed in on a
+    node (the step's, else the newest made, else the first to come), its name >= 12 px."""
+    view, session = window.graph_view, window.session
+    graph = view.graph_scene
+    assert (
+        view.camera.fit_zoom() * max(i.font_px for i in graph.nodes.values()) < ROOM_PX
+    )  # fitted: unreadable
+    assert session.index == 0
+    qtbot.waitUntil(lambda: any(_readable_in_view(view, n) for n in graph.nodes), timeout=5000)
+
+
+def test_after_a_fix_the_lines_it_wrote_are_shown_readable(qtbot, tmp_path):
+    """The first step after a fix is applied shows a node its lines made, its name readable."""
+    from app.core.lesson.edits import new_line_numbers
+
+    settings = AppSettings(tmp_path / "settings.ini")
+    settings.font_scale = 1.5
+    made = MainWindow(settings, "gan-no-detach")
+    qtbot.addWidget(made)
+    made.set_size(1024, 640)
+    made.setMaximumSize(1024, 640)
+    made.show()
+    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
+        made.start()
+    qtbot.waitUntil(lambda: made.graph_view is not None and bool(made.error_panel.fixes), timeout=TIMEOUT)
+    view = made.graph_view
+    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT) as blocker:
+        made.error_panel.fix_buttons[0].click()
+    fixed = blocker.args[0]
+    lines = set(new_line_numbers(*made.session.last_change))
+    wrote = [n.id for n in fixed.graph.nodes if n.line in lines]
+    assert wrote  # the fix's lines make nodes
+    assert view.camera.fit_zoom() * max(i.font_px for i in view.graph_scene.nodes.values()) < ROOM_PX * 1.5
+    qtbot.waitUntil(lambda: any(_readable_in_view(view, n) for n in wrote), timeout=5000)
+    made.session.worker.wait_idle()
