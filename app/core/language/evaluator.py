@@ -20,7 +20,8 @@ printed text go to the recorder (NOTE [program hooks]).
 ...     Evaluator({}, field="demo").evaluate(huge)
 ... except ProgramError as exc:
 ...     print(exc.where(), "|", exc.message)
-demo, line 1, column 1 | this would make a tensor of 1,000,000,000,000 elements; the limit is 10,000,000; to record a script of your own with full Python, run: python -m app run SCRIPT.py
+demo, line 1, column 1 | this would make a tensor of 1,000,000,000,000 elements; the limit is 10,000,000;
+to record a script of your own with full Python, run: python -m app run SCRIPT.py
 
 The evaluator is its state and every call made under the size guard
 (``evaluation.py``), and one part per shape of code, each a class of its own
