@@ -18,6 +18,9 @@ from tests.support.alive_oracle import alive_by_python, alive_by_recording
 _START = "import torch\nx = torch.ones(3, requires_grad=True)\n"
 _AFTER = "(x * 2).sum().backward()\nz = x.sin()\n"
 
+_GENERATOR = "def gen():\n    t = x.exp()\n    yield 1\n    yield 2\n"
+_GENERATOR_EXPRESSION = "g = (v.sum().item() for v in [x.exp(), x.exp()])\n"
+
 # name -> (what keeps x.exp(), what lets it go); both are plain Python and the checked language
 KEPT_IN: dict[str, tuple[str, str]] = {
     "name": ("held = x.exp()\n", "del held\n"),
@@ -60,16 +63,20 @@ KEPT_IN: dict[str, tuple[str, str]] = {
         "except ValueError as e:\n    n = 1\n",
         "",
     ),
+    "generator partly drawn, dropped": (_GENERATOR + "g = gen()\nfirst = next(g)\n", "del g\n"),
+    "generator at its last item": (_GENERATOR + "g = gen()\nnext(g)\nnext(g)\n", "next(g, None)\n"),
+    "generator drawn to its end": (_GENERATOR + "g = gen()\ntotal = 0\nfor v in g:\n    total += v\n", ""),
+    "generator expression partly drawn": (_GENERATOR_EXPRESSION + "first = next(g)\n", "del g\n"),
+    "generator expression drawn to its end": (
+        "g = (v.sum().item() for v in [x.exp()])\ntotal = sum(g)\n",
+        "",
+    ),
 }
 
-# What the checked language has no such thing for: it runs a generator to its end at once, and
-# refuses a list that holds itself, attributes of modules and __slots__.
+# What the checked language has no such thing for: it refuses a list that holds itself,
+# attributes of modules and __slots__.
 SCRIPT_ONLY: dict[str, tuple[str, str]] = {
     "list cycle": ("a = []\nb = [a, x.exp()]\na.append(b)\n", "del a\ndel b\n"),
-    "generator locals": (
-        "def gen():\n    t = x.exp()\n    yield 1\n    yield 2\ng = gen()\nnext(g)\n",
-        "del g\n",
-    ),
     "module attribute": ("import math\nmath.kept = x.exp()\n", "del math.kept\n"),
     "frame of a running function": (
         "def outer():\n    t = x.exp()\n    (x * 3).sum().backward()\n    return 1\nouter()\n",

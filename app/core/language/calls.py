@@ -15,6 +15,7 @@ import torch
 from app.core.language.data import ProgramLoader
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, first_line
+from app.core.language.generators import GENERATOR
 from app.core.language.instances import ProgramFunction, ProgramModuleProxy, ProgramObject
 from app.core.language.kinds import is_instance, type_of
 from app.core.language.members import listed_callables, method_caller
@@ -285,7 +286,7 @@ class Calls:
                 raise ev.error("iter(...) takes one list, range or DataLoader here", node)
             return iter(ev.statements.all_items(args[0], node, loop=True))
         if name == "next":
-            if kwargs or not 1 <= len(args) <= 2 or not isinstance(args[0], _LIST_ITERATOR):
+            if kwargs or not 1 <= len(args) <= 2 or not isinstance(args[0], (_LIST_ITERATOR, GENERATOR)):
                 raise ev.error("next(...) takes what iter(...) gave, as in next(iter(loader))", node)
             return ev.apply(next, args, {}, node)
         if name in ("map", "filter"):

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from app.core.language.evaluation import Evaluation
+from app.core.language.generators import drawn
 from app.core.language.grammar import BINOPS, COMPARE, UNARY
 from app.core.language.instances import ContainerProxy, ProgramModuleProxy, ProgramObject
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
@@ -148,12 +149,15 @@ class Expressions:
 
     def comprehension(self, node: Comprehended) -> Any:
         """A comprehension, run at once in a scope of its own; each item is an iteration of a loop."""
-        made = Comprehension(self.ev, node).run()
+        comprehension = Comprehension(self.ev, node)
+        made = comprehension.run()
         if isinstance(node, ast.DictComp):
             return dict(made)
         if isinstance(node, ast.SetComp):
             return set(self.ev.apply(_hashable_items, [made], {}, node))
-        return made if isinstance(node, ast.ListComp) else iter(made)
+        return (
+            made if isinstance(node, ast.ListComp) else drawn(made, comprehension.scope, comprehension.first)
+        )
 
     def fstring(self, node: ast.JoinedStr) -> str:
         pieces: list[str] = []
@@ -259,11 +263,12 @@ class Comprehension:
         outer = ev.scope.function_scope() if ev.scope is not None else None
         self.scope = Scope(frozenset(targets), parent=outer)
         self.made: list[Any] = []
+        self.first: Any = None  # what its first loop goes over
         self.iterations = 0
 
     def run(self) -> list[Any]:
         ev = self.ev
-        first = ev.eval(self.node.generators[0].iter)  # in the enclosing scope, as in Python
+        first = self.first = ev.eval(self.node.generators[0].iter)  # in the enclosing scope, as in Python
         outer = ev.scope
         ev.scope = self.scope
         try:

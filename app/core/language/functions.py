@@ -24,6 +24,7 @@ import torch
 
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import Return
+from app.core.language.generators import drawn
 from app.core.language.grammar import RUN_HINT
 from app.core.language.instances import ProgramFunction
 from app.core.language.raised import raised_error, unwound_scopes
@@ -111,7 +112,7 @@ class Functions:
             self.depth -= 1
             ev.scope = outer
             made = self.yielded.pop() if fn.generator else None
-        return None if made is None else iter(made)
+        return None if made is None else drawn(made, scope, name=fn.name)
 
     def yield_expression(self, node: ast.Yield | ast.YieldFrom) -> None:
         """``yield value`` (or ``yield from values``): kept for the caller, in order."""

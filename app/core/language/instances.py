@@ -78,7 +78,7 @@ class ProgramFunction(Checked):
         self.static = False  # @staticmethod: no self
         self.owner_class: Any = None  # the program's class whose body defined it (for super())
         # A body with yield runs whole at the call, and the call gives what it yielded (NOTE [program
-        # functions]): snippets loop over such generators at once, and the loop caps still hold.
+        # generators]): snippets loop over such generators at once, and the loop caps still hold.
         self.generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(body))
         self.kind = f"the function {name}"
 
