@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+from app.core.lesson.copies import copied_names, copy_grad_text
 from app.core.model.graph import LoopMark
 from app.core.model.recording import Recording
 from app.core.model.text import format_bytes, format_values
@@ -125,6 +126,7 @@ def to_table(rec: Recording) -> str:
     header += f"{'saved bytes':>11}  grads"
     if len(rec.leaves) > EVERY_GRAD_UP_TO:
         lines.append(f"grads: the .grad of each of the {len(rec.leaves)} leaves that a step changed")
+    lines += [copy_grad_text(name, leaf) for name, leaf in copied_names(rec.leaves).items()]
     lines += [header, "-" * len(header)]
     for step, state, before in _replayed(rec):
         lines += _step_lines(rec, step, state, before)

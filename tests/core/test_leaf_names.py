@@ -88,3 +88,42 @@ def test_a_leaf_whose_name_was_rebound_to_a_copy_is_shown_under_the_line_that_na
     assert leaf is not None and [round(float(v), 5) for v in leaf.flat] == [
         round(float(2 * v), 5) for v in plain["inputs"].detach().flatten()
     ]
+
+
+def test_the_name_that_now_holds_the_copy_shows_grad_none_with_pytorchs_warning(tmp_path) -> None:
+    """The name ``inputs`` holds the copy: PyTorch gives None for its ``.grad`` and warns that a
+    non-leaf's ``.grad`` is not filled; the trace table and the words say the same."""
+    import contextlib
+    import io
+    import runpy
+    import warnings
+
+    from app.core.lesson.copies import copied_names, copy_grad_text
+    from app.core.recording.script import record_script
+    from app.core.report import to_table
+
+    path = tmp_path / "lost.py"
+    path.write_text(LOST_LEAF, encoding="utf-8")
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plain = runpy.run_path(str(path), run_name="__main__")
+        plain_grad = plain["inputs"].grad
+    told = [str(w.message) for w in caught if "not a leaf Tensor" in str(w.message)]
+    assert plain["inputs"].grad_fn is not None and told  # PyTorch: a non-leaf, and it warned
+    recording = record_script(path, stdout=io.StringIO()).recording
+    assert copied_names(recording.leaves) == {"inputs": "inputs (line 5)"}
+    words = copy_grad_text("inputs", "inputs (line 5)")
+    assert words.startswith(f"inputs.grad = {plain_grad}") and "retain_grad()" in told[0]
+    assert "not a leaf" in words and "retain_grad()" in words
+    assert words in to_table(recording)
+
+
+def test_a_name_rebound_to_another_leaf_or_a_number_is_no_copy() -> None:
+    leaves = LeafNames(GraphCapture(), name_of=lambda t: None, in_use=lambda name: False)
+    leaf = torch.ones(1, requires_grad=True)
+    leaves.known(leaf, "x", line=3)
+    leaves.rebound("x", 3.0)
+    leaves.rebound("x", torch.ones(1, requires_grad=True))
+    assert list(leaves.tensors) == ["x"]
+    leaves.rebound("x", leaf * 2)
+    assert list(leaves.tensors) == ["x (line 3)"]

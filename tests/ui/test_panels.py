@@ -879,3 +879,38 @@ def test_the_memory_charts_call_labels_never_overlap_and_the_last_is_named() -> 
     spans = [(xs[i] - widths[i], xs[i]) for i in named]
     assert all(right + 4.0 <= left for (_, right), (left, _) in itertools.pairwise(spans))
     assert named_stops([10.0, 200.0], [40.0, 40.0], 4.0) == [0, 1]  # room for both: both named
+
+
+def test_grad_panel_shows_a_name_holding_a_copy_with_grad_none_as_pytorch_does(qtbot, session, tmp_path):
+    """``inputs = inputs.to(...)`` after ``inputs.requires_grad = True``: PyTorch's ``inputs.grad``
+    is None with a warning; the leaf's own gradient is in the row of the line that named it."""
+    import contextlib
+    import io
+    import runpy
+    import warnings
+
+    from app.core.recording.script import record_script
+    from tests.core.test_leaf_names import LOST_LEAF
+
+    path = tmp_path / "lost.py"
+    path.write_text(LOST_LEAF, encoding="utf-8")
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plain = runpy.run_path(str(path), run_name="__main__")
+        plain_grad = plain["inputs"].grad
+    assert plain_grad is None and any("not a leaf Tensor" in str(w.message) for w in caught)
+    recording = record_script(path, stdout=io.StringIO()).recording
+    panel = _panel(qtbot, GradPanel, session)
+    session.apply(recording)
+    session.go_to(len(recording.timeline) - 1)
+    assert panel.leaf_names() == ["inputs (line 5)"]
+    assert panel.copy_text().startswith(
+        f"inputs.grad = {plain_grad}: inputs now holds a copy that is not a leaf"
+    )
+    assert "backward()" in panel.copy_text() and "retain_grad()" in panel.copy_text()
+    leaf = recording.timeline.state(len(recording.timeline) - 1).grads["inputs (line 5)"]
+    assert leaf is not None and list(leaf.flat) == pytest.approx(
+        (2 * plain["inputs"].detach()).flatten().tolist()
+    )
+    session.apply(two_losses_recording := record(load_builtin("forgot-retain")))
+    assert panel.copy_text() == "" and "x" in two_losses_recording.leaves

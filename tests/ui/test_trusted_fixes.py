@@ -5,6 +5,8 @@ the user's own script, its error's fixes are proven as edits of that file, with 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +146,58 @@ def test_the_advice_panel_offers_zero_grad_for_a_script_that_never_clears_grad(t
     assert lesson.fixes and "optimizer.zero_grad()" in lesson.fixes[0].title
     assert "        optimizer.zero_grad()\n        loss.backward()" in lesson.fixes[0].code
     assert ".grad keeps growing" in lesson.said.headline
+
+
+def _plainly(path: Path) -> subprocess.CompletedProcess[str]:
+    """``path`` run as ordinary Python in a fresh interpreter, printing ``x.grad`` at its end."""
+    shown = (
+        f"import runpy; g = runpy.run_path({str(path)!r}, run_name='__main__'); print(g['x'].grad.tolist())"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", shown],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=path.parent,
+        check=False,
+    )
+
+
+def test_apply_to_file_after_a_trusted_recording_writes_the_fix_keeps_a_backup_and_records_again(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    from difflib import unified_diff
+
+    monkeypatch.setattr(dialogs, "ask", lambda *args: "discard")
+    script = tmp_path / "mine.py"
+    script.write_text(REFUSED_TWICE, encoding="utf-8")
+    before = _plainly(script)
+    assert before.returncode != 0 and "backward through the graph a second time" in before.stderr  # PyTorch's
+    window = _window(qtbot, tmp_path, str(script))
+    window.start()
+    qtbot.waitUntil(lambda: window.editor is not None and window.editor.error() is not None, timeout=TIMEOUT)
+    window.trusted_offer.ask = Yes()
+    panel = window.error_panel
+    with qtbot.waitSignal(panel.lesson_shown, timeout=RUN_TIMEOUT):
+        window.trusted_offer.button.click()
+    qtbot.waitUntil(lambda: bool(panel.fixes), timeout=RUN_TIMEOUT)
+    fix = panel.fixes[0].code
+    bar = next(bar for bar in panel.script_bars if bar.isVisible())
+    with qtbot.waitSignal(window.session.recording_applied, timeout=RUN_TIMEOUT) as applied:
+        bar.apply_button.click()
+    assert script.read_text(encoding="utf-8") == fix != REFUSED_TWICE  # the proven fix, on disk
+    assert (tmp_path / "mine.py.bak").read_text(encoding="utf-8") == REFUSED_TWICE
+    edit = "".join(
+        unified_diff(REFUSED_TWICE.splitlines(True), fix.splitlines(True), str(script), str(script))
+    )
+    assert bar.patch() == edit  # what was written is the edit the bar offered
+    again = applied.args[0]
+    assert again.program.code == fix and again.failed is None and again.error is None  # the error is gone
+    after = _plainly(script)
+    assert after.returncode == 0, after.stderr  # PyTorch runs the fixed file without an error
+    grads = again.grads_at_end(len(again.calls) - 1)["x"]
+    assert grads is not None and list(grads.flat) == pytest.approx(
+        json.loads(after.stdout.strip().splitlines()[-1])
+    )
+    window.session.worker.wait_idle()

@@ -5,7 +5,7 @@ A leaf is named by the name the program holds it by (``x``, a module parameter's
 ``leaf<k>``, clashing with no name in use. A name that comes to hold another leaf keeps both rows
 apart (``w`` and ``w1``). A name that comes to hold a copy (``inputs = inputs.to(device)``) before
 its leaf had a gradient leaves the leaf under ``inputs (line 17)``, the line that named it:
-``inputs`` itself now holds a tensor whose ``.grad`` PyTorch leaves None. Who holds what is the
+``inputs`` itself now holds a non-leaf whose ``.grad`` PyTorch leaves None. Who holds what is the
 recorder's to say: ``name_of`` finds a tensor's name, ``in_use`` says whether a name is taken.
 
 >>> import torch
@@ -72,10 +72,13 @@ class LeafNames:
         return name
 
     def rebound(self, name: str, now: object) -> None:
-        """The program's ``name`` now holds ``now``: when that is not the leaf named ``name`` and the
-        leaf has no gradient yet, the leaf is ``name (line N)`` from now on (see above)."""
+        """The program's ``name`` now holds ``now``: when that is a copy that is not a leaf and the
+        leaf named ``name`` has no gradient yet, the leaf is ``name (line N)`` from now on (see
+        above). Only a copy: a name shown so holds a non-leaf (``app.core.lesson.copies``)."""
         leaf = self.tensors.get(name)
         if leaf is None or now is leaf or leaf.grad is not None or name not in self.lines:
+            return
+        if not isinstance(now, torch.Tensor) or now.grad_fn is None:
             return
         new = f"{name} (line {self.lines.pop(name)})"
         self.tensors[new] = self.tensors.pop(name)

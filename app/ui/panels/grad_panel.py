@@ -15,6 +15,7 @@ from PySide6.QtCore import Property, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
+from app.core.lesson.copies import copied_names, copy_grad_text
 from app.ui.look.steady_label import SteadyLabel
 from app.ui.look.theme import hue_colour
 from app.ui.runtime.session import Session
@@ -208,6 +209,11 @@ class GradPanel(QWidget):
         self._legend.setProperty("role", "hint")
         self._legend.setWordWrap(True)
         self._body = QWidget()
+        # A name that now holds a non-leaf copy of a leaf: its .grad, as PyTorch leaves it (None)
+        self._copies = QLabel("", self._body)
+        self._copies.setObjectName("gradCopies")
+        self._copies.setProperty("role", "hint")
+        self._copies.setWordWrap(True)
         self._rows = QVBoxLayout(self._body)
         self._rows.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
@@ -236,6 +242,9 @@ class GradPanel(QWidget):
     def leaf_names(self) -> list[str]:
         return list(self._leaves)
 
+    def copy_text(self) -> str:
+        return self._copies.text()
+
     # -- updates ---------------------------------------------------------------------
     def _on_recording_applied(self, recording: Recording) -> None:
         # The views are reused, renamed: a new styled widget costs ~2 ms to polish, and a re-recording
@@ -252,6 +261,10 @@ class GradPanel(QWidget):
             view.reset(name)
             self._leaves[name] = view
             self._rows.addWidget(view, 1)
+        copies = [copy_grad_text(name, leaf) for name, leaf in copied_names(recording.leaves).items()]
+        self._copies.setText("\n".join(copies))
+        self._copies.setVisible(bool(copies))
+        self._rows.addWidget(self._copies)
         # Both read the whole timeline: worked out when first needed (no .grad at the forward step)
         self._scales = {}
         self._ends = {}  # .grad after each finished call, replayed once per recording
