@@ -37,6 +37,7 @@ __all__ = [
     "OptimizerProxy",
     "ParamGroupProxy",
     "optim_members",
+    "optimizer_without_dynamo",
 ]
 
 # The settings a program may give each optimizer, besides its list of tensors.
@@ -93,7 +94,7 @@ class OptimizerFactory:
                 listed = ", ".join(sorted(allowed))
                 raise refused(f"{where} has no setting '{name}' in programs; it takes {listed}")
             check_number_setting(where, name, value)
-        return OptimizerProxy(_build_optimizer(self._cls, tensors, args, kwargs))
+        return OptimizerProxy(optimizer_without_dynamo(self._cls, tensors, args, kwargs))
 
     def __repr__(self) -> str:
         return f"optim.{self.__name__}"
@@ -111,7 +112,7 @@ def _parameter_list(where: str, params: Any) -> list[torch.Tensor]:
     return list(params)
 
 
-def _build_optimizer(
+def optimizer_without_dynamo(
     cls: type[torch.optim.Optimizer],
     params: list[torch.Tensor],
     args: tuple[Any, ...],

@@ -52,6 +52,7 @@ kept (nothing is let go on a walk that did not finish).
 from __future__ import annotations
 
 import ast
+import functools
 import gc
 import types
 import weakref
@@ -61,6 +62,7 @@ from typing import Any
 import torch
 
 from app.core.language.objects import Checked
+from app.core.language.optimizer_proxies import optimizer_without_dynamo
 from app.core.language.scopes import Scope
 
 __all__ = ["WalkTooLong", "app_internal", "held_tensors"]
@@ -109,11 +111,11 @@ def held_tensors(
             if kind is not torch.Tensor and kind is not torch.nn.Parameter:
                 stack.extend(getattr(value, "__dict__", {}).values())
         elif issubclass(kind, torch.nn.Module):
-            stack.extend([v for k, v in vars(value).items() if k not in _BOOKKEEPING])
+            stack.extend([v for k, v in vars(value).items() if k not in _bookkeeping()])
         elif issubclass(kind, torch.optim.Optimizer):
             # Its state (exp_avg, momentum_buffer) is made with grad off unless the optimizer is
             # differentiable, so then it holds no graph.
-            skip = _BOOKKEEPING if _differentiable(value) else _BOOKKEEPING | {"state"}
+            skip = _bookkeeping() if _differentiable(value) else _bookkeeping() | {"state"}
             stack.extend([v for k, v in vars(value).items() if k not in skip])
         elif issubclass(kind, type):
             if value.__module__ in own_modules:
@@ -168,16 +170,18 @@ def _differentiable(optimizer: torch.optim.Optimizer) -> bool:
     return any(group.get("differentiable", False) for group in optimizer.param_groups)
 
 
+@functools.cache
 def _bookkeeping() -> frozenset[str]:
     """The attributes torch gives every module and optimizer for its hooks and flags (a dozen
-    dicts per module, walked at every line for no tensor): a tensor is never kept there."""
+    dicts per module, walked at every line for no tensor): a tensor is never kept there.
+
+    Found at the first walk, and from an optimizer built as a program's is: PyTorch's own
+    ``SGD(...)`` imports Dynamo on first use (NOTE [optimizer without Dynamo])."""
     module = set(vars(torch.nn.Module())) - {"_parameters", "_buffers", "_modules"}
-    optimizer = set(vars(torch.optim.SGD([torch.zeros(1, requires_grad=True)]))) - {
+    sgd = optimizer_without_dynamo(torch.optim.SGD, [torch.zeros(1, requires_grad=True)], (), {})
+    optimizer = set(vars(sgd)) - {
         "state",
         "param_groups",
         "defaults",
     }
     return frozenset(module | optimizer)
-
-
-_BOOKKEEPING = _bookkeeping()
