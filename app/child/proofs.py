@@ -39,6 +39,7 @@ __all__ = [
     "in_child",
     "in_process",
     "in_script_child",
+    "is_own_recording",
     "proven_lesson",
     "recorder_for",
     "script_of",
@@ -135,11 +136,14 @@ def proven_lesson(
 
 
 SCRIPT_ENV = "AUTOGRAD_LENS_RUN_SCRIPT"  # set by ``run`` for its window: [script path, its args...]
-RUN_RECORDING_ENV = "AUTOGRAD_LENS_RUN_RECORDING"  # set by ``run`` for its window: the .lens it shows
+# The .lens of the user's own script that this window shows: set by ``run`` for its window, and
+# by the window when it records a script as trusted (:func:`trust_script`).
+RUN_RECORDING_ENV = "AUTOGRAD_LENS_RUN_RECORDING"
 
 
-def _is_runs_own(path: Path) -> bool:
-    """Whether ``path`` is the recording ``run`` wrote of the user's script and opened the window on."""
+def is_own_recording(path: Path) -> bool:
+    """Whether ``path`` is the recording of the user's own script that ``run`` wrote and opened the
+    window on, or that the window recorded as trusted: not a stranger's file."""
     own = os.environ.get(RUN_RECORDING_ENV)
     try:
         return own is not None and Path(own).resolve() == path.resolve()
@@ -147,10 +151,12 @@ def _is_runs_own(path: Path) -> bool:
         return False
 
 
-def trust_script(path: Path) -> None:
+def trust_script(path: Path, recording: Path) -> None:
     """The window recorded ``path`` as the user's own trusted script ("Record as my own trusted
-    script"): its recording's fixes are edits of that file, proven as ``run`` proves them."""
+    script") into ``recording``: that recording's fixes are edits of that file, proven as ``run``
+    proves them."""
     os.environ[SCRIPT_ENV] = json.dumps([str(path.resolve())])
+    os.environ[RUN_RECORDING_ENV] = str(recording.resolve())
 
 
 def script_of(recording: Recording) -> ScriptSource | None:
@@ -163,7 +169,7 @@ def script_of(recording: Recording) -> ScriptSource | None:
     ``program.path``) is a script's only when it is the one ``run`` wrote and opened
     (:data:`RUN_RECORDING_ENV`)."""
     opened = recording.program.path
-    if opened is not None and opened.suffix == ".lens" and not _is_runs_own(opened):
+    if opened is not None and opened.suffix == ".lens" and not is_own_recording(opened):
         return None  # a recording read from a file: data, whatever text it holds
     for path, args in _script_candidates(recording):
         if path.suffix != ".py" or not path.is_file():

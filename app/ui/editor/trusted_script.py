@@ -246,7 +246,7 @@ class TrustedScriptOffer(QWidget):
         self.button.setEnabled(True)
         self.status.setText("Recorded as your own script.")
         if self.run.script is not None:
-            trust_script(self.run.script)  # its fixes: edits of this script, proven as run proves them
+            trust_script(self.run.script, path)  # its fixes: edits of this script, proven as run proves them
         self.recorded.emit(path)
 
     def _on_failed(self, message: str) -> None:

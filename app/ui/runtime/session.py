@@ -283,6 +283,9 @@ class Session(QObject):
 
 
 def _is_lens(source: Program | str | Path) -> bool:
+    """A ``.lens`` file read as data: any but the recording of the user's own script that ``run``
+    or the trusted-script button made for this window (NOTE [a .lens runs nothing])."""
+    from app.child.proofs import is_own_recording
     from app.core.lensfile import is_lens
 
-    return isinstance(source, (str, Path)) and is_lens(source)
+    return isinstance(source, (str, Path)) and is_lens(source) and not is_own_recording(Path(source))
