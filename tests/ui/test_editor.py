@@ -68,7 +68,7 @@ BAD = [
     ("y = x.square()\n\nz = (lambda t: t.__class__)(y)\n", "t.__class__"),
     ("y = x.square()\nz = torch.save(x)\n", "torch.save(x)"),
     ("import os\n", "import os"),
-    ("for i in range(3):\n    def _f(): pass\n", "def _f(): pass"),
+    ("for i in range(3):\n    def __f(): pass\n", "def __f(): pass"),
 ]
 
 
