@@ -508,11 +508,11 @@ def _run_script_then_show(args: argparse.Namespace) -> int:
     print(f"autograd-lens: opening the window on {path}", file=sys.stderr)
     import json
 
-    from app.child.proofs import RUN_RECORDING_ENV, SCRIPT_ENV
+    from app.child.proofs import SCRIPT_ENV, own_recording
     from app.ui.main import run_gui
 
     os.environ[SCRIPT_ENV] = json.dumps([str(Path(args.script).resolve()), *args.args])  # its fixes' proofs
-    os.environ[RUN_RECORDING_ENV] = str(path.resolve())  # only this recording is the script's
+    own_recording(path)  # only this recording is the script's
 
     status = run_gui(str(path))
     return code or status

@@ -64,3 +64,19 @@ def _collect_between_tests():
 # Scripts and pasted snippets the tests record as a learner's own files: data, never collected
 # or imported as tests.
 collect_ignore_glob = ["support/scripts/*", "support/snippets/*"]
+
+
+@pytest.fixture(autouse=True)
+def _own_script_marks_stay_in_their_test():
+    """What a test's window marked as the user's own script (the trusted-script button, "Apply to
+    file") is process-wide, as in the window: it is undone after the test, so no later test opens
+    another's recording as its own."""
+    from app.child.proofs import RUN_RECORDING_ENV, SCRIPT_ENV
+
+    saved = {name: os.environ.get(name) for name in (SCRIPT_ENV, RUN_RECORDING_ENV)}
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

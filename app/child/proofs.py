@@ -40,6 +40,7 @@ __all__ = [
     "in_process",
     "in_script_child",
     "is_own_recording",
+    "own_recording",
     "proven_lesson",
     "recorder_for",
     "script_of",
@@ -156,6 +157,12 @@ def trust_script(path: Path, recording: Path) -> None:
     script") into ``recording``: that recording's fixes are edits of that file, proven as ``run``
     proves them."""
     os.environ[SCRIPT_ENV] = json.dumps([str(path.resolve())])
+    own_recording(recording)
+
+
+def own_recording(recording: Path) -> None:
+    """``recording`` is the user's own script's, made for this window (``run``, the trusted-script
+    button, "Apply to file"): its fixes are proven as the script's, not on request."""
     os.environ[RUN_RECORDING_ENV] = str(recording.resolve())
 
 

@@ -66,6 +66,7 @@ def show_script_bars(
         if i >= len(bars) and shown:
             bar = ScriptFixBar()
             bar.recorded.connect(session.load)
+            bar.failed.connect(session.failed)  # the window's notice, as a failed recording
             layout.insertWidget(layout.indexOf(code) + 1, bar)
             bars.append(bar)
         if i < len(bars):

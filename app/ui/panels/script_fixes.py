@@ -94,7 +94,10 @@ class ScriptFixBar(QWidget):
         process.start(sys.executable, args)
 
     def _on_recorded(self, out: Path) -> None:
+        from app.child.proofs import own_recording  # no torch
+
         if out.exists():
+            own_recording(out)  # the user's own script, recorded again: not a stranger's file
             self.recorded.emit(str(out))
         else:
             self.failed.emit("the edited script was written, but recording it again failed")
