@@ -17,6 +17,7 @@ from app.core import record
 from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.core.model.recording import Recording
+from tests.support.oracle import check_against_plain, run_plainly
 
 NO_SUPER = """import torch
 import torch.nn as nn
@@ -160,3 +161,9 @@ def test_a_function_whose_backward_returns_a_meta_tensor_ends_its_call() -> None
     rec = outcome(code)
     assert isinstance(rec, Recording) and rec.failed is not None
     assert rec.failed.call.line == 11 and "meta" in (rec.failed.error or "")
+
+
+def test_an_unhashable_dict_key_is_pythons_own_error_at_its_line() -> None:
+    code = "import torch\nd = {0: None}\nd[{0: 0}] = torch.ones(2)\n"
+    recording = record(Program(code, name="unhashable"))
+    check_against_plain(recording, run_plainly(code))  # TypeError: unhashable type: 'dict', line 3

@@ -434,7 +434,11 @@ class Statements:
     def set_key(self, owner: dict[Any, Any], key: Any, value: Any, node: ast.AST) -> None:
         """``d[key] = value``: a new key is counted like a list's new item (NOTE [python values])."""
         ev = self.ev
-        if key not in owner:
+        try:
+            new = key not in owner
+        except TypeError:  # an unhashable key: Python's own error, raised at its place below
+            new = False
+        if new:
             if len(owner) >= MAX_SEQUENCE:
                 raise ev.error(f"a dict holds at most {MAX_SEQUENCE:,} keys here", node)
             if not ev.budget.charge(1):
