@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import types
 from pathlib import Path
 from typing import Any
 
@@ -642,6 +643,18 @@ def test_lens_record_leaves_out_leaves_its_block_never_uses():
     assert set(rec.recording.leaves) == {"x", "fresh"}
     assert torch.equal(torch.tensor(rec.recording.grads_at_end(0)["x"].flat), x.grad)
     assert unrelated.grad is None and other.weight.grad is None and fresh.grad is None
+
+
+def test_lens_record_leaves_out_a_graph_only_another_module_holds():
+    elsewhere = types.ModuleType("elsewhere")  # another module's data: reachable, not the block's
+    w = torch.ones(2, requires_grad=True)
+    elsewhere.kept = {"a": [w * 2]}
+    del w
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with lens.record() as rec:
+        (x * 3).sum().backward()
+    assert set(rec.recording.leaves) == {"x"}
+    assert torch.equal(torch.tensor(rec.recording.grads_at_end(0)["x"].flat), x.grad)
 
 
 def test_the_recording_is_not_ready_inside_the_block():

@@ -141,6 +141,9 @@ class ScriptRecorder(Recorder):
         self.hook_nodes: set[str] = set()  # nodes module hooks captured during the running line
         # lens.record(): the tensors and modules the caller's names held when the block began
         self.held_before: dict[int, weakref.ref[Any]] = {}
+        # lens.record(): graphs held when the block began by none of the caller's names (another
+        # module's data, a test runner's state), by id; held here so no id is reused meanwhile
+        self.foreign: dict[int, Any] = {}
 
     # -- what the program holds (overrides) ---------------------------
     def held_tensors(self) -> Iterator[torch.Tensor]:
@@ -303,7 +306,14 @@ class ScriptRecorder(Recorder):
                 for _, v in self.top_names
                 if isinstance(v, torch.Tensor | torch.nn.Module)
             }
-            self.fresh.extend(graph_fns(self.tensors))
+            # Only the graphs the caller's names hold are the block's; one the walk reaches
+            # elsewhere is left out, with its leaves, unless the block's own work reaches it.
+            own = {id(fn) for fn in graph_fns(tensors_in([v for _, v in self.top_names], self.user_modules))}
+            for fn in graph_fns(self.tensors):
+                if id(fn) in own:
+                    self.fresh.append(fn)
+                else:
+                    self.foreign[id(fn)] = fn
             self.take_fresh(call=None, line=None)
             if self.log.pending_nodes:
                 self.snapshot("forward", None, None, line=None)
@@ -318,7 +328,8 @@ class ScriptRecorder(Recorder):
         self._look_from(frame, returned)
         try:
             self.origin = (self._module_now(), SourceRef(self.source_file, line))
-            self.fresh.extend(graph_fns(self.tensors))
+            foreign = self.foreign
+            self.fresh.extend(fn for fn in graph_fns(self.tensors) if id(fn) not in foreign)
             self._label_new(frame, line)
             self.alive.dirty = True  # NOTE [trusted scripts]: what a line let go of is not known
             self._probe_written()  # nor whether it wrote in place (NOTE [written slots])
