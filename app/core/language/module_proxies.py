@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from app.core.language.hints import refused
-from app.core.language.objects import Checked
+from app.core.language.objects import Checked, listed_method
 from app.core.language.proxies import check_settings, is_plain_setting, kind_text, named_arguments
 from app.core.language.torch_names import NN_MODULES
 
@@ -223,10 +223,7 @@ class ModuleProxy(Checked):
 
     def method(self, name: str) -> Callable[..., Any]:
         """One of :attr:`METHODS`, bound to this proxy."""
-        if name not in self.METHODS:
-            raise KeyError(name)
-        bound: Callable[..., Any] = getattr(self, name)
-        return bound
+        return listed_method(self, name, self.METHODS)
 
     def members(self) -> list[str]:
         """Parameters, settings and methods, sorted."""

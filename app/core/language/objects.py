@@ -21,7 +21,7 @@ first. After every simple statement it calls
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,7 +30,15 @@ import torch
 from app.core.model.graph import LoopMark
 from app.core.model.program import CallKind
 
-__all__ = ["AutogradEntry", "Checked", "GradModeEntry", "PrintedText", "ProgramHooks", "is_own_name"]
+__all__ = [
+    "AutogradEntry",
+    "Checked",
+    "GradModeEntry",
+    "PrintedText",
+    "ProgramHooks",
+    "is_own_name",
+    "listed_method",
+]
 
 
 def is_own_name(name: str) -> bool:
@@ -40,6 +48,15 @@ def is_own_name(name: str) -> bool:
     (True, False, False)
     """
     return name.startswith("_") and not name.startswith("__")
+
+
+def listed_method(owner: object, name: str, methods: Collection[str]) -> Callable[..., Any]:
+    """``owner``'s own method ``name`` (bound) when ``methods`` lists it; KeyError otherwise: what
+    a proxy's :meth:`Checked.method` is when its methods are its own, listed in ``METHODS``."""
+    if name not in methods:
+        raise KeyError(name)
+    bound: Callable[..., Any] = getattr(owner, name)
+    return bound
 
 
 class Checked:

@@ -28,7 +28,7 @@ import torch
 
 from app.core.language.hints import refused
 from app.core.language.module_proxies import ModuleProxy
-from app.core.language.objects import Checked
+from app.core.language.objects import Checked, listed_method
 from app.core.language.proxies import check_number_setting, is_plain_setting, kind_text, named_arguments
 
 __all__ = [
@@ -164,10 +164,7 @@ class OptimizerProxy(Checked):
 
     def method(self, name: str) -> Callable[..., Any]:
         """``step`` or ``zero_grad``, bound to this proxy."""
-        if name not in self.METHODS:
-            raise KeyError(name)
-        bound: Callable[..., Any] = getattr(self, name)
-        return bound
+        return listed_method(self, name, self.METHODS)
 
     def members(self) -> list[str]:
         """``step``, ``zero_grad`` and ``param_groups``."""

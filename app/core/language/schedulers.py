@@ -14,7 +14,7 @@ from typing import Any
 from torch.optim import lr_scheduler
 
 from app.core.language.hints import refused
-from app.core.language.objects import Checked
+from app.core.language.objects import Checked, listed_method
 from app.core.language.optimizer_proxies import OptimizerProxy
 from app.core.language.proxies import MAX_SETTING_ITEMS
 
@@ -100,10 +100,7 @@ class SchedulerProxy(Checked):
         self.kind = f"an lr_scheduler.{type(scheduler).__name__} scheduler"
 
     def method(self, name: str) -> Callable[..., Any]:
-        if name not in self.METHODS:
-            raise KeyError(name)
-        bound: Callable[..., Any] = getattr(self, name)
-        return bound
+        return listed_method(self, name, self.METHODS)
 
     def members(self) -> list[str]:
         return list(self.METHODS)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from app.core.language.hints import refused
-from app.core.language.objects import Checked, PrintedText
+from app.core.language.objects import Checked, PrintedText, listed_method
 from app.core.language.safe_builtins import SafeBuiltin, print_text
 from app.core.sizing.limits import MAX_SEQUENCE
 
@@ -131,10 +131,7 @@ class ArgumentParserProxy(Checked):
         self.defaults: dict[str, Any] = {}
 
     def method(self, name: str) -> Callable[..., Any]:
-        if name not in self.METHODS:
-            raise KeyError(name)
-        bound: Callable[..., Any] = getattr(self, name)
-        return bound
+        return listed_method(self, name, self.METHODS)
 
     def members(self) -> list[str]:
         return list(self.METHODS)
