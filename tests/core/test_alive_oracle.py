@@ -53,6 +53,14 @@ KEPT_IN: dict[str, tuple[str, str]] = {
         "del box\n",
     ),
     "tuple in list": ("held = [(1, x.exp())]\n", "held[0] = None\n"),
+    # calls that let go with no name re-bound (NOTE [calls that let go])
+    "cut in place": ("held = x.exp()\n", "held.detach_()\n"),
+    "replaced by update": ("held = {'a': x.exp()}\n", "held.update({'a': None})\n"),
+    "dropped in a method": (
+        "class Keeper:\n    def __init__(self):\n        self.t = x.exp()\n"
+        "    def drop(self):\n        del self.t\nk = Keeper()\n",
+        "k.drop()\n",
+    ),
     "exception traceback": (
         "def fails():\n    t = x.exp()\n    raise ValueError('no')\ntry:\n    fails()\n"
         "except ValueError as e:\n    err = e\n",

@@ -65,7 +65,8 @@ def _statement() -> st.SearchStrategy[str]:
     )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized: the examples are the same on every run, so a failure is never a matter of luck.
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_statement(), min_size=2, max_size=7))
 def test_random_keepers_agree_with_python(statements: list[str]) -> None:
     body = "".join(f"{n} = None\n" for n in NAMES) + "\n".join(statements) + "\nend = x.neg()\n"
@@ -76,6 +77,27 @@ def test_random_keepers_agree_with_python(statements: list[str]) -> None:
         expected = alive_by_python(code, str(path))
         assert alive_by_recording(record(Program(code))) == expected, code
         assert alive_by_recording(record_script(path).recording) == expected, code
+
+
+HALF_BUILT = PRELUDE + "stash(Box([x.exp(), Box(x.exp())]))\nend = x.neg()\n"
+
+
+def test_a_value_on_a_running_line_is_held(tmp_path: Path) -> None:
+    """The first ``x.exp()`` is held only by the half-built list while ``Box.__init__`` runs."""
+    path = tmp_path / "half.py"
+    path.write_text(HALF_BUILT)
+    assert alive_by_recording(record(Program(HALF_BUILT))) == alive_by_python(HALF_BUILT, str(path))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a script's value that only a caller's half-computed expression holds is not seen "
+    "until something reaches it (NOTE [trusted scripts])",
+)
+def test_a_scripts_value_on_a_running_line_is_held(tmp_path: Path) -> None:
+    path = tmp_path / "half.py"
+    path.write_text(HALF_BUILT)
+    assert alive_by_recording(record_script(path).recording) == alive_by_python(HALF_BUILT, str(path))
 
 
 @pytest.mark.parametrize("name", builtin_names())

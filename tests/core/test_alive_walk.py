@@ -11,7 +11,9 @@ from typing import Any
 import torch
 
 from app.core.recording.alive import AliveWalk, graph_fns
+from app.core.model.program import Program
 from app.core.recording.capture import GraphCapture
+from app.core.recording.recorder import record
 
 
 def _reachable(values: list[Any]) -> set[int]:
@@ -107,3 +109,20 @@ def test_the_same_roots_are_not_walked_again(monkeypatch: Any) -> None:
         program.walk.dirty = True
         assert program.walk.gone() == []
     assert len(walks) == 1  # NOTE [walks not repeated]
+
+
+def test_torch_calls_let_go_of_nothing(monkeypatch: Any) -> None:
+    """``h = torch.tanh(h @ w)`` drops only the old ``h``: settled by the short walk from the new
+    one, not by walking every captured node (NOTE [calls that let go])."""
+    walks: list[int] = []
+    real = GraphCapture.reachable_from_all
+    monkeypatch.setattr(
+        GraphCapture, "reachable_from_all", lambda self, roots: walks.append(1) or real(self, roots)
+    )
+    code = (
+        "import torch\nw = torch.ones(3, 3, requires_grad=True)\nh = torch.ones(3)\n"
+        "for i in range(40):\n    h = torch.tanh(h @ w).clamp(-1, 1)\nh.sum().backward()\n"
+    )
+    recording = record(Program(code))
+    assert sum(n.name == "TanhBackward0" for n in recording.graph.nodes) == 40
+    assert len(walks) < 5

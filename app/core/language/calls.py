@@ -56,6 +56,15 @@ def _best(keys: list[Any], smallest: bool) -> int:
 _TENSOR_BACKWARD = AutogradEntry("backward", torch.Tensor.backward)
 
 
+# Calls that can let go of a value the program holds without calling program code
+# (NOTE [calls that let go]); a call of program code lets go of its own names when it returns.
+LETTING_GO_METHODS = frozenset(
+    {"pop", "popitem", "clear", "remove", "discard", "update"}
+    | {"difference_update", "intersection_update", "symmetric_difference_update"}
+)
+LETTING_GO_TENSOR_METHODS = frozenset(["detach_", "requires_grad_", "resize_", "resize_as_", "set_"])
+
+
 def _starred(nodes: list[ast.expr]) -> bool:
     return any(isinstance(n, ast.Starred) for n in nodes)
 
@@ -194,6 +203,7 @@ class Calls:
         ev = self.ev
         method = ev.members.checked_method(owner, func)
         args, kwargs = self.arguments(node)
+        ev.let_go = True  # opt.zero_grad() lets go of the grads (NOTE [calls that let go])
         return ev.apply(method, args, kwargs, node)
 
     def python_method(self, owner: Any, node: ast.Call, func: ast.Attribute) -> Any:
@@ -208,6 +218,8 @@ class Calls:
         if isinstance(owner, list) and func.attr in GROWING_LIST_METHODS:
             for value in args:
                 self.check_growth(owner, value, func.attr, node)
+        if func.attr in LETTING_GO_METHODS:
+            ev.let_go = True  # held.pop(), box.clear() (NOTE [calls that let go])
         result = ev.apply(method, [owner, *args], kwargs, node)
         if isinstance(owner, list):
             ev.sizes.changed(owner)
@@ -225,6 +237,8 @@ class Calls:
     def tensor_method(self, owner: torch.Tensor, node: ast.Call, func: ast.Attribute) -> Any:
         ev = self.ev
         ev.members.check_tensor_method(func)
+        if func.attr in LETTING_GO_TENSOR_METHODS:
+            ev.let_go = True  # y.detach_() lets go of y's graph (NOTE [calls that let go])
         if func.attr == "backward":
             return self.autograd(_TENSOR_BACKWARD, [owner], node)
         if func.attr == "tolist" and owner.numel() > MAX_SEQUENCE:
@@ -240,6 +254,8 @@ class Calls:
         self, fn: SafeBuiltin, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> Any:
         ev = self.ev
+        if fn.name == "next":
+            ev.let_go = True  # a generator lets go of what it gave (NOTE [calls that let go])
         if fn.name in CALLING_BUILTINS or (fn.name in KEYED_BUILTINS and "key" in kwargs):
             return self.calling_builtin(fn.name, args, kwargs, node)
         if fn.name == "len" and len(args) == 1 and isinstance(args[0], (ProgramObject, ProgramModuleProxy)):

@@ -95,6 +95,7 @@ class CallPart(Protocol):
 class FunctionPart(Protocol):
     """What the functions part offers the others (NOTE [program functions])."""
 
+    depth: int  # calls of program functions under way
     def invoke(self, fn: Any, args: list[Any], kwargs: Mapping[str, Any], node: ast.AST) -> Any: ...
     def define(self, node: ast.FunctionDef) -> Any: ...
     def lambda_expression(self, node: ast.Lambda) -> Any: ...
@@ -163,6 +164,7 @@ class Evaluation:
         self.sizes = PySizes()
         self.loops: list[LoopMark] = []  # the loops around the running statement, outermost first
         self.statement_count = 0
+        self.let_go = False  # a call of the running statement may have let go of a value (NOTE [alive nodes])
         self.quiet = 0  # > 0 while a custom backward runs inside an autograd call: no steps of its own
         self.scope: Scope | None = (
             None  # the running function's names; None at the top (NOTE [program scopes])

@@ -111,6 +111,7 @@ class Functions:
             self.callers.pop()
             self.depth -= 1
             ev.scope = outer
+            ev.let_go = True  # the call's names go now (NOTE [alive nodes])
             made = self.yielded.pop() if fn.generator else None
         return None if made is None else drawn(made, scope, name=fn.name)
 

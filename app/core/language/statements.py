@@ -213,6 +213,7 @@ class Statements:
             self.handling = outer
             if handler.name is not None:
                 self.unbind(handler.name)  # as Python does: ``e`` goes at the handler's end
+            self.ev.let_go = True  # and the scopes its traceback kept (NOTE [alive nodes])
 
     def unbind(self, name: str) -> None:
         """Let go of ``name`` where Python keeps it, if it is bound."""

@@ -6,9 +6,21 @@ walking ``next_functions`` from the values the program still holds: every
 tensor its roots reach by reference (NOTE [held is reachable] in
 ``reach.py``), and each leaf's ``.grad``. The walk runs only after a statement
 that could have let go of a graph (a name re-bound or deleted, an assignment
-into a list or an attribute, any call, an autograd call); a captured node it does not
+into a list or an attribute, a call that lets go, an autograd call); a captured node it does not
 reach is gone: the capture drops its ``grad_fn``, so Python frees it and its
 buffers, and its held slots become ``freed``.
+
+# NOTE [calls that let go]
+A call lets go of a value only by running code that drops a reference: the
+end of a program function (its names go), a proxy's method
+(``opt.zero_grad()`` drops the grads), a container's removing methods
+(``held.pop()``), a tensor method that cuts or replaces its own graph
+(``detach_``, ``requires_grad_``, ``resize_``, ``set_``), ``next`` on a
+generator, the end of an ``except`` block (the traceback's scopes). The
+evaluator raises ``let_go`` at each; a statement whose calls are only torch's
+functions and other tensor methods (``h = torch.tanh(h @ w)``) makes new
+values and drops none, so what it re-binds is settled by the short walk
+below, not by a walk over every captured node.
 
 # NOTE [walks not repeated]
 A script's every line may have let go of a graph, so the walk from what the
@@ -76,15 +88,12 @@ class AliveWalk:
         self._bound: dict[str, Any] = {}  # name -> the graph-holding value bound to it
         self._dropped: list[torch.Tensor] = []  # values a statement re-bound a name away from
         self._last_walk: tuple[int, frozenset[int]] | None = None  # NOTE [walks not repeated]
-        self._calls: dict[int, bool] = {}  # id(statement) -> whether it calls anything (the tree lives on)
 
-    def note_rebinding(self, statement: ast.stmt, env: Mapping[str, Any]) -> None:
-        """Note what the statement may have let go of (NOTE [alive nodes])."""
-        calls = self._calls.get(id(statement))
-        if calls is None:
-            calls = self._calls[id(statement)] = _calls(statement)
-        if isinstance(statement, ast.Delete) or calls:
-            self.dirty = True  # (a write in place keeps every graph it had; a call may let go of any)
+    def note_rebinding(self, statement: ast.stmt, env: Mapping[str, Any], *, let_go: bool = False) -> None:
+        """Note what the statement may have let go of (NOTE [alive nodes]); ``let_go``: whether a
+        call it made may have (NOTE [calls that let go])."""
+        if isinstance(statement, ast.Delete) or let_go:
+            self.dirty = True  # (a write in place keeps every graph it had)
         for target in _targets(statement):
             if not isinstance(target, ast.Name):
                 self.dirty = True
@@ -167,12 +176,6 @@ def _targets(statement: ast.stmt) -> list[ast.expr]:
         else:
             out.append(target)
     return out
-
-
-def _calls(statement: ast.stmt) -> bool:
-    """Whether the statement calls anything (``held.pop()``, ``box.items.clear()``, a method
-    that re-binds ``self.total``): what it lets go of is known only by a walk."""
-    return any(isinstance(node, ast.Call) for node in ast.walk(statement))
 
 
 def _holds_graph(value: Any) -> bool:

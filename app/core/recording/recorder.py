@@ -352,6 +352,8 @@ class ProgramRecorder(Recorder):
     def __init__(self, program: Program, device: torch.device, limits: Limits) -> None:
         super().__init__(program, device, limits)
         self.evaluator: Evaluator | None = None
+        # NOTE [running lines]: the grad_fns made on each line still running, by call depth
+        self.running_lines: list[list[Any]] = []
 
     def run(self) -> Recording:
         tree = parse(self.program.code, field="program", mode="exec")
@@ -377,7 +379,12 @@ class ProgramRecorder(Recorder):
     # -- what the evaluator tells us (NOTE [program hooks]) -----------
     def statement_done(self, statement: ast.stmt, loops: tuple[LoopMark, ...]) -> None:
         self.loops = loops
-        self.alive.note_rebinding(statement, self.env)
+        evaluator = self.evaluator
+        let_go = evaluator is not None and evaluator.let_go
+        if evaluator is not None:
+            evaluator.let_go = False
+            del self.running_lines[evaluator.functions.depth :]  # this line, and the calls it made, ended
+        self.alive.note_rebinding(statement, self.env, let_go=let_go)
         self.after_statement(statement.lineno)
 
     def _on_value(self, node: ast.AST, value: Any) -> None:
@@ -385,6 +392,12 @@ class ProgramRecorder(Recorder):
         if fn is None:
             return
         self.fresh.append(fn)
+        if self.evaluator is not None:
+            depth = self.evaluator.functions.depth
+            lines = self.running_lines
+            if len(lines) <= depth:
+                lines.extend([] for _ in range(depth + 1 - len(lines)))
+            lines[depth].append(fn)
         if isinstance(node, ast.Name):
             return
         text = self.text.segment(node) or ""
@@ -392,6 +405,19 @@ class ProgramRecorder(Recorder):
         self.label(fn, " ".join(text.split()), span, statement=isinstance(node, ast.Assign))
 
     # -- what the program holds ---------------------------------------
+    def held_roots(self) -> Iterator[Any]:
+        """As the recorder's, and the values made on lines still running (NOTE [running lines]).
+
+        # NOTE [running lines]
+        In ``keep([x.exp(), Box(x.exp())])`` the first ``x.exp()`` is on no name while
+        ``Box.__init__`` runs: it is held by the half-built list of the line that called it,
+        as CPython holds it on that frame's value stack. The values each running line made are
+        kept, by the depth of the call that runs it, until that line ends.
+        """
+        yield from super().held_roots()
+        for made in self.running_lines:
+            yield from made
+
     def held_tensors(self) -> Iterator[torch.Tensor]:
         """Tensors the program's names and its calls under way reach (NOTE [held is reachable])."""
         scopes = [] if self.evaluator is None else self.evaluator.functions.live_scopes()

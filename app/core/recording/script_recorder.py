@@ -27,6 +27,10 @@ it). Leaves are named by the outermost names first: ``model.fc1.weight``
 rather than ``self.fc1.weight``. Nodes made while a caller's line is still
 running (``bce(D(real)) + bce(D(fake))``) are held by that line's half-computed
 expression, where no frame's names show them: they stay until the line ends.
+Only nodes already captured are kept so: a value a caller's line made that no
+name, module hook or later node has shown yet (``stash([x.exp(), Box(v)])``
+while ``Box.__init__`` runs) is not seen until something reaches it; the
+checked language sees every value as it is made (NOTE [running lines]).
 
 
 # NOTE [modules and sources]
