@@ -62,6 +62,11 @@ LETTING_GO_METHODS = frozenset(
     {"pop", "popitem", "clear", "remove", "discard", "update"}
     | {"difference_update", "intersection_update", "symmetric_difference_update"}
 )
+# A proxy's methods that drop no reference: they step, read or switch modes in place.
+KEEPING_PROXY_METHODS = frozenset(
+    {"step", "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "get_last_lr"}
+    | {"modules", "named_modules", "children", "named_children", "train", "eval", "extra_repr"}
+)
 LETTING_GO_TENSOR_METHODS = frozenset(["detach_", "requires_grad_", "resize_", "resize_as_", "set_"])
 
 
@@ -203,7 +208,8 @@ class Calls:
         ev = self.ev
         method = ev.members.checked_method(owner, func)
         args, kwargs = self.arguments(node)
-        ev.let_go = True  # opt.zero_grad() lets go of the grads (NOTE [calls that let go])
+        if func.attr not in KEEPING_PROXY_METHODS:
+            ev.let_go = True  # opt.zero_grad() lets go of the grads (NOTE [calls that let go])
         return ev.apply(method, args, kwargs, node)
 
     def python_method(self, owner: Any, node: ast.Call, func: ast.Attribute) -> Any:

@@ -12,8 +12,8 @@ buffers, and its held slots become ``freed``.
 
 # NOTE [calls that let go]
 A call lets go of a value only by running code that drops a reference: the
-end of a program function (its names go), a proxy's method
-(``opt.zero_grad()`` drops the grads), a container's removing methods
+end of a program function (its names go), a proxy's method other than those
+that step, read or switch modes (``opt.zero_grad()`` drops the grads), a container's removing methods
 (``held.pop()``), a tensor method that cuts or replaces its own graph
 (``detach_``, ``requires_grad_``, ``resize_``, ``set_``), ``next`` on a
 generator, the end of an ``except`` block (the traceback's scopes). The
