@@ -127,3 +127,34 @@ def test_a_name_rebound_to_another_leaf_or_a_number_is_no_copy() -> None:
     assert list(leaves.tensors) == ["x"]
     leaves.rebound("x", leaf * 2)
     assert list(leaves.tensors) == ["x (line 3)"]
+
+
+REBOUND_LEAF = """import torch
+
+a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+(a * 2).sum().backward()
+first = a
+a = torch.tensor([4.0, 5.0, 6.0], requires_grad=True)
+(a * a).sum().backward()
+"""
+
+
+def test_a_name_rebound_to_another_leaf_shows_pytorchs_grad_under_that_name(tmp_path) -> None:
+    """``a = torch.tensor(...)`` twice: PyTorch's ``a.grad`` is the second leaf's, so the row ``a``
+    follows the name, and the first leaf's row is ``a (line 3)``, in ``trace`` and in ``run``."""
+    import io
+    import runpy
+
+    from app.core.lesson.prove import final_grads
+    from app.core.model.program import Program
+    from app.core.recording.recorder import record
+    from app.core.recording.script import record_script
+
+    path = tmp_path / "rebound.py"
+    path.write_text(REBOUND_LEAF, encoding="utf-8")
+    plain = runpy.run_path(str(path), run_name="__main__")
+    expected = {"a": plain["a"].grad.tolist(), "a (line 3)": plain["first"].grad.tolist()}
+    for recording in (record(Program(REBOUND_LEAF)), record_script(path, stdout=io.StringIO()).recording):
+        grads = final_grads(recording)
+        got = {k: [float(v) for v in g.flat] for k, g in grads.items() if g is not None and k in expected}
+        assert got == expected, grads

@@ -53,8 +53,6 @@ CHECKED = [
 # Accepted today without PyTorch's outcome, or refused without the run hint: the language's open
 # bugs, each a strict xfail so a fix shows up as an unexpected pass and the entry goes.
 KNOWN_WRONG = {
-    "dev/pytorch_9391_sigmoid_setitem": "the final 'a' shows the first leaf's grad; the new 'a' has none",
-    "heldout/pytorch_6394_sqrt_chain_nan": "the final 'x' shows the first leaf's grad, as above",
     "dev/nlp_origin_linear_regression_w_data": "the last w.grad.data.zero_() is not seen: a stale grad",
 }
 

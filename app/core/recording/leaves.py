@@ -71,6 +71,27 @@ class LeafNames:
             self.lines[name] = line
         return name
 
+    def rebound_to_leaf(self, name: str, leaf: torch.Tensor, line: int | None) -> None:
+        """The program's ``name`` now holds another leaf: the row ``name`` follows the name, as
+        ``name.grad`` does, and the leaf it held before is ``name (line N)`` from now on, the line
+        that named it (``leaf<k>`` style when that line is not known)."""
+        old = self.tensors.get(name)
+        if old is None or old is leaf or self.name(leaf) is not None:
+            return
+        before = self.lines.pop(name, None)
+        self._rename(name, f"{name} (line {before})" if before is not None else self.unused_name(name))
+        self.known(leaf, name, line)
+
+    def _rename(self, name: str, new: str) -> None:
+        self.tensors[new] = self.tensors.pop(name)
+        node_id = self.nodes[new] = self.nodes.pop(name)
+        if node_id:
+            self.names[node_id] = new
+            if self.capture.labels.get(node_id) == name:
+                self.capture.labels[node_id] = new
+        if self.unread.pop(name, 0) is None:
+            self.unread[new] = None
+
     def rebound(self, name: str, now: object) -> None:
         """The program's ``name`` now holds ``now``: when that is a copy that is not a leaf and the
         leaf named ``name`` has no gradient yet, the leaf is ``name (line N)`` from now on (see
@@ -81,13 +102,7 @@ class LeafNames:
         if not isinstance(now, torch.Tensor) or now.grad_fn is None:
             return
         new = f"{name} (line {self.lines.pop(name)})"
-        self.tensors[new] = self.tensors.pop(name)
-        node_id = self.nodes[new] = self.nodes.pop(name)
-        if node_id:
-            self.names[node_id] = new
-            if self.capture.labels.get(node_id) == name:
-                self.capture.labels[node_id] = new
-        self.unread.pop(name, None)
+        self._rename(name, new)
         self.unread[new] = None
 
     def name_node(self, node_id: str, variable: torch.Tensor) -> None:

@@ -118,6 +118,7 @@ class Recorder:
         self.error_line: int | None = None
         self._probed_writes = 0  # budget.writes when every slot was last probed
         self._call_line = 0  # the line of the autograd call running
+        self.statement_line: int | None = None  # the line of the statement that just finished
 
     # -- what the driver says -----------------------------------------
     def held_tensors(self) -> Iterator[torch.Tensor]:
@@ -149,6 +150,7 @@ class Recorder:
     # -- after a statement --------------------------------------------
     def after_statement(self, line: int | None) -> None:
         """The statement at ``line`` has finished: capture, let go, probe, and step if anything changed."""
+        self.statement_line = line
         self.take_fresh(call=None, line=line)
         for node_id in self.alive.gone():
             self.ledger.let_go(node_id)
@@ -441,7 +443,8 @@ class ProgramRecorder(Recorder):
         for name in self.alive.just_bound:
             value = self.env.get(name)
             if isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad:
-                self.leaves.known(value, name)
+                self.leaves.rebound_to_leaf(name, value, self.statement_line)
+                self.leaves.known(value, name, self.statement_line)
             elif isinstance(value, Checked):
                 for path, tensor in value.named_tensors():
                     if tensor.is_leaf and tensor.requires_grad:

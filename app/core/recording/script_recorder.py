@@ -192,6 +192,8 @@ class ScriptRecorder(Recorder):
             if before and (ref := before.get(id(value))) is not None and ref() is value:
                 continue  # held before the block began: named only once a graph reaches it
             if isinstance(value, torch.Tensor):
+                if value.is_leaf and value.requires_grad:
+                    self.leaves.rebound_to_leaf(name, value, line)
                 named = [(name, value)]
             elif isinstance(value, torch.nn.Module):
                 # Its parameters are named the first line it is held by this name; one added to it
