@@ -42,7 +42,6 @@ IDS = [f"{half}/{path.stem}" for half, path in CORPUS]
 # hundreds of printed steps): marked slow so ``-m "not slow"`` keeps the file quick.
 SLOW = {
     "heldout/transformer_25_positional_encoder_loop",
-    "dev/nlp_origin_linear_regression_w_data",
     "dev/yuseungwoo_6_xor_backprop",
 }
 CHECKED = [
@@ -52,9 +51,7 @@ CHECKED = [
 
 # Accepted today without PyTorch's outcome, or refused without the run hint: the language's open
 # bugs, each a strict xfail so a fix shows up as an unexpected pass and the entry goes.
-KNOWN_WRONG = {
-    "dev/nlp_origin_linear_regression_w_data": "the last w.grad.data.zero_() is not seen: a stale grad",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module", autouse=True)
