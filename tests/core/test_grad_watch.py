@@ -56,3 +56,30 @@ def test_a_calls_contribution_is_what_pytorch_added() -> None:
     assert torch.equal(as_tensor(added["w"]), w.grad - before["w"])
     assert torch.equal(as_tensor(added["w"]), 2 * w.detach())
     assert torch.equal(as_tensor(added["fresh"]), fresh.grad)  # had none: all of it
+
+
+WRITTEN_THROUGH_DATA = """import torch
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+for i in range(2):
+    loss = (w * 3).sum()
+    loss.backward()
+    w.data -= 0.1 * w.grad.data
+    w.grad.data.zero_()
+z = w * 1
+"""
+
+
+def test_a_grad_zeroed_through_data_is_seen(tmp_path) -> None:
+    """``w.grad.data.zero_()`` writes through an alias whose version counter is its own: the
+    grad's own version does not move, yet PyTorch's ``w.grad`` is zeros after it."""
+    import runpy
+
+    from app.core.lesson.prove import final_grads
+    from app.core.model.program import Program
+    from app.core.recording.recorder import record
+
+    path = tmp_path / "data.py"
+    path.write_text(WRITTEN_THROUGH_DATA)
+    plain = runpy.run_path(str(path))["w"].grad.tolist()
+    grads = final_grads(record(Program(WRITTEN_THROUGH_DATA)))
+    assert grads["w"] is not None and [float(v) for v in grads["w"].flat] == plain

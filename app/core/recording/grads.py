@@ -61,6 +61,7 @@ def values_of(tensor: torch.Tensor) -> Values:
     return Values(tuple(data.shape), PackedNumbers(raw, _PACKED[data.dtype]), dtype)
 
 
+_COMPARED_BY_VALUE = 65_536  # elements: a .grad this small is compared by value after a write in place
 _PACKED = {torch.float32: "f", torch.float64: "d"}  # struct's codes for them, in the machine's order
 
 
@@ -75,11 +76,14 @@ class GradWatch:
         self._marks: dict[str, tuple[torch.Tensor, int] | None] = {}
         self._values: dict[str, Values | None] = {}  # each leaf's .grad as its last step read it
 
-    def changes(self, kind: StepKind, node: str | None) -> dict[str, Values | None]:
+    def changes(self, kind: StepKind, node: str | None, *, written: bool = False) -> dict[str, Values | None]:
         """Leaves whose ``.grad`` is another tensor, or the same one changed in place, since last time.
 
         Inside a call only a leaf's own AccumulateGrad writes its ``.grad``, so a node's step
         reads that leaf (and leaves never read yet); the other steps read every leaf.
+        ``written``: the program wrote into some tensor in place since the last step, so a
+        ``.grad`` whose version did not move may still have changed through an alias with a
+        version of its own (``w.grad.data.zero_()``): a small one is compared by its values.
         """
         leaves = self.leaves
         names: Iterable[str] = leaves.tensors
@@ -95,10 +99,25 @@ class GradWatch:
             grad = leaves.tensors[name].grad
             if name not in marks and grad is None:  # None from the start: nothing changed
                 marks[name] = None
-            elif name not in marks or not _unchanged(marks[name], grad):
+            elif (
+                name not in marks
+                or not _unchanged(marks[name], grad)
+                or (written and self._written_through_alias(name, grad))
+            ):
                 marks[name] = None if grad is None else (grad, grad._version)
                 changes[name] = self._values[name] = None if grad is None else values_of(grad)
         return changes
+
+    def _written_through_alias(self, name: str, grad: torch.Tensor | None) -> bool:
+        """Whether a small ``.grad`` holds other values than its last step read."""
+        if grad is None or grad.numel() > _COMPARED_BY_VALUE:
+            return False
+        now, before = values_of(grad), self._values.get(name)
+        if before is None or now.shape != before.shape:
+            return True
+        if isinstance(now.flat, PackedNumbers) and isinstance(before.flat, PackedNumbers):
+            return now.flat.little_endian() != before.flat.little_endian()  # NaN is itself here
+        return now != before
 
     def before_call(self) -> dict[str, torch.Tensor | None]:
         """A copy of each leaf's ``.grad`` as a call starts (the call may add to it in place)."""

@@ -157,9 +157,10 @@ class Recorder:
             self.capture.forget(node_id)
             self.log.node_gone(node_id)
         self.take_named_leaves()
+        written = self.budget.writes != self._probed_writes
         self._probe_if_written(None)
         self.ledger.note_freed_leaves_written()
-        grads = self.grads.changes("forward", None)
+        grads = self.grads.changes("forward", None, written=written)
         if self.log.waiting or self.ledger.changed or grads:
             self.snapshot("forward", None, None, line=line, grads=grads)
 
