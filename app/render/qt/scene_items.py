@@ -30,7 +30,7 @@ from app.core.model.graph import Edge, Graph
 from app.core.model.timeline import SlotKey
 from app.render.dot_source import iterations
 from app.render.labels import drawn_slots
-from app.render.layout import Box, EdgePath, Layout
+from app.render.layout import Box, Layout
 from app.render.looks import StepLooks, proxy_style
 from app.render.modules import module_groups
 from app.render.qt.boxes import BoxItem, NodeItem, ProxyItem, SlotItem
@@ -76,7 +76,6 @@ class SceneItems:
         self._slot_keys: dict[str, list[SlotKey]] | None = None  # node -> its laid-out saved values
         self._framed = False  # the frames are made
         self._proxied: set[Edge] = set()  # the long edges whose stand-in is made
-        self._place_list: list[tuple[tuple[float, float, float, float], str, object]] | None = None
         self._seen_built: list[QRectF] = []  # every item drawn within each is made (at this spread)
 
     @property
@@ -177,14 +176,12 @@ class SceneItems:
         self._build_frames()
         s = self.spread
         made = 0
-        for (left, top, right, bottom), kind, key in self._places():
-            if left * s > seen.right() or right * s < seen.left() or top * s > seen.bottom():
-                continue
-            if bottom * s < seen.top():
-                continue
+        for kind, key in self.layout.places.within(
+            seen.left() / s, seen.top() / s, seen.right() / s, seen.bottom() / s
+        ):
             if kind == "edge" and key not in self.edges:
                 self._build_edge(cast("Edge", key))
-            elif kind == "node" and key not in self.nodes:
+            elif kind == "node" and key not in self.nodes and key in self.graph:
                 self._build_node(cast("str", key))
             elif kind == "proxy" and key not in self._proxied:
                 self._build_proxy(cast("Edge", key))
@@ -197,20 +194,6 @@ class SceneItems:
     def built_over(self, seen: QRectF) -> bool:
         """Whether every item drawn within ``seen`` is made."""
         return self.built or any(rect.contains(seen) for rect in self._seen_built)
-
-    def _places(self) -> list[tuple[tuple[float, float, float, float], str, object]]:
-        """Where each item is drawn at spread 1, made once, on the first ask. Spread by ``s`` >= 1,
-        these bounds times ``s`` hold the item still: a box keeps its size as its centre moves."""
-        if self._place_list is None:
-            layout = self.layout
-            places: list[tuple[tuple[float, float, float, float], str, object]] = []
-            places += [(_path_bounds(path), "edge", edge) for edge, path in layout.edges.items()]
-            places += [(_box_bounds(box), "node", node_id) for node_id, box in layout.nodes.items()]
-            places += [(_box_bounds(box), "node", key[0]) for key, box in layout.slots.items()]
-            places += [(_path_bounds(path), "node", key[0]) for key, path in layout.slot_edges.items()]
-            places += [(_box_bounds(box), "proxy", edge) for edge, box in layout.proxies.items()]
-            self._place_list = places
-        return self._place_list
 
     def _build_edge(self, edge: Edge) -> None:
         state, style = self.looks.edge(edge)
@@ -344,15 +327,3 @@ class SceneItems:
         if line is not None:
             line.set_look(*self.looks.slot_line(slot.key, state))
         return changed
-
-
-PEN_ROOM = 8.0  # scene units an edge's pen and arrowhead may reach past its points
-
-
-def _box_bounds(box: Box) -> tuple[float, float, float, float]:
-    return (box.x - box.width / 2, box.y - box.height / 2, box.x + box.width / 2, box.y + box.height / 2)
-
-
-def _path_bounds(path: EdgePath) -> tuple[float, float, float, float]:
-    xs, ys = zip(*path.points, *((path.arrow,) if path.arrow is not None else ()), strict=True)
-    return (min(xs) - PEN_ROOM, min(ys) - PEN_ROOM, max(xs) + PEN_ROOM, max(ys) + PEN_ROOM)
