@@ -30,10 +30,10 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.json_pieces import free_in_pieces, loads_in_pieces
 from app.core.model.graph import Edge, Graph
@@ -51,6 +51,9 @@ from app.render.dot_source import (
 )
 from app.render.labels import SLOT_FONT_PX, drawn_slots
 from app.render.modules import default_collapsed, fold, module_groups
+
+if TYPE_CHECKING:
+    from app.render.places import Places
 
 __all__ = [
     "INSTALL_HINT",
@@ -142,6 +145,13 @@ class Layout:
     clusters: Mapping[str, Box] = field(default_factory=lambda: MappingProxyType({}))  # iteration frames
     collapsed: frozenset[str] = frozenset()  # module groups drawn as one box (modules.py's NOTE)
     simplified: str = ""  # what NOTE [layout ladder] left out of the full drawing ("" for nothing)
+
+    @cached_property
+    def places(self) -> Places:
+        """Every item by where it is drawn (``places.py``): made on the first ask, kept."""
+        from app.render.places import Places
+
+        return Places(self)
 
 
 def layout_graph(

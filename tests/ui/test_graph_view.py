@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
@@ -868,3 +868,58 @@ def test_a_box_too_small_for_its_text_draws_its_state_glyph(qtbot, models, monke
     blank = _paint_alone(item, small)  # the box's fill, hatch and border, saying nothing
     assert _darker_centre(far, than=blank) >= 5  # the glyph: pixels of text colour in the middle
     assert item.painted_lines == slot_lines(item.slot, SLOT_TAGS[state])  # the chosen text is unchanged
+
+
+class _FirstPaint(QObject):
+    """At the first paint of ``view``'s viewport showing its model's scene: the layout's nodes
+    drawn within the viewport that have no item yet."""
+
+    def __init__(self, view: GraphView) -> None:
+        super().__init__()
+        self.view = view
+        self.missing: list[str] | None = None
+        self.complete: bool | None = None
+
+    def eventFilter(self, watched, event) -> bool:
+        view = self.view
+        if self.missing is None and event.type() == QEvent.Type.Paint and view.scene() is view.graph_scene:
+            graph, seen = view.graph_scene, _visible(view)
+            spread = graph.spread
+            self.missing = [
+                node_id
+                for node_id, box in graph.layout.nodes.items()
+                if seen.intersects(
+                    QRectF(
+                        box.x * spread - box.width / 2, box.y * spread - box.height / 2, box.width, box.height
+                    )
+                )
+                and node_id not in graph.nodes
+            ]
+            self.complete = graph.complete
+        return False
+
+
+def test_a_big_graph_opened_readable_draws_its_nodes_in_view_at_its_first_paint(qtbot, deep):
+    """scene_items.py's NOTE [build what is seen first]: a graph built in slices and opened zoomed
+    in on its last node draws every node in view at its first paint, before the rest is built;
+    the rest is built later, each item where a build at once puts it."""
+    rec, lay = deep
+    last = rec.graph.nodes[-1].id
+    view = _shown_view(qtbot, 300, 200)
+    watcher = _FirstPaint(view)
+    view.viewport().installEventFilter(watcher)
+    view.set_model(rec, lay, progressive=True)
+    view.camera.show_readable(last)  # done when the scene is on screen
+    qtbot.waitUntil(lambda: watcher.missing is not None, timeout=5000)
+    assert view.camera.reading == last
+    assert watcher.missing == [] and watcher.complete is False
+    qtbot.waitUntil(lambda: not view.building, timeout=20000)
+    direct = GraphView()
+    qtbot.addWidget(direct)
+    direct.set_model(rec, lay, progressive=False)
+    built, whole = view.graph_scene, direct.graph_scene
+    assert built.nodes.keys() == whole.nodes.keys() and built.edges.keys() == whole.edges.keys()
+    for node_id, item in whole.nodes.items():
+        assert built.nodes[node_id].sceneBoundingRect() == item.sceneBoundingRect()
+    for key, item in whole.slots.items():
+        assert built.slots[key].sceneBoundingRect() == item.sceneBoundingRect()

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QScrollArea, QWidget
 
+from app.ui.look.breakable import unbroken
 from app.ui.window.stage import CAPTION_SHARE, ERROR_MAX_SHARE, ERROR_SHARE, GRAPH_SHARE, Stage
 
 SHORT = "x.grad is now [2, 4]."
@@ -179,3 +182,37 @@ def test_the_caption_and_the_error_panel_together_leave_the_graph_half(qtbot, ca
     else:  # a header past its share: the panel keeps its least, the graph the rest
         assert error.height() == round(height * ERROR_SHARE)
     assert error.verticalScrollBar().maximum() > 0  # the rest of the message is one scroll away
+
+
+def test_the_graph_stays_put_while_captions_of_any_length_come(qtbot, session):
+    """NOTE [caption of fixed lines] in caption_bar.py: from the first step on, captions of one to
+    several lines leave the graph where it is; a caption longer than the room is cut with "…" and
+    shown whole in its tooltip."""
+    from app.core import load_builtin, record
+    from app.ui.panels.caption_bar import CaptionBar
+
+    recording = record(load_builtin("rnn-no-detach"))
+    caption = CaptionBar(session)
+    _stage_widget, _, _, graph = _stage(qtbot, caption, width=500)
+    session.apply(recording)
+    _settle(qtbot)
+    places, wraps, cut = set(), set(), 0
+    for index, step in enumerate(recording.timeline.steps):
+        session.go_to(index)
+        _settle(qtbot)
+        places.add(graph.geometry().getRect())
+        room = QRect(0, 0, caption.contentsRect().width(), 1 << 20)
+        wraps.add(
+            QFontMetrics(caption.font()).boundingRect(room, Qt.TextFlag.TextWordWrap, step.caption).height()
+        )
+        assert caption.caption() == step.caption
+        shown, whole = " ".join(unbroken(caption.text()).split()), " ".join(step.caption.split())
+        if caption.toolTip():
+            cut += 1
+            assert caption.toolTip() == step.caption and shown.endswith("…")
+            assert whole.startswith(shown[:-1].rstrip()) and len(shown) < len(whole)
+        else:
+            assert shown == whole
+    assert len(wraps) >= 3  # captions of several heights
+    assert len(places) == 1
+    assert cut > 0  # the longest cut

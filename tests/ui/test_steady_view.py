@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPointF, QRect, QSize
+from PySide6.QtGui import QTextCursor
 
 from app.ui.graph.camera import FOCUS_MARGIN
 from app.ui.graph.graph_area import neighbours_of, step_node
@@ -165,4 +166,9 @@ def test_after_a_fix_the_lines_it_wrote_are_shown_readable(qtbot, tmp_path):
     assert wrote  # the fix's lines make nodes
     assert view.camera.fit_zoom() * max(i.font_px for i in view.graph_scene.nodes.values()) < ROOM_PX * 1.5
     qtbot.waitUntil(lambda: any(_readable_in_view(view, n) for n in wrote), timeout=5000)
+    panel, first = made.code_panel, min(lines)  # and the editor shows the lines the fix wrote
+    qtbot.waitUntil(lambda: panel.flashed_lines() == sorted(lines), timeout=5000)
+    made.session.go_to(made.session.index)  # a step shown again keeps them in view while they flash
+    where = panel.cursorRect(QTextCursor(panel.document().findBlockByNumber(first - 1)))
+    assert panel.viewport().rect().contains(where), (first, where, panel.viewport().rect())
     made.session.worker.wait_idle()

@@ -117,7 +117,7 @@ class GraphScene(QGraphicsScene):
             if done % (chunk * 4) == 0:
                 yield 0
         if max(grown) != items.spread:  # fitted, the same picture: the view fits the new rect
-            items.spread = max(grown)
+            items.refit(items.fonts, max(grown))  # the few made first, for a view (build_within)
             self._set_rect()
             yield from (0 for _ in overview.place(items.spread, chunk))
         yield 0
@@ -128,6 +128,17 @@ class GraphScene(QGraphicsScene):
                 yield built
         self.complete = True
         yield built
+
+    def build_within(self, seen: QRectF) -> int:
+        """Make now the items not made yet that are drawn within ``seen`` (scene units), so a view
+        zoomed in on a graph being built draws what it shows (scene_items.py's NOTE [build what is
+        seen first]); how many were made."""
+        if self.complete or self.overview_drawing.on:
+            return 0
+        made = self.scene_items.build_within(seen)
+        if self.scene_items.built:
+            self.complete = True
+        return made
 
     # -- level of detail -----------------------------------------------------
     @property

@@ -7,6 +7,14 @@ then restyles only the items whose state may have changed since the step shown b
 (``DrawnStates.changes``), so a step costs what changed in it, not the size of the graph.
 Building runs in slices (:meth:`SceneItems.build`) so a 5,000-node graph fills in without
 freezing the window.
+
+# NOTE [build what is seen first]
+A big graph opened following the run is zoomed in on one node: a screenful of its items is all
+the view draws. Those are made at once (:meth:`SceneItems.build_within`, asked by the view as its
+scene goes on screen and before each paint while the build runs); the slices make the rest later,
+skipping what is made. Waiting for every item before the first readable paint took a 5,000-node
+``.lens`` from ready in 1.1 s to 4 s. An item is found by its place in the layout; one made before
+the boxes are measured is placed anew with the others if the text spreads the layout.
 """
 
 from __future__ import annotations
@@ -66,6 +74,9 @@ class SceneItems:
         self.clusters: dict[str, ClusterItem] = {}  # a frame per loop iteration and per expanded module
         self.cluster_of: dict[str, list[str]] = {}  # drawn node -> the frames around it
         self._slot_keys: dict[str, list[SlotKey]] | None = None  # node -> its laid-out saved values
+        self._framed = False  # the frames are made
+        self._proxied: set[Edge] = set()  # the long edges whose stand-in is made
+        self._seen_built: list[QRectF] = []  # every item drawn within each is made (at this spread)
 
     @property
     def scene(self) -> QGraphicsScene:
@@ -92,6 +103,7 @@ class SceneItems:
     def refit(self, fonts: Fonts, spread: float) -> None:
         """Every item built so far in ``fonts``, placed for the layout spread by ``spread``."""
         self.fonts, self.spread = fonts, spread
+        self._seen_built = []
         for item in self._boxes():
             item.set_fonts(fonts, fonts.node_px if isinstance(item, NodeItem) else fonts.slot_px)
             item.place(spread)
@@ -131,37 +143,89 @@ class SceneItems:
 
     # -- building (once) -----------------------------------------------------
     def build(self) -> Iterator[None]:
-        """Make every item, frames first; yields after each edge, node (with its saved values)
-        and proxy."""
+        """Make every item not made yet, frames first; yields after each edge, node (with its saved
+        values) and proxy."""
         self._build_frames()
-        looks = self.looks
-        for edge, path in self.layout.edges.items():
-            state, style = looks.edge(edge)
-            line = EdgeItem(path, state, style, key=edge, looks=looks)
-            line.setScale(self.spread)
-            self.edges[edge] = self._add(line)
-            yield None
-        for node in self.graph.nodes:
-            self.nodes[node.id] = self._add_box(NodeItem(node, self.layout.nodes[node.id], looks))
-            yield None
-            for slot in drawn_slots(node):
-                key = (node.id, slot.name)
-                item = self.slots[key] = self._add_box(SlotItem(node.id, slot, self.layout.slots[key], looks))
-                dotted = self.layout.slot_edges.get(key)
-                if dotted is not None:
-                    state, style = looks.slot_line(key, cast("SlotShow", item.painted_state))
-                    line = EdgeItem(dotted, state, style, to_slot=True, key=key, looks=looks)
-                    line.setScale(self.spread)
-                    self.slot_edges[key] = self._add(line)
+        for edge in self.layout.edges:
+            if edge not in self.edges:
+                self._build_edge(edge)
                 yield None
-        for edge, box in self.layout.proxies.items():
-            proxy = ProxyItem(self.graph.node(edge.dst), edge.src, box, looks)
-            self.proxies.setdefault(edge.dst, []).append(self._add_box(proxy))
-            yield None
+        for node in self.graph.nodes:
+            if node.id not in self.nodes:
+                self._build_node(node.id)
+                yield None
+        for edge in self.layout.proxies:
+            if edge not in self._proxied:
+                self._build_proxy(edge)
+                yield None
+
+    @property
+    def built(self) -> bool:
+        """Whether every item is made."""
+        return (
+            len(self.edges) == len(self.layout.edges)
+            and len(self.nodes) == len(self.graph.nodes)
+            and (len(self._proxied) == len(self.layout.proxies))
+        )
+
+    def build_within(self, seen: QRectF) -> int:
+        """Make now the items drawn within ``seen`` (scene units) not made yet: NOTE [build what is
+        seen first]. Returns how many were made."""
+        if self.built_over(seen):
+            return 0
+        self._build_frames()
+        s = self.spread
+        made = 0
+        for kind, key in self.layout.places.within(
+            seen.left() / s, seen.top() / s, seen.right() / s, seen.bottom() / s
+        ):
+            if kind == "edge" and key not in self.edges:
+                self._build_edge(cast("Edge", key))
+            elif kind == "node" and key not in self.nodes and key in self.graph:
+                self._build_node(cast("str", key))
+            elif kind == "proxy" and key not in self._proxied:
+                self._build_proxy(cast("Edge", key))
+            else:
+                continue
+            made += 1
+        self._seen_built = [*self._seen_built[-7:], QRectF(seen)]  # the last few views: pans come back
+        return made
+
+    def built_over(self, seen: QRectF) -> bool:
+        """Whether every item drawn within ``seen`` is made."""
+        return self.built or any(rect.contains(seen) for rect in self._seen_built)
+
+    def _build_edge(self, edge: Edge) -> None:
+        state, style = self.looks.edge(edge)
+        line = EdgeItem(self.layout.edges[edge], state, style, key=edge, looks=self.looks)
+        line.setScale(self.spread)
+        self.edges[edge] = self._add(line)
+
+    def _build_node(self, node_id: str) -> None:
+        """The node's box, with the boxes of its saved values and their dotted lines."""
+        looks, node = self.looks, self.graph.node(node_id)
+        self.nodes[node_id] = self._add_box(NodeItem(node, self.layout.nodes[node_id], looks))
+        for slot in drawn_slots(node):
+            key = (node_id, slot.name)
+            item = self.slots[key] = self._add_box(SlotItem(node_id, slot, self.layout.slots[key], looks))
+            dotted = self.layout.slot_edges.get(key)
+            if dotted is not None:
+                state, style = looks.slot_line(key, cast("SlotShow", item.painted_state))
+                line = EdgeItem(dotted, state, style, to_slot=True, key=key, looks=looks)
+                line.setScale(self.spread)
+                self.slot_edges[key] = self._add(line)
+
+    def _build_proxy(self, edge: Edge) -> None:
+        proxy = ProxyItem(self.graph.node(edge.dst), edge.src, self.layout.proxies[edge], self.looks)
+        self.proxies.setdefault(edge.dst, []).append(self._add_box(proxy))
+        self._proxied.add(edge)
 
     def _build_frames(self) -> None:
         """One frame per loop iteration the layout placed (dot_source's NOTE [iteration clusters])
-        and one per module drawn expanded (NOTE [module groups])."""
+        and one per module drawn expanded (NOTE [module groups]); once."""
+        if self._framed:
+            return
+        self._framed = True
         groups: list[tuple[str, str, tuple[str, ...], str | None]]
         groups = [(g.name, g.label, g.nodes, None) for g in iterations(self.graph)]
         groups += [(g.name, g.module, g.nodes, g.name) for g in module_groups(self.graph)]

@@ -221,11 +221,11 @@ class CodePanel(CodeEdit):
         self.write(recording.program.code)
         self._typed, self._in_sync = False, True
         self._update_marks()
-        self._scroll_to_marks()
         self.updateGeometry()  # the size hint follows the number of lines
         if self._flash_next:
             self.flash_lines(self._flash_next)
             self._flash_next = []
+        self._scroll_to_marks()
 
     # -- the lines a change just wrote, flashed -------------------------------------------------
     def flashed_lines(self) -> list[int]:
@@ -347,8 +347,9 @@ class CodePanel(CodeEdit):
         return glyph, colour.darker(220)
 
     def _scroll_to_marks(self) -> None:
-        """Bring the marked lines into view without moving the learner's cursor."""
-        lines = self.highlighted_lines()
+        """Bring the marked lines into view without moving the learner's cursor; while the lines a
+        fix or a toggle wrote flash, those (the graph shows the nodes they made: graph_area.py)."""
+        lines = [line - 1 for line in self._flashed] or self.highlighted_lines()
         if not lines or self._lines_rect(range(lines[0], lines[0] + 1), whole=True) is not None:
             return
         # The scroll bar counts the lines on screen, not the program's: a wrapped line is two or

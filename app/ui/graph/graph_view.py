@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -164,7 +164,14 @@ class GraphView(QGraphicsView):
     def shows_graph(self) -> bool:
         """Whether the model set last is on screen and a paint draws the whole of it (a big
         graph's scene goes on screen before its overview is made)."""
-        return self.unshown is None and self._graph is not None and self._graph.shows_graph
+        graph = self._graph
+        if self.unshown is not None or graph is None:
+            return False
+        return graph.shows_graph or (not graph.overview and graph.scene_items.built_over(self.seen_rect()))
+
+    def seen_rect(self) -> QRectF:
+        """What the viewport shows, in scene units."""
+        return self.mapToScene(self.viewport().rect()).boundingRect()
 
     def _announce_if_shown(self) -> None:
         if not self._announced and self.shows_graph:
@@ -203,6 +210,7 @@ class GraphView(QGraphicsView):
             return
         self._swap_scene(graph)
         self.camera.scene_shown()
+        graph.build_within(self.seen_rect())  # before the first paint: it draws what it shows
 
     def _stop_building(self, *, built: bool = False) -> None:
         """Stop the slices; ``built``: all of a big graph is there for good, freeze it."""
@@ -249,8 +257,10 @@ class GraphView(QGraphicsView):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         graph = self._graph
+        if graph is not None and not graph.complete:  # scene_items.py's NOTE [build what is seen first]
+            graph.build_within(self.seen_rect())
         if graph is not None and graph.off_screen.waiting:  # NOTE [restyle off screen later]
-            graph.restyle_within(self.mapToScene(self.viewport().rect()).boundingRect())
+            graph.restyle_within(self.seen_rect())
         super().paintEvent(event)
 
     # -- the pointer ---------------------------------------------------------------

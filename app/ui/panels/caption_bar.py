@@ -1,21 +1,44 @@
-"""The current step's caption, in large type: the sentence a teacher reads out."""
+"""The current step's caption, in large type: the sentence a teacher reads out.
+
+# NOTE [caption of fixed lines]
+The caption always takes :data:`CAPTION_LINES` lines: a shorter caption leaves the rest blank, a
+longer one is cut at the end of the last line with "…" and shown whole in its tooltip (and read
+whole through :meth:`CaptionBar.caption`). Laid out as it came, a caption of one to fourteen
+lines moved the graph below it down the first time a longer one came (the stage's room only
+grows: stage.py's NOTE [the graph keeps its size while stepping]), and the view following the
+run drew its node elsewhere on screen for a reason that had nothing to do with the graph. Two
+lines hold the seed's captions whole in a 1280x720 window (66 px at text scale 1, what the
+label's own wrapping took for them); a third left the graph less than half the window in the
+projector theme, and a height set by a recording's longest captions changed with the caption's
+width, which the step counter beside it changes.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QFont, QFontMetricsF, QResizeEvent, QTextLayout, QTextOption
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from app.ui.look.breakable import breakable, unbroken
 from app.ui.runtime.session import Session
 
-__all__ = ["CaptionBar"]
+__all__ = ["CAPTION_LINES", "CaptionBar", "fixed_lines"]
+
+CAPTION_LINES = 2
+ELLIPSIS = "…"
+# between its lines: a line separator, so the label's text stays one paragraph, as when it wrapped
+LINE_BREAK = "\u2028"
+# lines are broken this much narrower than the label's contents: a selectable label lays its text
+# out in a document with a margin of its own, and a line a few pixels too wide wrapped again
+SLACK_PX = 12
 
 
 class CaptionBar(QLabel):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._session = session
-        self.setWordWrap(True)
+        self._caption = ""  # the whole caption, as the recording words it
+        self.setWordWrap(True)  # its lines fit (fixed_lines): it wraps none, and measures them right
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # Height for width, never the hint: with a Minimum vertical policy (or without word wrap's
@@ -24,13 +47,60 @@ class CaptionBar(QLabel):
         policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
-        self.setText("Loading…")  # a program recorded or a .lens file read: the first step replaces it
+        self.show_caption("Loading…")  # a program recorded or a .lens file read: the first step replaces it
         session.step_applied.connect(self._on_step_applied)
 
     def _on_step_applied(self, index: int) -> None:
         state = self._session.state()
-        self.setText(breakable(state.step.caption) if state else "")  # long names wrap
+        self.show_caption(state.step.caption if state else "")
+
+    def show_caption(self, caption: str) -> None:
+        """Show ``caption`` in :data:`CAPTION_LINES` lines (NOTE [caption of fixed lines])."""
+        self._caption = caption
+        self._fill()
 
     def caption(self) -> str:
-        """The caption shown, as the recording words it."""
-        return unbroken(self.text())
+        """The caption shown, as the recording words it (whole, where the lines cut it)."""
+        return self._caption
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._fill()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._fill()
+
+    def _fill(self) -> None:
+        width = max(1, self.contentsRect().width() - 2 * self.margin() - SLACK_PX)
+        lines, cut = fixed_lines(breakable(self._caption), self.font(), width, CAPTION_LINES)
+        text = LINE_BREAK.join(lines)
+        if text != self.text():
+            self.setText(text)
+        tip = unbroken(self._caption) if cut else ""
+        if tip != self.toolTip():
+            self.setToolTip(tip)
+
+
+def fixed_lines(text: str, font: QFont, width: float, count: int) -> tuple[list[str], bool]:
+    """``text`` wrapped at ``width`` pixels in ``font`` into exactly ``count`` lines (blank ones
+    after it when short), and whether it was cut: the last line then ends in "…"."""
+    layout = QTextLayout(text.replace("\n", LINE_BREAK), font)
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    layout.setTextOption(option)
+    starts: list[int] = []
+    layout.beginLayout()
+    while (line := layout.createLine()).isValid():
+        line.setLineWidth(width)
+        starts.append(line.textStart())
+    layout.endLayout()
+    ends = [*starts[1:], len(text)]
+    pieces = [text[a:b].rstrip(" \n" + LINE_BREAK) for a, b in zip(starts, ends, strict=True)]
+    if len(pieces) <= count:
+        return pieces + [""] * (count - len(pieces)), False
+    rest = " ".join(text[starts[count - 1] :].split())
+    last = QFontMetricsF(font).elidedText(rest + ELLIPSIS, Qt.TextElideMode.ElideRight, width)
+    return [*pieces[: count - 1], last if last.endswith(ELLIPSIS) else last + ELLIPSIS], True

@@ -301,6 +301,8 @@ class RecordingWorker(QObject):
             recording, stored = recording_of(source, device)
             layout, layout_error = _layout_or_error(recording, stored)
             shown = prepare_shown(recording) if layout is not None else None
+            if layout is not None:
+                layout.places  # noqa: B018  # filed here, off the GUI thread (places.py)
             outcome: RecordingResult | RecordingFailure = RecordingResult(
                 number, recording, layout, layout_error, shown
             )

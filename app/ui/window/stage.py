@@ -48,6 +48,7 @@ class CaptionRoom(QScrollArea):
         self._caption = caption
         self._tallest = 0
         self._limit = 1 << 20
+        self._least = -1  # the caption's minimum width, as the room last reported it
         self.setWidget(caption)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -107,6 +108,10 @@ class CaptionRoom(QScrollArea):
         need = need if need > 0 else caption.sizeHint().height()
         self._tallest = max(self._tallest, need)
         height = min(self._tallest, self._limit)
+        least = caption.minimumSizeHint().width()
+        if least != self._least:  # the header's layout keeps the room's minimum until told
+            self._least = least
+            self.updateGeometry()
         if height != self.height() or self.minimumHeight() != height:
             self.setFixedHeight(height)
         bar = (
