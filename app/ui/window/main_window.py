@@ -154,7 +154,7 @@ class MainWindow(QMainWindow):
         self.graph_area = GraphArea(session, self.navigation, self.legend_area)
         self.graph_stack = self.graph_area
         self.graph_message, self.graph_page = self.graph_area.message, self.graph_area.page
-        # Predict's question over the graph, in the room's sight (over_graph.py)
+        # Predict's question beside the graph, in the room's sight (over_graph.py)
         self.predict_card = OverGraph(self.graph_page, self.predict_panel, self.predict_panel.scroll_area)
 
     def _lay_out(self) -> None:
@@ -205,6 +205,8 @@ class MainWindow(QMainWindow):
         ):
             action.triggered.connect(lambda checked=False, run=handler: run())
         c.predict.toggled.connect(self.predict_panel.set_active)
+        self.predict_panel.outcome_hidden.connect(self.timeline_bar.marks.hide_outcome)
+        self.predict_panel.active_changed.connect(self._on_predict_toggled)
         c.follow.setChecked(self.settings.follow_nodes)
         c.follow.toggled.connect(self._on_follow_toggled)
         s.recording_applied.connect(self._on_recording_applied)
@@ -325,6 +327,14 @@ class MainWindow(QMainWindow):
             for fence in self.fences:
                 fence.release()
         self.graph_area.show_step(following=self.commands.follow.isChecked())
+
+    def _on_predict_toggled(self, on: bool) -> None:
+        """The question's column took (or gave back) the graph's width: fit the graph to what is
+        left; asking, no node outlined as the failing one (the opening error step selects it)."""
+        scene = None if self.graph_view is None else self.graph_view.graph_scene
+        if on and scene is not None:
+            scene.select(None)
+        self.navigation.fit_soon(0)
 
     def _on_undo_requested(self) -> None:
         self.session.undo()
