@@ -1,0 +1,73 @@
+"""Small things the room saw: the corner map over nodes, the toolbar after a text size and back,
+the title bar, the unsaved-changes question after an undo, a refused file beside an old graph."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSize
+
+from app.ui.runtime.settings import AppSettings
+from app.ui.window import dialogs
+from app.ui.window.main_window import MainWindow
+
+TIMEOUT = 30_000
+
+
+@pytest.fixture
+def asked(monkeypatch) -> list[str]:
+    """The questions the window asked (each answered Discard)."""
+    questions: list[str] = []
+
+    def ask(parent, title, text, choices, default):
+        questions.append(text)
+        return "Discard"
+
+    monkeypatch.setattr(dialogs, "ask", ask)
+    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
+    return questions
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, asked):
+    made_windows: list[MainWindow] = []
+
+    def make(
+        scale: float = 1.0, program: str = "two-losses", size: tuple[int, int] = (1280, 720)
+    ) -> MainWindow:
+        settings = AppSettings(tmp_path / "settings.ini")
+        settings.font_scale = scale
+        made = MainWindow(settings, program)
+        qtbot.addWidget(made)
+        made.set_size(*size)
+        made.setMaximumSize(*size)
+        made.show()
+        with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
+            made.start()
+        qtbot.waitUntil(lambda: made.graph_view is not None and made.editor is not None, timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: made.size() == QSize(*size), timeout=TIMEOUT)
+        made_windows.append(made)
+        return made
+
+    yield make
+    for made in made_windows:
+        made.session.worker.wait_idle()
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_the_corner_map_never_covers_a_node(qtbot, window, scale):
+    shown = window(scale, "gan-no-detach")
+    view, session = shown.graph_view, shown.session
+    minimap = view.minimap
+    seen = 0
+    for index in range(0, session.last_index + 1, 2):
+        session.go_to(index)
+        qtbot.wait(60)
+        view.viewport().repaint()
+        if not minimap.isVisible():
+            continue
+        seen += 1
+        corner = minimap.geometry()
+        for node_id, item in view.graph_scene.nodes.items():
+            drawn = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
+            assert not drawn.intersects(corner), (index, node_id, drawn, corner)
+    assert seen  # zoomed in on a step's node, the corner showed
