@@ -71,3 +71,18 @@ def test_the_corner_map_never_covers_a_node(qtbot, window, scale):
             drawn = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
             assert not drawn.intersects(corner), (index, node_id, drawn, corner)
     assert seen  # zoomed in on a step's node, the corner showed
+
+
+def test_the_toolbar_is_as_it_was_after_text_size_1_5_and_back(qtbot, window):
+    shown = window(1.0)
+    qtbot.wait(100)
+    before = {w.objectName() or type(w).__name__: w.width() for w in (shown.device_selector,)}
+    spin_shown = shown.font_spin.isVisible()
+    assert spin_shown  # the text size field is on the bar, not in its overflow menu
+    shown.appearance.set_font_scale(1.5)
+    qtbot.wait(200)
+    shown.appearance.set_font_scale(1.0)
+    qtbot.wait(200)
+    after = {w.objectName() or type(w).__name__: w.width() for w in (shown.device_selector,)}
+    assert after == before
+    assert shown.font_spin.isVisible()
