@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QSize
+from PySide6.QtWidgets import QApplication
 
 from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
@@ -86,3 +87,12 @@ def test_the_toolbar_is_as_it_was_after_text_size_1_5_and_back(qtbot, window):
     after = {w.objectName() or type(w).__name__: w.width() for w in (shown.device_selector,)}
     assert after == before
     assert shown.font_spin.isVisible()
+
+
+def test_the_title_bar_names_the_program_and_leaves_the_application_to_qt(qtbot, window):
+    shown = window(1.0)
+    # Qt adds the application's display name after a window's title on every platform that
+    # draws titles (QPlatformWindow::formatWindowTitle): the title itself must not say it again.
+    assert QApplication.applicationDisplayName()
+    assert shown.windowTitle().startswith(shown.session.recording.program.name)
+    assert "Autograd Lens" not in shown.windowTitle()

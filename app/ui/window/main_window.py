@@ -309,7 +309,8 @@ class MainWindow(QMainWindow):
         self.notice.hide()
         program = recording.program
         title = f": {program.title}" if program.title else ""
-        self.setWindowTitle(f"Autograd Lens — {program.name}{title}")
+        # Qt adds " — Autograd Lens" (the application's display name) after a window's title itself
+        self.setWindowTitle(f"{program.name}{title}")
         self.code_column.show_summary(self.picker.summary(program))
         item = self.device_selector.item_for(recording.device)
         device = item.text() if item is not None and item.isEnabled() else recording.device
