@@ -96,3 +96,25 @@ def test_the_title_bar_names_the_program_and_leaves_the_application_to_qt(qtbot,
     assert QApplication.applicationDisplayName()
     assert shown.windowTitle().startswith(shown.session.recording.program.name)
     assert "Autograd Lens" not in shown.windowTitle()
+
+
+def test_a_change_taken_back_leaves_nothing_to_save(qtbot, window, asked):
+    shown = window(1.0, "forgot-retain")
+    session, editor = shown.session, shown.editor
+    original = session.recording.program.code
+    fix = session.recording.calls[0].call
+    retain = next(a for a in shown.code_panel.keyword_actions(fix.line) if "=True" in a.text())
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT) as blocker:
+        retain.trigger()  # a change from the window: the text is not the saved one
+    assert blocker.args[0].program.code != original
+    assert editor.is_modified()
+    with qtbot.waitSignal(session.recording_applied, timeout=TIMEOUT) as blocker:
+        shown.commands.undo.trigger()  # Ctrl+Z: the text as it was opened
+    assert blocker.args[0].program.code == original
+    qtbot.waitUntil(lambda: editor.code_edit.text() == original, timeout=TIMEOUT)
+    assert not editor.is_modified()
+    assert shown.file_menu.maybe_discard() and asked == []  # quitting asks nothing
+    editor.code_edit.setPlainText(original + "\n# a note\n")  # typed: something to save again
+    assert editor.is_modified()
+    editor.code_edit.setPlainText(original)  # and typed back
+    assert not editor.is_modified()
