@@ -118,3 +118,28 @@ def test_a_change_taken_back_leaves_nothing_to_save(qtbot, window, asked):
     assert editor.is_modified()
     editor.code_edit.setPlainText(original)  # and typed back
     assert not editor.is_modified()
+
+
+REFUSED = (  # the language refuses `os`; the editor shows it with its refusal and the offer
+    "import os\n"
+    "import torch\n"
+    "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+    "y = (x * len(os.sep)).sum()\n"
+    "y.backward()\n"
+)
+
+
+def test_a_refused_file_opened_leaves_no_old_graph_or_caption_beside_it(qtbot, window, monkeypatch, tmp_path):
+    shown = window(1.0)
+    old_caption = shown.caption_bar.caption()
+    assert old_caption and shown.graph_area.currentWidget() is shown.graph_page
+    script = tmp_path / "own_script.py"
+    script.write_text(REFUSED, encoding="utf-8")
+    monkeypatch.setattr(dialogs, "choose_open_path", lambda parent: script)
+    shown.commands.open.trigger()
+    assert shown.editor.code_edit.text() == REFUSED and shown.editor.error() is not None
+    assert shown.session.recording is None
+    assert shown.graph_area.currentWidget() is shown.graph_message  # not the old graph
+    assert "refused" in shown.graph_message.text()
+    assert shown.caption_bar.caption() == ""  # not the old caption
+    assert shown.step_counter.number.text() == "Step 0 / 0"

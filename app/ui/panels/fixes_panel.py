@@ -116,6 +116,7 @@ class FixesPanel(QFrame):
         self.hide()
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
+        session.cleared.connect(self.hide)  # no recording: no error, no advice
 
     def _on_recording_applied(self, recording: Recording) -> None:
         raise NotImplementedError

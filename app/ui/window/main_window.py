@@ -216,6 +216,7 @@ class MainWindow(QMainWindow):
         self.picker.may_replace = self.file_menu.maybe_discard
         self.picker.chosen.connect(self.load_program)
         self.file_menu.opened.connect(self.load_program)
+        self.file_menu.refused.connect(self._on_refused_opened)
         self.bars.bind(look, nav)
         look.theme_changed.connect(self.graph_area.set_palette)
         look.font_scale_changed.connect(self._on_font_scale_changed)
@@ -363,6 +364,13 @@ class MainWindow(QMainWindow):
             if self._first_program != DEFAULT_PROGRAM:  # fall back to the seed program
                 self._first_program = DEFAULT_PROGRAM
                 self.load_program(DEFAULT_PROGRAM)
+
+    def _on_refused_opened(self, error: ProgramError) -> None:
+        """File ▸ Open of a file the language refuses: its text is in the editor, so the last
+        recording's graph and caption, beside it, would be another program's."""
+        self.session.clear()
+        self._first_program = DEFAULT_PROGRAM  # a failure now is this text's: never the seed instead
+        self.graph_area.show_message(f"Nothing to show yet: this program is refused.\n\n{error.message}")
 
     def _refused_script_shown(self) -> bool:
         """``python -m app gui SCRIPT.py`` for a script the language refuses: the script in the
