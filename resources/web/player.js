@@ -285,6 +285,7 @@
   var LINE_PX = 19;
   var codeEl = document.getElementById("code"), codeBox = document.getElementById("code-panel");
   var codeText = ST.program.replace(/\n$/, "").split("\n");
+  var FIRST = ST.first_line || 1;  // the number of the first line shown (a with-block of a file)
   codeEl.style.height = codeText.length * LINE_PX + "px";
   codeEl.style.minWidth = (Math.max.apply(null, codeText.slice(0, 20000).map(function (l) { return l.length; }).concat([0])) + 6) + "ch";
   // A step reads no layout (that would lay out the restyled graph at once, 5-20 ms): the code box's
@@ -301,12 +302,12 @@
     for (var i = first; i < last; i++) {
       var row = el("div", "ln", codeEl);
       row.style.top = i * LINE_PX + "px";
-      row.setAttribute("data-line", i + 1);
-      var no = text(el("span", "no", row), i + 1);
+      row.setAttribute("data-line", i + FIRST);
+      var no = text(el("span", "no", row), i + FIRST);
       no.title = "go to the first step that ran this line";
-      no.setAttribute("data-go", i + 1);
+      no.setAttribute("data-go", i + FIRST);
       text(el("span", "tx", row), codeText[i]);
-      rowOf[i + 1] = row;
+      rowOf[i + FIRST] = row;
     }
     markRow();
   }
@@ -331,7 +332,7 @@
     if (old) old.className = "ln";
     markedLine = line; markedFail = fail;
     if (line) {
-      var top = (line - 1) * LINE_PX;
+      var top = (line - FIRST) * LINE_PX;
       if (top < codeView.top || top + LINE_PX > codeView.top + codeView.height) {
         codeView.top = Math.max(0, top - codeView.height / 3);
         codeBox.scrollTop = codeView.top;
