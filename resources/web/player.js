@@ -518,6 +518,7 @@
     view.y = cy - (cy - view.y) * (s / view.s);
     view.s = s;
     fitted = false;
+    framedError = false;  // the learner's own zoom stays
     applyView();
   }
   graph.addEventListener("wheel", function (ev) {
@@ -535,6 +536,7 @@
     if (!drag) return;
     view.x = drag.vx + ev.clientX - drag.x; view.y = drag.vy + ev.clientY - drag.y;
     fitted = false;
+    framedError = false;
     applyView();
   });
   graph.addEventListener("pointerup", function () { drag = null; graph.classList.remove("dragging"); });
@@ -556,9 +558,21 @@
     if (on) follow(index);
   }
   followButton.addEventListener("click", function () { setFollow(!following); if (!following) fit(); followButton.blur(); });
+  // An error step's failing node is shown readable whether or not following is on, as the window
+  // shows it (fitted, a GAN's 40 nodes left no label readable until "follow" was pressed); the
+  // fitted view comes back on the next step, unless the learner zoomed or dragged meanwhile.
+  var framedError = false;
   function follow(i) {
-    var node = SC.focus[i];
-    if (!following || node === undefined || node < 0) return;
+    var node = SC.focus[i], error = strings[ST.kind[i]] === "error";
+    if (framedError && !error) {
+      framedError = false;
+      if (!following) { fit(); return; }
+    }
+    if (node === undefined || node < 0) return;
+    if (!following) {
+      if (!error || !fitted) return;
+      framedError = true;
+    }
     var n = items.nodes[node], s = view.s;
     var sx = n[2] * s + view.x, sy = n[3] * s + view.y, inside = sx > 40 && sy > 40 && sx < viewSize.w - 40 && sy < viewSize.h - 40;
     if (inside && s * K.node_font_px >= FOLLOW_PX * 0.75) return;

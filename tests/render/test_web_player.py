@@ -457,3 +457,29 @@ def test_a_files_second_block_shows_its_own_lines_and_graph(browser, tmp_path: P
     assert opened.dom()["line"] == end  # the backward's line, numbered as in the file
     numbers = opened.page.evaluate("[...document.querySelectorAll('#code .ln .no')].map(e => +e.textContent)")
     assert numbers == list(range(start, end + 1))
+
+
+def test_a_pages_error_step_opens_with_the_failing_node_readable(browser, tmp_path: Path) -> None:
+    recording, layout = _recorded("gan-no-detach")
+    failed = recording.failed
+    assert failed is not None and failed.failed_node is not None
+    path = write_player(recording, tmp_path / "gan.html", layout)
+    opened = open_page(browser, path)
+    page = opened.page
+    assert page.evaluate("window.lensPlayer.index") == recording.opening_step == failed.last_step
+    read = """(node) => {
+      const g = document.getElementById("graph"), box = g.getBoundingClientRect();
+      const n = document.querySelector(`[data-node="${node}"]`).getBoundingClientRect();
+      return {far: g.classList.contains("far-nodes"),
+              inside: n.left >= box.left && n.right <= box.right
+                && n.top >= box.top && n.bottom <= box.bottom};
+    }"""
+    shown = page.evaluate(read, failed.failed_node)
+    assert shown == {"far": False, "inside": True}  # its name readable, in sight, with no click
+    page.keyboard.press("Home")  # away from the error: the whole graph, fitted, as before
+    whole = page.evaluate("""() => {
+      const g = document.getElementById("graph").getBoundingClientRect();
+      const w = document.getElementById("world").getBoundingClientRect();
+      return w.width <= g.width + 1 && w.height <= g.height + 1;
+    }""")
+    assert whole
