@@ -315,8 +315,15 @@ class ProgramEditor(QWidget):
         layout.addWidget(self.code_edit, 1)
         layout.addWidget(self.error_label)
 
+    def set_compact(self, on: bool) -> None:
+        """Without the title line over the code (a small screen): the Details button names it."""
+        self.heading.setVisible(not on)
+        self._update_heading()
+
     def _update_heading(self) -> None:
         self.heading.setText(self._details.title or self._details.name)
+        folded = self.heading.isHidden()
+        self.details_button.setText(f"Details: {self._details.name}…" if folded else "Details…")
 
     # -- reading
 

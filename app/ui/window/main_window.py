@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QScreen, QShowEvent
+from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent, QScreen, QShowEvent
 from PySide6.QtWidgets import QFrame, QMainWindow, QMenu, QScrollArea, QWidget
 
 from app.core.model.errors import ProgramError
@@ -57,9 +57,16 @@ from app.ui.window.layout_fence import LayoutFence
 from app.ui.window.notice import NoticeBanner
 from app.ui.window.presentation import Presentation
 from app.ui.window.program_picker import ProgramPicker
-from app.ui.window.screen_fit import clamp_geometry, dock_plan, fills_screen, fresh_geometry
+from app.ui.window.screen_fit import (
+    TIGHT_ERROR_SHARE,
+    clamp_geometry,
+    dock_plan,
+    fills_screen,
+    fresh_geometry,
+    is_tight,
+)
 from app.ui.window.slides import SlideExporter, progress_bar
-from app.ui.window.stage import Stage
+from app.ui.window.stage import ERROR_SHARE, Stage
 from app.ui.window.toolbars import WindowBars
 from app.ui.window.torchviz_exporter import TorchvizExporter
 
@@ -96,6 +103,7 @@ class MainWindow(QMainWindow):
         self._fresh_docks = False  # arranged by the plan, not restored: sized when first shown
         self._closed_panels: tuple[str, ...] = ()  # kept closed when the layout is arranged afresh
         self._fences_stale = False  # a new recording: measure the fences at its first step
+        self._tight = False  # folded for a small screen (_fold_if_tight)
         self.editor: ProgramEditor | None = None  # made after the first graph (NOTE [fast start])
         self.files: FileController | None = None
         self.trusted_offer: TrustedScriptOffer | None = None
@@ -451,8 +459,23 @@ class MainWindow(QMainWindow):
     def set_font_scale(self, scale: float) -> None:
         self.appearance.set_font_scale(scale)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fold_if_tight()
+
+    def _fold_if_tight(self) -> None:
+        """On a small screen for the text size (``is_tight``) the code column and the error
+        heading leave out what the caption or the window's title say already."""
+        tight = is_tight(self.height(), self.font_scale)
+        if tight != self._tight:
+            self._tight = tight
+            self.code_column.set_compact(tight)
+            self.error_panel.set_compact(tight)
+            self.stage.set_error_share(TIGHT_ERROR_SHARE if tight else ERROR_SHARE)
+
     def _on_font_scale_changed(self, scale: float) -> None:
         self.graph_area.set_font_scale(scale)
+        self._fold_if_tight()
         QTimer.singleShot(0, self._remeasure_panels)  # once the panels took the new text size
 
     def _remeasure_panels(self) -> None:

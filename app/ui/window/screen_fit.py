@@ -20,11 +20,14 @@ from PySide6.QtCore import QRect, QSize
 
 __all__ = [
     "MIN_WINDOW",
+    "TIGHT_ERROR_SHARE",
+    "TIGHT_HEIGHT",
     "DockPlan",
     "clamp_geometry",
     "dock_plan",
     "fills_screen",
     "fresh_geometry",
+    "is_tight",
 ]
 
 MIN_WINDOW = QSize(1280, 720)  # the smallest room we fit, and the most the window may ask for
@@ -100,3 +103,19 @@ def dock_plan(width: int, text_scale: float = 1.0) -> DockPlan:
 
 def _between(value: float, low: float, high: float) -> int:
     return round(min(max(value, low), high))
+
+
+TIGHT_HEIGHT = 560  # window pixels per unit of text scale: below, the code and the error fold up
+TIGHT_ERROR_SHARE = 0.32  # of the stage's height, the error panel's least there (ERROR_SHARE else)
+
+
+def is_tight(height: int, scale: float) -> bool:
+    """Whether a window ``height`` pixels tall at text ``scale`` folds what repeats itself (the
+    program's summary and title over the code, the error heading's call and node, which the
+    caption says): at 1280x720 and text 1.5 the code kept four lines and the first fix was below
+    the error panel's fold. 720 px at text 1.0 and 1080 px at 1.5 fold nothing.
+
+    >>> is_tight(720, 1.5), is_tight(720, 1.0), is_tight(1080, 1.5)
+    (True, False, False)
+    """
+    return height < TIGHT_HEIGHT * scale
