@@ -75,3 +75,21 @@ def test_a_large_screen_folds_nothing_away(qtbot, window):
     shown = window(1.0, "gan-no-detach", (1920, 1080))
     assert shown.summary_room.isVisible() and shown.editor.heading.isVisible()
     assert "AddmmBackward0" in shown.error_panel.title.text()
+
+
+@pytest.mark.parametrize("scale", [1.0])
+def test_the_gradients_tab_at_1280x720_shows_the_bars_and_each_calls_sum(qtbot, window, scale):
+    shown = window(scale, "two-losses", (1280, 720))
+    shown.docks.docks["gradients"].raise_()
+    session = shown.session
+    session.end()
+    panel = shown.grad_panel
+    qtbot.waitUntil(lambda: panel.isVisible() and "call 2" in panel.history_text("x"), timeout=TIMEOUT)
+    qtbot.wait(200)
+    scroll = panel.findChild(type(shown.legend_area))
+    viewport = scroll.viewport()
+    leaf = panel._leaves["x"]
+    assert _inside(leaf.value, viewport) and _inside(leaf.history, viewport)  # x.grad and each call's sum
+    bars = leaf.bars
+    seen = QRect(bars.mapTo(viewport, QPoint(0, 0)), bars.size()).intersected(viewport.rect())
+    assert bars.isVisible() and seen.height() >= 40  # the bars, not their top edge
