@@ -77,7 +77,7 @@ def test_a_large_screen_folds_nothing_away(qtbot, window):
     assert "AddmmBackward0" in shown.error_panel.title.text()
 
 
-@pytest.mark.parametrize("scale", [1.0])
+@pytest.mark.parametrize("scale", [1.0, 1.5])
 def test_the_gradients_tab_at_1280x720_shows_the_bars_and_each_calls_sum(qtbot, window, scale):
     shown = window(scale, "two-losses", (1280, 720))
     shown.docks.docks["gradients"].raise_()

@@ -268,15 +268,15 @@ class MainWindow(QMainWindow):
             state, self._closed_panels = None, tuple(self.settings.closed_panels)
         self._fresh_docks = not self.docks.restore(state)
         if self._fresh_docks:
-            self.docks.arrange(dock_plan(self.width(), self.font_scale), self._closed_panels)
+            self.docks.arrange(dock_plan(self.width(), self.font_scale, self.height()), self._closed_panels)
 
     def reset_panels(self) -> None:
         """View ▸ Panels ▸ Reset panels: every panel shown, docked and sized as on a fresh start."""
         self.presentation.leave()
         for dock in self.docks.docks.values():
             dock.setFloating(False)
-        self.docks.arrange(dock_plan(self.width(), self.font_scale))
-        self.docks.size_columns(dock_plan(self.width(), self.font_scale), self.height())
+        self.docks.arrange(dock_plan(self.width(), self.font_scale, self.height()))
+        self.docks.size_columns(dock_plan(self.width(), self.font_scale, self.height()), self.height())
         self.navigation.fit_soon(100)
 
     def set_size(self, width: int, height: int) -> None:
@@ -284,7 +284,7 @@ class MainWindow(QMainWindow):
         self.setWindowState(Qt.WindowState.WindowNoState)
         self.resize(width, height)
         if self._fresh_docks:
-            self.docks.arrange(dock_plan(width, self.font_scale), self._closed_panels)
+            self.docks.arrange(dock_plan(width, self.font_scale, height), self._closed_panels)
             if self.isVisible():
                 QTimer.singleShot(0, self._size_docks)
 
@@ -295,7 +295,7 @@ class MainWindow(QMainWindow):
 
     def _size_docks(self) -> None:
         self._fresh_docks = False
-        self.docks.size_columns(dock_plan(self.width(), self.font_scale), self.height())
+        self.docks.size_columns(dock_plan(self.width(), self.font_scale, self.height()), self.height())
 
     # -- starting and loading ----------------------------------------------------------
     def start(self) -> None:

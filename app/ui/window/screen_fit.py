@@ -43,6 +43,7 @@ class DockPlan(NamedTuple):
 
     left: int
     right: int
+    charts_on_top: bool = False  # gradients and memory as tabs beside the code, not in the short place
 
     @property
     def two_columns(self) -> bool:
@@ -85,17 +86,23 @@ def clamp_geometry(frame: QRect, available: QRect) -> QRect:
     return QRect(left, top, width, height)
 
 
-def dock_plan(width: int, text_scale: float = 1.0) -> DockPlan:
-    """Side column widths for a window ``width`` px wide (see NOTE [the graph gets half]).
+def dock_plan(width: int, text_scale: float = 1.0, height: int | None = None) -> DockPlan:
+    """Side column widths for a window ``width`` px wide (see NOTE [the graph gets half]); in one
+    column of a window ``height`` px tall that :func:`is_tight` folds, the charts (gradients and
+    memory) share the code's tall place as tabs: under the code, at 1280x720 and text 1.5, their
+    ~125 px showed a gradient's value and half its first call's sum, and no bars.
 
     >>> dock_plan(1280)
-    DockPlan(left=358, right=0)
+    DockPlan(left=358, right=0, charts_on_top=False)
+    >>> dock_plan(1280, 1.5, 720)
+    DockPlan(left=360, right=0, charts_on_top=True)
     >>> dock_plan(1920, 1.5)
-    DockPlan(left=461, right=384)
+    DockPlan(left=461, right=384, charts_on_top=False)
     """
     scale = max(text_scale, 1.0)
     if width < TWO_COLUMNS_FROM:
-        return DockPlan(_between(width * SINGLE_SHARE, LEFT_MIN * scale, LEFT_MAX), 0)
+        on_top = height is not None and is_tight(height, text_scale)
+        return DockPlan(_between(width * SINGLE_SHARE, LEFT_MIN * scale, LEFT_MAX), 0, on_top)
     left = _between(width * LEFT_SHARE, LEFT_MIN * scale, LEFT_MAX)
     right = _between(width * RIGHT_SHARE, RIGHT_MIN * scale, RIGHT_MAX)
     return DockPlan(left, right)
