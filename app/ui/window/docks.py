@@ -111,7 +111,7 @@ class DockLayout:
         for dock in d.values():
             window.removeDockWidget(dock)
         right = plan.two_columns
-        below_left = BELOW_LEFT if right else (*BELOW_LEFT, TOP_RIGHT, *BELOW_RIGHT)
+        below_left: tuple[str, ...] = BELOW_LEFT if right else (*BELOW_LEFT, TOP_RIGHT, *BELOW_RIGHT)
         beside_top: tuple[str, ...] = ()
         if plan.charts_on_top and not right:  # the charts need the height the code has
             beside_top = CHARTS
