@@ -93,3 +93,18 @@ def test_the_gradients_tab_at_1280x720_shows_the_bars_and_each_calls_sum(qtbot, 
     bars = leaf.bars
     seen = QRect(bars.mapTo(viewport, QPoint(0, 0)), bars.size()).intersected(viewport.rect())
     assert bars.isVisible() and seen.height() >= 40  # the bars, not their top edge
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_the_memory_advice_shows_its_edit_with_one_scroll_at_most(qtbot, window, scale):
+    shown = window(scale, "logged-loss", (1280, 720))
+    session = shown.session
+    session.end()
+    advice = shown.memory_chart.advice
+    qtbot.waitUntil(lambda: advice.isVisible() and bool(advice.fix_buttons), timeout=TIMEOUT)
+    qtbot.waitUntil(advice.fix_buttons[0].isVisible, timeout=TIMEOUT)
+    qtbot.wait(200)
+    inner = advice._scroll
+    assert inner.verticalScrollBar().maximum() == 0  # the advice itself never scrolls inside the dock
+    assert _inside(advice.fix_buttons[0], inner.viewport())  # its edit, whole in the advice
+    assert _inside(advice.fix_codes[0], inner.viewport())  # and the lines it changes
