@@ -309,8 +309,9 @@ def _export(args: argparse.Namespace) -> int:
         from app.render.web.page import export_html
 
         recording, stored = _recording_and_layout(args.program, args.device)
-        fixes = _lesson(recording, args).fixes if recording.error is not None else ()
-        if recording.error is not None and _unproven(recording, args):
+        failed = recording.failed is not None or recording.error is not None  # a call's or the program's
+        fixes = _lesson(recording, args).fixes if failed else ()
+        if failed and _unproven(recording, args):
             print(f"autograd-lens: {NOT_PROVEN}", file=sys.stderr)
         print(f"wrote {export_html(recording, stored, args.out, fixes, name=_source_name(args.program))}")
         return 0

@@ -40,6 +40,7 @@ class LensRecorder:
         self._device = device
         self._block: BlockRecorder | None = None
         self._recording: Recording | None = None
+        self._lines: tuple[int, int] | None = None  # the block's lines of its file, when found
 
     def __enter__(self) -> LensRecorder:
         from app.core.recording.script import BlockRecorder
@@ -54,6 +55,7 @@ class LensRecorder:
         assert self._block is not None, "__exit__ without __enter__"
         instead = self._block.stop(exc)
         self._recording = self._block.recording
+        self._lines = self._block.lines
         self._block = None
         if instead is not None:
             raise instead.with_traceback(instead.__traceback__) from None
@@ -71,19 +73,20 @@ class LensRecorder:
         if str(path).lower().endswith(".html"):
             from app.render.web import write_player
 
-            write_player(self.recording, path)
+            write_player(self.recording, path, lines=self._lines)
             return
         from app.render.layout_store import save_with_layout
 
         save_with_layout(self.recording, path)
 
     def _repr_html_(self) -> str:
-        """The player inline, when ``rec`` is a notebook cell's value (no Qt, no display)."""
+        """The player inline, when ``rec`` is a notebook cell's value (no Qt, no display): the
+        block's own lines of the file, numbered as there."""
         if self._recording is None:
             return "<p>the recording shows once the <code>with lens.record()</code> block has ended</p>"
         from app.render.web.notebook import inline_player
 
-        return inline_player(self._recording)
+        return inline_player(self._recording, lines=self._lines)
 
     def to_json(self) -> dict[str, Any]:
         """The recording as the JSON object ``python -m app trace --json`` prints (a dict)."""

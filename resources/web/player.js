@@ -285,6 +285,7 @@
   var LINE_PX = 19;
   var codeEl = document.getElementById("code"), codeBox = document.getElementById("code-panel");
   var codeText = ST.program.replace(/\n$/, "").split("\n");
+  var FIRST = ST.first_line || 1;  // the number of the first line shown (a with-block of a file)
   codeEl.style.height = codeText.length * LINE_PX + "px";
   codeEl.style.minWidth = (Math.max.apply(null, codeText.slice(0, 20000).map(function (l) { return l.length; }).concat([0])) + 6) + "ch";
   // A step reads no layout (that would lay out the restyled graph at once, 5-20 ms): the code box's
@@ -301,12 +302,12 @@
     for (var i = first; i < last; i++) {
       var row = el("div", "ln", codeEl);
       row.style.top = i * LINE_PX + "px";
-      row.setAttribute("data-line", i + 1);
-      var no = text(el("span", "no", row), i + 1);
+      row.setAttribute("data-line", i + FIRST);
+      var no = text(el("span", "no", row), i + FIRST);
       no.title = "go to the first step that ran this line";
-      no.setAttribute("data-go", i + 1);
+      no.setAttribute("data-go", i + FIRST);
       text(el("span", "tx", row), codeText[i]);
-      rowOf[i + 1] = row;
+      rowOf[i + FIRST] = row;
     }
     markRow();
   }
@@ -331,7 +332,7 @@
     if (old) old.className = "ln";
     markedLine = line; markedFail = fail;
     if (line) {
-      var top = (line - 1) * LINE_PX;
+      var top = (line - FIRST) * LINE_PX;
       if (top < codeView.top || top + LINE_PX > codeView.top + codeView.height) {
         codeView.top = Math.max(0, top - codeView.height / 3);
         codeBox.scrollTop = codeView.top;
@@ -517,6 +518,7 @@
     view.y = cy - (cy - view.y) * (s / view.s);
     view.s = s;
     fitted = false;
+    framedError = false;  // the learner's own zoom stays
     applyView();
   }
   graph.addEventListener("wheel", function (ev) {
@@ -534,6 +536,7 @@
     if (!drag) return;
     view.x = drag.vx + ev.clientX - drag.x; view.y = drag.vy + ev.clientY - drag.y;
     fitted = false;
+    framedError = false;
     applyView();
   });
   graph.addEventListener("pointerup", function () { drag = null; graph.classList.remove("dragging"); });
@@ -555,9 +558,21 @@
     if (on) follow(index);
   }
   followButton.addEventListener("click", function () { setFollow(!following); if (!following) fit(); followButton.blur(); });
+  // An error step's failing node is shown readable whether or not following is on, as the window
+  // shows it (fitted, a GAN's 40 nodes left no label readable until "follow" was pressed); the
+  // fitted view comes back on the next step, unless the learner zoomed or dragged meanwhile.
+  var framedError = false;
   function follow(i) {
-    var node = SC.focus[i];
-    if (!following || node === undefined || node < 0) return;
+    var node = SC.focus[i], error = strings[ST.kind[i]] === "error";
+    if (framedError && !error) {
+      framedError = false;
+      if (!following) { fit(); return; }
+    }
+    if (node === undefined || node < 0) return;
+    if (!following) {
+      if (!error || !fitted) return;
+      framedError = true;
+    }
     var n = items.nodes[node], s = view.s;
     var sx = n[2] * s + view.x, sy = n[3] * s + view.y, inside = sx > 40 && sy > 40 && sx < viewSize.w - 40 && sy < viewSize.h - 40;
     if (inside && s * K.node_font_px >= FOLLOW_PX * 0.75) return;

@@ -110,3 +110,24 @@ def test_run_prints_proven_advice_for_a_script_that_raised_nothing(tmp_path: Pat
     err = capsys.readouterr().err
     assert "No error, but .grad keeps growing" in err
     assert f"+++ {script}" in err and "+    optimizer.zero_grad()" in err
+
+
+def test_an_html_export_of_a_failing_built_in_carries_its_proven_fixes(tmp_path) -> None:
+    """The page of a program whose call fails shows the fixes the window shows, each with its diff
+    (the page's own data, compared with the fixes proven here by recording each edit)."""
+    import json
+
+    from app.child.proofs import proven_lesson
+    from app.cli import main
+    from app.core import load_builtin, record
+
+    recording = record(load_builtin("forgot-retain"))
+    assert recording.failed is not None and recording.error is None  # a call failed, not the program
+    proven = proven_lesson(recording, here=True).fixes
+    out = tmp_path / "page.html"
+    assert main(["export", "forgot-retain", "--format", "html", "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    data = json.loads(text.split('id="lens-data">', 1)[1].split("</script>", 1)[0])
+    shown = data["steps"]["error_panel"]["fixes"]
+    assert proven and [f["title"] for f in shown] == [p.fix.title for p in proven]
+    assert all(f["diff"] for f in shown)

@@ -407,3 +407,79 @@ def test_the_notebook_player_needs_no_qt() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert done.stdout.split() == ["True", "[]"]
+
+
+def _torch_nodes(root: Any) -> set[int]:
+    """Every node PyTorch's graph reaches from ``root``, by id (the oracle: next_functions)."""
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        fn = todo.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        todo.extend(child for child, _ in fn.next_functions)
+    return seen
+
+
+def test_a_files_second_block_shows_its_own_lines_and_graph(browser, tmp_path: Path) -> None:
+    import html
+    import inspect
+
+    import torch
+
+    from app import lens
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with lens.record() as first:
+        y = (x * x).sum()
+        y.backward()
+    w = torch.tensor([3.0], requires_grad=True)
+    start = inspect.currentframe().f_lineno + 1  # the second block's `with` line, as the file numbers it
+    with lens.record() as second:
+        z = (w * 2).sum()
+        z.backward()
+    end = start + 2
+    assert y.grad_fn is not None  # the first block's graph is still held while the second runs
+    assert len(second.recording.graph) == len(_torch_nodes(z.grad_fn)) == 3
+    assert len(first.recording.graph) == len(_torch_nodes(y.grad_fn))
+    assert second.recording.grads_at_end(0)["w"].tolist() == w.grad.tolist()
+    cell = second._repr_html_()
+    page = html.unescape(cell.split('srcdoc="', 1)[1].split('" title=', 1)[0])
+    data = json.loads(page.split('id="lens-data">', 1)[1].split("</script>", 1)[0])
+    source = Path(__file__).read_text(encoding="utf-8").splitlines(keepends=True)
+    assert data["steps"]["program"] == "".join(source[start - 1 : end])
+    assert data["steps"]["first_line"] == start
+    shown = tmp_path / "block.html"
+    second.save(shown)
+    opened = open_page(browser, shown)
+    opened.page.keyboard.press("End")
+    assert opened.dom()["line"] == end  # the backward's line, numbered as in the file
+    numbers = opened.page.evaluate("[...document.querySelectorAll('#code .ln .no')].map(e => +e.textContent)")
+    assert numbers == list(range(start, end + 1))
+
+
+def test_a_pages_error_step_opens_with_the_failing_node_readable(browser, tmp_path: Path) -> None:
+    recording, layout = _recorded("gan-no-detach")
+    failed = recording.failed
+    assert failed is not None and failed.failed_node is not None
+    path = write_player(recording, tmp_path / "gan.html", layout)
+    opened = open_page(browser, path)
+    page = opened.page
+    assert page.evaluate("window.lensPlayer.index") == recording.opening_step == failed.last_step
+    read = """(node) => {
+      const g = document.getElementById("graph"), box = g.getBoundingClientRect();
+      const n = document.querySelector(`[data-node="${node}"]`).getBoundingClientRect();
+      return {far: g.classList.contains("far-nodes"),
+              inside: n.left >= box.left && n.right <= box.right
+                && n.top >= box.top && n.bottom <= box.bottom};
+    }"""
+    shown = page.evaluate(read, failed.failed_node)
+    assert shown == {"far": False, "inside": True}  # its name readable, in sight, with no click
+    page.keyboard.press("Home")  # away from the error: the whole graph, fitted, as before
+    whole = page.evaluate("""() => {
+      const g = document.getElementById("graph").getBoundingClientRect();
+      const w = document.getElementById("world").getBoundingClientRect();
+      return w.width <= g.width + 1 && w.height <= g.height + 1;
+    }""")
+    assert whole

@@ -1,4 +1,4 @@
-"""Predict first in the room: the question and its choices over the graph, in caption-size type,
+"""Predict first in the room: the question and its choices beside the graph, in caption-size type,
 inside a 1280x720 window at text scales 1.0 and 1.5; the reveal says right or wrong and why."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def test_the_question_and_its_choices_are_over_the_graph_in_caption_type(qtbot, 
     assert row.question.choices == (SUCCEEDS, FAILS)
     for widget in (panel.heading, row.text, *row.buttons, *row.labels):
         assert _seen(shown, widget, viewport), (type(widget).__name__, widget.geometry())
-    page = shown.graph_page  # over the graph, not in the side column
+    page = shown.graph_page  # beside the graph, not in the code column
     assert panel.parentWidget() is page and page.rect().contains(panel.geometry())
     caption = shown.caption_bar.font().pointSizeF()
     assert row.text.font().pointSizeF() >= caption and row.labels[0].font().pointSizeF() >= caption
@@ -94,3 +94,45 @@ def test_the_reveal_says_right_or_wrong_and_why_from_the_recording(qtbot, window
     session.go_to(second.last_step)
     error = second.error.strip().splitlines()[0]
     assert panel.rows[0].verdict.text() == f"✓ Right: “{FAILS}”: PyTorch stopped it with “{error}”"
+
+
+def _on_page(view, item, page: QWidget) -> QRect:
+    """A scene item's rectangle in the graph page's pixels (through the view's camera)."""
+    rect = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
+    return rect.translated(view.viewport().mapTo(page, QPoint(0, 0)))
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_asked_at_the_error_step_it_goes_back_and_gives_nothing_away(qtbot, window, scale):
+    shown = window(scale, "forgot-retain")
+    session, panel = shown.session, shown.predict_panel
+    second = session.recording.calls[1]
+    assert second.error is not None  # PyTorch raised in the second call
+    assert session.index == second.last_step  # a failing program opens on its error step
+    marks = shown.timeline_bar.marks
+    assert "fail" in {m.kind for m in marks.marks()}
+    shown.commands.predict.trigger()
+    qtbot.waitUntil(lambda: bool(panel.rows) and panel.isVisible(), timeout=TIMEOUT)
+    assert session.index == second.first_step  # back to the call's start: the question is open
+    assert not panel.revealed() and not panel.rows[0].verdict.isVisible()
+    assert "fail" not in {m.kind for m in marks.marks()}  # no ✖ before the answer
+    assert shown.error_panel.isHidden()
+    assert session.state().step.kind != "error"  # no node drawn as failed
+    view, page = shown.graph_view, shown.graph_page
+    qtbot.waitUntil(lambda: not panel.geometry().intersects(view.geometry()), timeout=TIMEOUT)
+    qtbot.wait(200)  # the view re-fitted to the width left beside the question
+    scene = view.graph_scene
+    touched = {s.node for s in session.recording.timeline.steps[second.first_step : second.last_step + 1]}
+    items = [scene.nodes[n] for n in touched if n in scene.nodes]
+    assert items
+    for item in items:
+        assert not _on_page(view, item, page).intersects(panel.geometry())
+    assert any(
+        view.viewport().rect().intersects(view.mapFromScene(i.sceneBoundingRect()).boundingRect())
+        for i in items
+    )
+    session.go_to(second.last_step)  # the answer: now the ✖ and the error show
+    assert panel.revealed()
+    assert "fail" in {m.kind for m in marks.marks()}
+    shown.commands.predict.trigger()  # off: the graph has the page's whole width again
+    qtbot.waitUntil(lambda: view.width() == page.width(), timeout=TIMEOUT)

@@ -11,7 +11,7 @@ from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
 from app.ui.window import slides as slides_module
 from app.ui.window.main_window import MainWindow
-from app.ui.window.slide_picture import CODE_SHARE, MARK
+from app.render.qt.slide import CODE_SHARE, MARK
 
 TIMEOUT = 30_000
 

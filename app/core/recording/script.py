@@ -27,6 +27,7 @@ standard output, ``sys.argv`` and ``sys.path[0]``.
 
 from __future__ import annotations
 
+import ast
 import linecache
 import os
 import runpy
@@ -52,7 +53,7 @@ from app.core.recording.recorder import ProgramStopped
 from app.core.recording.script_frames import name_in
 from app.core.recording.script_recorder import ScriptRecorder
 
-__all__ = ["BlockRecorder", "ScriptRun", "as_main", "record_script", "script_traceback"]
+__all__ = ["BlockRecorder", "ScriptRun", "as_main", "block_lines", "record_script", "script_traceback"]
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,26 @@ def script_traceback(exc: BaseException, path: str | os.PathLike[str]) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
+def block_lines(text: str, line: int) -> tuple[int, int] | None:
+    """The first and last line of the innermost ``with`` statement of ``text`` on ``line`` (the
+    block a ``with lens.record()`` there records), or None when there is none to find.
+
+    >>> block_lines("x = 1\\nwith a:\\n    y = 2\\n    z = 3\\nw = 4\\n", 2)
+    (2, 4)
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    spans = [
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.With | ast.AsyncWith)
+        and node.lineno <= line <= max(node.lineno, node.body[0].lineno - 1)  # on its header
+    ]
+    return max(spans, default=None)  # one header per line: the one that begins last
+
+
 class BlockRecorder:
     """Records the autograd calls a ``with`` block of ``frame``'s file makes, line by line.
 
@@ -173,6 +194,7 @@ class BlockRecorder:
         name = stem_name(Path(filename))
         program = Program(text, name=name, title=python_title(text, name), path=Path(filename))
         self.recorder = ScriptRecorder(program, filename, resolve_device(device))
+        self.lines = block_lines(text, frame.f_lineno)  # the block's own lines of the file
         self.model = model
         self.recording: Recording | None = None
         self._tracing = self.recorder.tracing()

@@ -148,6 +148,10 @@ class ScriptRecorder(Recorder):
         # lens.record(): graphs held when the block began by none of the caller's names (another
         # module's data, a test runner's state), by id; held here so no id is reused meanwhile
         self.foreign: dict[int, Any] = {}
+        # lens.record(): graphs the caller's names held when the block began, by id, captured (with
+        # no line) only once the block's own work reaches them: a file's second block is not its
+        # first block's graph, a notebook's `with lens.record(): loss.backward()` is its loss's
+        self.before: dict[int, Any] = {}
 
     # -- what the program holds (overrides) ---------------------------
     def held_tensors(self) -> Iterator[torch.Tensor]:
@@ -317,14 +321,52 @@ class ScriptRecorder(Recorder):
             own = {id(fn) for fn in graph_fns(tensors_in([v for _, v in self.top_names], self.user_modules))}
             for fn in graph_fns(self.tensors):
                 if id(fn) in own:
-                    self.fresh.append(fn)
-                else:
-                    self.foreign[id(fn)] = fn
-            self.take_fresh(call=None, line=None)
-            if self.log.pending_nodes:
-                self.snapshot("forward", None, None, line=None)
+                    self.before[id(fn)] = fn
+                self.foreign[id(fn)] = fn
         finally:
             self._let_go_of_frames()
+
+    def take_fresh(self, *, call: int | None, line: int | None) -> list[str]:
+        """As the recorder's, but the graphs held before the block that the fresh ones reach come
+        first, made by no line of the block (NOTE [trusted scripts])."""
+        reached = self._before_reached(self.fresh) if self.before and self.fresh else []
+        made_before: list[str] = []
+        if reached:
+            fresh, self.fresh = self.fresh, reached
+            made_before = self._take_made_before()
+            self.fresh = fresh
+        return made_before + super().take_fresh(call=call, line=line)
+
+    def _take_made_before(self) -> list[str]:
+        """Capture :attr:`fresh` as made by no line, module or source of the block."""
+        origin, self.origin = self.origin, (None, None)
+        try:
+            return super().take_fresh(call=None, line=None)
+        finally:
+            self.origin = origin
+
+    def _show_before(self, roots: list[Any]) -> None:
+        """A call on a graph made before the block (``loss.backward()`` in a notebook's block): the
+        graph is shown first, as it stood, in a step of its own."""
+        reached = self._before_reached(roots) if self.before else []
+        if reached:
+            self.fresh.extend(reached)
+            self._take_made_before()
+            self.snapshot("forward", None, None, line=None)
+
+    def _before_reached(self, roots: list[Any]) -> list[Any]:
+        """The graphs of :attr:`before` that ``roots`` reach through nodes not captured yet (each
+        taken out of it: it is captured now)."""
+        reached, seen, todo = [], set(), list(roots)
+        while todo:
+            fn = todo.pop()
+            if fn is None or id(fn) in seen or self.capture.id_of(fn) is not None:
+                continue
+            seen.add(id(fn))
+            if self.before.pop(id(fn), None) is not None:
+                reached.append(fn)
+            todo.extend(next_fn for next_fn, _ in getattr(fn, "next_functions", ()))
+        return reached
 
     def line_done(self, frame: FrameType, returned: Any = _NOTHING) -> None:
         """The line ``frame`` was running has finished: take its ``forward`` step."""
@@ -452,6 +494,7 @@ class ScriptRecorder(Recorder):
             self.origin = (self._module_now(), SourceRef(self.source_file, frame.f_lineno))
             self._probe_written()
             roots = [t for name in _ROOT_ARGUMENTS for t in flat_tensors(given.get(name))]
+            self._show_before(list(graph_fns(roots)))
             self.fresh.extend(graph_fns(roots))
             self.fresh.extend(self._unseen(graph_fns(roots)))
             node = find_call(self.call_nodes, frame, self.program.lines)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -23,7 +24,7 @@ from app.core.model.recording import Recording
 from app.core.recording.recorder import record
 from app.render.export_budget import MAX_EXPORT_MB, MAX_EXPORT_STEPS, ExportTooLarge, check_room
 from app.render.layout import layout_graph
-from app.render.qt.picture import png_bytes, svg_bytes
+from app.render.qt.picture import svg_bytes
 from app.render.qt.scene import GraphScene
 from app.render.style import DEFAULT_PALETTE
 
@@ -117,7 +118,8 @@ def write_steps(
 ) -> Iterator[Path]:
     """Draw each step of ``recording`` on ``scene`` and write it to ``folder/step-NNN.<fmt>``, a file
     per ``next()``: the command line's export and the window's slides, one budget for both.
-    ``slide``: how a step is drawn instead of the graph alone (the window's slides).
+    ``slide``: how a step is drawn instead of the graph alone; a PNG is a slide
+    (``app.render.qt.slide``) unless said otherwise, an SVG the graph with its caption.
 
     The first ``next()`` raises :class:`ExportTooLarge` before anything is written, past
     ``max_steps`` files or an estimate past ``max_bytes`` or the disk's free space; a later one,
@@ -126,7 +128,11 @@ def write_steps(
     steps = len(recording.timeline)
     if steps > max_steps:
         raise ExportTooLarge("steps", steps, max_steps, folder)
-    draw: Callable[..., bytes] = svg_bytes if fmt == "svg" else png_bytes
+    draw: Callable[..., bytes] = svg_bytes
+    if fmt == "png" and slide is None:  # a 16:9 slide, as the window's: caption, code and graph
+        from app.render.qt.slide import slide_png
+
+        slide = partial(slide_png, recording, scene)
 
     def drawn(index: int) -> bytes:
         if slide is not None:

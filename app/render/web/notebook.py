@@ -24,10 +24,13 @@ __all__ = ["FRAME_HEIGHT_PX", "inline_player"]
 FRAME_HEIGHT_PX = 640  # a notebook's output area is about as wide as a 1280-pixel page's middle
 
 
-def inline_player(recording: Recording, height: int = FRAME_HEIGHT_PX) -> str:
-    """The player page of ``recording`` in an ``<iframe>``, as ``_repr_html_`` returns it."""
+def inline_player(
+    recording: Recording, height: int = FRAME_HEIGHT_PX, *, lines: tuple[int, int] | None = None
+) -> str:
+    """The player page of ``recording`` in an ``<iframe>``, as ``_repr_html_`` returns it
+    (``lines``: the ``with lens.record()`` block's lines of its file, shown alone)."""
     try:
-        page = player_html(recording)
+        page = player_html(recording, lines=lines)
     except LayoutError as exc:  # no Graphviz here: say so in the cell, as text
         return f"<pre>{html.escape(f'Autograd Lens cannot draw this recording: {exc}')}</pre>"
     title = html.escape(recording.program.title or recording.program.name, quote=True)

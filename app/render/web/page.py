@@ -71,13 +71,18 @@ def _template(name: str) -> str:
 
 
 def player_html(
-    recording: Recording, layout: Layout | None = None, *, fixes: Sequence[ProvenFix] = ()
+    recording: Recording,
+    layout: Layout | None = None,
+    *,
+    fixes: Sequence[ProvenFix] = (),
+    lines: tuple[int, int] | None = None,
 ) -> str:
-    """The player page of ``recording`` as one HTML text (``layout``: Graphviz's, made when None)."""
+    """The player page of ``recording`` as one HTML text (``layout``: Graphviz's, made when None;
+    ``lines``: the part of the program's file it shows, all of it when None)."""
     placed = layout if layout is not None else page_layout(recording)
     data = {
         "format": 1,
-        "steps": step_data(recording, fixes=fixes),
+        "steps": step_data(recording, fixes=fixes, lines=lines),
         "scene": scene_data(recording, placed).json(),
         "constants": page_constants(),
     }
@@ -101,10 +106,11 @@ def write_player(
     layout: Layout | None = None,
     *,
     fixes: Sequence[ProvenFix] = (),
+    lines: tuple[int, int] | None = None,
 ) -> Path:
     """Write the player page of ``recording`` to ``path`` (UTF-8); returns the path."""
     out = Path(path)
-    out.write_text(player_html(recording, layout, fixes=fixes), encoding="utf-8")
+    out.write_text(player_html(recording, layout, fixes=fixes, lines=lines), encoding="utf-8")
     return out
 
 

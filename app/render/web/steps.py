@@ -157,8 +157,13 @@ def _fixes(recording: Recording, proven: Sequence[ProvenFix]) -> list[dict[str, 
     ]
 
 
-def step_data(recording: Recording, *, fixes: Sequence[ProvenFix] = ()) -> dict[str, Any]:
-    """Everything the page's panels need, as JSON-ready data (columns of one entry per step)."""
+def step_data(
+    recording: Recording, *, fixes: Sequence[ProvenFix] = (), lines: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    """Everything the page's panels need, as JSON-ready data (columns of one entry per step).
+
+    ``lines``: the first and last line of the program the page shows (a ``with lens.record()``
+    block of a longer file), numbered as in the file; all of it when None."""
     strings = _Strings()
     steps = recording.timeline.steps
     program = recording.program
@@ -173,7 +178,8 @@ def step_data(recording: Recording, *, fixes: Sequence[ProvenFix] = ()) -> dict[
         "title": program.title,
         "device": recording.device,
         "torch_version": recording.torch_version,
-        "program": program.code,
+        "program": _shown_code(program.code, lines),
+        "first_line": lines[0] if lines else 1,
         "count": len(steps),
         "opening": recording.opening_step if steps else 0,
         "line": [s.line for s in steps],
@@ -202,3 +208,10 @@ def step_data(recording: Recording, *, fixes: Sequence[ProvenFix] = ()) -> dict[
         "error_panel": _error_panel(recording, fixes),
         "strings": strings.table,
     }
+
+
+def _shown_code(code: str, lines: tuple[int, int] | None) -> str:
+    """Lines ``first``..``last`` (from 1) of ``code``, or all of it."""
+    if lines is None:
+        return code
+    return "".join(code.splitlines(keepends=True)[lines[0] - 1 : lines[1]])

@@ -121,6 +121,7 @@ class ProgramEditor(QWidget):
         super().__init__(parent)
         self.code_edit = code_edit or CodeEdit()
         self._modified = False
+        self._saved: tuple[str, ProgramDetails] | None = None  # the text and details as opened or saved
         self._path: Path | None = None
         self._twin = ""  # kept as it came: not edited here
         self._details = ProgramDetails("program", "", "", "")
@@ -151,7 +152,10 @@ class ProgramEditor(QWidget):
         self._last_emitted = program
         self._update_heading()
         self.clear_error()
-        self.set_modified(modified)
+        shown = (program.code, self._details)  # the code box may not have written it yet
+        if not modified or shown == self._saved:
+            self._saved = shown
+        self._flag(shown != self._saved)
 
     def follow(self, session: Session) -> None:
         """Edit ``session``'s program: valid edits are recorded by it, and its recordings of other
@@ -222,7 +226,7 @@ class ProgramEditor(QWidget):
             return
         self._details = details
         self._update_heading()
-        self.set_modified(True)
+        self._flag((self.code_edit.text(), details) != self._saved)
         self.flush()
 
     def edit_details(self) -> None:
@@ -235,6 +239,13 @@ class ProgramEditor(QWidget):
         return self._modified
 
     def set_modified(self, modified: bool) -> None:
+        """Unmodified: the text and details now are the saved ones, which a change taken back (a
+        fix then Ctrl+Z, a line typed then deleted) returns to, with nothing to save."""
+        if not modified:
+            self._saved = (self.code_edit.text(), self._details)
+        self._flag(modified)
+
+    def _flag(self, modified: bool) -> None:
         if modified != self._modified:
             self._modified = modified
             self.modified_changed.emit(modified)
@@ -304,8 +315,15 @@ class ProgramEditor(QWidget):
         layout.addWidget(self.code_edit, 1)
         layout.addWidget(self.error_label)
 
+    def set_compact(self, on: bool) -> None:
+        """Without the title line over the code (a small screen): the Details button names it."""
+        self.heading.setVisible(not on)
+        self._update_heading()
+
     def _update_heading(self) -> None:
         self.heading.setText(self._details.title or self._details.name)
+        folded = self.heading.isHidden()
+        self.details_button.setText(f"Details: {self._details.name}…" if folded else "Details…")
 
     # -- reading
 
@@ -322,5 +340,5 @@ class ProgramEditor(QWidget):
     # -- events
 
     def _on_edited(self) -> None:
-        self.set_modified(True)
+        self._flag((self.code_edit.text(), self._details) != self._saved)
         self._timer.start()

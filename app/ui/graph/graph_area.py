@@ -202,6 +202,12 @@ class GraphArea(QStackedWidget):
             self.preview.hide()
             self.preview.clear()
 
+    def show_message(self, text: str) -> None:
+        """No graph: ``text`` in its place (the last recording's graph is not this program's)."""
+        self.hide_preview()
+        self.message.setText(text)
+        self.setCurrentIndex(MESSAGE_PAGE)
+
     # -- the recording and its steps ---------------------------------------------------------
     def show_recording(self, recording: Recording) -> None:
         """Draw the session's new recording, or say why it cannot be drawn."""

@@ -7,13 +7,17 @@ view on that point, as the learner's own pan (following stops until "Fit graph")
 
 The boxes are drawn once per graph and size into a pixmap; a paint of the view only moves the
 frame, so a 5,000-node graph costs its boxes once, not at every step.
+
+The corner never covers a node: of the four corners it takes the first where no node is drawn
+(asked of the scene's index, once per view position), then the same at half the size; where
+nodes fill every corner it stays hidden (Fit graph shows the whole graph).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
 from PySide6.QtWidgets import QWidget
 
@@ -40,6 +44,8 @@ class Minimap(QWidget):
         self._pixmap: QPixmap | None = None
         self._key: tuple[object, ...] = ()
         self._shown = QRectF()  # the part of the scene the view shows, when last painted
+        self._place_key: tuple[QRect, QSize, QRectF] | None = None
+        self._place: tuple[QPoint, QSize] | None = None  # the free corner for that key
         self.setObjectName("graphMinimap")
         self.setAccessibleName("Whole graph: click to go there")
         self.setToolTip("The whole graph: click or drag to go there")
@@ -73,7 +79,12 @@ class Minimap(QWidget):
         size = QSize(int(room.width() * SHARE), int(room.height() * SHARE)).boundedTo(LARGEST)
         size = scene.size().scaled(size.toSizeF(), Qt.AspectRatioMode.KeepAspectRatio).toSize()
         size = size.expandedTo(QSize(24, 24))
-        corner = QPoint(room.right() - size.width() - INSET, room.bottom() - size.height() - INSET)
+        place = self._free_corner(room, size, shown)
+        if place is None:
+            if self.isVisible():
+                self.hide()
+            return
+        corner, size = place
         if self.size() != size or self.pos() != corner:
             self.setGeometry(corner.x(), corner.y(), size.width(), size.height())
         if not self.isVisible():
@@ -82,6 +93,27 @@ class Minimap(QWidget):
         if shown != self._shown:
             self._shown = shown
             self.update()
+
+    def _free_corner(self, room: QRect, size: QSize, shown: QRectF) -> tuple[QPoint, QSize] | None:
+        """Where the corner covers no node: bottom right, bottom left, top right, top left, then at
+        half the size; None when every one would. Asked again only when the view moved."""
+        key = (room, size, shown)
+        if key != self._place_key:
+            self._place_key, self._place = key, None
+            for tried in (size, (size / 2).expandedTo(QSize(24, 24))):
+                corner = next(
+                    (c for c in _corners(room, tried) if not self._covers_node(QRect(c, tried))), None
+                )
+                if corner is not None:
+                    self._place = (corner, tried)
+                    break
+        return self._place
+
+    def _covers_node(self, rect: QRect) -> bool:
+        view, graph = self._view, self._view.graph_scene
+        assert graph is not None
+        area = view.mapToScene(rect.adjusted(-INSET, -INSET, INSET, INSET)).boundingRect()
+        return any(graph.node_of(item) is not None for item in graph.items(area))
 
     # -- drawing ---------------------------------------------------------------------------
     def _scale(self) -> tuple[float, QPointF]:
@@ -161,3 +193,10 @@ class Minimap(QWidget):
         """The scene point under ``point`` of the corner (what a click there centres)."""
         scale, origin = self._scale()
         return QPointF(origin.x() + point.x() / scale, origin.y() + point.y() / scale)
+
+
+def _corners(room: QRect, size: QSize) -> list[QPoint]:
+    """The four corners' top-left points for a ``size`` box inside ``room``, bottom right first."""
+    left, top = room.left() + INSET, room.top() + INSET
+    right, bottom = room.right() - size.width() - INSET, room.bottom() - size.height() - INSET
+    return [QPoint(right, bottom), QPoint(left, bottom), QPoint(right, top), QPoint(left, top)]

@@ -1,9 +1,12 @@
-"""A card over the top of the graph: Predict first's question, in the room's sight.
+"""A column beside the graph: Predict first's question, in the room's sight, never over a node.
 
 In the code column the question sat in a ~100 px scroll box at 1280x720, its choices below the
-fold; over the graph it is as wide as the graph and up to :data:`SHARE` of its height, in
-caption-size type (``00-base.qss``), scrolling beyond. It is no part of the page's layout, so
-its text never makes the window ask for more height than the screen has.
+fold; laid over the top of the graph it covered most of it, the saved tensor the question is about
+included, while the call stepped. Now the card stands at the graph page's right edge, as tall as
+its text needs (scrolling beyond the page's height), and the graph view gives up that width: the
+page's layout keeps the card's column free, so the view shrinks and re-fits (NOTE [auto fit]) in
+what is left. The card is in no layout itself, so its text never makes the window ask for more
+height than the screen has.
 """
 
 from __future__ import annotations
@@ -11,14 +14,16 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
-__all__ = ["SHARE", "OverGraph"]
+__all__ = ["MARGIN", "SHARE", "OverGraph"]
 
-SHARE = 0.7  # of the graph's height at most: the node it asks about stays in sight below
-MARGIN = 8  # pixels between the card and the graph's edges
+SHARE = 0.4  # of the graph page's width at most: the graph keeps the rest
+LEAST_PX = 260  # a narrower card wraps a question's words one to a line
+MARGIN = 8  # pixels between the card and the page's edges
 
 
 class OverGraph(QObject):
-    """Keeps ``card`` (a frame holding a scroll area) at the top of ``page``, sized to its text."""
+    """Keeps ``card`` (a frame holding a scroll area) at the right of ``page``, sized to its text,
+    and the page's layout clear of it while it is shown."""
 
     def __init__(self, page: QWidget, card: QFrame, scroll: QScrollArea) -> None:
         super().__init__(page)
@@ -34,28 +39,41 @@ class OverGraph(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
-        if kind in (QEvent.Type.LayoutRequest, QEvent.Type.Show) or (
+        if kind in (QEvent.Type.LayoutRequest, QEvent.Type.Show, QEvent.Type.Hide) or (
             kind == QEvent.Type.Resize and watched is self._page
         ):
             self.place()
         return False
 
+    def width_for(self, page_width: int) -> int:
+        """The card's width in a page ``page_width`` wide."""
+        return max(0, min(max(LEAST_PX, int(page_width * SHARE)), page_width // 2) - MARGIN)
+
     def place(self) -> None:
-        """Over the top of the page: its width, and the height its text needs up to :data:`SHARE`."""
+        """At the right of the page, the height its text needs; the graph keeps the width left."""
         page, card = self._page, self._card
-        width = max(0, page.width() - 2 * MARGIN)
-        content = self._scroll.widget()
-        inner = width - card.contentsMargins().left() - card.contentsMargins().right()
+        shown = not card.isHidden()
+        width = self.width_for(page.width())
+        layout = page.layout()
+        if layout is not None:
+            right = width + 2 * MARGIN if shown else 0
+            if layout.contentsMargins().right() != right:
+                layout.setContentsMargins(0, 0, right, 0)
+        if not shown:
+            return
+        margins = card.contentsMargins()
+        inner = width - margins.left() - margins.right()
         needed = 0
+        content = self._scroll.widget()
         if content is not None:
-            layout = content.layout()
+            content_layout = content.layout()
             needed = (
-                layout.totalHeightForWidth(inner)
-                if layout is not None and layout.hasHeightForWidth()
+                content_layout.totalHeightForWidth(inner)
+                if content_layout is not None and content_layout.hasHeightForWidth()
                 else content.sizeHint().height()
             )
-        margins = card.contentsMargins()
-        height = min(needed + margins.top() + margins.bottom() + 4, int(page.height() * SHARE))
-        if card.geometry().getRect() != (MARGIN, MARGIN, width, height):
-            card.setGeometry(MARGIN, MARGIN, width, height)
+        height = min(needed + margins.top() + margins.bottom() + 4, page.height() - 2 * MARGIN)
+        rect = (page.width() - width - MARGIN, MARGIN, width, max(0, height))
+        if card.geometry().getRect() != rect:
+            card.setGeometry(*rect)
         card.raise_()

@@ -60,6 +60,7 @@ class AdvicePanel(FixesPanel):
             parent=parent,
         )
         self.title, self.evidence = labels
+        self.grow_with_text()  # its host's dock scrolls: one scroll, never one inside another
 
     def _on_recording_applied(self, recording: Recording) -> None:
         self._recording = recording

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QWidget
 
@@ -47,10 +47,23 @@ class DeviceSelector(QComboBox):
         self._model.appendRow(self._item_for("cpu", "CPU", True, ""))
         self.setToolTip("The device the program runs on; a change records it again there")
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        # As wide as the device shown, not the longest entry. Qt's own policies measured every
+        # entry ("CUDA — unavailable") once the text size changed, and after 1.5 and back to 1.0 the
+        # toolbar stayed stretched, its last field pushed into the overflow menu.
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(0)
+        self.currentIndexChanged.connect(lambda index: self.updateGeometry())
         self._listed = False
         self.activated.connect(self._on_activated)
         session.recording_applied.connect(self._on_recording_applied)
         session.failed.connect(self._on_failed)
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()  # the frame and the arrow
+        return QSize(hint.width() + self.fontMetrics().horizontalAdvance(self.currentText()), hint.height())
+
+    def minimumSizeHint(self) -> QSize:
+        return self.sizeHint()
 
     @staticmethod
     def _item_for(name: str, description: str, available: bool, reason: str) -> QStandardItem:

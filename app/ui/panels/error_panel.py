@@ -149,6 +149,8 @@ class ErrorPanel(FixesPanel):
             parent=parent,
         )
         self.title, self.message_start, self.message, self.explanation, self.no_fix = labels
+        self._titles = ("", "")  # the heading in full, and short for a small screen (set_compact)
+        self._compact = False
         self.no_fix.setText(NO_FIX_TEXT)
         self.no_fix.hide()
         self.more_button = _fold_button("errorMore")
@@ -204,6 +206,16 @@ class ErrorPanel(FixesPanel):
         return viewport.rect().contains(rect)
 
     # -- updates ---------------------------------------------------------------------------
+    def set_compact(self, on: bool) -> None:
+        """A short heading on a small screen: the caption over the panel names the call's node and
+        line already, and a four-line heading left no room for the first fix."""
+        self._compact = on
+        self._show_title()
+        self.more_button.setText("Whole message" if on else "PyTorch's whole message")
+
+    def _show_title(self) -> None:
+        self.title.setText(self._titles[1] if self._compact else self._titles[0])
+
     def _on_recording_applied(self, recording: Recording) -> None:
         self._recording = recording
         self.no_fix.hide()
@@ -213,12 +225,14 @@ class ErrorPanel(FixesPanel):
             self.hide()
             return
         if info is not None:
-            self.title.setText(self._title(recording, info))
+            self._titles = (self._title(recording, info), "✗ PyTorch says:")
+            self._show_title()
             self.explanation.setText(self._explanation(recording, info))
             self._set_message(info.error or "")
         else:
             where = "The program" if recording.error_line is None else f"Line {recording.error_line}"
-            self.title.setText(f"✗ {where} raised an error, outside any backward call:")
+            self._titles = (f"✗ {where} raised an error, outside any backward call:", f"✗ {where} raised:")
+            self._show_title()
             self.explanation.setText("The program stopped there, as Python would.")
             self._set_message(recording.error or "")
         self.scroll_to_top()  # a new error opens at its heading, not at the last one's scroll

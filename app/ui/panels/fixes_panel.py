@@ -79,6 +79,7 @@ class FixesPanel(QFrame):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
+        self._grows = False  # as tall as its text, never scrolling inside (grow_with_text)
         self._session = session
         self._recording: Recording | None = None
         self._fixes: list[Fix] = []
@@ -116,6 +117,7 @@ class FixesPanel(QFrame):
         self.hide()
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
+        session.cleared.connect(self.hide)  # no recording: no error, no advice
 
     def _on_recording_applied(self, recording: Recording) -> None:
         raise NotImplementedError
@@ -179,6 +181,18 @@ class FixesPanel(QFrame):
         if body is None or self.width() <= 0 or body.heightForWidth(self.width()) < 0:
             return hint
         return QSize(hint.width(), body.heightForWidth(self.width()) + 2 * self.frameWidth())
+
+    def grow_with_text(self) -> None:
+        """Never scroll inside: as tall as the text at its width, in a host that scrolls itself
+        (the memory dock: the advice's own scroll inside the dock's hid its edit two scrolls down)."""
+        self._grows = True
+        self._scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.updateGeometry()
+
+    def minimumSizeHint(self) -> QSize:
+        if self._grows and not self.isHidden():
+            return QSize(super().minimumSizeHint().width(), self.sizeHint().height())
+        return super().minimumSizeHint()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Property, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.lesson.copies import copied_names, copy_grad_text
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from app.core.model.values import Values
 
 __all__ = ["MAX_BARS", "GradBars", "GradPanel"]
+
+BARS_PX, BARS_FOLDED_PX = 80, 44  # the bars' least height, and in a short dock
+FOLD_LINES = 14  # a panel lower than this many lines of text folds its heading and legend
 
 BAR_HUES = (0.58, 0.08, 0.33)  # blue, orange, green: one per call, without a stylesheet
 MAX_BARS = 16  # elements drawn per leaf; the rest are summarised in the text
@@ -67,7 +70,7 @@ class GradBars(QWidget):
         self._bars: list[list[Segment]] = []
         self._scale = 1.0
         self._colors: list[QColor | None] = [None, None, None]  # None: from the palette
-        self.setMinimumHeight(80)
+        self.setMinimumHeight(BARS_PX)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     # Colours come from the stylesheet: GradBars { qproperty-firstColor: ...; }
@@ -201,7 +204,7 @@ class GradPanel(QWidget):
         self._ends: CallGrads = {}
         self._tops: dict[tuple[int, str], tuple[bool, list[float]]] = {}
         self._lines: dict[tuple[int, str], str] = {}
-        title = QLabel("Gradients (.grad)")
+        title = self._title = QLabel("Gradients (.grad)")
         title.setProperty("role", "title")
         title.setWordWrap(True)
         self._legend = QLabel("")
@@ -216,7 +219,7 @@ class GradPanel(QWidget):
         self._copies.setWordWrap(True)
         self._rows = QVBoxLayout(self._body)
         self._rows.setContentsMargins(0, 0, 0, 0)
-        scroll = QScrollArea()
+        scroll = self._scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -228,6 +231,23 @@ class GradPanel(QWidget):
         layout.addWidget(scroll, 1)
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
+
+    # -- a short dock ----------------------------------------------------------------
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        folded = event.size().height() < FOLD_LINES * self.fontMetrics().lineSpacing()
+        if folded != self._title.isHidden():
+            self._fold(folded)
+
+    def _fold(self, folded: bool) -> None:
+        """In a short dock (the lower left one of a 1280x720 window, ~150 px) the heading, which the
+        dock's title says, and the bars' legend, then a tooltip, leave the room to the leaves:
+        ``x.grad``, each call's sum and the bars, which were scrolled away."""
+        self._title.setVisible(not folded)
+        self._legend.setVisible(not folded)
+        self._scroll.setToolTip(self._legend.text() if folded else "")
+        for view in self._leaves.values():
+            view.bars.setMinimumHeight(BARS_FOLDED_PX if folded else BARS_PX)
 
     # -- what tests and people read ------------------------------------------------
     def grad_text(self, leaf: str) -> str:
@@ -259,6 +279,7 @@ class GradPanel(QWidget):
         for i, name in enumerate(names):
             view = views[i] if i < len(views) else _LeafView(name, self._body)
             view.reset(name)
+            view.bars.setMinimumHeight(BARS_FOLDED_PX if self._title.isHidden() else BARS_PX)
             self._leaves[name] = view
             self._rows.addWidget(view, 1)
         copies = [copy_grad_text(name, leaf) for name, leaf in copied_names(recording.leaves).items()]

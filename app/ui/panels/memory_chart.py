@@ -29,7 +29,7 @@ from PySide6.QtGui import (
     QPixmap,
     QResizeEvent,
 )
-from PySide6.QtWidgets import QDockWidget, QSizePolicy, QSpacerItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QScrollArea, QSizePolicy, QSpacerItem, QVBoxLayout, QWidget
 
 from app.ui.look.theme import hue_colour
 from app.ui.panels.advice_panel import AdvicePanel
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["MemoryChart", "named_stops"]
 
 SAVED_HUE, DEVICE_HUE, ALIVE_HUE, MARKER_HUE = 0.58, 0.78, 0.45, 0.0  # without a stylesheet's colours
-ADVICE_SHARE = 0.6  # the advice's most of the chart's height; it scrolls inside, the plot keeps the rest
 DRAW_LATER_STEPS = 2000  # a longer series is drawn on a timer after the first paint (NOTE [chart cache])
 
 
@@ -111,6 +110,11 @@ class MemoryChart(QWidget):
             holder = holder.parentWidget()
         if holder is not None and not holder.isFloating():
             holder.raise_()
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if isinstance(area, QScrollArea):  # the dock's one scroll: the advice in sight, not the plot
+            QTimer.singleShot(0, lambda: area.ensureWidgetVisible(self.advice, 0, 0))
 
     # Colours come from the stylesheet: MemoryChart { qproperty-savedColor: ...; }
     def _get_saved(self) -> QColor:
@@ -256,7 +260,6 @@ class MemoryChart(QWidget):
         self.update()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        self.advice.setMaximumHeight(round(event.size().height() * ADVICE_SHARE))
         super().resizeEvent(event)
         self._cache = None
 

@@ -4,7 +4,9 @@ The questions and their answers come from the recording
 (:func:`app.core.lesson.predict.questions`); this panel only shows them. It
 asks about the call the current step leads into and keeps the room's picks
 while the call runs; the answers show once the call's last step is on screen
-(its ``call_end``, or the ``error`` that stopped it), never before.
+(its ``call_end``, or the ``error`` that stopped it), never before. Until then
+``outcome_hidden`` tells the window to show no hint of how the call ends (the
+timeline's ✖), and turning it on at an error step goes back to the call's start.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ __all__ = ["ChoiceRow", "PredictPanel", "call_in_focus", "verdict", "why_of"]
 
 BUTTONS_UP_TO = 5  # more choices than this are a drop-down list (a call can reach many nodes)
 NO_GUESS = "— pick one —"
-SIDE_BY_SIDE = 24  # choices up to this many characters each share one line
 PANEL_MIN_LINES = 8  # the questions' least height, in lines of text: a question and its choices
 
 
@@ -86,7 +87,7 @@ class ChoiceRow(QWidget):
     def __init__(self, question: Question, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.question = question
-        self.text = plain(QLabel(question.text))
+        self.text = narrow(plain(QLabel(question.text)))
         self.text.setWordWrap(True)
         self.text.setProperty("role", "title")
         self.verdict = plain(QLabel())
@@ -102,12 +103,8 @@ class ChoiceRow(QWidget):
         self.combo: QComboBox | None = None
         if len(question.choices) <= BUTTONS_UP_TO:
             self._group = QButtonGroup(self)
-            # short choices side by side ("succeeds", "fails"): over the graph, a line a choice
-            # took half the card's height at text scale 1.5
-            across = QHBoxLayout() if all(len(c) <= SIDE_BY_SIDE for c in question.choices) else None
-            if across is not None:
-                across.setSpacing(24)
-                layout.addLayout(across)
+            # one choice a line: the questions stand in a column beside the graph, where two
+            # choices side by side at text scale 1.5 were wider than the column
             for choice in question.choices:
                 button = QRadioButton()
                 button.setAccessibleName(choice)
@@ -116,9 +113,7 @@ class ChoiceRow(QWidget):
                 self._choices[button] = choice
                 label = _ChoiceText(choice, button)
                 self.labels.append(label)
-                (across or layout).addLayout(_choice_line(button, label))
-            if across is not None:
-                across.addStretch(1)
+                layout.addLayout(_choice_line(button, label))
         else:
             self.combo = QComboBox()
             self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -162,12 +157,21 @@ class _ChoiceText(QLabel):
         super().__init__(breakable_code(text))
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.PlainText)
+        narrow(self)
         self._button = button
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if self._button.isEnabled() and event.button() == Qt.MouseButton.LeftButton:
             self._button.setChecked(True)
         super().mouseReleaseEvent(event)
+
+
+def narrow(label: QLabel) -> QLabel:
+    """``label`` as narrow as the column beside the graph: a wrapping label's own least width is
+    Qt's guess at a pleasant shape (292 px for "AccumulateGrad (made by line 4)" at text 1.5),
+    which widened the questions past the column and cut them at its right edge."""
+    label.setMinimumWidth(1)
+    return label
 
 
 def _choice_line(button: QRadioButton, label: QLabel) -> QHBoxLayout:
@@ -182,6 +186,7 @@ class PredictPanel(QFrame):
     """The questions for the call ahead; hidden and idle until :meth:`set_active` turns it on."""
 
     active_changed = Signal(bool)
+    outcome_hidden = Signal(bool)  # the call ahead's outcome is asked, not yet answered: no hints
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -190,13 +195,14 @@ class PredictPanel(QFrame):
         self._active = False
         self._focus: tuple[int, bool] | None = None
         self.rows: list[ChoiceRow] = []
-        self.heading = QLabel()
+        self.heading = narrow(QLabel())
         self.heading.setWordWrap(True)
         self.heading.setTextFormat(Qt.TextFormat.PlainText)
         self.heading.setObjectName("predictHeading")
         self.hint = QLabel("Step through the call to see what PyTorch does.")
         self.hint.setProperty("role", "hint")
         self.hint.setWordWrap(True)
+        narrow(self.hint)
         # The questions scroll: a call's choices (a model's nodes, gradients) may be taller or wider
         # than the code column of a 1280x720 window, and the window may not grow past the screen.
         content = QWidget()
@@ -230,8 +236,22 @@ class PredictPanel(QFrame):
         self.setVisible(on)
         if on:
             self._focus = None
+            self._back_from_error()
             self._update()
+        else:
+            self.outcome_hidden.emit(False)
         self.active_changed.emit(on)
+
+    def _back_from_error(self) -> None:
+        """At a failed call's error step, the question would be answered before it is asked: back to
+        the call's first step, where nothing on screen says how it ends."""
+        recording = self._session.recording
+        focus = None if recording is None else call_in_focus(recording, self._session.index)
+        if recording is None or focus is None or not focus[1]:
+            return
+        info = recording.calls[focus[0]]
+        if info.error is not None and info.first_step < info.last_step:
+            self._session.go_to(info.first_step)
 
     def toggle(self) -> None:
         self.set_active(not self._active)
@@ -257,6 +277,7 @@ class PredictPanel(QFrame):
             self._focus = None
             self._set_rows([])
             self.heading.setText("This program makes no backward or autograd.grad call.")
+            self.outcome_hidden.emit(False)
             return
         if self._focus is None or focus[0] != self._focus[0]:
             info = recording.calls[focus[0]]
@@ -267,6 +288,7 @@ class PredictPanel(QFrame):
         why = why_of(recording, focus[0]) if focus[1] else ""
         for row in self.rows:
             row.reveal(focus[1], why)
+        self.outcome_hidden.emit(not focus[1])
 
     def _set_rows(self, asked: list[Question]) -> None:
         for row in self.rows:

@@ -35,6 +35,7 @@ class StepCounter(QWidget):
         layout.addWidget(self.number)
         layout.addWidget(self.detail)
         session.step_applied.connect(self._on_step_applied)
+        session.cleared.connect(lambda: self._on_step_applied(0))
 
     def _on_step_applied(self, index: int) -> None:
         self.number.setText(f"Step {index} / {self._session.last_index}")

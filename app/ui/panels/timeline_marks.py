@@ -2,7 +2,8 @@
 
 A click on a mark, its tick or its drawn label, jumps to its step; hovering names it. A call that is going to
 fail gets a small ``✖`` at its start, named "this call will fail" and nothing
-more: the error itself appears at the error step (no spoilers). The marks are
+more: the error itself appears at the error step (no spoilers); while Predict
+first asks how that call ends, not even the ✖ (``hide_outcome``). The marks are
 read from the recording (``call_starts``, ``iteration_starts``), never computed
 from torch.
 """
@@ -103,6 +104,8 @@ class TimelineMarks(QWidget):
         super().__init__(parent)
         self._session = session
         self._marks: list[Mark] = []
+        self._all_marks: list[Mark] = []  # with the failing call's ✖, shown unless hidden
+        self._hide_outcome = False  # Predict first asks how the call ends: no ✖ before the answer
         self._steps = 1
         self._fail_color: QColor | None = None  # None: a red that reads on the palette
         self._x_of: Callable[[int], float] | None = None
@@ -139,8 +142,21 @@ class TimelineMarks(QWidget):
             return self._x_of(step)
         return (step + 0.5) * self.width() / max(self._steps, 1)
 
+    def hide_outcome(self, hidden: bool) -> None:
+        """Leave out the ✖ that says a call will fail (while Predict first waits for the room's
+        answer), or show it again."""
+        if hidden != self._hide_outcome:
+            self._hide_outcome = hidden
+            self._pick_marks()
+
+    def _pick_marks(self) -> None:
+        hidden = self._hide_outcome
+        self._marks = [m for m in self._all_marks if not (hidden and m.kind == "fail")]
+        self._forget_strip()
+
     def _on_recording_applied(self, recording: Recording) -> None:
-        self._marks = marks_of(recording)
+        self._all_marks = marks_of(recording)
+        self._pick_marks()
         self._steps = len(recording.timeline)
         names = sorted({m.kind for m in self._marks})
         self.setToolTip(plain_tip("Marks: " + ", ".join(names)) if names else "")

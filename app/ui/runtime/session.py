@@ -53,6 +53,7 @@ class Session(QObject):
     recording_applied = Signal(object)  # a new Recording is on screen
     busy_changed = Signal(bool)  # a recording is being made
     failed = Signal(str)  # a recording could not be made; the previous one stays
+    cleared = Signal()  # no recording on screen any more (a refused file's text is in the editor)
     playing_changed = Signal(bool)
 
     def __init__(self, worker: RecordingWorker | None = None, parent: QObject | None = None) -> None:
@@ -222,6 +223,12 @@ class Session(QObject):
         if failed is None or self._index != failed.last_step or not recording.calls:
             return self._index
         return recording.calls[min(failed.index, len(recording.calls) - 1)].last_step
+
+    def clear(self) -> None:
+        """Show no recording: the program in the editor is not the one recorded, and cannot be."""
+        self.pause()
+        self._recording, self._state, self._index, self._requested = None, None, 0, None
+        self.cleared.emit()
 
     # -- stepping -------------------------------------------------------------------
     def go_to(self, index: int) -> None:

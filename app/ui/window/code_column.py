@@ -28,6 +28,7 @@ class CodeColumn(QWidget):
         super().__init__(parent)
         self.code_panel = code_panel
         self._editor: QWidget = code_panel  # until the editor adopts it
+        self._compact = False
         self.summary = plain(QLabel(""))
         self.summary.setObjectName("programSummary")
         self.summary.setWordWrap(True)
@@ -47,10 +48,20 @@ class CodeColumn(QWidget):
         self._layout.removeWidget(self.code_panel)
         self._layout.insertWidget(at, editor, 1)
         self._editor = editor
+        self.set_compact(self._compact)
 
     def put_under_editor(self, widget: QWidget) -> None:
         """Put ``widget`` right under the editor (the trusted-script offer under a refusal)."""
         self._layout.insertWidget(self._layout.indexOf(self._editor) + 1, widget)
+
+    def set_compact(self, on: bool) -> None:
+        """Folded on a small screen (``screen_fit.is_tight``): no summary over the code, the
+        program's title only in the editor's tooltip; the code keeps the column."""
+        self._compact = on
+        self.summary_room.setVisible(not on)
+        set_compact = getattr(self._editor, "set_compact", None)
+        if set_compact is not None:
+            set_compact(on)
 
     def show_summary(self, text: str) -> None:
         self.summary.setText(text)

@@ -46,6 +46,7 @@ PANELS = (
 )
 TOP_LEFT, BELOW_LEFT = "code", ("details", "calls")  # where each panel goes in a fresh layout
 TOP_RIGHT, BELOW_RIGHT = "gradients", ("memory", "legend")
+CHARTS = ("gradients", "memory")  # beside the code on a small screen (DockPlan.charts_on_top)
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:
@@ -110,20 +111,29 @@ class DockLayout:
         for dock in d.values():
             window.removeDockWidget(dock)
         right = plan.two_columns
-        below_left = BELOW_LEFT if right else (*BELOW_LEFT, TOP_RIGHT, *BELOW_RIGHT)
-        self._column(LEFT, TOP_LEFT, below_left)
+        below_left: tuple[str, ...] = BELOW_LEFT if right else (*BELOW_LEFT, TOP_RIGHT, *BELOW_RIGHT)
+        beside_top: tuple[str, ...] = ()
+        if plan.charts_on_top and not right:  # the charts need the height the code has
+            beside_top = CHARTS
+            below_left = tuple(key for key in below_left if key not in CHARTS)
+        self._column(LEFT, TOP_LEFT, below_left, beside_top)
         if right:
             self._column(RIGHT, TOP_RIGHT, BELOW_RIGHT)
         for key, dock in d.items():
             dock.setVisible(key not in closed)
 
-    def _column(self, area: Qt.DockWidgetArea, top: str, below: tuple[str, ...]) -> None:
+    def _column(
+        self, area: Qt.DockWidgetArea, top: str, below: tuple[str, ...], beside_top: tuple[str, ...] = ()
+    ) -> None:
         window, d = self._window, self.docks
         window.addDockWidget(area, d[top])
         window.splitDockWidget(d[top], d[below[0]], Qt.Orientation.Vertical)
         for key in below[1:]:
             window.tabifyDockWidget(d[below[0]], d[key])
+        for key in beside_top:
+            window.tabifyDockWidget(d[top], d[key])
         d[below[0]].raise_()
+        d[top].raise_()
 
     def size_columns(self, plan: DockPlan, window_height: int) -> None:
         """Give the columns the plan's widths and the code dock ~60 % of its column's height."""

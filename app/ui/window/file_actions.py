@@ -74,6 +74,7 @@ class FileController(QObject):
 
     program_opened = Signal(object)  # a Program read from a .toml or .py file
     recording_opened = Signal(object)  # the Path of a .lens file: the window reads it, running nothing
+    refused_opened = Signal(object)  # the ProgramError of a file whose text is in the editor, unrecorded
     path_changed = Signal(object)  # Path | None: for the window title
     recent_files_changed = Signal()
 
@@ -132,6 +133,8 @@ class FileController(QObject):
             program = load_file(path)
         except ProgramError as err:
             if show_refused_file(self._editor, path, err):  # its refusal at its line, and the offer
+                self.path_changed.emit(self.current_path)
+                self.refused_opened.emit(err)
                 return None
             dialogs.inform(self._parent, "Cannot open program", f"{path.name} cannot be opened.\n\n{err}")
             return None
@@ -246,6 +249,7 @@ class FileMenu(QObject):
     that :meth:`attach` makes; ``opened`` hands on what was opened (a Program, or a ``.lens`` Path)."""
 
     opened = Signal(object)
+    refused = Signal(object)  # a file's text opened into the editor, refused by the language
 
     def __init__(self, window: QWidget, commands: WindowActions, settings: QSettings) -> None:
         super().__init__(window)
@@ -266,6 +270,7 @@ class FileMenu(QObject):
         controller = self.controller = FileController(self._window, editor, self._settings)
         controller.program_opened.connect(self.opened)
         controller.recording_opened.connect(self.opened)
+        controller.refused_opened.connect(self.refused)
         c = self._commands
         for action in (c.new, c.open, c.save, c.save_as, c.details):
             action.setEnabled(True)

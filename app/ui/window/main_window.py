@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QScreen, QShowEvent
+from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent, QScreen, QShowEvent
 from PySide6.QtWidgets import QFrame, QMainWindow, QMenu, QScrollArea, QWidget
 
 from app.core.model.errors import ProgramError
@@ -57,9 +57,16 @@ from app.ui.window.layout_fence import LayoutFence
 from app.ui.window.notice import NoticeBanner
 from app.ui.window.presentation import Presentation
 from app.ui.window.program_picker import ProgramPicker
-from app.ui.window.screen_fit import clamp_geometry, dock_plan, fills_screen, fresh_geometry
+from app.ui.window.screen_fit import (
+    TIGHT_ERROR_SHARE,
+    clamp_geometry,
+    dock_plan,
+    fills_screen,
+    fresh_geometry,
+    is_tight,
+)
 from app.ui.window.slides import SlideExporter, progress_bar
-from app.ui.window.stage import Stage
+from app.ui.window.stage import ERROR_SHARE, Stage
 from app.ui.window.toolbars import WindowBars
 from app.ui.window.torchviz_exporter import TorchvizExporter
 
@@ -96,6 +103,7 @@ class MainWindow(QMainWindow):
         self._fresh_docks = False  # arranged by the plan, not restored: sized when first shown
         self._closed_panels: tuple[str, ...] = ()  # kept closed when the layout is arranged afresh
         self._fences_stale = False  # a new recording: measure the fences at its first step
+        self._tight = False  # folded for a small screen (_fold_if_tight)
         self.editor: ProgramEditor | None = None  # made after the first graph (NOTE [fast start])
         self.files: FileController | None = None
         self.trusted_offer: TrustedScriptOffer | None = None
@@ -154,7 +162,7 @@ class MainWindow(QMainWindow):
         self.graph_area = GraphArea(session, self.navigation, self.legend_area)
         self.graph_stack = self.graph_area
         self.graph_message, self.graph_page = self.graph_area.message, self.graph_area.page
-        # Predict's question over the graph, in the room's sight (over_graph.py)
+        # Predict's question beside the graph, in the room's sight (over_graph.py)
         self.predict_card = OverGraph(self.graph_page, self.predict_panel, self.predict_panel.scroll_area)
 
     def _lay_out(self) -> None:
@@ -205,6 +213,8 @@ class MainWindow(QMainWindow):
         ):
             action.triggered.connect(lambda checked=False, run=handler: run())
         c.predict.toggled.connect(self.predict_panel.set_active)
+        self.predict_panel.outcome_hidden.connect(self.timeline_bar.marks.hide_outcome)
+        self.predict_panel.active_changed.connect(self._on_predict_toggled)
         c.follow.setChecked(self.settings.follow_nodes)
         c.follow.toggled.connect(self._on_follow_toggled)
         s.recording_applied.connect(self._on_recording_applied)
@@ -214,6 +224,7 @@ class MainWindow(QMainWindow):
         self.picker.may_replace = self.file_menu.maybe_discard
         self.picker.chosen.connect(self.load_program)
         self.file_menu.opened.connect(self.load_program)
+        self.file_menu.refused.connect(self._on_refused_opened)
         self.bars.bind(look, nav)
         look.theme_changed.connect(self.graph_area.set_palette)
         look.font_scale_changed.connect(self._on_font_scale_changed)
@@ -257,15 +268,15 @@ class MainWindow(QMainWindow):
             state, self._closed_panels = None, tuple(self.settings.closed_panels)
         self._fresh_docks = not self.docks.restore(state)
         if self._fresh_docks:
-            self.docks.arrange(dock_plan(self.width(), self.font_scale), self._closed_panels)
+            self.docks.arrange(dock_plan(self.width(), self.font_scale, self.height()), self._closed_panels)
 
     def reset_panels(self) -> None:
         """View ▸ Panels ▸ Reset panels: every panel shown, docked and sized as on a fresh start."""
         self.presentation.leave()
         for dock in self.docks.docks.values():
             dock.setFloating(False)
-        self.docks.arrange(dock_plan(self.width(), self.font_scale))
-        self.docks.size_columns(dock_plan(self.width(), self.font_scale), self.height())
+        self.docks.arrange(dock_plan(self.width(), self.font_scale, self.height()))
+        self.docks.size_columns(dock_plan(self.width(), self.font_scale, self.height()), self.height())
         self.navigation.fit_soon(100)
 
     def set_size(self, width: int, height: int) -> None:
@@ -273,7 +284,7 @@ class MainWindow(QMainWindow):
         self.setWindowState(Qt.WindowState.WindowNoState)
         self.resize(width, height)
         if self._fresh_docks:
-            self.docks.arrange(dock_plan(width, self.font_scale), self._closed_panels)
+            self.docks.arrange(dock_plan(width, self.font_scale, height), self._closed_panels)
             if self.isVisible():
                 QTimer.singleShot(0, self._size_docks)
 
@@ -284,7 +295,7 @@ class MainWindow(QMainWindow):
 
     def _size_docks(self) -> None:
         self._fresh_docks = False
-        self.docks.size_columns(dock_plan(self.width(), self.font_scale), self.height())
+        self.docks.size_columns(dock_plan(self.width(), self.font_scale, self.height()), self.height())
 
     # -- starting and loading ----------------------------------------------------------
     def start(self) -> None:
@@ -307,7 +318,8 @@ class MainWindow(QMainWindow):
         self.notice.hide()
         program = recording.program
         title = f": {program.title}" if program.title else ""
-        self.setWindowTitle(f"Autograd Lens — {program.name}{title}")
+        # Qt adds " — Autograd Lens" (the application's display name) after a window's title itself
+        self.setWindowTitle(f"{program.name}{title}")
         self.code_column.show_summary(self.picker.summary(program))
         item = self.device_selector.item_for(recording.device)
         device = item.text() if item is not None and item.isEnabled() else recording.device
@@ -325,6 +337,14 @@ class MainWindow(QMainWindow):
             for fence in self.fences:
                 fence.release()
         self.graph_area.show_step(following=self.commands.follow.isChecked())
+
+    def _on_predict_toggled(self, on: bool) -> None:
+        """The question's column took (or gave back) the graph's width: fit the graph to what is
+        left; asking, no node outlined as the failing one (the opening error step selects it)."""
+        scene = None if self.graph_view is None else self.graph_view.graph_scene
+        if on and scene is not None:
+            scene.select(None)
+        self.navigation.fit_soon(0)
 
     def _on_undo_requested(self) -> None:
         self.session.undo()
@@ -352,6 +372,13 @@ class MainWindow(QMainWindow):
             if self._first_program != DEFAULT_PROGRAM:  # fall back to the seed program
                 self._first_program = DEFAULT_PROGRAM
                 self.load_program(DEFAULT_PROGRAM)
+
+    def _on_refused_opened(self, error: ProgramError) -> None:
+        """File ▸ Open of a file the language refuses: its text is in the editor, so the last
+        recording's graph and caption, beside it, would be another program's."""
+        self.session.clear()
+        self._first_program = DEFAULT_PROGRAM  # a failure now is this text's: never the seed instead
+        self.graph_area.show_message(f"Nothing to show yet: this program is refused.\n\n{error.message}")
 
     def _refused_script_shown(self) -> bool:
         """``python -m app gui SCRIPT.py`` for a script the language refuses: the script in the
@@ -432,8 +459,23 @@ class MainWindow(QMainWindow):
     def set_font_scale(self, scale: float) -> None:
         self.appearance.set_font_scale(scale)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fold_if_tight()
+
+    def _fold_if_tight(self) -> None:
+        """On a small screen for the text size (``is_tight``) the code column and the error
+        heading leave out what the caption or the window's title say already."""
+        tight = is_tight(self.height(), self.font_scale)
+        if tight != self._tight:
+            self._tight = tight
+            self.code_column.set_compact(tight)
+            self.error_panel.set_compact(tight)
+            self.stage.set_error_share(TIGHT_ERROR_SHARE if tight else ERROR_SHARE)
+
     def _on_font_scale_changed(self, scale: float) -> None:
         self.graph_area.set_font_scale(scale)
+        self._fold_if_tight()
         QTimer.singleShot(0, self._remeasure_panels)  # once the panels took the new text size
 
     def _remeasure_panels(self) -> None:

@@ -20,11 +20,14 @@ from PySide6.QtCore import QRect, QSize
 
 __all__ = [
     "MIN_WINDOW",
+    "TIGHT_ERROR_SHARE",
+    "TIGHT_HEIGHT",
     "DockPlan",
     "clamp_geometry",
     "dock_plan",
     "fills_screen",
     "fresh_geometry",
+    "is_tight",
 ]
 
 MIN_WINDOW = QSize(1280, 720)  # the smallest room we fit, and the most the window may ask for
@@ -40,6 +43,7 @@ class DockPlan(NamedTuple):
 
     left: int
     right: int
+    charts_on_top: bool = False  # gradients and memory as tabs beside the code, not in the short place
 
     @property
     def two_columns(self) -> bool:
@@ -82,17 +86,23 @@ def clamp_geometry(frame: QRect, available: QRect) -> QRect:
     return QRect(left, top, width, height)
 
 
-def dock_plan(width: int, text_scale: float = 1.0) -> DockPlan:
-    """Side column widths for a window ``width`` px wide (see NOTE [the graph gets half]).
+def dock_plan(width: int, text_scale: float = 1.0, height: int | None = None) -> DockPlan:
+    """Side column widths for a window ``width`` px wide (see NOTE [the graph gets half]); in one
+    column of a window ``height`` px tall that :func:`is_tight` folds, the charts (gradients and
+    memory) share the code's tall place as tabs: under the code, at 1280x720 and text 1.5, their
+    ~125 px showed a gradient's value and half its first call's sum, and no bars.
 
     >>> dock_plan(1280)
-    DockPlan(left=358, right=0)
+    DockPlan(left=358, right=0, charts_on_top=False)
+    >>> dock_plan(1280, 1.5, 720)
+    DockPlan(left=360, right=0, charts_on_top=True)
     >>> dock_plan(1920, 1.5)
-    DockPlan(left=461, right=384)
+    DockPlan(left=461, right=384, charts_on_top=False)
     """
     scale = max(text_scale, 1.0)
     if width < TWO_COLUMNS_FROM:
-        return DockPlan(_between(width * SINGLE_SHARE, LEFT_MIN * scale, LEFT_MAX), 0)
+        on_top = height is not None and is_tight(height, text_scale)
+        return DockPlan(_between(width * SINGLE_SHARE, LEFT_MIN * scale, LEFT_MAX), 0, on_top)
     left = _between(width * LEFT_SHARE, LEFT_MIN * scale, LEFT_MAX)
     right = _between(width * RIGHT_SHARE, RIGHT_MIN * scale, RIGHT_MAX)
     return DockPlan(left, right)
@@ -100,3 +110,19 @@ def dock_plan(width: int, text_scale: float = 1.0) -> DockPlan:
 
 def _between(value: float, low: float, high: float) -> int:
     return round(min(max(value, low), high))
+
+
+TIGHT_HEIGHT = 560  # window pixels per unit of text scale: below, the code and the error fold up
+TIGHT_ERROR_SHARE = 0.32  # of the stage's height, the error panel's least there (ERROR_SHARE else)
+
+
+def is_tight(height: int, scale: float) -> bool:
+    """Whether a window ``height`` pixels tall at text ``scale`` folds what repeats itself (the
+    program's summary and title over the code, the error heading's call and node, which the
+    caption says): at 1280x720 and text 1.5 the code kept four lines and the first fix was below
+    the error panel's fold. 720 px at text 1.0 and 1080 px at 1.5 fold nothing.
+
+    >>> is_tight(720, 1.5), is_tight(720, 1.0), is_tight(1080, 1.5)
+    (True, False, False)
+    """
+    return height < TIGHT_HEIGHT * scale

@@ -1,7 +1,8 @@
 """Pictures of the graph: the view as drawn now (SVG, PNG), or every step as slides.
 
 A PNG slide is 16:9 with the caption, the code (its line marked) and the graph
-(``slide_picture.py``); an SVG slide is the graph with its caption, as the command line's export.
+(``app/render/qt/slide.py``, as the command line's PNG export); an SVG slide is the graph with
+its caption, as the command line's export.
 ``progress`` says how many are written, for the status bar's bar; the last line says where.
 
 Slides are drawn a step per event-loop turn, so the window keeps painting and
@@ -12,7 +13,6 @@ seam tests replace (looked up at call time).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,12 +134,7 @@ class SlideExporter(QObject):
         from app.render.qt.scene import GraphScene
 
         scene = GraphScene(recording, layout, palette=self._theme())
-        if fmt == "svg":
-            yield from write_steps(recording, scene, folder, "svg")
-            return
-        from app.ui.window.slide_picture import slide_png
-
-        yield from write_steps(recording, scene, folder, "png", slide=partial(slide_png, recording, scene))
+        yield from write_steps(recording, scene, folder, "png" if fmt == "png" else "svg")
 
     def _tick(self, done: list[Path]) -> None:
         from app.render.export_budget import ExportTooLarge  # loaded with the drawing, not at start

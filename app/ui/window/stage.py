@@ -138,6 +138,7 @@ class Stage(QWidget):
         row.addWidget(self.caption_room, 1)
         row.addWidget(counter)
         self._tallest_header = 0
+        self.error_share = ERROR_SHARE  # the error panel's least share (set_error_share)
         self._width = -1
         self.header.installEventFilter(self)  # the counter wraps its line anew at some steps
         layout = QVBoxLayout(self)
@@ -165,7 +166,13 @@ class Stage(QWidget):
         """The most the error panel may take now (NOTE [the graph keeps the stage])."""
         height = self.height()
         left = round(height * GRAPH_SHARE) - self._tallest_header
-        return max(round(height * ERROR_SHARE), min(left, round(height * ERROR_MAX_SHARE)))
+        return max(round(height * self.error_share), min(left, round(height * ERROR_MAX_SHARE)))
+
+    def set_error_share(self, share: float) -> None:
+        """The error panel's least share of the stage's height (:data:`ERROR_SHARE`, or more on a
+        small screen, where its heading, PyTorch's first sentence and the first fix need it)."""
+        self.error_share = share
+        self._limit_error_panel()
 
     def _limit_error_panel(self) -> None:
         limit = self.error_limit()

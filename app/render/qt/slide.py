@@ -1,12 +1,14 @@
 """One slide of a step: a 16:9 picture with the step's caption, the code with its line marked,
 and the graph, for a projector or a handout.
 
-The graph alone (what ``app.render.picture`` draws) was a 5946x2971 picture without the code or
-the caption: a slide shows what the window shows, at :data:`SLIDE` pixels.
+The graph alone (what ``app.render.qt.picture`` draws) was a 5946x2971 picture without the code or
+the caption: a slide shows what the window shows, at :data:`SLIDE` pixels. The window's slides and
+``export --format png`` both draw them here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QBuffer, QIODevice, QRectF, QSize, Qt
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from app.core.model.recording import Recording
     from app.render.qt.scene import GraphScene
 
-__all__ = ["SLIDE", "slide_image", "slide_png"]
+__all__ = ["CODE_SHARE", "MARK", "SLIDE", "code_font", "code_rows", "slide_image", "slide_png"]
 
 SLIDE = QSize(1920, 1080)  # 16:9, a projector's full HD
 MARGIN = 32.0  # pixels around and between the slide's parts
@@ -105,31 +107,73 @@ def _paint_code(
 ) -> None:
     line, mark = marked
     lines = recording.program.lines
-    px = max(CODE_SMALLEST_PX, min(CODE_PX, box.height() / max(len(lines), 1) / 1.35))
-    font = QFont("DejaVu Sans Mono")
-    font.setStyleHint(QFont.StyleHint.Monospace)
-    font.setPixelSize(round(px))
+    font = code_font(lines, box)
     painter.setFont(font)
     metrics = QFontMetricsF(font)
     spacing = metrics.lineSpacing()
-    fits = max(1, int(box.height() // spacing))
-    first = 0
-    if line is not None and len(lines) > fits:  # a window of the program around the marked line
-        first = max(0, min(len(lines) - fits, line - 1 - fits // 2))
     number_w = metrics.horizontalAdvance(f"{len(lines)} ") + 8
-    for row, text in enumerate(lines[first : first + fits]):
-        number = first + row + 1
+    rows = code_rows(lines, line, int(box.height() // spacing), box.width() - number_w, metrics)
+    for row, (number, text) in enumerate(rows):
         y = box.top() + row * spacing
         if number == line:
             painter.fillRect(QRectF(box.left(), y, box.width(), spacing), QColor(mark))
             painter.setPen(QColor("#1b1b1b"))  # on the mark's pale colour in every theme
         else:
             painter.setPen(QColor(colour))
-        painter.drawText(
-            QRectF(box.left(), y, number_w - 8, spacing), int(Qt.AlignmentFlag.AlignRight), str(number)
-        )
-        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, box.width() - number_w)
-        painter.drawText(QRectF(box.left() + number_w, y, box.width() - number_w, spacing), 0, shown)
+        if number is not None and (row == 0 or rows[row - 1][0] != number):  # a line's first row
+            painter.drawText(
+                QRectF(box.left(), y, number_w - 8, spacing), int(Qt.AlignmentFlag.AlignRight), str(number)
+            )
+        painter.drawText(QRectF(box.left() + number_w, y, box.width() - number_w, spacing), 0, text)
+
+
+def code_font(lines: Sequence[str], box: QRectF) -> QFont:
+    """The code's font for ``box``: every line in it at up to :data:`CODE_PX`, and up to a third
+    smaller (never below :data:`CODE_SMALLEST_PX`) until its widest line fits the width; a line
+    wider still wraps."""
+    px = max(CODE_SMALLEST_PX, min(CODE_PX, box.height() / max(len(lines), 1) / 1.35))
+    font = QFont("DejaVu Sans Mono")
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    font.setPixelSize(round(px))
+    metrics = QFontMetricsF(font)
+    number_w = metrics.horizontalAdvance(f"{len(lines)} ") + 8
+    widest = max((metrics.horizontalAdvance(text) for text in lines), default=0.0)
+    if widest > box.width() - number_w > 0:
+        # at most a third smaller: a program with one long line stays readable, that line wraps
+        px = max(CODE_SMALLEST_PX, px * 2 / 3, px * (box.width() - number_w) / widest)
+        font.setPixelSize(int(px))
+    return font
+
+
+def code_rows(
+    lines: Sequence[str], marked: int | None, fits: int, width: float, metrics: QFontMetricsF
+) -> list[tuple[int, str]]:
+    """The rows a slide shows: ``(line number, text)``, a line wider than ``width`` wrapped over
+    rows of the same number (never cut short: slide 2's marked line read ``retain_graph=…``), at
+    most ``fits`` rows, around the ``marked`` line when the program is longer."""
+    rows = [(number, part) for number, text in enumerate(lines, 1) for part in _wrapped(text, width, metrics)]
+    fits = max(1, fits)
+    if marked is None or len(rows) <= fits:
+        return rows[:fits]
+    at = next((i for i, (number, _) in enumerate(rows) if number == marked), 0)
+    span = sum(1 for number, _ in rows if number == marked)  # the marked line's rows, all in sight
+    first = max(0, min(len(rows) - fits, at - max(0, fits - span) // 2, at))
+    return rows[first : first + fits]
+
+
+def _wrapped(text: str, width: float, metrics: QFontMetricsF) -> list[str]:
+    """``text`` in pieces no wider than ``width``, broken after a space, a comma or a bracket where
+    one fits, else where the width ends; the pieces together are ``text``."""
+    pieces: list[str] = []
+    while metrics.horizontalAdvance(text) > width and len(text) > 1:
+        end = len(text)
+        while end > 1 and metrics.horizontalAdvance(text[:end]) > width:
+            end -= 1
+        breaks = [i + 1 for i in range(end - 1) if text[i] in " ,(["]
+        cut = breaks[-1] if breaks and breaks[-1] > end // 3 else end
+        pieces.append(text[:cut])
+        text = text[cut:]
+    return [*pieces, text]
 
 
 def _first_sentence(error: str | None, most: int = 200) -> str:

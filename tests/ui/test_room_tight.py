@@ -1,0 +1,110 @@
+"""The error step on the room's smallest screen: at 1280x720 and text 1.5 (and in presentation)
+the code shows at least eight lines, and the error panel PyTorch's first sentence and the first
+fix's button without scrolling; on a larger screen nothing is folded away."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtWidgets import QWidget
+
+from app.ui.runtime.settings import AppSettings
+from app.ui.window import dialogs
+from app.ui.window.main_window import MainWindow
+
+TIMEOUT = 60_000
+LEAST_CODE_LINES = 8
+
+
+@pytest.fixture(autouse=True)
+def no_modal_dialogs(monkeypatch):
+    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
+    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    made_windows: list[MainWindow] = []
+
+    def make(scale: float, program: str, size: tuple[int, int]) -> MainWindow:
+        settings = AppSettings(tmp_path / "settings.ini")
+        settings.font_scale = scale
+        made = MainWindow(settings, program)
+        qtbot.addWidget(made)
+        made.set_size(*size)
+        made.setMaximumSize(*size)
+        made.show()
+        with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
+            made.start()
+        qtbot.waitUntil(lambda: made.graph_view is not None and made.editor is not None, timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: made.size() == QSize(*size), timeout=TIMEOUT)
+        made_windows.append(made)
+        return made
+
+    yield make
+    for made in made_windows:
+        made.session.worker.wait_idle()
+
+
+def _inside(widget: QWidget, viewport: QWidget) -> bool:
+    rect = QRect(widget.mapTo(viewport, QPoint(0, 0)), widget.size())
+    return widget.isVisible() and viewport.rect().contains(rect)
+
+
+def _code_lines(window: MainWindow) -> int:
+    edit = window.editor.code_edit
+    return edit.viewport().height() // edit.fontMetrics().lineSpacing()
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["window", "F5"])
+def test_the_error_step_at_1280x720_and_text_1_5(qtbot, window, present):
+    shown = window(1.5, "gan-no-detach", (1280, 720))
+    if present:
+        shown.commands.presentation.trigger()
+    session, panel = shown.session, shown.error_panel
+    assert session.index == session.recording.failed.last_step  # it opens on the error step
+    qtbot.waitUntil(lambda: bool(panel.fix_buttons) and panel.fix_buttons[0].isVisible(), timeout=TIMEOUT)
+    qtbot.wait(300)
+    assert _code_lines(shown) >= LEAST_CODE_LINES
+    viewport = panel._scroll.viewport()
+    assert _inside(panel.message_start, viewport)  # PyTorch's first sentence
+    assert panel.first_fix_visible()
+
+
+def test_a_large_screen_folds_nothing_away(qtbot, window):
+    shown = window(1.0, "gan-no-detach", (1920, 1080))
+    assert shown.summary_room.isVisible() and shown.editor.heading.isVisible()
+    assert "AddmmBackward0" in shown.error_panel.title.text()
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_the_gradients_tab_at_1280x720_shows_the_bars_and_each_calls_sum(qtbot, window, scale):
+    shown = window(scale, "two-losses", (1280, 720))
+    shown.docks.docks["gradients"].raise_()
+    session = shown.session
+    session.end()
+    panel = shown.grad_panel
+    qtbot.waitUntil(lambda: panel.isVisible() and "call 2" in panel.history_text("x"), timeout=TIMEOUT)
+    qtbot.wait(200)
+    scroll = panel.findChild(type(shown.legend_area))
+    viewport = scroll.viewport()
+    leaf = panel._leaves["x"]
+    assert _inside(leaf.value, viewport) and _inside(leaf.history, viewport)  # x.grad and each call's sum
+    bars = leaf.bars
+    seen = QRect(bars.mapTo(viewport, QPoint(0, 0)), bars.size()).intersected(viewport.rect())
+    assert bars.isVisible() and seen.height() >= 40  # the bars, not their top edge
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_the_memory_advice_shows_its_edit_with_one_scroll_at_most(qtbot, window, scale):
+    shown = window(scale, "logged-loss", (1280, 720))
+    session = shown.session
+    session.end()
+    advice = shown.memory_chart.advice
+    qtbot.waitUntil(lambda: advice.isVisible() and bool(advice.fix_buttons), timeout=TIMEOUT)
+    qtbot.waitUntil(advice.fix_buttons[0].isVisible, timeout=TIMEOUT)
+    qtbot.wait(200)
+    inner = advice._scroll
+    assert inner.verticalScrollBar().maximum() == 0  # the advice itself never scrolls inside the dock
+    assert _inside(advice.fix_buttons[0], inner.viewport())  # its edit, whole in the advice
+    assert _inside(advice.fix_codes[0], inner.viewport())  # and the lines it changes
