@@ -49,7 +49,7 @@ class CaptionBar(QLabel):
         self.setSizePolicy(policy)
         self.show_caption("Loading…")  # a program recorded or a .lens file read: the first step replaces it
         session.step_applied.connect(self._on_step_applied)
-        session.cleared.connect(self.clear)
+        session.cleared.connect(lambda: self.show_caption(""))
 
     def _on_step_applied(self, index: int) -> None:
         state = self._session.state()
