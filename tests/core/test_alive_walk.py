@@ -126,3 +126,28 @@ def test_torch_calls_let_go_of_nothing(monkeypatch: Any) -> None:
     recording = record(Program(code))
     assert sum(n.name == "TanhBackward0" for n in recording.graph.nodes) == 40
     assert len(walks) < 5
+
+
+RETURNED = """import torch
+x = torch.ones(3, requires_grad=True)
+def f(v):
+    return (v * 2).exp()
+y = f(x)
+loss = y.sum()
+"""
+
+
+def test_a_returned_graph_is_captured_once() -> None:
+    """What a ``return`` line made is the caller's value: held, not let go and captured anew."""
+    names: dict[str, Any] = {}
+    exec(compile(RETURNED, "returned.py", "exec"), names)  # a plain run: PyTorch's own graph
+    seen, todo, kinds = set(), [names["loss"].grad_fn], []
+    while todo:
+        fn = todo.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        kinds.append(type(fn).__name__)
+        todo.extend(child for child, _ in fn.next_functions)
+    recorded = [n.name for n in record(Program(RETURNED)).graph.nodes]
+    assert sorted(recorded) == sorted(kinds)

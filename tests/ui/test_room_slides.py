@@ -7,11 +7,11 @@ import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QImage
 
+from app.render.qt.slide import CODE_SHARE, MARK
 from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
 from app.ui.window import slides as slides_module
 from app.ui.window.main_window import MainWindow
-from app.render.qt.slide import CODE_SHARE, MARK
 
 TIMEOUT = 30_000
 

@@ -386,7 +386,7 @@ class ProgramRecorder(Recorder):
         let_go = evaluator is not None and evaluator.let_go
         if evaluator is not None:
             evaluator.let_go = False
-            del self.running_lines[evaluator.functions.depth :]  # this line, and the calls it made, ended
+            self._line_ended(statement, evaluator.functions.depth)
         self.alive.note_rebinding(statement, self.env, let_go=let_go)
         self.after_statement(statement.lineno)
 
@@ -407,6 +407,16 @@ class ProgramRecorder(Recorder):
         span = (getattr(node, "lineno", 0), getattr(node, "end_lineno", 0))
         self.label(fn, " ".join(text.split()), span, statement=isinstance(node, ast.Assign))
 
+    def _line_ended(self, statement: ast.stmt, depth: int) -> None:
+        """Let go of what the line at ``depth`` (and the calls it made) made; what a ``return``
+        made goes on the caller's line, as its value (NOTE [running lines])."""
+        lines = self.running_lines
+        returned = lines[depth] if isinstance(statement, ast.Return) and 0 < depth < len(lines) else []
+        del lines[depth:]
+        if returned:
+            lines.extend([] for _ in range(depth - len(lines)))
+            lines[depth - 1].extend(returned)
+
     # -- what the program holds ---------------------------------------
     def held_roots(self) -> Iterator[Any]:
         """As the recorder's, and the values made on lines still running (NOTE [running lines]).
@@ -415,7 +425,8 @@ class ProgramRecorder(Recorder):
         In ``keep([x.exp(), Box(x.exp())])`` the first ``x.exp()`` is on no name while
         ``Box.__init__`` runs: it is held by the half-built list of the line that called it,
         as CPython holds it on that frame's value stack. The values each running line made are
-        kept, by the depth of the call that runs it, until that line ends.
+        kept, by the depth of the call that runs it, until that line ends; a ``return`` line's
+        go to the line that called it, whose value they now are.
         """
         yield from super().held_roots()
         for made in self.running_lines:
