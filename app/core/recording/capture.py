@@ -59,10 +59,23 @@ def saved_slot_names(fn: Any) -> list[str]:
     # (dir() of every node was a tenth of a recording's time at 1,000 nodes).
     names = _SLOT_NAMES.get(type(fn))
     if names is None:
+        listed = dir(type(fn))
         names = _SLOT_NAMES[type(fn)] = tuple(
-            a[len(SAVED_PREFIX) :] for a in dir(type(fn)) if a.startswith(SAVED_PREFIX)
-        )
+            a[len(SAVED_PREFIX) :] for a in listed if a.startswith(SAVED_PREFIX)
+        ) or ((CUSTOM_SLOT,) if RAW_PREFIX + CUSTOM_SLOT in listed else ())
     return list(names)
+
+
+# A custom autograd.Function's node (a reentrant checkpoint's among them) keeps what its forward
+# gave ctx.save_for_backward as one list slot: ``saved_tensors``, raw as ``_raw_saved_tensors``.
+CUSTOM_SLOT = "tensors"
+
+
+def read_saved(fn: Any, name: str) -> Any:
+    """The slot's value, unpacked by PyTorch (raises once freed, or when modified in place)."""
+    if name == CUSTOM_SLOT and not hasattr(fn, SAVED_PREFIX + name):
+        return fn.saved_tensors
+    return getattr(fn, SAVED_PREFIX + name)
 
 
 _SLOT_NAMES: dict[type, tuple[str, ...]] = {}
@@ -162,6 +175,44 @@ def _unreadable_slot(fn: Any, name: str, exc: RuntimeError) -> SavedSlot:
 _EXPECTED_VERSION = re.compile(r"expected version (\d+)")
 
 
+# NOTE [saved-tensor hooks]
+# Under ``torch.autograd.graph.saved_tensors_hooks`` (``save_on_cpu()``, a non-reentrant
+# ``checkpoint``, or the program's own pack and unpack functions), a slot keeps whatever the pack
+# function returned, and reading ``_saved_<name>`` runs the unpack function: for a checkpoint, that
+# is the recompute of the whole block, outside any backward. So a hooked slot is never read through
+# ``_saved_``: its raw saved value (``_raw_saved_<name>.data``, the packed object) is described
+# instead, and its bytes are what that object holds (nothing for a checkpoint's placeholder).
+NOT_HOOKED = object()
+
+
+def hooked_packed(fn: Any, name: str) -> Any:
+    """What a hooked slot's pack function returned (None once freed); ``NOT_HOOKED`` otherwise."""
+    try:
+        raw = getattr(fn, RAW_PREFIX + name)
+    except (AttributeError, RuntimeError):
+        return NOT_HOOKED
+    if isinstance(raw, (list, tuple)):  # a list slot: hooked when any of its tensors is
+        if not any(getattr(r, "unpack_hook", None) is not None for r in raw):
+            return NOT_HOOKED
+        return [None if r is None else r.data for r in raw]
+    if raw is None or getattr(raw, "unpack_hook", None) is None:
+        return NOT_HOOKED
+    return raw.data
+
+
+def packed_slot(name: str, packed: Any) -> SavedSlot:
+    """A hooked slot: the tensors its packed value holds (a tensor, or a tuple such as
+    ``save_on_cpu``'s ``(device, tensor)``); a placeholder that holds none takes no bytes."""
+    if isinstance(packed, torch.Tensor):
+        return describe_slot(name, packed)
+    items = packed if isinstance(packed, (list, tuple)) else ()
+    nested = [t for i in items for t in (i if isinstance(i, (list, tuple)) else (i,))]
+    tensors = [t for t in nested if isinstance(t, torch.Tensor)]
+    if tensors:
+        return _tensor_slot(name, tensors, tensors[0] if len(tensors) == 1 else None)
+    return SavedSlot(name, "tensor", nbytes=0)
+
+
 def raw_saved_tensors(fn: Any, name: str) -> list[torch.Tensor]:
     """The tensors a slot still holds, read without PyTorch's version check; [] once freed."""
     try:
@@ -250,8 +301,12 @@ class GraphCapture:
 
     def _read_slots(self, fn: Any, node_id: str) -> Iterator[SavedSlot]:
         for name in saved_slot_names(fn):
+            packed = hooked_packed(fn, name)
+            if packed is not NOT_HOOKED:  # NOTE [saved-tensor hooks]: read what pack returned
+                yield packed_slot(name, packed)
+                continue
             try:
-                yield describe_slot(name, getattr(fn, SAVED_PREFIX + name))
+                yield describe_slot(name, read_saved(fn, name))
             except RuntimeError as exc:
                 self.unreadable.add((node_id, name))
                 yield _unreadable_slot(fn, name, exc)

@@ -31,7 +31,15 @@ import torch
 
 from app.core.model.graph import SavedSlot, StorageRef
 from app.core.model.timeline import SlotKey, SlotState
-from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors, storage_ref
+from app.core.recording.capture import (
+    NOT_HOOKED,
+    RAW_PREFIX,
+    GraphCapture,
+    hooked_packed,
+    raw_saved_tensors,
+    read_saved,
+    storage_ref,
+)
 
 __all__ = ["HOLDING", "SlotLedger", "probe_slot", "released"]
 
@@ -43,8 +51,10 @@ def probe_slot(fn: Any, name: str, has_run: bool) -> SlotState:
     """The state of one tensor slot, read from PyTorch (never assumed)."""
     if released(fn, name):
         return "freed"
+    if hooked_packed(fn, name) is not NOT_HOOKED:  # NOTE [saved-tensor hooks]: never unpacked here
+        return "retained" if has_run else "alive"
     try:
-        getattr(fn, SAVED_PREFIX + name)
+        read_saved(fn, name)
     except RuntimeError as exc:
         if MODIFIED_MARK in str(exc):
             return "modified"
