@@ -596,7 +596,7 @@ def check_step(rec: Recording, index: int, snap: Snapshot, mapping: dict[int, st
     state = rec.timeline.state(index)
     expected = {(mapping[i], slot): s for (i, slot), s in snap.states.items() if i in mapping}
     ours = set(mapping.values())
-    got = {k: v for k, v in state.slots.items() if k[0] in ours}
+    got = {k: v for k, v in state.slots.items() if k[0] in ours and k[1] != INPUTS}
     assert got == expected, f"slot states at step {index}"
     again = {n.id for n in rec.graph.nodes if (n.module or "").endswith(", recomputed")}
     for key, s in state.slots.items():
@@ -613,10 +613,14 @@ def check_step(rec: Recording, index: int, snap: Snapshot, mapping: dict[int, st
             assert same(state.grads.get(name), grad), f"{name}.grad at step {index}"
 
 
+INPUTS = "checkpoint inputs"  # the slot that shows what a non-reentrant checkpoint keeps
+
+
 def recomputed_bytes(rec: Recording, slots: Mapping[tuple[str, str], str]) -> int:
-    """Bytes only a checkpoint's recomputed nodes hold. The plain run drops those nodes at once
-    (PyTorch keeps their tensors for the checkpoint's own nodes to unpack), so it cannot probe
-    them; ``tests/core/test_checkpoints.py`` checks the recompute against plain PyTorch."""
+    """Bytes only a checkpoint's recomputed nodes, or the inputs it keeps, hold. The plain run
+    drops the recomputed nodes at once (PyTorch keeps their tensors for the checkpoint's own nodes
+    to unpack), and the inputs are kept by the checkpoint, in no node: no node probe sees them.
+    ``tests/core/test_checkpoints.py`` checks both against PyTorch's own pack hooks."""
     held = {"alive", "retained", "modified"}
     again = {n.id for n in rec.graph.nodes if (n.module or "").endswith(", recomputed")}
     others, theirs = set(), {}
@@ -624,7 +628,7 @@ def recomputed_bytes(rec: Recording, slots: Mapping[tuple[str, str], str]) -> in
         if state not in held:
             continue
         for ref in next(s for s in rec.graph.node(node_id).saved if s.name == name).storages:
-            if node_id in again:
+            if node_id in again or name == INPUTS:
                 theirs[(ref.device, ref.pointer)] = ref.nbytes
             else:
                 others.add((ref.device, ref.pointer))

@@ -192,7 +192,9 @@ def _shape_text(shape: Iterable[int]) -> str:
 
 def our_saved(node: GraphNode) -> set[tuple[str, str]]:
     """Our tensor slots as torchviz names them: ``(attr, shape)``; a list slot by its name alone."""
-    return {(s.name, "" if s.shape is None else _shape_text(s.shape)) for s in node.tensor_slots}
+    # "checkpoint inputs": what a checkpoint keeps, in no node of PyTorch's (make_dot has no box)
+    slots = [s for s in node.tensor_slots if s.name != "checkpoint inputs"]
+    return {(s.name, "" if s.shape is None else _shape_text(s.shape)) for s in slots}
 
 
 def their_saved(pairs: list[tuple[str, str]]) -> set[tuple[str, str]]:

@@ -21,6 +21,7 @@ same.
 from __future__ import annotations
 
 import ast
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -126,7 +127,9 @@ class _Checkpointer:
     def checkpointed(self, run: Callable[..., Any], args: list[Any], frame: str) -> Any:
         """PyTorch's ``checkpoint`` of ``run``, a recompute told to the hooks (NOTE [checkpoint frames])."""
         ev, hooks = self.calls.ev, self.hooks
-        made: list[Any] = []  # what the checkpoint returned in the forward
+        # What the checkpoint returned in the forward, weakly: PyTorch's frame holds this closure,
+        # and the result's nodes hold the frame, until the backward frees them.
+        made: list[Callable[[], Any]] = []
 
         def block(*inner: Any) -> Any:
             if not in_backward():
@@ -135,7 +138,8 @@ class _Checkpointer:
             try:
                 if hooks is None:
                     return run(*inner)
-                return hooks.recompute(frame, lambda: run(*inner), made[0] if made else None)
+                forward = [ref() for ref in made]
+                return hooks.recompute(frame, lambda: run(*inner), forward)
             finally:
                 ev.quiet -= 1
 
@@ -143,7 +147,7 @@ class _Checkpointer:
         with _forward(hooks, frame, self.node.lineno) as outputs, early_stop:
             result = ev.apply(torch_checkpoint.checkpoint, [block, *args], self.settings, self.node)
             outputs(result)
-        made.append(result)
+        made.extend(weakref.ref(t) for t in (result if isinstance(result, tuple) else (result,)))
         return result
 
 

@@ -27,6 +27,12 @@ LISTED = 3  # names a caption lists (leaves, nodes, gradients) before "and N mor
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
 
+def _checkpointed(node: GraphNode) -> bool:
+    """Made by a checkpoint's forward (NOTE [checkpoint frames] in the language)."""
+    module = node.module or ""
+    return module.startswith(("checkpoint(", "checkpoint_sequential(")) and not _recomputed(node)
+
+
 def _recomputed(node: GraphNode) -> bool:
     return node.module is not None and node.module.endswith(RECOMPUTED)
 
@@ -125,7 +131,10 @@ class _Captioner:
         where = "The program" if step.line is None else f"Line {step.line}{_iteration(step)}"
         parts = []
         added = [self.graph.node(n) for n in step.added_nodes]
-        if added:
+        frame = next((n.module for n in added if _checkpointed(n)), None)
+        if frame is not None:
+            parts.append(self._checkpointed(added, frame))
+        elif added:
             parts.append(self._added(added))
         if step.gone_nodes:
             count = len(step.gone_nodes)
@@ -168,6 +177,17 @@ class _Captioner:
         elif step.printed:
             parts.append("printed " + repr(step.printed[-1][:60]))
         return f"{where} {_listed(parts)}."
+
+    def _checkpointed(self, nodes: list[GraphNode], frame: str) -> str:
+        """A checkpoint's forward: its nodes keep placeholders, the checkpoint the block's inputs."""
+        inside = [n for n in nodes if n.module == frame and not n.is_leaf]
+        kept = sum(s.nbytes or 0 for n in inside for s in n.tensor_slots)
+        more = [f"{len(inside) - LISTED} more"] if len(inside) > LISTED else []
+        names = _listed([n.name for n in inside[:LISTED]] + more) if inside else "its node"
+        return (
+            f"ran {frame}: it added {names}, which save nothing for backward; the checkpoint keeps "
+            f"only the block's inputs ({format_bytes(kept)}) and the backward will run the block again"
+        )
 
     def _needed_later(self, node_id: str, index: int) -> bool:
         """Whether a call that starts after step ``index`` reaches ``node_id`` (an ordinary training

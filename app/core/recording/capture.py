@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -213,6 +214,41 @@ def packed_slot(name: str, packed: Any) -> SavedSlot:
     return SavedSlot(name, "tensor", nbytes=0)
 
 
+# NOTE [checkpoint inputs]
+# A non-reentrant checkpoint keeps the block's inputs itself, as saved tensors of its frame (the
+# object its pack and unpack hooks share), not in any node: PyTorch's pack hooks see them packed,
+# and they live until the block's last node has run and the frame is let go. The first node of
+# the block that is captured (its output) shows them as one more slot, ``INPUTS_SLOT``, held while
+# the frame is (a weak reference: the recording must not keep it alive).
+INPUTS_SLOT = "checkpoint inputs"
+
+
+def checkpoint_frame(unpack_hook: Any) -> Any:
+    """The checkpoint frame an unpack hook belongs to (PyTorch's ``_CheckpointFrame``), or None."""
+    seen = [unpack_hook]
+    for _ in range(3):  # the hook itself, or a hook wrapping it
+        cells = [c.cell_contents for f in seen for c in (getattr(f, "__closure__", None) or ())]
+        found = next((c for c in cells if hasattr(c, "saved_args") and hasattr(c, "recompute_fn")), None)
+        if found is not None:
+            return found
+        seen = [c for c in cells if callable(c)]
+    return None
+
+
+def frame_inputs(frame: Any) -> list[torch.Tensor]:
+    """The tensors a checkpoint frame keeps for its recompute ([] once released)."""
+    saved = getattr(frame, "saved_args", None) or []
+    data = [getattr(s, "data", None) for s in saved if not isinstance(s, torch.Tensor)]
+    return [t for t in data if isinstance(t, torch.Tensor)]
+
+
+def inputs_slot(frame: Any) -> SavedSlot:
+    tensors = frame_inputs(frame)
+    if not tensors:
+        return SavedSlot(INPUTS_SLOT, "tensor", nbytes=0)
+    return _tensor_slot(INPUTS_SLOT, tensors, tensors[0] if len(tensors) == 1 else None)
+
+
 def raw_saved_tensors(fn: Any, name: str) -> list[torch.Tensor]:
     """The tensors a slot still holds, read without PyTorch's version check; [] once freed."""
     try:
@@ -265,6 +301,9 @@ class GraphCapture:
         self._edges: list[Edge] = []
         self.labels: dict[str, str] = {}
         self.unreadable: set[tuple[str, str]] = set()  # slots whose read raised when captured
+        # NOTE [checkpoint inputs]: the node that shows a checkpoint's kept inputs -> its frame
+        self.frames: dict[str, weakref.ref[Any]] = {}
+        self._frames_seen: weakref.WeakSet[Any] = weakref.WeakSet()
         self.changes = 0  # nodes registered or forgotten so far: a walk's results stand until it moves
 
     def id_of(self, fn: Any) -> str | None:
@@ -300,9 +339,11 @@ class GraphCapture:
         return node_id
 
     def _read_slots(self, fn: Any, node_id: str) -> Iterator[SavedSlot]:
+        frame = None
         for name in saved_slot_names(fn):
             packed = hooked_packed(fn, name)
             if packed is not NOT_HOOKED:  # NOTE [saved-tensor hooks]: read what pack returned
+                frame = frame or self._new_frame(fn, name, packed)
                 yield packed_slot(name, packed)
                 continue
             try:
@@ -310,6 +351,25 @@ class GraphCapture:
             except RuntimeError as exc:
                 self.unreadable.add((node_id, name))
                 yield _unreadable_slot(fn, name, exc)
+        if frame is not None:
+            self.frames[node_id] = weakref.ref(frame)
+            yield inputs_slot(frame)
+
+    def _new_frame(self, fn: Any, name: str, packed: Any) -> Any:
+        """The checkpoint a placeholder belongs to, the first time one of its nodes is seen."""
+        if isinstance(packed, (torch.Tensor, list, tuple)):
+            return None
+        frame = checkpoint_frame(getattr(fn, RAW_PREFIX + name).unpack_hook)
+        if frame is None or frame in self._frames_seen:
+            return None
+        self._frames_seen.add(frame)
+        return frame
+
+    def inputs_held(self, node_id: str) -> bool:
+        """Whether the checkpoint whose inputs ``node_id`` shows still keeps them."""
+        ref = self.frames.get(node_id)
+        frame = None if ref is None else ref()
+        return frame is not None and bool(frame_inputs(frame))
 
     def node(self, node_id: str) -> GraphNode:
         name, saved, call, is_leaf = self._parts[node_id]

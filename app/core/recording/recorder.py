@@ -315,7 +315,10 @@ class Recorder:
         return twins
 
     def _let_go_recomputed(self) -> None:
-        """The call is over: what its recomputes made (and saved) is gone with it."""
+        """The call is over: what its recomputes made (and saved) is gone with it, and so are the
+        inputs of a checkpoint whose nodes have all run (NOTE [checkpoint inputs])."""
+        for node_id in list(self.capture.frames):
+            self.ledger.probe_node(node_id, len(self.calls))
         for node_id in self.recomputed:
             if node_id in self.capture.fns:
                 self.ledger.let_go(node_id)
