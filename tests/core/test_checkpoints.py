@@ -14,7 +14,10 @@ from unittest import mock
 import pytest
 import torch
 
+from app.child.proofs import in_process
 from app.core import Recording, load_builtin, record
+from app.core.lesson.advised import advices_of
+from app.core.lesson.prove import proven_fixes
 from app.core.model.program import Program
 from tests.support.oracle import program_globals, run_plainly, same, walk
 
@@ -196,3 +199,21 @@ def test_a_reentrant_recompute_is_run_node_by_node_by_the_checkpoints_own_backwa
     # only the block's input is kept in the forward: the checkpoint's node saves x alone
     [node] = [n for n in rec.graph.nodes if n.name == "CheckpointFunctionBackward"]
     assert [(s.shape, s.nbytes) for s in node.tensor_slots] == [(None, 3 * 4 * 4)]
+
+
+def test_the_reentrant_trap_is_advised_use_reentrant_false_proven_by_recording_it() -> None:
+    trap = record(load_builtin("checkpoint-no-input-grad"))
+    advice = next(a for a in advices_of(trap) if "checkpoint" in a.headline)
+    assert "block.0.weight.grad" in advice.evidence and "None of the inputs" in advice.evidence
+    [proven] = proven_fixes(trap, advice.fixes, record=in_process(trap))
+    assert all(c.holds for c in proven.checked.claims) and proven.checked.claims
+    assert "use_reentrant=False" in proven.fix.code and "use_reentrant=True" not in proven.fix.code
+    fixed = record(Program(proven.fix.code))
+    plain = run_plainly(proven.fix.code)
+    for name in ("block.0.weight", "block.0.bias", "head.weight"):
+        module, _, path = name.partition(".")
+        assert same(grads(fixed)[name], plain.names[module].get_parameter(path).grad), name
+    assert not [a for a in advices_of(fixed) if "checkpoint" in a.headline]
+    assert not [
+        a for a in advices_of(record(load_builtin("checkpoint-saves-memory"))) if "checkpoint" in a.headline
+    ]
