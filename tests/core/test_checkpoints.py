@@ -7,7 +7,10 @@ counter of its own around it; it shares nothing with the recorder.
 
 from __future__ import annotations
 
+import io
+import runpy
 from collections import Counter
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -19,6 +22,7 @@ from app.core import Recording, load_builtin, record
 from app.core.lesson.advised import advices_of
 from app.core.lesson.prove import proven_fixes
 from app.core.model.program import Program
+from app.core.recording.script import record_script
 from tests.support.oracle import program_globals, run_plainly, same, walk
 
 
@@ -217,3 +221,37 @@ def test_the_reentrant_trap_is_advised_use_reentrant_false_proven_by_recording_i
     assert not [
         a for a in advices_of(record(load_builtin("checkpoint-saves-memory"))) if "checkpoint" in a.headline
     ]
+
+
+SCRIPT = """import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+torch.manual_seed(0)
+block = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 4), nn.Tanh())
+head = nn.Linear(4, 1)
+x = torch.randn(5, 4, requires_grad=True)
+
+
+def run_block(t):
+    return block(t)
+
+
+h = checkpoint(run_block, x, use_reentrant=REENTRANT)
+loss = head(h).pow(2).mean()
+loss.backward()
+"""
+
+
+@pytest.mark.parametrize("reentrant", ["False", "True"])
+def test_run_records_a_scripts_checkpoint_and_its_recompute(tmp_path: Path, reentrant: str) -> None:
+    code = SCRIPT.replace("REENTRANT", reentrant)
+    path = tmp_path / "script.py"
+    path.write_text(code, encoding="utf-8")
+    rec = record_script(path, stdout=io.StringIO()).recording
+    plain = runpy.run_path(str(path), run_name="__main__")  # the script itself, plainly
+    assert rec.error is None and len(recompute_steps(rec)) == 1
+    for name in ("block.0.weight", "block.2.bias", "head.weight"):
+        module, _, inner = name.partition(".")
+        assert same(grads(rec)[name], plain[module].get_parameter(inner).grad), name
+    assert before_first_call(rec) == packed_before_backward(code)

@@ -45,7 +45,9 @@ _CHECKS = frozenset(["default", "none"])
 class CheckpointHooks(Protocol):
     """What a recorder answers to see checkpointed blocks (NOTE [checkpoint frames])."""
 
-    def checkpoint_forward(self, frame: str, line: int) -> AbstractContextManager[Callable[[Any], None]]:
+    def checkpoint_forward(
+        self, frame: str, line: int | None
+    ) -> AbstractContextManager[Callable[[Any], None]]:
         """The block's forward runs inside; the context gives a function told the outputs."""
 
     def recompute(self, frame: str, run: Callable[[], Any], forward: Any) -> Any:

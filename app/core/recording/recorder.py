@@ -264,7 +264,7 @@ class Recorder:
 
     # -- checkpointed blocks (NOTE [checkpoint frames]) ----------------
     @contextmanager
-    def checkpoint_forward(self, frame: str, line: int) -> Iterator[Callable[[Any], None]]:
+    def checkpoint_forward(self, frame: str, line: int | None) -> Iterator[Callable[[Any], None]]:
         """The block's forward: what it makes (and the checkpoint's own node) is drawn in ``frame``."""
         self.take_fresh(call=None, line=line)  # the arguments' graphs stay outside the frame
         before = self.origin
