@@ -255,3 +255,34 @@ def test_run_records_a_scripts_checkpoint_and_its_recompute(tmp_path: Path, reen
         module, _, inner = name.partition(".")
         assert same(grads(rec)[name], plain[module].get_parameter(inner).grad), name
     assert before_first_call(rec) == packed_before_backward(code)
+
+
+HOOKED = """import torch
+
+x = torch.linspace(-1.0, 1.0, 6, requires_grad=True)
+with torch.autograd.graph.saved_tensors_hooks(lambda t: t.to(torch.float16), lambda t: t.float()):
+    y = x.exp()
+with torch.autograd.graph.save_on_cpu():
+    z = y.sin()
+z.sum().backward()
+"""
+
+
+def test_a_slot_under_saved_tensor_hooks_shows_what_pack_returned(tmp_path: Path) -> None:
+    path = tmp_path / "hooked.py"
+    path.write_text(HOOKED, encoding="utf-8")
+    rec = record_script(path, stdout=io.StringIO()).recording
+    plain = runpy.run_path(str(path), run_name="__main__")
+    assert same(grads(rec)["x"], plain["x"].grad)
+    packed = plain["x"].detach().exp().to(torch.float16)  # what the pack function returns
+    exp = next(n for n in rec.graph.nodes if n.name == "ExpBackward0")
+    [slot] = exp.tensor_slots
+    assert (slot.dtype, slot.shape, slot.nbytes) == (
+        "float16",
+        tuple(packed.shape),
+        packed.untyped_storage().nbytes(),
+    )
+    sin = next(n for n in rec.graph.nodes if n.name == "SinBackward0")
+    assert [(s.dtype, s.device, s.nbytes) for s in sin.tensor_slots] == [("float32", "cpu", 6 * 4)]
+    end = rec.timeline.state(rec.calls[0].last_step)
+    assert end.slots[(exp.id, slot.name)] == "freed"

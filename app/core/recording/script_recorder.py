@@ -259,6 +259,8 @@ class ScriptRecorder(Recorder):
     def global_trace(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
         if frame.f_code.co_filename != self.filename or threading.get_ident() != self.thread:
             return None
+        if _in_pack_hook(frame):
+            return None
         return self.local_trace
 
     def local_trace(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any]:
@@ -526,6 +528,14 @@ class ScriptRecorder(Recorder):
             for owner, name, real in originals:
                 setattr(owner, name, real)
             torch_checkpoint.checkpoint = real_checkpoint
+
+
+def _in_pack_hook(frame: FrameType) -> bool:
+    """Whether ``frame`` is the script's own saved-tensor pack or unpack function running: PyTorch
+    calls it in the middle of an operation, before the slot holds what it returns, so none of its
+    lines is a line of the script's (NOTE [saved-tensor hooks] in ``capture.py``)."""
+    hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+    return hooks is not None and any(getattr(h, "__code__", None) is frame.f_code for h in hooks)
 
 
 def _parsed(code: str) -> ast.Module | None:
