@@ -21,6 +21,7 @@ from app.child.proofs import in_process
 from app.core import Recording, load_builtin, record
 from app.core.lesson.advised import advices_of
 from app.core.lesson.prove import proven_fixes
+from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.core.recording.script import record_script
 from tests.support.oracle import program_globals, run_plainly, same, walk
@@ -286,3 +287,44 @@ def test_a_slot_under_saved_tensor_hooks_shows_what_pack_returned(tmp_path: Path
     assert [(s.dtype, s.device, s.nbytes) for s in sin.tensor_slots] == [("float32", "cpu", 6 * 4)]
     end = rec.timeline.state(rec.calls[0].last_step)
     assert end.slots[(exp.id, slot.name)] == "freed"
+
+
+PROGRAM_HOOKS = """import torch
+from torch.autograd.graph import saved_tensors_hooks
+
+
+def pack(t):
+    return t.to(torch.float16)
+
+
+def unpack(t):
+    return t.float()
+
+
+x = torch.linspace(-1.0, 1.0, 6, requires_grad=True)
+with saved_tensors_hooks(pack, unpack):
+    y = x.exp()
+with torch.autograd.graph.save_on_cpu():
+    z = y.sin()
+z.sum().backward()
+"""
+
+
+def test_a_programs_own_pack_and_unpack_run_and_its_slot_shows_what_pack_returned() -> None:
+    rec = record(Program(PROGRAM_HOOKS))
+    assert rec.error is None
+    plain = run_plainly(PROGRAM_HOOKS)
+    assert same(grads(rec)["x"], plain.names["x"].grad)
+    packed = plain.names["x"].detach().exp().to(torch.float16)
+    [slot] = next(n for n in rec.graph.nodes if n.name == "ExpBackward0").tensor_slots
+    assert (slot.dtype, slot.nbytes) == ("float16", packed.untyped_storage().nbytes())
+    # what the two pack functions returned: the float16 copy of y, and save_on_cpu's copy of y
+    on_cpu = plain.names["y"].detach().cpu().clone()
+    assert before_first_call(rec) == packed.untyped_storage().nbytes() + on_cpu.untyped_storage().nbytes()
+
+
+def test_saved_tensors_hooks_takes_its_two_functions() -> None:
+    with pytest.raises(ProgramError, match="takes the two functions"):
+        record(
+            Program(PROGRAM_HOOKS.replace("saved_tensors_hooks(pack, unpack)", "saved_tensors_hooks(pack)"))
+        )
