@@ -126,7 +126,7 @@ class Calls:
     def pass_through(self, fn: PassThrough, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """``checkpoint(f, x)`` and ``checkpoint_sequential(fs, n, x)``: PyTorch's own around the
         program's functions (NOTE [checkpoint frames])."""
-        return run_checkpoint(self, fn, args, kwargs, node)
+        return run_checkpoint(self.ev, fn, args, kwargs, node)
 
     def reduce(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """``functools.reduce(fn, items[, initial])``, each step a call of ``fn`` by the evaluator."""

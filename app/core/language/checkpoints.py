@@ -32,7 +32,7 @@ from torch.utils import checkpoint as torch_checkpoint
 from app.core.language.torch_wrappers import PassThrough
 
 if TYPE_CHECKING:
-    from app.core.language.calls import Calls
+    from app.core.language.evaluation import Evaluation
 
 __all__ = ["CheckpointHooks", "frame_name", "in_backward", "run_checkpoint"]
 
@@ -77,12 +77,12 @@ def _settings(ev: Any, kwargs: dict[str, Any], node: ast.Call) -> dict[str, Any]
 
 
 def run_checkpoint(
-    calls: Calls, fn: PassThrough, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ev: Evaluation, fn: PassThrough, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> Any:
     """``checkpoint(block, *args)`` or ``checkpoint_sequential(functions, segments, input)``."""
-    ev = calls.ev
+    calls = ev.calls
     kwargs = dict(kwargs)
-    run = _Checkpointer(calls, _settings(ev, kwargs, node), node)
+    run = _Checkpointer(ev, _settings(ev, kwargs, node), node)
     if not args:
         raise ev.error(f"{fn.kind} takes a function first", node)
     if not fn.sequential:
@@ -100,14 +100,14 @@ def run_checkpoint(
 class _Checkpointer:
     """One ``checkpoint`` call of the program: its settings, and the recorder's hooks if any."""
 
-    def __init__(self, calls: Calls, settings: dict[str, Any], node: ast.Call) -> None:
-        self.calls, self.settings, self.node = calls, settings, node
-        hooks = calls.ev.hooks
+    def __init__(self, ev: Evaluation, settings: dict[str, Any], node: ast.Call) -> None:
+        self.ev, self.calls, self.settings, self.node = ev, ev.calls, settings, node
+        hooks = ev.hooks
         self.hooks = hooks if isinstance(hooks, CheckpointHooks) else None
 
     def sequential(self, functions: Any, segments: int, value: Any) -> Any:
         """PyTorch's ``checkpoint_sequential``: equal segments checkpointed, the rest run as it is."""
-        items = self.calls.ev.statements.all_items(functions, self.node)
+        items = self.ev.statements.all_items(functions, self.node)
         size = len(items) // segments
         end = -1
         name = frame_name(self.node, "checkpoint_sequential")
@@ -128,7 +128,7 @@ class _Checkpointer:
 
     def checkpointed(self, run: Callable[..., Any], args: list[Any], frame: str) -> Any:
         """PyTorch's ``checkpoint`` of ``run``, a recompute told to the hooks (NOTE [checkpoint frames])."""
-        ev, hooks = self.calls.ev, self.hooks
+        ev, hooks = self.ev, self.hooks
         # What the checkpoint returned in the forward, weakly: PyTorch's frame holds this closure,
         # and the result's nodes hold the frame, until the backward frees them.
         made: list[Callable[[], Any]] = []

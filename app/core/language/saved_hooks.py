@@ -15,18 +15,31 @@ import ast
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from app.core.language.objects import GradModeEntry
-
-if TYPE_CHECKING:
-    from app.core.language.evaluation import Evaluation
+from app.core.model.errors import ProgramError
 
 __all__ = ["SAVED_HOOKS", "SavedHooksEntry", "graph_members", "saved_hooks_context"]
 
 SAVED_HOOKS = ("saved_tensors_hooks", "save_on_cpu")
+
+
+class _Caller(Protocol):
+    def call_value_with(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any: ...
+
+
+class Evaluating(Protocol):
+    """What the saved-tensor contexts use of the evaluation."""
+
+    quiet: int
+
+    @property
+    def calls(self) -> _Caller: ...
+    def eval(self, node: ast.expr) -> Any: ...
+    def error(self, message: str, node: ast.AST) -> ProgramError: ...
 
 
 @dataclass(frozen=True)
@@ -41,7 +54,7 @@ def graph_members() -> dict[str, Any]:
 
 
 def saved_hooks_context(
-    ev: Evaluation, entry: SavedHooksEntry, node: ast.expr
+    ev: Evaluating, entry: SavedHooksEntry, node: ast.expr
 ) -> AbstractContextManager[Any]:
     """PyTorch's context for ``with <entry>(...)``, its hooks the program's functions."""
     if not isinstance(node, ast.Call):
@@ -57,7 +70,7 @@ def saved_hooks_context(
     return torch.autograd.graph.saved_tensors_hooks(_quiet(ev, pack, node), _quiet(ev, unpack, node))
 
 
-def _quiet(ev: Evaluation, fn: Any, node: ast.Call) -> Callable[[Any], Any]:
+def _quiet(ev: Evaluating, fn: Any, node: ast.Call) -> Callable[[Any], Any]:
     """``fn`` called by the evaluator from inside PyTorch: no statement of it is a step."""
 
     def hook(value: Any) -> Any:
