@@ -44,6 +44,10 @@ LESSON_ORDER = (
     "penalty-no-graph",
     "accumulate-no-zero",
     "accumulate-zero-grad",
+    "no-checkpoint",
+    "checkpoint-saves-memory",
+    "checkpoint-no-input-grad",
+    "checkpoint-input-grad",
 )
 
 

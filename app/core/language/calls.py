@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from app.core.language.checkpoints import run_checkpoint
 from app.core.language.data import ProgramLoader
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, first_line
@@ -137,19 +138,9 @@ class Calls:
         raise ev.error(f"this is {kind(fn)}, not a function: it cannot be called", node.func)
 
     def pass_through(self, fn: PassThrough, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        """``checkpoint(f, x)`` as ``f(x)``; ``checkpoint_sequential(fs, n, x)`` as each ``f`` in turn."""
-        ev = self.ev
-        kwargs = {k: v for k, v in kwargs.items() if k not in PassThrough.SETTINGS}
-        if not args:
-            raise ev.error(f"{fn.kind} takes a function first", node)
-        if not fn.sequential:
-            return self.call_value_with(args[0], args[1:], kwargs, node)
-        if len(args) != 3 or kwargs:
-            raise ev.error("checkpoint_sequential(functions, segments, input) takes these three", node)
-        value = args[2]
-        for step in ev.statements.all_items(args[0], node):
-            value = self.call_value_with(step, [value], {}, node)
-        return value
+        """``checkpoint(f, x)`` and ``checkpoint_sequential(fs, n, x)``: PyTorch's own around the
+        program's functions (NOTE [checkpoint frames])."""
+        return run_checkpoint(self.ev, fn, args, kwargs, node)
 
     def reduce(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """``functools.reduce(fn, items[, initial])``, each step a call of ``fn`` by the evaluator."""

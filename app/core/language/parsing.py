@@ -42,6 +42,7 @@ from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.positions import error_at, index_position, source_lines
 from app.core.language.python_methods import format_spec_refusal
 from app.core.language.python_modules import ListedFunction
+from app.core.language.saved_hooks import SAVED_HOOKS
 from app.core.language.whitelist import CUDNN_SETTINGS, Namespace, build_namespaces, python_modules
 from app.core.model.errors import ProgramError
 from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
@@ -358,7 +359,8 @@ class _StaticChecker:
         flagged = isinstance(func, ast.Attribute) and func.attr == "set_grad_enabled"
         if flagged and (len(call.args) != 1 or call.keywords):
             raise self.error("with torch.set_grad_enabled(...): takes one True or False", call)
-        if (call.args or call.keywords) and not flagged:
+        hooks = (func.attr if isinstance(func, ast.Attribute) else func.id) in SAVED_HOOKS
+        if (call.args or call.keywords) and not flagged and not hooks:  # hooks: checked as they run
             raise self.error(f"{_dotted(call.func)}() takes nothing here: write it with empty brackets", call)
 
 

@@ -28,6 +28,7 @@ from app.core.language.program_data import loader_batches
 from app.core.language.python_values import is_iterable, kind
 from app.core.language.raised import catches, caught_value, raise_value, raised_error
 from app.core.language.safe_builtins import SafeBuiltin, format_field
+from app.core.language.saved_hooks import SavedHooksEntry, saved_hooks_context
 from app.core.language.stand_ins import ProgressBar
 from app.core.language.whitelist import Namespace
 from app.core.model.errors import ProgramRaised
@@ -305,6 +306,9 @@ class Statements:
         with contextlib.ExitStack() as stack:
             for item in node.items:
                 mode = self.grad_mode(item.context_expr)
+                if isinstance(mode, SavedHooksEntry):  # saved_tensors_hooks(pack, unpack), save_on_cpu()
+                    stack.enter_context(saved_hooks_context(self.ev, mode, item.context_expr))
+                    continue
                 enabled = mode.enabled if mode.enabled is not None else self.grad_flag(item.context_expr)
                 stack.enter_context(torch.enable_grad() if enabled else torch.no_grad())
             self.ev.block(node.body)

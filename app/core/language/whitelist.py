@@ -37,6 +37,7 @@ from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.optimizer_proxies import optim_members
 from app.core.language.python_modules import math_members, random_members
 from app.core.language.safe_builtins import BUILTINS, SafeBuiltin
+from app.core.language.saved_hooks import graph_members
 from app.core.language.schedulers import scheduler_members
 from app.core.language.stand_ins import (
     argparse_members,
@@ -205,6 +206,7 @@ def build_namespaces() -> dict[str, Any]:
             "grad": AutogradEntry("grad", torch.autograd.grad),
             "Variable": _variable,
             "functional": Namespace("torch.autograd.functional", functional_members()),
+            "graph": Namespace("torch.autograd.graph", graph_members()),
             **autograd_class_members(),
         },
     )

@@ -22,8 +22,19 @@ def node_title(node: GraphNode) -> str:
     return f"{node.name} ({node.label})" if node.label else node.name
 
 
+RECOMPUTED = ", recomputed"  # the end of a recomputed node's frame (NOTE [checkpoint frames])
 LISTED = 3  # names a caption lists (leaves, nodes, gradients) before "and N more": one line, not a page
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def _checkpointed(node: GraphNode) -> bool:
+    """Made by a checkpoint's forward (NOTE [checkpoint frames] in the language)."""
+    module = node.module or ""
+    return module.startswith(("checkpoint(", "checkpoint_sequential(")) and not _recomputed(node)
+
+
+def _recomputed(node: GraphNode) -> bool:
+    return node.module is not None and node.module.endswith(RECOMPUTED)
 
 
 def call_name(index: int, call: Call, total: int = 2) -> str:
@@ -94,19 +105,36 @@ class _Captioner:
         info = self.infos[step.call]
         if step.kind == "node":
             node = self.graph.node(step.node) if step.node is not None else None
-            if node is not None and node.is_leaf and node.label:
+            if node is not None and node.is_leaf and node.label and not _recomputed(node):
                 self.leaves_ran.add(node.label)
             return self._node(step, info)
+        if step.kind == "recompute":
+            return self._recompute(step, info)
         if step.kind == "call_end":
             return self._call_end(step, info)
         return self._error(step, info)
+
+    def _recompute(self, step: Step, info: CallInfo) -> str:
+        """A checkpointed block run again inside the call (NOTE [checkpoint frames])."""
+        added = [self.graph.node(n) for n in step.added_nodes]
+        frame = next((n.module for n in added if n.module), None)
+        block = (frame or "the checkpointed block").removesuffix(RECOMPUTED)
+        made = self._added([n for n in added if not n.is_leaf]) if added else "added nothing"
+        return (
+            f"{self._name(info.index).capitalize()} recomputed {block}'s forward, which kept only its "
+            f"inputs: it {made.replace('saving', 'saving again', 1)} ({format_bytes(step.saved_bytes)} "
+            "saved now)."
+        )
 
     def _forward(self, step: Step) -> str:
         """What one statement did: nodes it added or let go of, tensors it changed, what it printed."""
         where = "The program" if step.line is None else f"Line {step.line}{_iteration(step)}"
         parts = []
         added = [self.graph.node(n) for n in step.added_nodes]
-        if added:
+        frame = next((n.module for n in added if _checkpointed(n)), None)
+        if frame is not None:
+            parts.append(self._checkpointed(added, frame))
+        elif added:
             parts.append(self._added(added))
         if step.gone_nodes:
             count = len(step.gone_nodes)
@@ -150,6 +178,17 @@ class _Captioner:
             parts.append("printed " + repr(step.printed[-1][:60]))
         return f"{where} {_listed(parts)}."
 
+    def _checkpointed(self, nodes: list[GraphNode], frame: str) -> str:
+        """A checkpoint's forward: its nodes keep placeholders, the checkpoint the block's inputs."""
+        inside = [n for n in nodes if n.module == frame and not n.is_leaf]
+        kept = sum(s.nbytes or 0 for n in inside for s in n.tensor_slots)
+        more = [f"{len(inside) - LISTED} more"] if len(inside) > LISTED else []
+        names = _listed([n.name for n in inside[:LISTED]] + more) if inside else "its node"
+        return (
+            f"ran {frame}: it added {names}, which save nothing for backward; the checkpoint keeps "
+            f"only the block's inputs ({format_bytes(kept)}) and the backward will run the block again"
+        )
+
     def _needed_later(self, node_id: str, index: int) -> bool:
         """Whether a call that starts after step ``index`` reaches ``node_id`` (an ordinary training
         step writes weights its graph saved, but no later call walks that graph again)."""
@@ -166,6 +205,8 @@ class _Captioner:
     def _node(self, step: Step, info: CallInfo) -> str:
         assert step.node is not None
         node = self.graph.node(step.node)
+        if _recomputed(node):
+            return f"Recomputed {self._recomputed_node(node, step)}"
         if node.is_leaf:
             grad = step.grad_changes.get(node.label or "")
             now = "" if grad is None else f", which is now {format_values(grad)}"
@@ -187,6 +228,18 @@ class _Captioner:
         if later:
             return text + f", so {self._name(later[0])} can reuse {pronoun}."
         return text + ", though no later call needs " + pronoun + "."
+
+    def _recomputed_node(self, node: GraphNode, step: Step) -> str:
+        """A node a checkpoint's recompute made, run by the checkpoint's own backward."""
+        if node.is_leaf:  # a reentrant checkpoint's backward starts from detached inputs
+            return f"{node_title(node)}: the checkpoint hands its gradient on to the block's input."
+        slots = [s.name for s in node.tensor_slots]
+        if not slots:
+            return f"{node_title(node)} ran; it saved no tensors."
+        freed = [name for name in slots if self.slots.get((node.id, name)) == "freed"]
+        if freed:
+            return f"{node_title(node)} ran and released its saved {_listed(freed)}."
+        return f"{node_title(node)} ran."
 
     def _name(self, index: int) -> str:
         name = self.names.get(index)

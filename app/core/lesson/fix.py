@@ -8,7 +8,7 @@ from typing import Literal
 
 __all__ = ["Claim", "ClaimKind", "Fix"]
 
-ClaimKind = Literal["same_grads_as", "keeps_no_graph", "grads_not_carried"]
+ClaimKind = Literal["same_grads_as", "keeps_no_graph", "grads_not_carried", "grads_given"]
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,8 @@ class Claim:
     the end of ``reference`` (another program text, recorded too). ``keeps_no_graph``: the edited
     program's recording keeps no earlier iteration's graph alive (NOTE [kept graphs]).
     ``grads_not_carried``: no backward of the edited program starts from the gradients an earlier
-    run of it left (:mod:`app.core.lesson.advice_grads`).
+    run of it left (:mod:`app.core.lesson.advice_grads`). ``grads_given``: each leaf ``reference``
+    names (separated by spaces) ends with a ``.grad`` (:mod:`app.core.lesson.advice_checkpoint`).
     """
 
     text: str

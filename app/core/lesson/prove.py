@@ -127,6 +127,9 @@ def _check_claim(claim: Claim, outcome: Recording, record: Record, cache: dict[s
         from app.core.lesson.advice_grads import grown_grads
 
         return grown_grads(outcome) is None
+    if claim.kind == "grads_given":
+        grads = final_grads(outcome)
+        return all(grads.get(name) is not None for name in claim.reference.split())
     if claim.reference not in cache:
         cache[claim.reference] = record(claim.reference)
     reference = cache[claim.reference]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from app.core.model.values import Values
 
-__all__ = ["VALUES_SHOWN", "format_bytes", "format_values"]
+__all__ = ["CALL_STEP_WORDS", "VALUES_SHOWN", "format_bytes", "format_values"]
 
 
 VALUES_SHOWN = 6  # elements a value shows before the count of the rest
@@ -41,3 +41,12 @@ def format_bytes(n: int) -> str:
             return f"{n:,} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024  # type: ignore[assignment]
     return f"{n} B"  # pragma: no cover
+
+
+# What the step counter says of a step of an autograd call, in the window and in the HTML page.
+CALL_STEP_WORDS = {
+    "node": "running",
+    "recompute": "recomputing a checkpoint",
+    "call_end": "finished",
+    "error": "FAILED",
+}

@@ -36,7 +36,7 @@ __all__ = [
 
 SlotState = Literal["alive", "retained", "freed", "modified"]
 SlotKey = tuple[str, str]  # (node id, slot name)
-StepKind = Literal["forward", "node", "call_end", "error"]
+StepKind = Literal["forward", "node", "recompute", "call_end", "error"]
 CHECKPOINT_EVERY = 32
 CHECKPOINTS_KEPT = 16
 
@@ -50,7 +50,9 @@ class Step:
 
     ``forward`` steps follow a program statement that changed something (nodes
     added or gone, a slot modified, a gradient written, text printed); ``node``
-    steps follow one node of an autograd call; ``call_end`` closes a call; an
+    steps follow one node of an autograd call; a ``recompute`` step, inside a call, follows a
+    checkpointed block run again (its forward nodes, made again, are its ``added_nodes``);
+    ``call_end`` closes a call; an
     ``error`` step ends the program (``call`` is None when the exception was
     not raised by an autograd call).
     """

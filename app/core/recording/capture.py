@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -59,10 +60,23 @@ def saved_slot_names(fn: Any) -> list[str]:
     # (dir() of every node was a tenth of a recording's time at 1,000 nodes).
     names = _SLOT_NAMES.get(type(fn))
     if names is None:
+        listed = dir(type(fn))
         names = _SLOT_NAMES[type(fn)] = tuple(
-            a[len(SAVED_PREFIX) :] for a in dir(type(fn)) if a.startswith(SAVED_PREFIX)
-        )
+            a[len(SAVED_PREFIX) :] for a in listed if a.startswith(SAVED_PREFIX)
+        ) or ((CUSTOM_SLOT,) if RAW_PREFIX + CUSTOM_SLOT in listed else ())
     return list(names)
+
+
+# A custom autograd.Function's node (a reentrant checkpoint's among them) keeps what its forward
+# gave ctx.save_for_backward as one list slot: ``saved_tensors``, raw as ``_raw_saved_tensors``.
+CUSTOM_SLOT = "tensors"
+
+
+def read_saved(fn: Any, name: str) -> Any:
+    """The slot's value, unpacked by PyTorch (raises once freed, or when modified in place)."""
+    if name == CUSTOM_SLOT and not hasattr(fn, SAVED_PREFIX + name):
+        return fn.saved_tensors
+    return getattr(fn, SAVED_PREFIX + name)
 
 
 _SLOT_NAMES: dict[type, tuple[str, ...]] = {}
@@ -162,6 +176,79 @@ def _unreadable_slot(fn: Any, name: str, exc: RuntimeError) -> SavedSlot:
 _EXPECTED_VERSION = re.compile(r"expected version (\d+)")
 
 
+# NOTE [saved-tensor hooks]
+# Under ``torch.autograd.graph.saved_tensors_hooks`` (``save_on_cpu()``, a non-reentrant
+# ``checkpoint``, or the program's own pack and unpack functions), a slot keeps whatever the pack
+# function returned, and reading ``_saved_<name>`` runs the unpack function: for a checkpoint, that
+# is the recompute of the whole block, outside any backward. So a hooked slot is never read through
+# ``_saved_``: its raw saved value (``_raw_saved_<name>.data``, the packed object) is described
+# instead, and its bytes are what that object holds (nothing for a checkpoint's placeholder).
+NOT_HOOKED = object()
+
+
+def hooked_packed(fn: Any, name: str) -> Any:
+    """What a hooked slot's pack function returned (None once freed); ``NOT_HOOKED`` otherwise."""
+    try:
+        raw = getattr(fn, RAW_PREFIX + name)
+    except (AttributeError, RuntimeError):
+        return NOT_HOOKED
+    if isinstance(raw, (list, tuple)):  # a list slot: hooked when any of its tensors is
+        if not any(getattr(r, "unpack_hook", None) is not None for r in raw):
+            return NOT_HOOKED
+        return [None if r is None else r.data for r in raw]
+    if raw is None or getattr(raw, "unpack_hook", None) is None:
+        return NOT_HOOKED
+    return raw.data
+
+
+def packed_slot(name: str, packed: Any) -> SavedSlot:
+    """A hooked slot: the tensors its packed value holds (a tensor, or a tuple such as
+    ``save_on_cpu``'s ``(device, tensor)``); a placeholder that holds none takes no bytes."""
+    if isinstance(packed, torch.Tensor):
+        return describe_slot(name, packed)
+    items = packed if isinstance(packed, (list, tuple)) else ()
+    nested = [t for i in items for t in (i if isinstance(i, (list, tuple)) else (i,))]
+    tensors = [t for t in nested if isinstance(t, torch.Tensor)]
+    if tensors:
+        return _tensor_slot(name, tensors, tensors[0] if len(tensors) == 1 else None)
+    return SavedSlot(name, "tensor", nbytes=0)
+
+
+# NOTE [checkpoint inputs]
+# A non-reentrant checkpoint keeps the block's inputs itself, as saved tensors of its frame (the
+# object its pack and unpack hooks share), not in any node: PyTorch's pack hooks see them packed,
+# and they live until the block's last node has run and the frame is let go. The first node of
+# the block that is captured (its output) shows them as one more slot, ``INPUTS_SLOT``, held while
+# the frame is (a weak reference: the recording must not keep it alive).
+INPUTS_SLOT = "checkpoint inputs"
+
+
+def checkpoint_frame(unpack_hook: Any) -> Any:
+    """The checkpoint frame an unpack hook belongs to (PyTorch's ``_CheckpointFrame``), or None."""
+    seen = [unpack_hook]
+    for _ in range(3):  # the hook itself, or a hook wrapping it
+        cells = [c.cell_contents for f in seen for c in (getattr(f, "__closure__", None) or ())]
+        found = next((c for c in cells if hasattr(c, "saved_args") and hasattr(c, "recompute_fn")), None)
+        if found is not None:
+            return found
+        seen = [c for c in cells if callable(c)]
+    return None
+
+
+def frame_inputs(frame: Any) -> list[torch.Tensor]:
+    """The tensors a checkpoint frame keeps for its recompute ([] once released)."""
+    saved = getattr(frame, "saved_args", None) or []
+    data = [getattr(s, "data", None) for s in saved if not isinstance(s, torch.Tensor)]
+    return [t for t in data if isinstance(t, torch.Tensor)]
+
+
+def inputs_slot(frame: Any) -> SavedSlot:
+    tensors = frame_inputs(frame)
+    if not tensors:
+        return SavedSlot(INPUTS_SLOT, "tensor", nbytes=0)
+    return _tensor_slot(INPUTS_SLOT, tensors, tensors[0] if len(tensors) == 1 else None)
+
+
 def raw_saved_tensors(fn: Any, name: str) -> list[torch.Tensor]:
     """The tensors a slot still holds, read without PyTorch's version check; [] once freed."""
     try:
@@ -214,6 +301,9 @@ class GraphCapture:
         self._edges: list[Edge] = []
         self.labels: dict[str, str] = {}
         self.unreadable: set[tuple[str, str]] = set()  # slots whose read raised when captured
+        # NOTE [checkpoint inputs]: the node that shows a checkpoint's kept inputs -> its frame
+        self.frames: dict[str, weakref.ref[Any]] = {}
+        self._frames_seen: weakref.WeakSet[Any] = weakref.WeakSet()
         self.changes = 0  # nodes registered or forgotten so far: a walk's results stand until it moves
 
     def id_of(self, fn: Any) -> str | None:
@@ -249,12 +339,37 @@ class GraphCapture:
         return node_id
 
     def _read_slots(self, fn: Any, node_id: str) -> Iterator[SavedSlot]:
+        frame = None
         for name in saved_slot_names(fn):
+            packed = hooked_packed(fn, name)
+            if packed is not NOT_HOOKED:  # NOTE [saved-tensor hooks]: read what pack returned
+                frame = frame or self._new_frame(fn, name, packed)
+                yield packed_slot(name, packed)
+                continue
             try:
-                yield describe_slot(name, getattr(fn, SAVED_PREFIX + name))
+                yield describe_slot(name, read_saved(fn, name))
             except RuntimeError as exc:
                 self.unreadable.add((node_id, name))
                 yield _unreadable_slot(fn, name, exc)
+        if frame is not None:
+            self.frames[node_id] = weakref.ref(frame)
+            yield inputs_slot(frame)
+
+    def _new_frame(self, fn: Any, name: str, packed: Any) -> Any:
+        """The checkpoint a placeholder belongs to, the first time one of its nodes is seen."""
+        if isinstance(packed, (torch.Tensor, list, tuple)):
+            return None
+        frame = checkpoint_frame(getattr(fn, RAW_PREFIX + name).unpack_hook)
+        if frame is None or frame in self._frames_seen:
+            return None
+        self._frames_seen.add(frame)
+        return frame
+
+    def inputs_held(self, node_id: str) -> bool:
+        """Whether the checkpoint whose inputs ``node_id`` shows still keeps them."""
+        ref = self.frames.get(node_id)
+        frame = None if ref is None else ref()
+        return frame is not None and bool(frame_inputs(frame))
 
     def node(self, node_id: str) -> GraphNode:
         name, saved, call, is_leaf = self._parts[node_id]

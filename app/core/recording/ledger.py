@@ -31,7 +31,16 @@ import torch
 
 from app.core.model.graph import SavedSlot, StorageRef
 from app.core.model.timeline import SlotKey, SlotState
-from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors, storage_ref
+from app.core.recording.capture import (
+    INPUTS_SLOT,
+    NOT_HOOKED,
+    RAW_PREFIX,
+    GraphCapture,
+    hooked_packed,
+    raw_saved_tensors,
+    read_saved,
+    storage_ref,
+)
 
 __all__ = ["HOLDING", "SlotLedger", "probe_slot", "released"]
 
@@ -43,8 +52,10 @@ def probe_slot(fn: Any, name: str, has_run: bool) -> SlotState:
     """The state of one tensor slot, read from PyTorch (never assumed)."""
     if released(fn, name):
         return "freed"
+    if hooked_packed(fn, name) is not NOT_HOOKED:  # NOTE [saved-tensor hooks]: never unpacked here
+        return "retained" if has_run else "alive"
     try:
-        getattr(fn, SAVED_PREFIX + name)
+        read_saved(fn, name)
     except RuntimeError as exc:
         if MODIFIED_MARK in str(exc):
             return "modified"
@@ -135,7 +146,7 @@ class SlotLedger:
         states = self.states
         for slot in self.capture.tensor_slots(node_id):
             key = (node_id, slot.name)
-            state = probe_slot(fn, slot.name, has_run)
+            state = self._probe(key) if slot.name == INPUTS_SLOT else probe_slot(fn, slot.name, has_run)
             if state == "freed" and call is not None and states.get(key) != "freed":
                 self.freed_by[key] = call
             self.set_state(key, state, slot)
@@ -154,6 +165,8 @@ class SlotLedger:
                 self.set_state(key, "freed", slot)
 
     def _probe(self, key: SlotKey) -> SlotState:
+        if key[1] == INPUTS_SLOT and key[0] in self.capture.frames:  # NOTE [checkpoint inputs]
+            return "alive" if self.capture.inputs_held(key[0]) else "freed"
         return probe_slot(self.capture.fns[key[0]], key[1], key[0] in self.has_run)
 
     def _version_now(self, key: SlotKey) -> int | None:

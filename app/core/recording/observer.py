@@ -57,21 +57,29 @@ class EngineObserver:
         self._call = -1
         self._started: list[str] = []
         self._finished: set[str] = set()
+        self._handles: list[Any] = []
 
     @contextmanager
     def watching(self, call: int) -> Iterator[None]:
         """Hooks on every captured node while the call runs, removed even when it raises."""
         self._call, self._started, self._finished = call, [], set()
-        handles = []
-        pre, post = self._on_pre, self._on_post
+        self._handles = []
         try:
-            for node_id, fn in self.capture.fns.items():
-                handles.append(fn.register_prehook(partial(pre, node_id)))
-                handles.append(fn.register_hook(partial(post, node_id)))
+            self.watch_more(list(self.capture.fns))
             yield
         finally:
-            for handle in handles:
+            for handle in self._handles:
                 handle.remove()
+            self._handles = []
+
+    def watch_more(self, node_ids: list[str]) -> None:
+        """Hook nodes captured while the call runs (a checkpoint's recompute, which a reentrant
+        checkpoint's own backward runs inside this call)."""
+        pre, post, fns = self._on_pre, self._on_post, self.capture.fns
+        for node_id in node_ids:
+            fn = fns[node_id]
+            self._handles.append(fn.register_prehook(partial(pre, node_id)))
+            self._handles.append(fn.register_hook(partial(post, node_id)))
 
     def finish(self) -> None:
         """The call ended: the node that ran last is done too."""

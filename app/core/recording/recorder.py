@@ -49,7 +49,7 @@ from app.core.language.objects import Checked
 from app.core.language.parsing import parse
 from app.core.language.positions import SourceText
 from app.core.language.python_modules import seeded_random
-from app.core.lesson.captions import write_captions
+from app.core.lesson.captions import RECOMPUTED, write_captions
 from app.core.model.errors import ProgramRaised, RecordingTimeout
 from app.core.model.graph import Graph, LoopMark, numbered_storages
 from app.core.model.program import Call, CallInfo, CallKind, Program
@@ -119,6 +119,9 @@ class Recorder:
         self._probed_writes = 0  # budget.writes when every slot was last probed
         self._call_line = 0  # the line of the autograd call running
         self.statement_line: int | None = None  # the line of the statement that just finished
+        self.recomputed: list[str] = []  # nodes a checkpoint's recompute made in the running call
+        self._recomputing = False
+        self._twins: dict[str, str] = {}  # a checkpointed node -> its recomputed twin, until it runs
 
     # -- what the driver says -----------------------------------------
     def held_tensors(self) -> Iterator[torch.Tensor]:
@@ -174,7 +177,13 @@ class Recorder:
         for node_id in new:
             self.log.node_added(node_id, line=line, loops=self.loops, origin=self.origin)
             variable = self.capture.leaf_variable(node_id)
-            if variable is not None:
+            if variable is None:
+                pass
+            elif self._recomputing and self.leaves.name(variable) is None:
+                # a reentrant checkpoint's recompute starts from detached copies of the block's
+                # inputs: leaves of its own backward, not of the program (no .grad row)
+                self.capture.label(self.capture.fns[node_id], "the block's input, detached")
+            else:
                 self.leaves.name_node(node_id, variable)
             self.ledger.add_node(node_id)
         if call is None:  # a statement's own nodes: held by what it bound, or let go at once
@@ -228,6 +237,7 @@ class Recorder:
         except ProgramRaised as exc:  # the program's own code raised inside the call (a Function's backward)
             error = exc.message
         self.observer.finish()
+        self._let_go_recomputed()
         self.alive.dirty = True
         if error is not None:
             # NOTE [what a call can change]: a failed call is probed in full: the failing node
@@ -255,7 +265,74 @@ class Recorder:
         self.calls.append(CallInfo(index, call, first, step.index))
         return result
 
+    # -- checkpointed blocks (NOTE [checkpoint frames]) ----------------
+    @contextmanager
+    def checkpoint_forward(self, frame: str, line: int | None) -> Iterator[Callable[[Any], None]]:
+        """The block's forward: what it makes (and the checkpoint's own node) is drawn in ``frame``."""
+        self.take_fresh(call=None, line=line)  # the arguments' graphs stay outside the frame
+        before = self.origin
+        self.origin = (frame, before[1])
+
+        def outputs(result: Any) -> None:
+            self.fresh.extend(graph_fns(_tensors_in(result)))
+            self.take_fresh(call=None, line=line)
+
+        try:
+            yield outputs
+        finally:
+            self.origin = before
+
+    def recompute(self, frame: str, run: Callable[[], Any], forward: Any) -> Any:
+        """The block run again inside the running call: its nodes are a ``recompute`` step.
+
+        A non-reentrant checkpoint's own nodes (from ``forward``) run and use what the recompute
+        saved: each recomputed node's tensors are freed when its twin among them has run.
+        """
+        before = self.origin
+        self.origin = (frame + RECOMPUTED, before[1])
+        try:
+            result = run()
+            self.fresh.extend(graph_fns(_tensors_in(result)))
+            index = len(self.calls)
+            self._recomputing = True
+            new = self.take_fresh(call=index, line=self._call_line)
+        finally:
+            self.origin, self._recomputing = before, False
+        self.recomputed.extend(new)
+        self.observer.watch_more(new)  # a reentrant checkpoint's own backward runs them now
+        self._twins.update(self._pair(_tensors_in(forward), _tensors_in(result), set(new)))
+        self.snapshot("recompute", index, None, line=self._call_line)
+        return result
+
+    def _pair(self, forward: list[torch.Tensor], again: list[torch.Tensor], new: set[str]) -> dict[str, str]:
+        """Each node of the forward -> its recomputed twin, walking both graphs side by side."""
+        ids, twins = self.capture.id_of, {}
+        stack = list(zip(graph_fns(forward), graph_fns(again), strict=False))
+        while stack:
+            first, second = stack.pop()
+            mine, theirs = ids(first), ids(second)
+            if mine is None or theirs not in new or mine in twins or type(first) is not type(second):
+                continue
+            twins[mine] = theirs
+            stack.extend(zip(_children(first), _children(second), strict=False))
+        return twins
+
+    def _let_go_recomputed(self) -> None:
+        """The call is over: what its recomputes made (and saved) is gone with it, and so are the
+        inputs of a checkpoint whose nodes have all run (NOTE [checkpoint inputs])."""
+        for node_id in list(self.capture.frames):
+            self.ledger.probe_node(node_id, len(self.calls))
+        for node_id in self.recomputed:
+            if node_id in self.capture.fns:
+                self.ledger.let_go(node_id)
+                self.capture.forget(node_id)
+                self.log.node_gone(node_id)
+        self.recomputed, self._twins = [], {}
+
     def _node_done(self, node_id: str, call: int) -> None:
+        twin = self._twins.pop(node_id, None)
+        if twin is not None:  # it used what its recomputed twin saved, and let go of it
+            self.ledger.let_go(twin)
         self.ledger.probe_node(node_id, call)
         self.snapshot("node", call, node_id, line=self._call_line)
 
@@ -462,6 +539,16 @@ class ProgramRecorder(Recorder):
                     if tensor.is_leaf and tensor.requires_grad:
                         self.leaves.known(tensor, f"{name}.{path}")
         self.alive.just_bound = []
+
+
+def _children(fn: Any) -> list[Any]:
+    return [child for child, _ in fn.next_functions if child is not None]
+
+
+def _tensors_in(result: Any) -> list[torch.Tensor]:
+    """The tensors a block returned: one, or a tuple or list of them."""
+    items = result if isinstance(result, (tuple, list)) else (result,)
+    return [t for t in items if isinstance(t, torch.Tensor)]
 
 
 def _result_values(result: Any) -> Mapping[str, Values] | None:

@@ -82,6 +82,7 @@ from typing import Any, TextIO
 
 import torch
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+from torch.utils import checkpoint as torch_checkpoint
 from torch.utils.hooks import RemovableHandle
 
 from app.core.model.graph import SourceRef
@@ -90,6 +91,7 @@ from app.core.model.recording import Recording
 from app.core.recording.alive import graph_fns
 from app.core.recording.reach import WalkTooLong, app_internal, held_tensors
 from app.core.recording.recorder import ProgramStopped, Recorder
+from app.core.recording.script_checkpoints import patched_checkpoint
 from app.core.recording.script_frames import (
     ModuleNames,
     Printed,
@@ -266,6 +268,8 @@ class ScriptRecorder(Recorder):
     # -- line events ----------------------------------------------------
     def global_trace(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
         if frame.f_code.co_filename != self.filename or threading.get_ident() != self.thread:
+            return None
+        if _in_pack_hook(frame):
             return None
         return self.local_trace
 
@@ -551,11 +555,13 @@ class ScriptRecorder(Recorder):
             (torch.autograd, "grad", "grad"),
         ]
         originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+        real_checkpoint = torch_checkpoint.checkpoint  # NOTE [checkpoint frames]
         before_trace, before_stdout = sys.gettrace(), sys.stdout
         handles: list[RemovableHandle] = []
         try:
             for (owner, name, kind), (_, _, real) in zip(patches, originals, strict=True):
                 setattr(owner, name, self.patched(kind, real))  # type: ignore[arg-type]
+            torch_checkpoint.checkpoint = patched_checkpoint(self, real_checkpoint)
             handles.append(register_module_forward_pre_hook(self.module_entered))
             handles.append(register_module_forward_hook(self.module_left, always_call=True))
             sys.stdout = Printed(stdout or sys.stdout, self.printed)
@@ -570,6 +576,15 @@ class ScriptRecorder(Recorder):
                 printed.close_line()
             for owner, name, real in originals:
                 setattr(owner, name, real)
+            torch_checkpoint.checkpoint = real_checkpoint
+
+
+def _in_pack_hook(frame: FrameType) -> bool:
+    """Whether ``frame`` is the script's own saved-tensor pack or unpack function running: PyTorch
+    calls it in the middle of an operation, before the slot holds what it returns, so none of its
+    lines is a line of the script's (NOTE [saved-tensor hooks] in ``capture.py``)."""
+    hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+    return hooks is not None and any(getattr(h, "__code__", None) is frame.f_code for h in hooks)
 
 
 def _parsed(code: str) -> ast.Module | None:

@@ -23,7 +23,7 @@ from typing import Any
 from app.core.lesson.lines import iteration_text
 from app.core.lesson.prove import ProvenFix
 from app.core.model.recording import Recording
-from app.core.model.text import format_values
+from app.core.model.text import CALL_STEP_WORDS, format_values
 from app.core.model.timeline import Step
 from app.core.model.values import Values
 
@@ -67,8 +67,7 @@ def _call_text(step: Step, calls: int) -> str:
         if step.kind == "error":
             return "the program FAILED" if step.line is None else f"line {step.line} FAILED"
         return "forward pass" if step.line is None else f"line {step.line}"
-    kinds = {"node": "running", "call_end": "finished", "error": "FAILED"}
-    return f"call {step.call + 1} of {calls} · {kinds.get(step.kind, step.kind)}"
+    return f"call {step.call + 1} of {calls} · {CALL_STEP_WORDS.get(step.kind, step.kind)}"
 
 
 def _marks(recording: Recording) -> list[list[Any]]:

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.core.lesson.lines import iteration_text
+from app.core.model.text import CALL_STEP_WORDS
 from app.ui.look.plain_text import plain
 from app.ui.runtime.session import Session
 
@@ -55,5 +56,4 @@ def _call_text(state: StepState, recording: Recording) -> str:
         if step.kind == "error":
             return "the program FAILED" if step.line is None else f"line {step.line} FAILED"
         return "forward pass" if step.line is None else f"line {step.line}"
-    kinds = {"node": "running", "call_end": "finished", "error": "FAILED"}
-    return f"call {step.call + 1} of {len(recording.calls)} · {kinds.get(step.kind, step.kind)}"
+    return f"call {step.call + 1} of {len(recording.calls)} · {CALL_STEP_WORDS.get(step.kind, step.kind)}"
