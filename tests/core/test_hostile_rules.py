@@ -63,6 +63,59 @@ CASES: list[Case] = [
         5,
         "is private",
     ),
+    # -- torch.__version__: the one dunder read, only off torch itself (NOTE [version string]) --
+    program_refused(
+        "torch.__version__ assigned", "import torch\ntorch.__version__ = '0'\n", 2, 1, "is private"
+    ),
+    program_refused(
+        "a version through a name", "import torch\nt = torch\nv = t.__version__\n", 3, 5, "is private"
+    ),
+    program_refused(
+        "a tensor's __version__", "import torch\nv = torch.ones(1).__version__\n", 2, 5, "is private"
+    ),
+    program_refused("torch.nn.__version__", "import torch\nv = torch.nn.__version__\n", 2, 5, "is private"),
+    program_refused(
+        "__version__ imported", "from torch import __version__\n", 1, 1, "an import cannot bind the name"
+    ),
+    program_refused(
+        "the old Variable module's insides",
+        "import torch.autograd.variable as v\nd = v.Variable.__init__\n",
+        2,
+        5,
+        "is private",
+    ),
+    # -- plain values' missing attributes are Python's AttributeError (NOTE [missing attributes]) --
+    program_refused("a float's class", "y = (1.5).__class__\n", 1, 5, "is private"),
+    program_refused("None's class", "y = None.__class__.__subclasses__()\n", 1, 5, "is private"),
+    program_refused("a float method that exists", "y = (0.5).hex()\n", 1, 5, "not on a float", "record"),
+    program_refused(
+        "a dict method that exists", "y = {}.fromkeys([1])\n", 1, 5, "'fromkeys' is not a method"
+    ),
+    # -- parameter containers hold tensors only ----------------------------------------------
+    program_refused(
+        "a ParameterList of a builtin",
+        "import torch\np = torch.nn.ParameterList([print])\n",
+        2,
+        5,
+        "a parameter container takes tensors",
+        "record",
+    ),
+    program_refused(
+        "a ParameterDict of torch",
+        "import torch\np = torch.nn.ParameterDict({'a': torch.nn})\n",
+        2,
+        5,
+        "a parameter container takes tensors",
+        "record",
+    ),
+    program_refused(
+        "a ParameterList given a builtin to go through",
+        "import torch\np = torch.nn.ParameterList(print)\n",
+        2,
+        5,
+        "the checked language cannot run this call as written",
+        "record",
+    ),
     # -- copy: only values, never the evaluator's objects ------------------------------------
     program_refused(
         "deepcopy of a builtin", "import copy\ny = copy.deepcopy(print)\n", 2, 5, "cannot be copied", "record"
@@ -258,7 +311,7 @@ CASES: list[Case] = [
         "for b in DataLoader(D()):\n    pass\n",
         8,
         10,
-        "a pass may take 10,000",
+        "a pass may take 1,000,000",
         "record",
     ),
     # -- DataLoader: one process, no code of its own ------------------------------------------

@@ -164,8 +164,8 @@ def test_columns_count_characters_not_utf8_bytes() -> None:
 # -- refused when parsed: (text, line, column, words in the message) --------------------
 
 PARSE_REFUSALS = [
-    ("import os", 1, 1, "'os' cannot be imported: a program can import torch, torch.nn"),
-    ("from os import system", 1, 1, "'os' cannot be imported"),
+    ("import subprocess", 1, 1, "'subprocess' cannot be imported: a program can import torch, torch.nn"),
+    ("from os import system", 1, 1, "os.system cannot be used: programs reach no files, processes"),
     ("y = __import__('os')", 1, 5, "name '__import__' is private"),
     ("y = x.__class__", 1, 5, "attribute '__class__' is private"),
     ("y = ().__class__.__bases__", 1, 5, "attribute '__bases__' is private"),
@@ -202,7 +202,7 @@ PARSE_REFUSALS = [
     ("y = x.untyped_storage()", 1, 5, "it reaches raw memory"),
     ("y = x.register_hook(x)", 1, 5, "it would run Python code of its own"),
     ("y = x.new_empty(3)", 1, 5, "it holds whatever was in memory"),
-    ("y = x.grad_fn", 1, 5, "grad_fn objects are not values in programs"),
+    ("y = (x * 2).grad_fn.register_hook(print)", 1, 5, "it would run Python code of its own"),
     ("def __f():\n    pass", 1, 1, "name '__f' is private: a class may define only these names with _"),
     ("def f(__a):\n    pass", 1, 7, "argument '__a' is private or reserved"),
     ("def f():\n    global __x", 2, 5, "name '__x' is private or reserved"),
@@ -308,10 +308,10 @@ EVAL_REFUSALS = [
     ("y = torch.float32(x)", 1, 5, "torch.float32 is not a function"),
     ("y = x.sumx()", 1, 5, "tensors have no attribute 'sumx' (did you mean 'sum'?)"),
     (
-        "y = x.grad.sum()",
+        "y = x.grad.sum()",  # NOTE [missing attributes]: Python's own error, as a plain run's
         1,
         5,
-        "methods can only be called on tensors, nn modules, optimizers, torch and F, not on None",
+        "Python says: 'NoneType' object has no attribute 'sum'",
     ),
     ("y = x.max(dim=0).count", 1, 5, "not from a max"),
     ("y = x @ x @ w", 1, 5, "PyTorch says: "),
@@ -841,9 +841,16 @@ def test_a_loop_stops_at_its_iteration_limit_naming_its_line() -> None:
     ours("for i in range(50):\n    pass", limits=Limits(max_iterations=50))  # exactly the limit: fine
 
 
-def test_the_default_loop_limit_is_ten_thousand() -> None:
-    err = program_refusal("for i in range(20000):\n    pass")
-    assert err.message == with_run_hint("this loop ran 10,000 times; the limit is 10,000")
+def test_a_cheap_scalar_loop_of_two_hundred_thousand_rounds_runs_to_its_end() -> None:
+    # NOTE [caps]: the counts sit above what runs inside the time limit; a polynomial fitted for
+    # 100,000 steps or a table filled element by element is not a bomb.
+    code = "s = 0.0\nfor i in range(200000):\n    s = s + i * 0.5\nt = torch.tensor(s)"
+    assert same(ours(code)["t"], plain(code)["t"])
+
+
+def test_the_default_counts_sit_above_the_time_limit() -> None:
+    limits = Limits()
+    assert limits.max_iterations >= 1_000_000 and limits.max_statements >= limits.max_iterations
 
 
 def test_a_program_stops_at_its_statement_limit_naming_the_line() -> None:
@@ -982,7 +989,7 @@ def test_tensor_attributes_that_can_be_assigned() -> None:
     [
         ("a = w.new_empty(3)", "it holds whatever was in memory"),
         ("h = w.register_hook(print)", "it would run Python code of its own"),
-        ("a = (w * 2).grad_fn", "grad_fn objects are not values"),
+        ("a = (w * 2).grad_fn.register_prehook(print)", "'register_prehook' is not available on a grad_fn"),
         ("a = w.backward", "'backward' is a method: call it"),
         ("a = torch.autograd.grad", "torch.autograd.grad is a function: call it"),
         ("a = torch.no_grad", "is used as with torch.no_grad():"),
@@ -1012,7 +1019,7 @@ def test_refused_or_failing_at_run_time(code: str, words: str) -> None:
 HINTED = [
     ("y = 1\n\n@property\ndef f(a):\n    return a", 3, 2, "the decorators programs take are"),
     ("import numpy.linalg as la", 1, 1, "'numpy.linalg' cannot be imported"),
-    ("y = 1\nfrom os import path", 2, 1, "'os' cannot be imported"),
+    ("y = 1\nfrom subprocess import run", 2, 1, "'subprocess' cannot be imported"),
     ("import torchvision", 1, 1, "'torchvision' cannot be imported"),
     ("from torch.utils.data import Sampler", 1, 1, "torch.utils.data.Sampler is not available in programs"),
     ("from . import x", 1, 1, "'.' cannot be imported"),

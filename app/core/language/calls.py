@@ -24,6 +24,7 @@ from app.core.language.program_data import loader_length
 from app.core.language.python_methods import (
     GROWING_LIST_METHODS,
     PYTHON_METHOD_OWNERS,
+    lacks_attribute,
     python_method,
     python_method_refusal,
 )
@@ -187,6 +188,8 @@ class Calls:
             return self.python_method(owner, node, func)
         if isinstance(owner, torch.Generator):
             return self.generator_method(owner, node, func)
+        if lacks_attribute(owner, func.attr):  # NOTE [missing attributes]: Python's AttributeError
+            return ev.apply(getattr, [owner, func.attr], {}, func)
         raise ev.error(f"methods can only be called on {HAS_MEMBERS}, not on {kind(owner)}", func)
 
     def checked_call(self, owner: Checked, node: ast.Call, func: ast.Attribute) -> Any:
@@ -202,6 +205,8 @@ class Calls:
         if isinstance(owner, list) and func.attr == "append":
             return self.append(owner, node)
         method = python_method(owner, func.attr)
+        if method is None and lacks_attribute(owner, func.attr):  # NOTE [missing attributes]
+            return ev.apply(getattr, [owner, func.attr], {}, func)
         if method is None:
             raise ev.error(python_method_refusal(owner, func.attr), func)
         args, kwargs = self.arguments(node)

@@ -56,7 +56,6 @@ DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
         "map2_": _CODE,
         "new_empty": _UNINITIALISED,
         "new_empty_strided": _UNINITIALISED,
-        "grad_fn": "the program draws the graph itself; grad_fn objects are not values in programs",
     }
 )
 

@@ -190,8 +190,6 @@ FORBIDDEN_NAMES: dict[str, str] = {
     "exec": "programs never run text as code",
     "compile": "programs never run text as code",
     "open": "programs cannot read or write files",
-    "os": "programs cannot reach the system",
-    "sys": "programs cannot reach the system",
     "getattr": _ATTRS,
     "setattr": _ATTRS,
     "delattr": _ATTRS,

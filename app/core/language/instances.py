@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from app.core.language.hints import refused
 from app.core.language.module_proxies import (
     ContainerProxy,
     ModuleProxy,
@@ -317,6 +318,29 @@ class _ContainerFactory:
         return ContainerProxy(self._cls([_module_item(v) for v in modules]))
 
 
+class _ParameterContainerFactory:
+    """``nn.ParameterList([...])`` / ``nn.ParameterDict({...})``: parameters the program made, held
+    by a module so that its ``parameters()`` and an optimizer see them, as PyTorch's do."""
+
+    def __init__(self, cls: type[nn.Module]) -> None:
+        self._cls = cls
+        self.__name__ = self.__qualname__ = cls.__name__
+        self.__module__ = "torch.nn"
+
+    def __call__(self, values: Any = None) -> ContainerProxy:
+        if values is None:
+            return ContainerProxy(self._cls())
+        if isinstance(values, dict):
+            return ContainerProxy(self._cls({k: _parameter_item(v) for k, v in values.items()}))
+        return ContainerProxy(self._cls([_parameter_item(v) for v in values]))
+
+
+def _parameter_item(value: Any) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise refused("a parameter container takes tensors such as nn.Parameter(torch.randn(3))")
+    return value
+
+
 class _SequentialFactory(SequentialFactory):
     """``nn.Sequential(...)`` as the library checks it, held so that it can be indexed and looped over."""
 
@@ -350,6 +374,8 @@ def nn_class_members() -> dict[str, Any]:
         "Parameter": _parameter,
         "ModuleList": _ContainerFactory(nn.ModuleList),
         "ModuleDict": _ContainerFactory(nn.ModuleDict),
+        "ParameterList": _ParameterContainerFactory(nn.ParameterList),
+        "ParameterDict": _ParameterContainerFactory(nn.ParameterDict),
         "Sequential": _SequentialFactory(),
     }
 
@@ -392,12 +418,19 @@ class ContextProxy(Checked):
     def get_attribute(self, name: str) -> Any:
         if name in ("saved_tensors", "needs_input_grad"):
             return getattr(self.ctx, name)
+        if name == "saved_variables":  # the old name of saved_tensors, which PyTorch still answers
+            return self.ctx.saved_tensors
         if name in self.values:
             return self.values[name]
         raise KeyError(name)
 
     def set_attribute(self, name: str, value: Any) -> None:
-        if name.startswith("_") or name in ("saved_tensors", "needs_input_grad", *self.METHODS):
+        if name.startswith("_") or name in (
+            "saved_tensors",
+            "saved_variables",
+            "needs_input_grad",
+            *self.METHODS,
+        ):
             raise KeyError(name)
         self.values[name] = value
 

@@ -296,10 +296,12 @@ class _StaticChecker:
     def check_attribute(self, node: ast.Attribute) -> None:
         # NOTE [own names]: an underscore name the program defines somewhere; checked again on the
         # object it is read from, which must be the program's own.
+        owner = _static_namespace(node.value, self.builtins)
         refusal = attribute_refusal(node.attr, own=node.attr in self.own_names)
+        if refusal is not None and _version_string(owner, node):  # NOTE [version string]
+            refusal = None
         if refusal is not None and not reached_through_super(node):
             raise self.error(refusal, node)
-        owner = _static_namespace(node.value, self.builtins)
         if owner is not None and _cudnn_setting(owner, node):
             return  # torch.backends.cudnn.deterministic = True: accepted, changes nothing
         if owner is not None and node.attr not in owner.members:
@@ -370,9 +372,9 @@ _DEL_HINT = "only names, items (del a[0]) and attributes (del self.cache) can be
 WITH_REFUSAL = "only with torch.no_grad(): and with torch.enable_grad(): are part of the checked language"
 IMPORTABLE = (
     "torch, torch.nn, torch.nn.functional, torch.nn.init, torch.optim, torch.optim.lr_scheduler, "
-    "torch.autograd, torch.utils.data, torch.utils.checkpoint, torch.distributions, torch.linalg, "
-    "torch.fft, torch.special, math, random, time, argparse, logging, warnings, copy, collections, "
-    "itertools, functools, typing and tqdm"
+    "torch.autograd (and its variable and function), torch.utils.data, torch.utils.checkpoint, "
+    "torch.distributions, torch.linalg, torch.fft, torch.special, math, random, time, argparse, "
+    "logging, warnings, copy, collections, itertools, functools, typing and tqdm"
 )
 # Modules snippets often import that stay out, with the reason a learner is shown.
 REFUSED_MODULES = {
@@ -475,6 +477,16 @@ def _import_refusal(module: str) -> str:
     if reason is not None:
         return f"'{module}' cannot be imported: {reason}; {RUN_HINT}"
     return f"'{module}' cannot be imported: a program can import {IMPORTABLE}; {RUN_HINT}"
+
+
+def _version_string(owner: Namespace | None, node: ast.Attribute) -> bool:
+    """``torch.__version__``, read (NOTE [version string] in ``whitelist.py``)."""
+    return (
+        owner is not None
+        and owner.path == "torch"
+        and node.attr == "__version__"
+        and isinstance(node.ctx, ast.Load)
+    )
 
 
 def _static_namespace(node: ast.expr, builtins: dict[str, Any]) -> Namespace | None:

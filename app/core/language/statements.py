@@ -267,7 +267,7 @@ class Statements:
         if classes.defines(value, "__iter__") or not classes.defines(value, "__getitem__"):
             return classes.special(value, "__iter__", [], node)
         length = classes.special(value, "__len__", [], node)
-        if length > self.ev.limits.max_iterations:
+        if length > min(self.ev.limits.max_iterations, MAX_SEQUENCE):  # made all at once (NOTE [caps])
             raise self.ev.error(loop_message(self.ev.limits), node)
         return [classes.special(value, "__getitem__", [i], node) for i in range(length)]
 
@@ -277,7 +277,7 @@ class Statements:
         ``loop``: counted against the loop cap, as going through them one by one would be.
         """
         ev = self.ev
-        cap = ev.limits.max_iterations if loop else MAX_SEQUENCE
+        cap = min(ev.limits.max_iterations, MAX_SEQUENCE) if loop else MAX_SEQUENCE  # NOTE [caps]
         message = loop_message(ev.limits) if loop else f"this would unpack more than {cap:,} items"
         length = ev.sizes.length(value)
         if length is not None and length > cap:

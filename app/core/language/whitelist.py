@@ -35,6 +35,7 @@ from app.core.language.instances import autograd_class_members, nn_class_members
 from app.core.language.module_proxies import nn_members
 from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.optimizer_proxies import optim_members
+from app.core.language.os_paths import NO_SYSTEM, os_members, os_path_members
 from app.core.language.python_modules import math_members, random_members
 from app.core.language.safe_builtins import BUILTINS, SafeBuiltin
 from app.core.language.schedulers import scheduler_members
@@ -205,6 +206,9 @@ def build_namespaces() -> dict[str, Any]:
             "grad": AutogradEntry("grad", torch.autograd.grad),
             "Variable": _variable,
             "functional": Namespace("torch.autograd.functional", functional_members()),
+            # the modules PyTorch defines these in, which older snippets import them from
+            "variable": Namespace("torch.autograd.variable", {"Variable": _variable}),
+            "function": Namespace("torch.autograd.function", autograd_class_members()),
             **autograd_class_members(),
         },
     )
@@ -219,6 +223,7 @@ def build_namespaces() -> dict[str, Any]:
         path = f"torch.{name}"
         torch_members[name] = Namespace(path, _members(getattr(torch, name), registry_functions(path)))
     torch_members.update(
+        __version__=str(torch.__version__),  # NOTE [version string]
         nn=nn,
         optim=optim,
         autograd=autograd,
@@ -235,6 +240,12 @@ def build_namespaces() -> dict[str, Any]:
     builtins = {name: SafeBuiltin(name, fn) for name, fn in BUILTINS.items()}
     # nn and optim are bound from the start, as F is: a pasted snippet may leave out its imports.
     return {"torch": Namespace("torch", torch_members), "F": functional, "nn": nn, "optim": optim, **builtins}
+
+
+# NOTE [version string]
+# ``print(torch.__version__)`` opens many snippets. It is the one name with underscores a program
+# may read from torch, as plain text, and only as ``torch.__version__`` written out (the parser
+# checks the owner is torch itself); every other dunder stays refused (NOTE [own names]).
 
 
 def _tqdm_module() -> Namespace:
@@ -269,6 +280,12 @@ def python_modules() -> dict[str, Namespace]:
         "typing": Namespace("typing", typing_members()),
         "functools": Namespace("functools", functools_members()),
         "tqdm": _tqdm_module(),
+        "os": Namespace(  # NOTE [stand-in modules: os] in os_paths.py
+            "os",
+            {**os_members(), "path": Namespace("os.path", os_path_members(), refusal=NO_SYSTEM)},
+            refusal=NO_SYSTEM,
+        ),
+        "sys": Namespace("sys", refusal=NO_SYSTEM),
         "numpy": Namespace("numpy", refusal=NO_NUMPY),
         "matplotlib": Namespace("matplotlib", {"pyplot": pyplot}, refusal=NO_PLOTS),
     }
