@@ -47,7 +47,13 @@ CASES: list[Case] = [
     program_refused(
         "a quantisation kernel", "import torch\ny = torch.quantize_per_tensor\n", 2, 5, "not available"
     ),
-    program_refused("uninitialised memory", "import torch\ny = torch.empty_like\n", 2, 5, "not available"),
+    program_refused(
+        "uninitialised memory",
+        "import torch\ny = torch.ones(1).new_empty_strided\n",
+        2,
+        5,
+        "whatever was in memory",
+    ),
     program_refused(
         "a loss that takes a callable",
         "import torch\nf = torch.nn.functional.triplet_margin_with_distance_loss\n",
@@ -115,6 +121,53 @@ CASES: list[Case] = [
         5,
         "the checked language cannot run this call as written",
         "record",
+    ),
+    # -- memory PyTorch leaves uninitialised is zeros (NOTE [zeroed memory]), sized first -------
+    program_refused(
+        "a huge empty", "import torch\ny = torch.empty(10**6, 10**6)\n", 2, 5, "the limit is", "record"
+    ),
+    program_refused(
+        "a huge Tensor(sizes)", "import torch\ny = torch.Tensor(10**12)\n", 2, 5, "the limit is", "record"
+    ),
+    program_refused(
+        "a huge new_empty",
+        "import torch\ny = torch.ones(1).new_empty(10**12)\n",
+        2,
+        5,
+        "the limit is",
+        "record",
+    ),
+    program_refused(
+        "empty_strided", "import torch\ny = torch.empty_strided((2,), (1,))\n", 2, 5, "not available"
+    ),
+    program_refused(
+        "torch.Tensor of text",
+        "import torch\ny = torch.Tensor('ab')\n",
+        2,
+        5,
+        "takes a list of values",
+        "record",
+    ),
+    # -- gc and torch.cuda: the collector runs; nothing else of them ---------------------------
+    program_refused(
+        "gc's objects", "import gc\ny = gc.get_objects()\n", 2, 5, "gc.get_objects cannot be used", "record"
+    ),
+    program_refused(
+        "gc's referrers",
+        "import gc\ny = gc.get_referrers(1)\n",
+        2,
+        5,
+        "gc.get_referrers cannot be used",
+        "record",
+    ),
+    program_refused(
+        "gc switched off", "import gc\ngc.disable()\n", 2, 1, "gc.disable cannot be used", "record"
+    ),
+    program_refused(
+        "a CUDA device chosen", "import torch\ntorch.cuda.set_device(0)\n", 2, 1, "not available"
+    ),
+    program_refused(
+        "CUDA's RNG state", "import torch\ns = torch.cuda.get_rng_state()\n", 2, 5, "not available"
     ),
     # -- copy: only values, never the evaluator's objects ------------------------------------
     program_refused(

@@ -201,7 +201,7 @@ PARSE_REFUSALS = [
     ("y = x.tofile('f')", 1, 5, "'.tofile' is not allowed in programs: programs cannot read or write"),
     ("y = x.untyped_storage()", 1, 5, "it reaches raw memory"),
     ("y = x.register_hook(x)", 1, 5, "it would run Python code of its own"),
-    ("y = x.new_empty(3)", 1, 5, "it holds whatever was in memory"),
+    ("y = x.new_empty_strided((3,), (1,))", 1, 5, "it holds whatever was in memory"),
     ("y = (x * 2).grad_fn.register_hook(print)", 1, 5, "it would run Python code of its own"),
     ("def __f():\n    pass", 1, 1, "name '__f' is private: a class may define only these names with _"),
     ("def f(__a):\n    pass", 1, 7, "argument '__a' is private or reserved"),
@@ -853,6 +853,19 @@ def test_the_default_counts_sit_above_the_time_limit() -> None:
     assert limits.max_iterations >= 1_000_000 and limits.max_statements >= limits.max_iterations
 
 
+def test_memory_left_uninitialised_is_zeros_and_ends_as_plain_pytorch_when_filled() -> None:
+    # NOTE [zeroed memory]: filled next, as real code does, the values are PyTorch's own
+    code = (
+        "w = torch.empty(2, 3).fill_(0.5)\nv = torch.Tensor(2, 2).zero_() + 1\n"
+        "u = w.new_empty(3).fill_(2.0)\nz = torch.empty_like(w).copy_(w) * 3\n"
+        "s = torch.FloatTensor(4).zero_()\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    for name in ("w", "v", "u", "z", "s"):
+        assert same(ours_env[name], plain_env[name]), name
+    assert torch.equal(ours("e = torch.empty(3)")["e"], torch.zeros(3))
+
+
 def test_a_program_stops_at_its_statement_limit_naming_the_line() -> None:
     code = "n = 0\nfor i in range(100):\n    for j in range(100):\n        n += 1"
     err = program_refusal(code, limits=Limits(max_statements=1000))
@@ -987,7 +1000,7 @@ def test_tensor_attributes_that_can_be_assigned() -> None:
 @pytest.mark.parametrize(
     ("code", "words"),
     [
-        ("a = w.new_empty(3)", "it holds whatever was in memory"),
+        ("a = w.new_empty_strided((3,), (1,))", "it holds whatever was in memory"),
         ("h = w.register_hook(print)", "it would run Python code of its own"),
         ("a = (w * 2).grad_fn.register_prehook(print)", "'register_prehook' is not available on a grad_fn"),
         ("a = w.backward", "'backward' is a method: call it"),

@@ -33,7 +33,7 @@ from app.core.language.raised import ExceptionKind, RaisedValue
 from app.core.language.safe_builtins import LAZY_BUILTINS, SafeBuiltin
 from app.core.language.stand_ins import Partial, Reduce
 from app.core.language.torch_wrappers import GENERATOR_METHODS, PassThrough
-from app.core.language.whitelist import Namespace
+from app.core.language.whitelist import ZEROED_METHODS, Namespace
 from app.core.model.errors import ProgramError, ProgramRaised
 from app.core.sizing.limits import MAX_SEQUENCE, budget_message
 
@@ -230,6 +230,9 @@ class Calls:
     def tensor_method(self, owner: torch.Tensor, node: ast.Call, func: ast.Attribute) -> Any:
         ev = self.ev
         ev.members.check_tensor_method(func)
+        if func.attr in ZEROED_METHODS:  # NOTE [zeroed memory]: x.new_empty(3) is x.new_zeros(3)
+            args, kwargs = self.arguments(node)
+            return ev.apply(method_caller(ZEROED_METHODS[func.attr]), [owner, *args], kwargs, node)
         if func.attr == "backward":
             return self.autograd(_TENSOR_BACKWARD, [owner], node)
         if func.attr == "tolist" and owner.numel() > MAX_SEQUENCE:

@@ -143,6 +143,9 @@ class Classes:
             owner = ProgramModuleProxy(module)
         elif cls.root is None or cls.root in DATASET_BASES:  # NOTE [program datasets] in data.py
             owner = ProgramObject(cls)
+        elif cls.function_class is not None and not args and not kwargs and "__init__" not in cls.namespace:
+            # exp = Exp(); exp.apply(x): PyTorch's apply is the class's, reached through an instance
+            return cls
         else:
             raise ev.error(f"{cls.name} is a torch.autograd.Function: call {cls.name}.apply(...)", node)
         try:
