@@ -34,6 +34,11 @@ DATASET = (
     "    def __getitem__(self, i):\n        return torch.ones(2) * i\n"
 )  # lines 1-7
 
+DOUBLE = (
+    "import torch\nclass Dbl(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+    "        return x * 2\n    @staticmethod\n    def backward(ctx, g):\n        return g * 2\n"
+)  # lines 1-8
+
 CASES: list[Case] = [
     # -- torch's registry: names it generates, and names around it ---------------------------
     program_refused("a private torch module", "import torch\ny = torch._C\n", 2, 5, "is private"),
@@ -95,7 +100,7 @@ CASES: list[Case] = [
     program_refused("None's class", "y = None.__class__.__subclasses__()\n", 1, 5, "is private"),
     program_refused("a float method that exists", "y = (0.5).hex()\n", 1, 5, "not on a float", "record"),
     program_refused(
-        "a dict method that exists", "y = {}.fromkeys([1])\n", 1, 5, "'fromkeys' is not a method"
+        "a dict method that exists", "y = {}.fromkeys([1])\n", 1, 5, "'fromkeys' is not a method", "record"
     ),
     # -- parameter containers hold tensors only ----------------------------------------------
     program_refused(
@@ -169,6 +174,57 @@ CASES: list[Case] = [
     program_refused(
         "CUDA's RNG state", "import torch\ns = torch.cuda.get_rng_state()\n", 2, 5, "not available"
     ),
+    # -- gradcheck: PyTorch's check, the program's function run by the evaluator -------------
+    program_refused(
+        "gradcheck of a huge input",
+        DOUBLE + "c = torch.autograd.gradcheck(Dbl.apply, torch.ones(10**6, requires_grad=True))\n",
+        9,
+        5,
+        "checks up to 1,000 input elements",
+        "record",
+    ),
+    program_refused(
+        "gradcheck handed code as a setting",
+        DOUBLE + "x = torch.ones(2, dtype=torch.double, requires_grad=True)\n"
+        "c = torch.autograd.gradcheck(Dbl.apply, x, raise_exception=print)\n",
+        10,
+        5,
+        "takes only the numbers",
+        "record",
+    ),
+    program_refused(
+        "gradcheck's other settings",
+        DOUBLE + "x = torch.ones(2, dtype=torch.double, requires_grad=True)\n"
+        "c = torch.autograd.gradcheck(Dbl.apply, x, masked=True)\n",
+        10,
+        5,
+        "takes only the numbers",
+        "record",
+    ),
+    program_refused(
+        "gradcheck's insides", "import torch\ng = torch.autograd.gradcheck.__globals__\n", 2, 5, "is private"
+    ),
+    program_refused(
+        "an apply's insides",
+        DOUBLE + "a = Dbl.apply.__self__\n",
+        9,
+        5,
+        "is private",
+    ),
+    # -- left-out builtins a program names its own values after (NOTE [shadowed builtins]) -----
+    program_refused(
+        "vars read where the program did not bind it",
+        "import torch\ndef f(x, vars=None):\n    return x\ny = vars(torch)\n",
+        4,
+        5,
+        "name 'vars' is not defined",
+        "record",
+    ),
+    program_refused(
+        "eval as an argument", "def f(eval=None):\n    return 1\n", 1, 7, "'eval' is private or reserved"
+    ),
+    program_refused("open bound", "open = 1\n", 1, 1, "'open' is not available"),
+    program_refused("getattr bound", "def getattr(a, b):\n    return 1\n", 1, 1, "getattr"),
     # -- copy: only values, never the evaluator's objects ------------------------------------
     program_refused(
         "deepcopy of a builtin", "import copy\ny = copy.deepcopy(print)\n", 2, 5, "cannot be copied", "record"

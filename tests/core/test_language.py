@@ -866,6 +866,43 @@ def test_memory_left_uninitialised_is_zeros_and_ends_as_plain_pytorch_when_fille
     assert torch.equal(ours("e = torch.empty(3)")["e"], torch.zeros(3))
 
 
+@pytest.mark.parametrize("factor", [2, 3])
+def test_gradcheck_is_pytorchs_own_check_of_the_programs_function(factor: int) -> None:
+    # NOTE [gradchecks]: a right backward (2) passes, a wrong one (3) fails, as PyTorch says
+    code = (
+        "class Dbl(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        f"        return x * 2\n    @staticmethod\n    def backward(ctx, g):\n        return g * {factor}\n"
+        "x = torch.ones(3, dtype=torch.double, requires_grad=True)\n"
+        "f = Dbl.apply\nok = torch.autograd.gradcheck(f, x, raise_exception=False)\n"
+        "ok2 = torch.autograd.gradgradcheck(Dbl.apply, (x,), raise_exception=False)\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    assert (ours_env["ok"], ours_env["ok2"]) == (plain_env["ok"], plain_env["ok2"])
+    assert ours_env["ok"] is (factor == 2)
+
+
+def test_id_tells_objects_apart_as_pythons_does_without_an_address() -> None:
+    # NOTE [object numbers]
+    code = (
+        "a = torch.ones(2)\nb = a\nc = a.exp()\nsame = id(a) == id(b)\ndiffer = id(a) != id(c)\n"
+        "k = [1]\nlisted = id(k) == id(k)\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    assert [ours_env[n] for n in ("same", "differ", "listed")] == [
+        plain_env[n] for n in ("same", "differ", "listed")
+    ]
+    assert ours("n = id(torch)")["n"] < 10**6  # a number, never the module's address
+
+
+def test_a_program_names_its_own_values_after_left_out_builtins() -> None:
+    # NOTE [shadowed builtins]: MAML's forward(self, x, vars=None)
+    code = (
+        "def f(x, vars=None):\n    if vars is None:\n        vars = [x * 2]\n    return vars[0].sum()\n"
+        "w = torch.ones(3, requires_grad=True)\nloss = f(w)\nloss.backward()\n"
+    )
+    assert same(ours(code)["w"], plain(code)["w"])
+
+
 def test_a_program_stops_at_its_statement_limit_naming_the_line() -> None:
     code = "n = 0\nfor i in range(100):\n    for j in range(100):\n        n += 1"
     err = program_refusal(code, limits=Limits(max_statements=1000))

@@ -656,10 +656,18 @@ CASES: list[Case] = [
         "record",
     ),
     program_refused(
-        "new_empty", "import torch\ny = torch.ones(2).new_empty(3)\n", 2, 5, "'.new_empty' is not allowed"
+        "new_empty_strided",
+        "import torch\ny = torch.ones(2).new_empty_strided((3,), (1,))\n",
+        2,
+        5,
+        "'.new_empty_strided' is not allowed",
     ),
     program_refused(
-        "torch.empty", "import torch\ny = torch.empty(3)\n", 2, 5, "torch.empty is not available"
+        "torch.empty_strided",
+        "import torch\ny = torch.empty_strided((3,), (1,))\n",
+        2,
+        5,
+        "torch.empty_strided is not available",
     ),
     # -- programs: hooks, which would run code of their own -----------------------------
     program_refused(

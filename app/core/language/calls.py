@@ -16,6 +16,8 @@ from app.core.language.data import ProgramLoader
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, first_line
 from app.core.language.generators import GENERATOR
+from app.core.language.gradchecks import GRADCHECK_SETTINGS, MAX_CHECKED_ELEMENTS, GradCheck
+from app.core.language.hints import with_run_hint
 from app.core.language.instances import ProgramFunction, ProgramModuleProxy, ProgramObject
 from app.core.language.kinds import is_instance, type_of
 from app.core.language.members import listed_callables, method_caller
@@ -117,6 +119,8 @@ class Calls:
             return self.call_value_with(fn.fn, [*fn.args, *args], {**fn.kwargs, **kwargs}, node)
         if isinstance(fn, Reduce):
             return self.reduce(args, kwargs, node)
+        if isinstance(fn, GradCheck):
+            return self.gradcheck(fn, args, kwargs, node)
         if isinstance(fn, Checked):
             return ev.classes.call(fn, args, kwargs, node)
         if callable(fn) and id(fn) in listed_callables():  # act = nn.ReLU ... act()
@@ -137,6 +141,30 @@ class Calls:
         for step in ev.statements.all_items(args[0], node):
             value = self.call_value_with(step, [value], {}, node)
         return value
+
+    def gradcheck(self, check: GradCheck, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """``gradcheck(MyFn.apply, inputs)``: PyTorch's check, calling the program's function
+        through the evaluator (NOTE [gradchecks])."""
+        ev = self.ev
+        if len(args) != 2:
+            raise ev.error(with_run_hint(f"{check.name}(function, inputs) takes these two first here"), node)
+        unknown = sorted(set(kwargs) - GRADCHECK_SETTINGS)
+        if unknown or not all(isinstance(v, (int, float, bool)) for v in kwargs.values()):
+            listed = ", ".join(sorted(GRADCHECK_SETTINGS))
+            raise ev.error(with_run_hint(f"{check.name} takes only the numbers {listed} here"), node)
+        target, inputs = args
+        values = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        count = sum(v.numel() for v in values if isinstance(v, torch.Tensor))
+        if count > MAX_CHECKED_ELEMENTS:
+            raise ev.error(
+                with_run_hint(f"{check.name} here checks up to {MAX_CHECKED_ELEMENTS:,} input elements"), node
+            )
+
+        def function(*given: Any) -> Any:
+            return self.call_value_with(target, list(given), {}, node)
+
+        function.__module__ = "torch"  # the check's own errors are PyTorch's
+        return ev.apply(check.check, [function, inputs], kwargs, node)
 
     def reduce(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """``functools.reduce(fn, items[, initial])``, each step a call of ``fn`` by the evaluator."""

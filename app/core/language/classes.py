@@ -16,6 +16,7 @@ from torch import nn
 from app.core.language.data import DATASET_BASES
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import first_line
+from app.core.language.gradchecks import FunctionApply
 from app.core.language.instances import (
     FUNCTION_BASE,
     MODULE_BASE,
@@ -102,6 +103,8 @@ class Classes:
         if isinstance(value, ProgramObject):
             method = self.method_of(value, "__call__", node)
             return ev.functions.invoke(method, [value, *args], kwargs, node)
+        if isinstance(value, FunctionApply):  # f = MyFn.apply; f(x)
+            return self.apply_with(value.cls, args, kwargs, node)
         if isinstance(value, SuperMarker):
             return self.super_proxy(node)
         if isinstance(value, BaseMarker):
@@ -230,6 +233,10 @@ class Classes:
     def apply_function(self, cls: ProgramClass, node: ast.Call) -> Any:
         """``MyFn.apply(x, w)``: PyTorch's own apply, with the program's forward and backward."""
         args, kwargs = self.ev.calls.arguments(node)
+        return self.apply_with(cls, args, kwargs, node)
+
+    def apply_with(self, cls: ProgramClass, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """``MyFn.apply`` with its arguments already evaluated."""
         if kwargs:
             raise self.ev.error(f"{cls.name}.apply takes its inputs by position", node)
         outer = self.call_site

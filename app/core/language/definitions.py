@@ -97,6 +97,33 @@ def _dotted(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else "..."
 
 
+# NOTE [shadowed builtins]
+# Python's introspection builtins are left out of the language (``vars``, ``dir``, ``object``), but
+# real code names its own values after them: MAML's ``def forward(self, x, vars=None)``. A name the
+# program binds (an argument, an assignment, a def) is its own wherever it binds it; where it is
+# read unbound, it is not defined, never the builtin, which no program can reach.
+SHADOWABLE = frozenset(
+    ["vars", "dir", "object", "memoryview", "bytearray", "breakpoint", "help", "exit", "quit", "issubclass"]
+)
+
+
+def shadowed_names(tree: ast.AST) -> frozenset[str]:
+    """The left-out builtins the program binds as its own names (NOTE [shadowed builtins]).
+
+    >>> sorted(shadowed_names(ast.parse("def f(x, vars=None):\n    dir = 1\ny = eval")))
+    ['dir', 'vars']
+    """
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found.add(node.name)
+    return frozenset(found & SHADOWABLE)
+
+
 def own_names(tree: ast.AST) -> frozenset[str]:
     """The underscore names a program defines (NOTE [own names]): what it assigns as an attribute
     (``self._m = ...``) or a name (``_count = 0`` in a class body), the functions and classes it

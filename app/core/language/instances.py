@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from app.core.language.gradchecks import FunctionApply
 from app.core.language.hints import refused
 from app.core.language.module_proxies import (
     ContainerProxy,
@@ -147,6 +148,8 @@ class ProgramClass(Checked):
     def get_attribute(self, name: str) -> Any:
         if not _own_or_public(name):
             raise KeyError(name)
+        if name == "apply" and self.function_class is not None and "apply" not in self.namespace:
+            return FunctionApply(self)  # f = MyFn.apply: called later as MyFn.apply(...)
         return self.find(name)
 
     def members(self) -> list[str]:

@@ -25,6 +25,7 @@ from app.core.language.definitions import (
     definition_refusal,
     own_names,
     reached_through_super,
+    shadowed_names,
     unread_children,
 )
 from app.core.language.grammar import (
@@ -180,12 +181,14 @@ class _StaticChecker:
         self.builtins = build_namespaces()
         self.functions: set[int] = set()  # return and nonlocal statements inside a def or lambda
         self.own_names: frozenset[str] = frozenset()  # NOTE [own names]
+        self.shadowed: frozenset[str] = frozenset()
 
     def error(self, message: str, node: ast.AST) -> ProgramError:
         return error_at(with_run_hint(message), self.field, node, self.source)
 
     def check(self, tree: ast.AST) -> None:
         self.own_names = own_names(tree)
+        self.shadowed = shadowed_names(tree)  # NOTE [shadowed builtins]
         # Iterative, so a deep tree cannot overflow our own stack. Operators and
         # contexts carry no position: they are reported at their expression.
         # ``in_loop`` says whether break and continue have a loop to leave.
@@ -245,7 +248,9 @@ class _StaticChecker:
             self.check_statement(node)
 
     def check_private(self, name: str, node: ast.AST, what: str) -> None:
-        if (name.startswith("_") and not is_own_name(name)) or name in FORBIDDEN_NAMES:
+        if (name.startswith("_") and not is_own_name(name)) or (
+            name in FORBIDDEN_NAMES and name not in self.shadowed
+        ):
             raise self.error(f"{what} '{name}' is private or reserved: pick another name", node)
 
     def check_call(self, node: ast.Call) -> None:
@@ -286,7 +291,7 @@ class _StaticChecker:
         read_main = node.id == "__name__" and isinstance(node.ctx, ast.Load)  # if __name__ == "__main__":
         if node.id.startswith("_") and not is_own_name(node.id) and not read_main:  # NOTE [own names]
             raise self.error(f"name '{node.id}' is private: names starting with _ are refused", node)
-        if node.id in FORBIDDEN_NAMES:
+        if node.id in FORBIDDEN_NAMES and node.id not in self.shadowed:
             raise self.error(f"'{node.id}' is not available in programs: {FORBIDDEN_NAMES[node.id]}", node)
         if isinstance(node.ctx, ast.Store) and node.id in self.builtins:
             raise self.error(f"'{node.id}' is a built-in name and cannot be assigned", node)

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from app.core.language.autograd_functional import functional_members
 from app.core.language.copies import copy_members
 from app.core.language.data import data_members
+from app.core.language.gradchecks import gradcheck_members
 from app.core.language.hints import refused
 from app.core.language.instances import autograd_class_members, nn_class_members
 from app.core.language.module_proxies import nn_members
@@ -278,6 +279,7 @@ def build_namespaces() -> dict[str, Any]:
             "variable": Namespace("torch.autograd.variable", {"Variable": _variable}),
             "function": Namespace("torch.autograd.function", autograd_class_members()),
             **autograd_class_members(),
+            **gradcheck_members(),  # NOTE [gradchecks]
         },
     )
     checkpoint = Namespace("torch.utils.checkpoint", checkpoint_members())
