@@ -225,6 +225,15 @@ CASES: list[Case] = [
     ),
     program_refused("open bound", "open = 1\n", 1, 1, "'open' is not available"),
     program_refused("getattr bound", "def getattr(a, b):\n    return 1\n", 1, 1, "getattr"),
+    program_refused(
+        "a program function that PyTorch calls without end",
+        "import torch\nfrom torch.autograd.functional import jacobian\n"
+        "def f(x):\n    return f(x)\nj = jacobian(f, torch.ones(2))\n",
+        4,
+        12,
+        "functions here call each other at most",
+        "record",
+    ),
     # -- copy: only values, never the evaluator's objects ------------------------------------
     program_refused(
         "deepcopy of a builtin", "import copy\ny = copy.deepcopy(print)\n", 2, 5, "cannot be copied", "record"

@@ -903,6 +903,19 @@ def test_a_program_names_its_own_values_after_left_out_builtins() -> None:
     assert same(ours(code)["w"], plain(code)["w"])
 
 
+def test_autograd_functional_calls_the_programs_own_function() -> None:
+    # hvp(f, x, v) as PyTorch's docs write it: PyTorch calls f, the evaluator runs its body
+    code = (
+        "from torch.autograd.functional import hvp, jacobian\n"
+        "def pow_reducer(x):\n    return x.pow(3).sum()\n"
+        "x = torch.tensor([[0.5, 1.0], [2.0, 3.0]])\nv = torch.ones(2, 2)\n"
+        "out, h = hvp(pow_reducer, x, v)\nj = jacobian(lambda t: t * t, torch.tensor([1.0, 2.0]))\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    for name in ("out", "h", "j"):
+        assert same(ours_env[name], plain_env[name]), name
+
+
 def test_a_program_stops_at_its_statement_limit_naming_the_line() -> None:
     code = "n = 0\nfor i in range(100):\n    for j in range(100):\n        n += 1"
     err = program_refusal(code, limits=Limits(max_statements=1000))

@@ -40,6 +40,10 @@ class FunctionApply(Checked):
         self.cls = cls
         self.kind = f"{cls.name}.apply"
 
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        """PyTorch's own apply of the program's function (jacobian(MyFn.apply, x))."""
+        return self.cls.function_class.apply(*args, **kwargs)
+
 
 def gradcheck_members() -> dict[str, Any]:
     """What ``torch.autograd`` gives for checking a backward."""

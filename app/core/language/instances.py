@@ -83,9 +83,17 @@ class ProgramFunction(Checked):
         # generators]): snippets loop over such generators at once, and the loop caps still hold.
         self.generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(body))
         self.kind = f"the function {name}"
+        self.runner: Callable[[list[Any], dict[str, Any]], Any] | None = None  # set by the evaluator
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the function's body in the evaluator that made it (what PyTorch calls, as
+        ``torch.autograd.functional.hvp(f, x)`` calls ``f``)."""
+        if self.runner is None:
+            raise TypeError(f"{self.kind} cannot be called here")
+        return self.runner(list(args), kwargs)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ProgramFunction:
         return self  # the program's own code, shared by a copy (NOTE [program copies] in copies.py)
