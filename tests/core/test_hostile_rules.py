@@ -627,6 +627,20 @@ def test_a_loader_with_workers_runs_in_the_program_s_process(sentinels: list[str
     assert sentinels == []
 
 
+def test_an_annotation_is_never_run(sentinels: list[str]) -> None:
+    """x: T = v is x = v: whatever the annotation says is never evaluated, so it reaches nothing."""
+    code = (
+        "import torch\nx: open('/etc/passwd').read() = torch.ones(2, requires_grad=True)\n"
+        "y: __import__('os').system('ls')\nz: eval('1') = x * 2\nprint(z.sum().item())\n"
+    )
+    from app.core import parse_program, record
+
+    recording = record(parse_program(program_text(code)))
+    assert recording.error is None
+    assert [t for step in recording.timeline for t in step.printed] == ["4.0"]
+    assert sentinels == []
+
+
 def test_every_refusal_here_points_to_run() -> None:
     refused = [outcome(case) for case in CASES]
     texts = [str(r) for r in refused if isinstance(r, ProgramError)]

@@ -228,7 +228,7 @@ PARSE_REFUSALS = [
     ("with torch.no_grad() as g:\n    y = x", 1, 25, "with ... as is not needed"),
     ("del print", 1, 5, "'print' is a built-in name and cannot be deleted"),
     ("break", 1, 1, "break can only be used inside a for loop"),
-    ("y: int = 1", 1, 1, "type annotations are not allowed"),
+    ("y: int = 1 << 2", 1, 10, "bit shifts (<< and >>) are not allowed"),  # an annotated value is checked
     ("y = x is w", 1, 5, "'is' compares object identity; compare with None only"),
     ("y = 1 << 100000", 1, 5, "bit shifts (<< and >>) are not allowed"),
     ("y = b'bytes'", 1, 5, "bytes literals are not allowed"),
@@ -914,6 +914,16 @@ def test_autograd_functional_calls_the_programs_own_function() -> None:
     ours_env, plain_env = ours(code), plain(code)
     for name in ("out", "h", "j"):
         assert same(ours_env[name], plain_env[name]), name
+
+
+def test_an_annotated_assignment_is_an_assignment() -> None:
+    code = (
+        "w: torch.Tensor = torch.ones(3, requires_grad=True)\nn: int\nscale: float = 0.5\n"
+        "loss = (w * scale).sum()\nloss.backward()\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    assert same(ours_env["w"], plain_env["w"]) and ours_env["scale"] == plain_env["scale"]
+    assert "n" not in ours_env and "n" not in plain_env
 
 
 def test_a_program_stops_at_its_statement_limit_naming_the_line() -> None:

@@ -59,6 +59,8 @@ def unread_children(node: ast.AST) -> set[int]:
         return {id(node.annotation)}
     if isinstance(node, ast.FunctionDef) and node.returns is not None:
         return {id(node.returns)}
+    if isinstance(node, ast.AnnAssign):
+        return {id(node.annotation)}
     return set()
 
 

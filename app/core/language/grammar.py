@@ -91,6 +91,7 @@ ALLOWED_NODES: tuple[type[ast.AST], ...] = (
     ast.Module,
     ast.Expression,
     ast.Assign,
+    ast.AnnAssign,  # x: torch.Tensor = t is x = t; the annotation is never run (unread_children)
     ast.AugAssign,
     ast.Expr,
     ast.For,
@@ -168,7 +169,6 @@ _REFUSALS_BY_NAME: dict[str, str] = {
     "TryStar": _NO_TRY,
     "Await": _NO_ASYNC,
     "Match": "match statements are not allowed: use if and elif",
-    "AnnAssign": "type annotations are not allowed: write name = value",
     "TypeAlias": "type aliases are not allowed",
     "LShift": "bit shifts (<< and >>) are not allowed",
     "RShift": "bit shifts (<< and >>) are not allowed",

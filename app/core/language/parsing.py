@@ -274,6 +274,8 @@ class _StaticChecker:
                 self.check_target(target, _ASSIGNABLE, _ASSIGN_HINT)
         elif isinstance(node, ast.AugAssign):
             self.check_target(node.target, (ast.Name, ast.Subscript, ast.Attribute), _AUGASSIGN_HINT)
+        elif isinstance(node, ast.AnnAssign):  # x: int = 3, self.w: Tensor = t
+            self.check_target(node.target, (ast.Name, ast.Subscript, ast.Attribute), _ASSIGN_HINT)
         elif isinstance(node, ast.For):
             self.check_target(node.target, (ast.Name, ast.Tuple, ast.List, ast.Starred), _FOR_HINT)
         elif isinstance(node, ast.Delete):

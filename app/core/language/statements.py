@@ -56,6 +56,7 @@ class Statements:
         self.simple: dict[type[ast.stmt], Callable[[Any], None]] = {
             ast.Assign: self.assign_statement,
             ast.AugAssign: self.augassign,
+            ast.AnnAssign: self.annotated_assign,
             ast.Expr: self.expression_statement,
             ast.Delete: self.delete_statement,
             ast.Import: self.import_statement,
@@ -101,6 +102,12 @@ class Statements:
         value = self.ev.eval(node.value)
         for target in node.targets:
             self.assign(target, value, node)
+
+    def annotated_assign(self, node: ast.AnnAssign) -> None:
+        """``x: torch.Tensor = t`` is ``x = t``; ``n: int`` alone does nothing. The annotation is
+        never run, as a function's annotations are not (``unread_children``)."""
+        if node.value is not None:
+            self.assign(node.target, self.ev.eval(node.value), node)
 
     def expression_statement(self, node: ast.Expr) -> None:
         self.ev.eval(node.value)
