@@ -234,6 +234,56 @@ CASES: list[Case] = [
         "functions here call each other at most",
         "record",
     ),
+    # -- @dataclass: an __init__ from annotated fields, nothing else of dataclasses -----------
+    program_refused(
+        "a dataclass decorator that is something else",
+        "dataclass = print\n@dataclass\nclass C:\n    x: int = 1\n",
+        3,
+        1,
+        "@dataclass here is dataclasses.dataclass",
+        "record",
+    ),
+    program_refused(
+        "a dataclass of a module",
+        "import torch\nfrom dataclasses import dataclass\n@dataclass\n"
+        "class M(torch.nn.Module):\n    x: int = 1\n",
+        4,
+        1,
+        "on a class with no base",
+        "record",
+    ),
+    program_refused(
+        "dataclasses' other parts",
+        "import dataclasses\nf = dataclasses.asdict\n",
+        2,
+        5,
+        "not available",
+        "record",
+    ),
+    program_refused(
+        "a dataclass called",
+        "from dataclasses import dataclass\nc = dataclass(print)\n",
+        2,
+        5,
+        "@dataclass above",
+        "record",
+    ),
+    program_refused(
+        "a field with a hostile setting",
+        "from dataclasses import dataclass, field\n@dataclass\nclass C:\n"
+        "    x: list = field(metadata={'a': 1})\n",
+        4,
+        15,
+        "field() takes default= or default_factory= here",
+        "record",
+    ),
+    program_refused(
+        "a dataclass decorator with settings",
+        "from dataclasses import dataclass\n@dataclass(frozen=True)\nclass C:\n    x: int = 1\n",
+        2,
+        2,
+        "the decorators programs take are",
+    ),
     # -- copy: only values, never the evaluator's objects ------------------------------------
     program_refused(
         "deepcopy of a builtin", "import copy\ny = copy.deepcopy(print)\n", 2, 5, "cannot be copied", "record"

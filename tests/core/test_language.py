@@ -926,6 +926,28 @@ def test_an_annotated_assignment_is_an_assignment() -> None:
     assert "n" not in ours_env and "n" not in plain_env
 
 
+def test_a_dataclass_gets_pythons_init_and_repr() -> None:
+    # NOTE [program dataclasses]
+    code = (
+        "from dataclasses import dataclass, field\n@dataclass\nclass Config:\n    lr: float = 0.1\n"
+        "    epochs: int = 2\n    sizes: list = field(default_factory=list)\n"
+        "a = Config(0.5, epochs=3)\nb = Config()\na.sizes.append(1)\n"
+        "got = (a.lr, a.epochs, a.sizes, b.lr, b.sizes, str(a))\n"
+        "w = torch.ones(2, requires_grad=True)\n(w * a.lr).sum().backward()\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    assert ours_env["got"] == plain_env["got"]
+    assert same(ours_env["w"], plain_env["w"])
+
+
+def test_a_dataclass_missing_a_field_is_pythons_type_error() -> None:
+    code = "from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\n    y: int = 2\np = P()\n"
+    with pytest.raises(TypeError) as plain_error:
+        plain(code)
+    err = program_refusal(code)
+    assert str(plain_error.value) in err.message and err.line == 6
+
+
 def test_a_program_stops_at_its_statement_limit_naming_the_line() -> None:
     code = "n = 0\nfor i in range(100):\n    for j in range(100):\n        n += 1"
     err = program_refusal(code, limits=Limits(max_statements=1000))

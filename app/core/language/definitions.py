@@ -27,7 +27,8 @@ Refusal = tuple[str, ast.AST]  # what is refused, and where
 
 FUNCTION_ONLY = (ast.Return, ast.Nonlocal, ast.Yield, ast.YieldFrom)
 DECORATOR_REFUSAL = (
-    "the decorators programs take are @staticmethod, @torch.no_grad() and @torch.enable_grad(); " + RUN_HINT
+    "the decorators programs take are @staticmethod, @torch.no_grad(), @torch.enable_grad() and "
+    "@dataclass on a class; " + RUN_HINT
 )
 
 
@@ -83,7 +84,11 @@ def definition_refusal(node: ast.FunctionDef | ast.ClassDef, builtins: dict[str,
     if node.name in FORBIDDEN_NAMES or node.name in builtins:
         return f"'{node.name}' is a built-in name and cannot be defined", node
     for decorator in node.decorator_list:
-        if not _listed_decorator(decorator):
+        as_dataclass = isinstance(node, ast.ClassDef) and _dotted(decorator) in (
+            "dataclass",
+            "dataclasses.dataclass",
+        )
+        if not as_dataclass and not _listed_decorator(decorator):  # NOTE [program dataclasses]
             return DECORATOR_REFUSAL, decorator
     if isinstance(node, ast.ClassDef):
         for keyword in node.keywords:

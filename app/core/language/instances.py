@@ -135,6 +135,7 @@ class ProgramClass(Checked):
         self.python_class: type[ProgramModule] | None = None
         self.function_class: type[torch.autograd.Function] | None = None  # a custom autograd function
         self.run_method: Callable[[Any, str, list[Any], dict[str, Any]], Any] | None = None
+        self.dataclass_fields: list[str] | None = None  # NOTE [program dataclasses]
 
     def __repr__(self) -> str:
         return f"<class '{self.name}'>"
@@ -224,7 +225,20 @@ class ProgramObject(Checked):
                 stack.pop()
 
     def __repr__(self) -> str:
-        return f"<{self.cls.name} object>"
+        fields = self.cls.dataclass_fields
+        if fields is None:
+            return f"<{self.cls.name} object>"
+        if id(self) in _SHOWING:  # a dataclass that holds itself, as Python's repr shows it
+            return "..."
+        _SHOWING.add(id(self))
+        try:  # NOTE [program dataclasses]: Config(lr=0.1, hidden=[])
+            shown = ", ".join(f"{name}={self.values.get(name)!r}" for name in fields)
+        finally:
+            _SHOWING.discard(id(self))
+        return f"{self.cls.name}({shown})"
+
+
+_SHOWING: set[int] = set()  # the dataclass objects whose repr is being made
 
 
 def _own_or_public(name: str) -> bool:

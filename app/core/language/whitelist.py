@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from app.core.language.autograd_functional import functional_members
 from app.core.language.copies import copy_members
 from app.core.language.data import data_members
+from app.core.language.dataclass_rules import dataclasses_members
 from app.core.language.gradchecks import gradcheck_members
 from app.core.language.hints import refused
 from app.core.language.instances import autograd_class_members, nn_class_members
@@ -358,6 +359,7 @@ def python_modules() -> dict[str, Namespace]:
             refusal=NO_SYSTEM,
         ),
         "sys": Namespace("sys", refusal=NO_SYSTEM),
+        "dataclasses": Namespace("dataclasses", dataclasses_members()),  # NOTE [program dataclasses]
         "gc": Namespace("gc", {"collect": _collect}, refusal=NO_COLLECTOR),
         "numpy": Namespace("numpy", refusal=NO_NUMPY),
         "matplotlib": Namespace("matplotlib", {"pyplot": pyplot}, refusal=NO_PLOTS),
