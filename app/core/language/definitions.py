@@ -117,7 +117,7 @@ SHADOWABLE = frozenset(
 def shadowed_names(tree: ast.AST) -> frozenset[str]:
     """The left-out builtins the program binds as its own names (NOTE [shadowed builtins]).
 
-    >>> sorted(shadowed_names(ast.parse("def f(x, vars=None):\n    dir = 1\ny = eval")))
+    >>> sorted(shadowed_names(ast.parse("def f(x, vars=None):\\n    dir = 1\\ny = eval")))
     ['dir', 'vars']
     """
     found: set[str] = set()

@@ -337,7 +337,7 @@ def python_modules() -> dict[str, Namespace]:
     (NOTE [stand-in modules: bookkeeping] in ``stand_ins.py``, NOTE [program copies] in ``copies.py``).
 
     >>> sorted(python_modules())[:4], python_modules()["math"].member("sqrt")(4.0)
-    (['argparse', 'collections', 'copy', 'functools'], 2.0)
+    (['argparse', 'collections', 'copy', 'dataclasses'], 2.0)
     """
     pyplot = Namespace("matplotlib.pyplot", refusal=NO_PLOTS)
     return {
