@@ -90,6 +90,7 @@ class Verdict:
     refusal: str = ""  # a refusal's whole message
     well_formed: bool = True  # a refusal is one line naming its line and pointing to run
     compared_leaves: int = 0
+    gathered: str = ""  # the snippet's "# gathered: DATE" header: the round that added it
 
 
 # -- the plain run: PyTorch is the oracle ---------------------------------------------------------------
@@ -298,9 +299,18 @@ def warm_up() -> None:
     torch.autograd.grad(leaf.sin().sum(), leaf)
 
 
+_GATHERED = re.compile(r"^# gathered:\s*(\S+)", re.MULTILINE)
+
+
+def gathered(path: Path) -> str:
+    """The date in a snippet's ``# gathered: DATE`` header ("" for the first rounds' snippets)."""
+    match = _GATHERED.search(path.read_text(encoding="utf-8")[:2000])
+    return match.group(1) if match else ""
+
+
 def judge(half: str, path: Path, timeout_s: float = TIME_LIMIT_S) -> Verdict:
     """One snippet, run plainly and through the checked language."""
-    verdict = Verdict(half, path.stem, "internal")
+    verdict = Verdict(half, path.stem, "internal", gathered=gathered(path))
     status, plain = in_child(run_plainly, path, timeout_s)
     if status != "done":
         verdict.kind, verdict.detail = "not-runnable", f"the plain run: {plain}"
@@ -358,6 +368,18 @@ def summarise(half: str, verdicts: list[Verdict]) -> HalfSummary:
     )
 
 
+def gathered_shares(verdicts: list[Verdict]) -> list[tuple[str, float, int]]:
+    """The accepted share of each half's snippets by the round that gathered them: a round's new
+    held-out snippets measure the rules on code nobody had read when they were written."""
+    rounds = sorted({(v.half, v.gathered) for v in verdicts if v.gathered})
+    shares = []
+    for half, date in rounds:
+        group = [v for v in verdicts if v.half == half and v.gathered == date]
+        agrees = sum(v.kind == "agrees" for v in group)
+        shares.append((f"{half}, gathered {date}", agrees / len(group), len(group)))
+    return shares
+
+
 def print_report(summaries: list[HalfSummary], verdicts: list[Verdict]) -> None:
     print(
         f"{'half':<8} {'snippets':>8} {'agrees':>7} {'disagrees':>9} {'refused':>7} {'internal':>8}  accepted"
@@ -368,6 +390,8 @@ def print_report(summaries: list[HalfSummary], verdicts: list[Verdict]) -> None:
             f"{s.half:<8} {s.snippets:>8} {c['agrees']:>7} {c['disagrees']:>9} {c['refused']:>7} "
             f"{c['internal']:>8}  {s.accepted_share:6.1%} (taken at all {s.taken_share:.1%})"
         )
+    for label, share, count in gathered_shares(verdicts):
+        print(f"{label:<28} {count:>4} snippets, accepted {share:6.1%}")
     for s in summaries:
         print(f"\nrefusal causes, {s.half}:")
         for cause, count in s.causes:

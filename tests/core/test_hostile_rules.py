@@ -34,6 +34,11 @@ DATASET = (
     "    def __getitem__(self, i):\n        return torch.ones(2) * i\n"
 )  # lines 1-7
 
+DOUBLE = (
+    "import torch\nclass Dbl(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+    "        return x * 2\n    @staticmethod\n    def backward(ctx, g):\n        return g * 2\n"
+)  # lines 1-8
+
 CASES: list[Case] = [
     # -- torch's registry: names it generates, and names around it ---------------------------
     program_refused("a private torch module", "import torch\ny = torch._C\n", 2, 5, "is private"),
@@ -47,7 +52,13 @@ CASES: list[Case] = [
     program_refused(
         "a quantisation kernel", "import torch\ny = torch.quantize_per_tensor\n", 2, 5, "not available"
     ),
-    program_refused("uninitialised memory", "import torch\ny = torch.empty_like\n", 2, 5, "not available"),
+    program_refused(
+        "uninitialised memory",
+        "import torch\ny = torch.ones(1).new_empty_strided\n",
+        2,
+        5,
+        "whatever was in memory",
+    ),
     program_refused(
         "a loss that takes a callable",
         "import torch\nf = torch.nn.functional.triplet_margin_with_distance_loss\n",
@@ -62,6 +73,216 @@ CASES: list[Case] = [
         3,
         5,
         "is private",
+    ),
+    # -- torch.__version__: the one dunder read, only off torch itself (NOTE [version string]) --
+    program_refused(
+        "torch.__version__ assigned", "import torch\ntorch.__version__ = '0'\n", 2, 1, "is private"
+    ),
+    program_refused(
+        "a version through a name", "import torch\nt = torch\nv = t.__version__\n", 3, 5, "is private"
+    ),
+    program_refused(
+        "a tensor's __version__", "import torch\nv = torch.ones(1).__version__\n", 2, 5, "is private"
+    ),
+    program_refused("torch.nn.__version__", "import torch\nv = torch.nn.__version__\n", 2, 5, "is private"),
+    program_refused(
+        "__version__ imported", "from torch import __version__\n", 1, 1, "an import cannot bind the name"
+    ),
+    program_refused(
+        "the old Variable module's insides",
+        "import torch.autograd.variable as v\nd = v.Variable.__init__\n",
+        2,
+        5,
+        "is private",
+    ),
+    # -- plain values' missing attributes are Python's AttributeError (NOTE [missing attributes]) --
+    program_refused("a float's class", "y = (1.5).__class__\n", 1, 5, "is private"),
+    program_refused("None's class", "y = None.__class__.__subclasses__()\n", 1, 5, "is private"),
+    program_refused("a float method that exists", "y = (0.5).hex()\n", 1, 5, "not on a float", "record"),
+    program_refused(
+        "a dict method that exists", "y = {}.fromkeys([1])\n", 1, 5, "'fromkeys' is not a method", "record"
+    ),
+    # -- parameter containers hold tensors only ----------------------------------------------
+    program_refused(
+        "a ParameterList of a builtin",
+        "import torch\np = torch.nn.ParameterList([print])\n",
+        2,
+        5,
+        "a parameter container takes tensors",
+        "record",
+    ),
+    program_refused(
+        "a ParameterDict of torch",
+        "import torch\np = torch.nn.ParameterDict({'a': torch.nn})\n",
+        2,
+        5,
+        "a parameter container takes tensors",
+        "record",
+    ),
+    program_refused(
+        "a ParameterList given a builtin to go through",
+        "import torch\np = torch.nn.ParameterList(print)\n",
+        2,
+        5,
+        "the checked language cannot run this call as written",
+        "record",
+    ),
+    # -- memory PyTorch leaves uninitialised is zeros (NOTE [zeroed memory]), sized first -------
+    program_refused(
+        "a huge empty", "import torch\ny = torch.empty(10**6, 10**6)\n", 2, 5, "the limit is", "record"
+    ),
+    program_refused(
+        "a huge Tensor(sizes)", "import torch\ny = torch.Tensor(10**12)\n", 2, 5, "the limit is", "record"
+    ),
+    program_refused(
+        "a huge new_empty",
+        "import torch\ny = torch.ones(1).new_empty(10**12)\n",
+        2,
+        5,
+        "the limit is",
+        "record",
+    ),
+    program_refused(
+        "empty_strided", "import torch\ny = torch.empty_strided((2,), (1,))\n", 2, 5, "not available"
+    ),
+    program_refused(
+        "torch.Tensor of text",
+        "import torch\ny = torch.Tensor('ab')\n",
+        2,
+        5,
+        "takes a list of values",
+        "record",
+    ),
+    # -- gc and torch.cuda: the collector runs; nothing else of them ---------------------------
+    program_refused(
+        "gc's objects", "import gc\ny = gc.get_objects()\n", 2, 5, "gc.get_objects cannot be used", "record"
+    ),
+    program_refused(
+        "gc's referrers",
+        "import gc\ny = gc.get_referrers(1)\n",
+        2,
+        5,
+        "gc.get_referrers cannot be used",
+        "record",
+    ),
+    program_refused(
+        "gc switched off", "import gc\ngc.disable()\n", 2, 1, "gc.disable cannot be used", "record"
+    ),
+    program_refused(
+        "a CUDA device chosen", "import torch\ntorch.cuda.set_device(0)\n", 2, 1, "not available"
+    ),
+    program_refused(
+        "CUDA's RNG state", "import torch\ns = torch.cuda.get_rng_state()\n", 2, 5, "not available"
+    ),
+    # -- gradcheck: PyTorch's check, the program's function run by the evaluator -------------
+    program_refused(
+        "gradcheck of a huge input",
+        DOUBLE + "c = torch.autograd.gradcheck(Dbl.apply, torch.ones(10**6, requires_grad=True))\n",
+        9,
+        5,
+        "checks up to 1,000 input elements",
+        "record",
+    ),
+    program_refused(
+        "gradcheck handed code as a setting",
+        DOUBLE + "x = torch.ones(2, dtype=torch.double, requires_grad=True)\n"
+        "c = torch.autograd.gradcheck(Dbl.apply, x, raise_exception=print)\n",
+        10,
+        5,
+        "takes only the numbers",
+        "record",
+    ),
+    program_refused(
+        "gradcheck's other settings",
+        DOUBLE + "x = torch.ones(2, dtype=torch.double, requires_grad=True)\n"
+        "c = torch.autograd.gradcheck(Dbl.apply, x, masked=True)\n",
+        10,
+        5,
+        "takes only the numbers",
+        "record",
+    ),
+    program_refused(
+        "gradcheck's insides", "import torch\ng = torch.autograd.gradcheck.__globals__\n", 2, 5, "is private"
+    ),
+    program_refused(
+        "an apply's insides",
+        DOUBLE + "a = Dbl.apply.__self__\n",
+        9,
+        5,
+        "is private",
+    ),
+    # -- left-out builtins a program names its own values after (NOTE [shadowed builtins]) -----
+    program_refused(
+        "vars read where the program did not bind it",
+        "import torch\ndef f(x, vars=None):\n    return x\ny = vars(torch)\n",
+        4,
+        5,
+        "name 'vars' is not defined",
+        "record",
+    ),
+    program_refused(
+        "eval as an argument", "def f(eval=None):\n    return 1\n", 1, 7, "'eval' is private or reserved"
+    ),
+    program_refused("open bound", "open = 1\n", 1, 1, "'open' is not available"),
+    program_refused("getattr bound", "def getattr(a, b):\n    return 1\n", 1, 1, "getattr"),
+    program_refused(
+        "a program function that PyTorch calls without end",
+        "import torch\nfrom torch.autograd.functional import jacobian\n"
+        "def f(x):\n    return f(x)\nj = jacobian(f, torch.ones(2))\n",
+        4,
+        12,
+        "functions here call each other at most",
+        "record",
+    ),
+    # -- @dataclass: an __init__ from annotated fields, nothing else of dataclasses -----------
+    program_refused(
+        "a dataclass decorator that is something else",
+        "dataclass = print\n@dataclass\nclass C:\n    x: int = 1\n",
+        3,
+        1,
+        "@dataclass here is dataclasses.dataclass",
+        "record",
+    ),
+    program_refused(
+        "a dataclass of a module",
+        "import torch\nfrom dataclasses import dataclass\n@dataclass\n"
+        "class M(torch.nn.Module):\n    x: int = 1\n",
+        4,
+        1,
+        "on a class with no base",
+        "record",
+    ),
+    program_refused(
+        "dataclasses' other parts",
+        "import dataclasses\nf = dataclasses.asdict\n",
+        2,
+        5,
+        "not available",
+        "record",
+    ),
+    program_refused(
+        "a dataclass called",
+        "from dataclasses import dataclass\nc = dataclass(print)\n",
+        2,
+        5,
+        "@dataclass above",
+        "record",
+    ),
+    program_refused(
+        "a field with a hostile setting",
+        "from dataclasses import dataclass, field\n@dataclass\nclass C:\n"
+        "    x: list = field(metadata={'a': 1})\n",
+        4,
+        15,
+        "field() takes default= or default_factory= here",
+        "record",
+    ),
+    program_refused(
+        "a dataclass decorator with settings",
+        "from dataclasses import dataclass\n@dataclass(frozen=True)\nclass C:\n    x: int = 1\n",
+        2,
+        2,
+        "the decorators programs take are",
     ),
     # -- copy: only values, never the evaluator's objects ------------------------------------
     program_refused(
@@ -258,7 +479,7 @@ CASES: list[Case] = [
         "for b in DataLoader(D()):\n    pass\n",
         8,
         10,
-        "a pass may take 10,000",
+        "a pass may take 1,000,000",
         "record",
     ),
     # -- DataLoader: one process, no code of its own ------------------------------------------
@@ -453,6 +674,20 @@ def test_a_loader_with_workers_runs_in_the_program_s_process(sentinels: list[str
     recording = record(parse_program(program_text(code)))
     assert recording.error is None
     assert [t for step in recording.timeline for t in step.printed] == ["tensor(2.)", "tensor(10.)"]
+    assert sentinels == []
+
+
+def test_an_annotation_is_never_run(sentinels: list[str]) -> None:
+    """x: T = v is x = v: whatever the annotation says is never evaluated, so it reaches nothing."""
+    code = (
+        "import torch\nx: open('/etc/passwd').read() = torch.ones(2, requires_grad=True)\n"
+        "y: __import__('os').system('ls')\nz: eval('1') = x * 2\nprint(z.sum().item())\n"
+    )
+    from app.core import parse_program, record
+
+    recording = record(parse_program(program_text(code)))
+    assert recording.error is None
+    assert [t for step in recording.timeline for t in step.printed] == ["4.0"]
     assert sentinels == []
 
 

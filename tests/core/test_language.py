@@ -164,8 +164,8 @@ def test_columns_count_characters_not_utf8_bytes() -> None:
 # -- refused when parsed: (text, line, column, words in the message) --------------------
 
 PARSE_REFUSALS = [
-    ("import os", 1, 1, "'os' cannot be imported: a program can import torch, torch.nn"),
-    ("from os import system", 1, 1, "'os' cannot be imported"),
+    ("import subprocess", 1, 1, "'subprocess' cannot be imported: a program can import torch, torch.nn"),
+    ("from os import system", 1, 1, "os.system cannot be used: programs reach no files, processes"),
     ("y = __import__('os')", 1, 5, "name '__import__' is private"),
     ("y = x.__class__", 1, 5, "attribute '__class__' is private"),
     ("y = ().__class__.__bases__", 1, 5, "attribute '__bases__' is private"),
@@ -201,8 +201,8 @@ PARSE_REFUSALS = [
     ("y = x.tofile('f')", 1, 5, "'.tofile' is not allowed in programs: programs cannot read or write"),
     ("y = x.untyped_storage()", 1, 5, "it reaches raw memory"),
     ("y = x.register_hook(x)", 1, 5, "it would run Python code of its own"),
-    ("y = x.new_empty(3)", 1, 5, "it holds whatever was in memory"),
-    ("y = x.grad_fn", 1, 5, "grad_fn objects are not values in programs"),
+    ("y = x.new_empty_strided((3,), (1,))", 1, 5, "it holds whatever was in memory"),
+    ("y = (x * 2).grad_fn.register_hook(print)", 1, 5, "it would run Python code of its own"),
     ("def __f():\n    pass", 1, 1, "name '__f' is private: a class may define only these names with _"),
     ("def f(__a):\n    pass", 1, 7, "argument '__a' is private or reserved"),
     ("def f():\n    global __x", 2, 5, "name '__x' is private or reserved"),
@@ -228,7 +228,7 @@ PARSE_REFUSALS = [
     ("with torch.no_grad() as g:\n    y = x", 1, 25, "with ... as is not needed"),
     ("del print", 1, 5, "'print' is a built-in name and cannot be deleted"),
     ("break", 1, 1, "break can only be used inside a for loop"),
-    ("y: int = 1", 1, 1, "type annotations are not allowed"),
+    ("y: int = 1 << 2", 1, 10, "bit shifts (<< and >>) are not allowed"),  # an annotated value is checked
     ("y = x is w", 1, 5, "'is' compares object identity; compare with None only"),
     ("y = 1 << 100000", 1, 5, "bit shifts (<< and >>) are not allowed"),
     ("y = b'bytes'", 1, 5, "bytes literals are not allowed"),
@@ -308,10 +308,10 @@ EVAL_REFUSALS = [
     ("y = torch.float32(x)", 1, 5, "torch.float32 is not a function"),
     ("y = x.sumx()", 1, 5, "tensors have no attribute 'sumx' (did you mean 'sum'?)"),
     (
-        "y = x.grad.sum()",
+        "y = x.grad.sum()",  # NOTE [missing attributes]: Python's own error, as a plain run's
         1,
         5,
-        "methods can only be called on tensors, nn modules, optimizers, torch and F, not on None",
+        "Python says: 'NoneType' object has no attribute 'sum'",
     ),
     ("y = x.max(dim=0).count", 1, 5, "not from a max"),
     ("y = x @ x @ w", 1, 5, "PyTorch says: "),
@@ -841,9 +841,111 @@ def test_a_loop_stops_at_its_iteration_limit_naming_its_line() -> None:
     ours("for i in range(50):\n    pass", limits=Limits(max_iterations=50))  # exactly the limit: fine
 
 
-def test_the_default_loop_limit_is_ten_thousand() -> None:
-    err = program_refusal("for i in range(20000):\n    pass")
-    assert err.message == with_run_hint("this loop ran 10,000 times; the limit is 10,000")
+def test_a_cheap_scalar_loop_of_two_hundred_thousand_rounds_runs_to_its_end() -> None:
+    # NOTE [caps]: the counts sit above what runs inside the time limit; a polynomial fitted for
+    # 100,000 steps or a table filled element by element is not a bomb.
+    code = "s = 0.0\nfor i in range(200000):\n    s = s + i * 0.5\nt = torch.tensor(s)"
+    assert same(ours(code)["t"], plain(code)["t"])
+
+
+def test_the_default_counts_sit_above_the_time_limit() -> None:
+    limits = Limits()
+    assert limits.max_iterations >= 1_000_000 and limits.max_statements >= limits.max_iterations
+
+
+def test_memory_left_uninitialised_is_zeros_and_ends_as_plain_pytorch_when_filled() -> None:
+    # NOTE [zeroed memory]: filled next, as real code does, the values are PyTorch's own
+    code = (
+        "w = torch.empty(2, 3).fill_(0.5)\nv = torch.Tensor(2, 2).zero_() + 1\n"
+        "u = w.new_empty(3).fill_(2.0)\nz = torch.empty_like(w).copy_(w) * 3\n"
+        "s = torch.FloatTensor(4).zero_()\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    for name in ("w", "v", "u", "z", "s"):
+        assert same(ours_env[name], plain_env[name]), name
+    assert torch.equal(ours("e = torch.empty(3)")["e"], torch.zeros(3))
+
+
+@pytest.mark.parametrize("factor", [2, 3])
+def test_gradcheck_is_pytorchs_own_check_of_the_programs_function(factor: int) -> None:
+    # NOTE [gradchecks]: a right backward (2) passes, a wrong one (3) fails, as PyTorch says
+    code = (
+        "class Dbl(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        f"        return x * 2\n    @staticmethod\n    def backward(ctx, g):\n        return g * {factor}\n"
+        "x = torch.ones(3, dtype=torch.double, requires_grad=True)\n"
+        "f = Dbl.apply\nok = torch.autograd.gradcheck(f, x, raise_exception=False)\n"
+        "ok2 = torch.autograd.gradgradcheck(Dbl.apply, (x,), raise_exception=False)\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    assert (ours_env["ok"], ours_env["ok2"]) == (plain_env["ok"], plain_env["ok2"])
+    assert ours_env["ok"] is (factor == 2)
+
+
+def test_id_tells_objects_apart_as_pythons_does_without_an_address() -> None:
+    # NOTE [object numbers]
+    code = (
+        "a = torch.ones(2)\nb = a\nc = a.exp()\nsame = id(a) == id(b)\ndiffer = id(a) != id(c)\n"
+        "k = [1]\nlisted = id(k) == id(k)\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    assert [ours_env[n] for n in ("same", "differ", "listed")] == [
+        plain_env[n] for n in ("same", "differ", "listed")
+    ]
+    assert ours("n = id(torch)")["n"] < 10**6  # a number, never the module's address
+
+
+def test_a_program_names_its_own_values_after_left_out_builtins() -> None:
+    # NOTE [shadowed builtins]: MAML's forward(self, x, vars=None)
+    code = (
+        "def f(x, vars=None):\n    if vars is None:\n        vars = [x * 2]\n    return vars[0].sum()\n"
+        "w = torch.ones(3, requires_grad=True)\nloss = f(w)\nloss.backward()\n"
+    )
+    assert same(ours(code)["w"], plain(code)["w"])
+
+
+def test_autograd_functional_calls_the_programs_own_function() -> None:
+    # hvp(f, x, v) as PyTorch's docs write it: PyTorch calls f, the evaluator runs its body
+    code = (
+        "from torch.autograd.functional import hvp, jacobian\n"
+        "def pow_reducer(x):\n    return x.pow(3).sum()\n"
+        "x = torch.tensor([[0.5, 1.0], [2.0, 3.0]])\nv = torch.ones(2, 2)\n"
+        "out, h = hvp(pow_reducer, x, v)\nj = jacobian(lambda t: t * t, torch.tensor([1.0, 2.0]))\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    for name in ("out", "h", "j"):
+        assert same(ours_env[name], plain_env[name]), name
+
+
+def test_an_annotated_assignment_is_an_assignment() -> None:
+    code = (
+        "w: torch.Tensor = torch.ones(3, requires_grad=True)\nn: int\nscale: float = 0.5\n"
+        "loss = (w * scale).sum()\nloss.backward()\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    assert same(ours_env["w"], plain_env["w"]) and ours_env["scale"] == plain_env["scale"]
+    assert "n" not in ours_env and "n" not in plain_env
+
+
+def test_a_dataclass_gets_pythons_init_and_repr() -> None:
+    # NOTE [program dataclasses]
+    code = (
+        "from dataclasses import dataclass, field\n@dataclass\nclass Config:\n    lr: float = 0.1\n"
+        "    epochs: int = 2\n    sizes: list = field(default_factory=list)\n"
+        "a = Config(0.5, epochs=3)\nb = Config()\na.sizes.append(1)\n"
+        "got = (a.lr, a.epochs, a.sizes, b.lr, b.sizes, str(a))\n"
+        "w = torch.ones(2, requires_grad=True)\n(w * a.lr).sum().backward()\n"
+    )
+    ours_env, plain_env = ours(code), plain(code)
+    assert ours_env["got"] == plain_env["got"]
+    assert same(ours_env["w"], plain_env["w"])
+
+
+def test_a_dataclass_missing_a_field_is_pythons_type_error() -> None:
+    code = "from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\n    y: int = 2\np = P()\n"
+    with pytest.raises(TypeError) as plain_error:
+        plain(code)
+    err = program_refusal(code)
+    assert str(plain_error.value) in err.message and err.line == 6
 
 
 def test_a_program_stops_at_its_statement_limit_naming_the_line() -> None:
@@ -980,9 +1082,9 @@ def test_tensor_attributes_that_can_be_assigned() -> None:
 @pytest.mark.parametrize(
     ("code", "words"),
     [
-        ("a = w.new_empty(3)", "it holds whatever was in memory"),
+        ("a = w.new_empty_strided((3,), (1,))", "it holds whatever was in memory"),
         ("h = w.register_hook(print)", "it would run Python code of its own"),
-        ("a = (w * 2).grad_fn", "grad_fn objects are not values"),
+        ("a = (w * 2).grad_fn.register_prehook(print)", "'register_prehook' is not available on a grad_fn"),
         ("a = w.backward", "'backward' is a method: call it"),
         ("a = torch.autograd.grad", "torch.autograd.grad is a function: call it"),
         ("a = torch.no_grad", "is used as with torch.no_grad():"),
@@ -1012,7 +1114,7 @@ def test_refused_or_failing_at_run_time(code: str, words: str) -> None:
 HINTED = [
     ("y = 1\n\n@property\ndef f(a):\n    return a", 3, 2, "the decorators programs take are"),
     ("import numpy.linalg as la", 1, 1, "'numpy.linalg' cannot be imported"),
-    ("y = 1\nfrom os import path", 2, 1, "'os' cannot be imported"),
+    ("y = 1\nfrom subprocess import run", 2, 1, "'subprocess' cannot be imported"),
     ("import torchvision", 1, 1, "'torchvision' cannot be imported"),
     ("from torch.utils.data import Sampler", 1, 1, "torch.utils.data.Sampler is not available in programs"),
     ("from . import x", 1, 1, "'.' cannot be imported"),

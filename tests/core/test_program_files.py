@@ -152,7 +152,12 @@ PROGRAM_REFUSALS = [
         ("program", 2, 5),
         "'yield' outside function",
     ),
-    ("import os", '[program]\ncode = "import os"\n', ("program", 1, 1), "'os' cannot be imported"),
+    (
+        "import subprocess",
+        '[program]\ncode = "import subprocess"\n',
+        ("program", 1, 1),
+        "'subprocess' cannot be imported",
+    ),
     (
         "decorator",
         '[program]\ncode = """\n@property\ndef f():\n    pass\n"""\n',
@@ -174,7 +179,7 @@ def test_a_broken_program_file(
     assert words in err.message
 
 
-@pytest.mark.parametrize("id", ["decorator", "import os"])
+@pytest.mark.parametrize("id", ["decorator", "import subprocess"])
 def test_refusals_of_full_python_say_how_to_record_trusted_code(id: str) -> None:
     text = next(r[1] for r in PROGRAM_REFUSALS if r[0] == id)
     message = refused(text).message

@@ -17,6 +17,8 @@ from app.core.language.data import ProgramLoader
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, first_line
 from app.core.language.generators import GENERATOR
+from app.core.language.gradchecks import GRADCHECK_SETTINGS, MAX_CHECKED_ELEMENTS, GradCheck
+from app.core.language.hints import with_run_hint
 from app.core.language.instances import ProgramFunction, ProgramModuleProxy, ProgramObject
 from app.core.language.kinds import is_instance, type_of
 from app.core.language.members import listed_callables, method_caller
@@ -25,6 +27,7 @@ from app.core.language.program_data import loader_length
 from app.core.language.python_methods import (
     GROWING_LIST_METHODS,
     PYTHON_METHOD_OWNERS,
+    lacks_attribute,
     python_method,
     python_method_refusal,
 )
@@ -33,7 +36,7 @@ from app.core.language.raised import ExceptionKind, RaisedValue
 from app.core.language.safe_builtins import LAZY_BUILTINS, SafeBuiltin
 from app.core.language.stand_ins import Partial, Reduce
 from app.core.language.torch_wrappers import GENERATOR_METHODS, PassThrough
-from app.core.language.whitelist import Namespace
+from app.core.language.whitelist import ZEROED_METHODS, Namespace
 from app.core.model.errors import ProgramError, ProgramRaised
 from app.core.sizing.limits import MAX_SEQUENCE, budget_message
 
@@ -131,6 +134,8 @@ class Calls:
             return self.call_value_with(fn.fn, [*fn.args, *args], {**fn.kwargs, **kwargs}, node)
         if isinstance(fn, Reduce):
             return self.reduce(args, kwargs, node)
+        if isinstance(fn, GradCheck):
+            return self.gradcheck(fn, args, kwargs, node)
         if isinstance(fn, Checked):
             return ev.classes.call(fn, args, kwargs, node)
         if callable(fn) and id(fn) in listed_callables():  # act = nn.ReLU ... act()
@@ -141,6 +146,30 @@ class Calls:
         """``checkpoint(f, x)`` and ``checkpoint_sequential(fs, n, x)``: PyTorch's own around the
         program's functions (NOTE [checkpoint frames])."""
         return run_checkpoint(self.ev, fn, args, kwargs, node)
+
+    def gradcheck(self, check: GradCheck, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """``gradcheck(MyFn.apply, inputs)``: PyTorch's check, calling the program's function
+        through the evaluator (NOTE [gradchecks])."""
+        ev = self.ev
+        if len(args) != 2:
+            raise ev.error(with_run_hint(f"{check.name}(function, inputs) takes these two first here"), node)
+        unknown = sorted(set(kwargs) - GRADCHECK_SETTINGS)
+        if unknown or not all(isinstance(v, (int, float, bool)) for v in kwargs.values()):
+            listed = ", ".join(sorted(GRADCHECK_SETTINGS))
+            raise ev.error(with_run_hint(f"{check.name} takes only the numbers {listed} here"), node)
+        target, inputs = args
+        values = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        count = sum(v.numel() for v in values if isinstance(v, torch.Tensor))
+        if count > MAX_CHECKED_ELEMENTS:
+            raise ev.error(
+                with_run_hint(f"{check.name} here checks up to {MAX_CHECKED_ELEMENTS:,} input elements"), node
+            )
+
+        def function(*given: Any) -> Any:
+            return self.call_value_with(target, list(given), {}, node)
+
+        function.__module__ = "torch"  # the check's own errors are PyTorch's
+        return ev.apply(check.check, [function, inputs], kwargs, node)
 
     def reduce(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """``functools.reduce(fn, items[, initial])``, each step a call of ``fn`` by the evaluator."""
@@ -192,6 +221,8 @@ class Calls:
             return self.python_method(owner, node, func)
         if isinstance(owner, torch.Generator):
             return self.generator_method(owner, node, func)
+        if lacks_attribute(owner, func.attr):  # NOTE [missing attributes]: Python's AttributeError
+            return ev.apply(getattr, [owner, func.attr], {}, func)
         raise ev.error(f"methods can only be called on {HAS_MEMBERS}, not on {kind(owner)}", func)
 
     def checked_call(self, owner: Checked, node: ast.Call, func: ast.Attribute) -> Any:
@@ -209,6 +240,8 @@ class Calls:
         if isinstance(owner, list) and func.attr == "append":
             return self.append(owner, node)
         method = python_method(owner, func.attr)
+        if method is None and lacks_attribute(owner, func.attr):  # NOTE [missing attributes]
+            return ev.apply(getattr, [owner, func.attr], {}, func)
         if method is None:
             raise ev.error(python_method_refusal(owner, func.attr), func)
         args, kwargs = self.arguments(node)
@@ -236,6 +269,9 @@ class Calls:
         ev.members.check_tensor_method(func)
         if func.attr in LETTING_GO_TENSOR_METHODS:
             ev.let_go = True  # y.detach_() lets go of y's graph (NOTE [calls that let go])
+        if func.attr in ZEROED_METHODS:  # NOTE [zeroed memory]: x.new_empty(3) is x.new_zeros(3)
+            args, kwargs = self.arguments(node)
+            return ev.apply(method_caller(ZEROED_METHODS[func.attr]), [owner, *args], kwargs, node)
         if func.attr == "backward":
             return self.autograd(_TENSOR_BACKWARD, [owner], node)
         if func.attr == "tolist" and owner.numel() > MAX_SEQUENCE:

@@ -14,8 +14,10 @@ from typing import Any
 from torch import nn
 
 from app.core.language.data import DATASET_BASES
+from app.core.language.dataclass_rules import DATACLASS, Field, dataclass_fields
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import first_line
+from app.core.language.gradchecks import FunctionApply
 from app.core.language.instances import (
     FUNCTION_BASE,
     MODULE_BASE,
@@ -77,6 +79,10 @@ class Classes:
         finally:
             ev.scope = outer
         cls = ProgramClass(node.name, base, scope.values)
+        if node.decorator_list:  # @dataclass (NOTE [program dataclasses]); the checks list no other
+            if base is not None or ev.eval(node.decorator_list[0]) is not DATACLASS:
+                raise ev.error("@dataclass here is dataclasses.dataclass, on a class with no base", node)
+            cls.dataclass_fields = dataclass_fields(node)
         for value in scope.values.values():
             if isinstance(value, ProgramFunction):
                 value.owner_class = cls
@@ -102,6 +108,8 @@ class Classes:
         if isinstance(value, ProgramObject):
             method = self.method_of(value, "__call__", node)
             return ev.functions.invoke(method, [value, *args], kwargs, node)
+        if isinstance(value, FunctionApply):  # f = MyFn.apply; f(x)
+            return self.apply_with(value.cls, args, kwargs, node)
         if isinstance(value, SuperMarker):
             return self.super_proxy(node)
         if isinstance(value, BaseMarker):
@@ -143,12 +151,18 @@ class Classes:
             owner = ProgramModuleProxy(module)
         elif cls.root is None or cls.root in DATASET_BASES:  # NOTE [program datasets] in data.py
             owner = ProgramObject(cls)
+        elif cls.function_class is not None and not args and not kwargs and "__init__" not in cls.namespace:
+            # exp = Exp(); exp.apply(x): PyTorch's apply is the class's, reached through an instance
+            return cls
         else:
             raise ev.error(f"{cls.name} is a torch.autograd.Function: call {cls.name}.apply(...)", node)
         try:
             init = cls.find("__init__")
         except KeyError:
             init = None
+        if init is None and cls.dataclass_fields is not None and isinstance(owner, ProgramObject):
+            self.dataclass_init(cls, owner, args, kwargs, node)
+            return owner
         if isinstance(init, ProgramFunction):
             result = ev.functions.invoke(init, [owner, *args], kwargs, node)
             if result is not None:
@@ -158,6 +172,41 @@ class Classes:
         elif isinstance(owner, ProgramModuleProxy):
             nn.Module.__init__(owner.module)
         return owner
+
+    def dataclass_init(
+        self, cls: ProgramClass, owner: ProgramObject, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> None:
+        """What Python's generated ``__init__`` does (NOTE [program dataclasses])."""
+        ev = self.ev
+        names = cls.dataclass_fields or []
+        if len(args) > len(names):
+            text = (
+                f"{cls.name}.__init__() takes {len(names) + 1} positional arguments "
+                f"but {len(args) + 1} were given"
+            )
+            raise ev.located(raised_error(TypeError, text), node)
+        given = dict(zip(names, args, strict=False))
+        for key, value in kwargs.items():
+            if key not in names or key in given:
+                text = f"{cls.name}.__init__() got an unexpected keyword argument '{key}'"
+                raise ev.located(raised_error(TypeError, text), node)
+            given[key] = value
+        for name in names:
+            if name in given:
+                value = given[name]
+            else:
+                try:
+                    value = cls.find(name)
+                except KeyError:
+                    text = f"{cls.name}.__init__() missing 1 required positional argument: '{name}'"
+                    raise ev.located(raised_error(TypeError, text), node) from None
+                if isinstance(value, Field):
+                    value = (
+                        value.default
+                        if value.default_factory is None
+                        else self.ev.calls.call_value_with(value.default_factory, [], {}, node)
+                    )
+            owner.set_attribute(name, value)
 
     def call_module(
         self, proxy: ProgramModuleProxy, args: list[Any], kwargs: dict[str, Any], node: ast.Call
@@ -227,6 +276,10 @@ class Classes:
     def apply_function(self, cls: ProgramClass, node: ast.Call) -> Any:
         """``MyFn.apply(x, w)``: PyTorch's own apply, with the program's forward and backward."""
         args, kwargs = self.ev.calls.arguments(node)
+        return self.apply_with(cls, args, kwargs, node)
+
+    def apply_with(self, cls: ProgramClass, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """``MyFn.apply`` with its arguments already evaluated."""
         if kwargs:
             raise self.ev.error(f"{cls.name}.apply takes its inputs by position", node)
         outer = self.call_site

@@ -27,7 +27,8 @@ Refusal = tuple[str, ast.AST]  # what is refused, and where
 
 FUNCTION_ONLY = (ast.Return, ast.Nonlocal, ast.Yield, ast.YieldFrom)
 DECORATOR_REFUSAL = (
-    "the decorators programs take are @staticmethod, @torch.no_grad() and @torch.enable_grad(); " + RUN_HINT
+    "the decorators programs take are @staticmethod, @torch.no_grad(), @torch.enable_grad() and "
+    "@dataclass on a class; " + RUN_HINT
 )
 
 
@@ -59,6 +60,8 @@ def unread_children(node: ast.AST) -> set[int]:
         return {id(node.annotation)}
     if isinstance(node, ast.FunctionDef) and node.returns is not None:
         return {id(node.returns)}
+    if isinstance(node, ast.AnnAssign):
+        return {id(node.annotation)}
     return set()
 
 
@@ -81,7 +84,11 @@ def definition_refusal(node: ast.FunctionDef | ast.ClassDef, builtins: dict[str,
     if node.name in FORBIDDEN_NAMES or node.name in builtins:
         return f"'{node.name}' is a built-in name and cannot be defined", node
     for decorator in node.decorator_list:
-        if not _listed_decorator(decorator):
+        as_dataclass = isinstance(node, ast.ClassDef) and _dotted(decorator) in (
+            "dataclass",
+            "dataclasses.dataclass",
+        )
+        if not as_dataclass and not _listed_decorator(decorator):  # NOTE [program dataclasses]
             return DECORATOR_REFUSAL, decorator
     if isinstance(node, ast.ClassDef):
         for keyword in node.keywords:
@@ -95,6 +102,33 @@ def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):
         return f"{_dotted(node.value)}.{node.attr}"
     return node.id if isinstance(node, ast.Name) else "..."
+
+
+# NOTE [shadowed builtins]
+# Python's introspection builtins are left out of the language (``vars``, ``dir``, ``object``), but
+# real code names its own values after them: MAML's ``def forward(self, x, vars=None)``. A name the
+# program binds (an argument, an assignment, a def) is its own wherever it binds it; where it is
+# read unbound, it is not defined, never the builtin, which no program can reach.
+SHADOWABLE = frozenset(
+    ["vars", "dir", "object", "memoryview", "bytearray", "breakpoint", "help", "exit", "quit", "issubclass"]
+)
+
+
+def shadowed_names(tree: ast.AST) -> frozenset[str]:
+    """The left-out builtins the program binds as its own names (NOTE [shadowed builtins]).
+
+    >>> sorted(shadowed_names(ast.parse("def f(x, vars=None):\\n    dir = 1\\ny = eval")))
+    ['dir', 'vars']
+    """
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found.add(node.name)
+    return frozenset(found & SHADOWABLE)
 
 
 def own_names(tree: ast.AST) -> frozenset[str]:

@@ -54,9 +54,7 @@ DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
         "apply_": _CODE,
         "map_": _CODE,
         "map2_": _CODE,
-        "new_empty": _UNINITIALISED,
         "new_empty_strided": _UNINITIALISED,
-        "grad_fn": "the program draws the graph itself; grad_fn objects are not values in programs",
     }
 )
 
@@ -105,7 +103,6 @@ REFUSED_TORCH_MEMBERS: Mapping[str, str] = MappingProxyType(
         "from_numpy": "NumPy is not part of programs",
         "frombuffer": _MEMORY,
         "as_strided": _MEMORY,
-        "empty": "an empty tensor holds whatever was in memory; use torch.zeros",
         "distributed": "programs run in one process",
         "multiprocessing": "programs run in one process",
         "set_default_device": "choose the device in the window or with --device, not in the program",

@@ -67,7 +67,10 @@ class Functions:
             a.arg: ev.eval(d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
         }
         closure = ev.scope.function_scope() if ev.scope is not None else None
-        return ProgramFunction(node, name, defaults, kw_defaults, closure)
+        fn = ProgramFunction(node, name, defaults, kw_defaults, closure)
+        # hvp(f, x), jacobian(f, x): PyTorch calls the function; the evaluator runs its body
+        fn.runner = lambda args, kwargs: self.invoke(fn, args, kwargs, node)
+        return fn
 
     def lambda_expression(self, node: ast.Lambda) -> ProgramFunction:
         return self.make(node, "<lambda>")

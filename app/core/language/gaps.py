@@ -25,6 +25,10 @@ __all__ = ["evaluator_gap"]
 _LANGUAGE = "app.core.language"
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[2])  # the app package: code of ours
 _QUOTED = re.compile(r"'(\w+)'")
+# Python names a type unquoted too ("expected str, bytes or os.PathLike object, not ProgramObject",
+# "must be Tensor, not ContainerProxy"); only CamelCase words are taken, so that an English word
+# at the start of a message (Return, Reduce) is never mistaken for one of ours.
+_CAMEL = re.compile(r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b")
 
 
 def _own_class_names() -> frozenset[str]:
@@ -55,11 +59,16 @@ def evaluator_gap(cause: BaseException | None, fn: Callable[..., Any]) -> str | 
     True
     >>> evaluator_gap(RuntimeError("mat1 and mat2 shapes cannot be multiplied"), len) is None
     True
+    >>> evaluator_gap(TypeError("expected str or os.PathLike object, not ContainerProxy"), len) is not None
+    True
+    >>> evaluator_gap(TypeError("Return value must be a Tensor, not list"), len) is None
+    True
     """
     if not isinstance(cause, (TypeError, AttributeError)):
         return None
     text = str(cause)
-    if any(name in _own_class_names() for name in _QUOTED.findall(text)):
+    own = _own_class_names()
+    if any(name in own for name in _QUOTED.findall(text)):
         return with_run_hint("the checked language cannot run this call as written")
     last = _last_frame(cause.__traceback__)
     ours = _code_file(fn).startswith(_PACKAGE_DIR)
@@ -71,4 +80,6 @@ def evaluator_gap(cause: BaseException | None, fn: Callable[..., Any]) -> str | 
     ):
         name = getattr(fn, "__name__", "this")
         return with_run_hint(f"{name}(...) takes other arguments in the checked language")
+    if any(name in own for name in _CAMEL.findall(text)):
+        return with_run_hint("the checked language cannot run this call as written")
     return None

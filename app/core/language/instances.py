@@ -25,6 +25,8 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from app.core.language.gradchecks import FunctionApply
+from app.core.language.hints import refused
 from app.core.language.module_proxies import (
     ContainerProxy,
     ModuleProxy,
@@ -81,9 +83,17 @@ class ProgramFunction(Checked):
         # generators]): snippets loop over such generators at once, and the loop caps still hold.
         self.generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(body))
         self.kind = f"the function {name}"
+        self.runner: Callable[[list[Any], dict[str, Any]], Any] | None = None  # set by the evaluator
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the function's body in the evaluator that made it (what PyTorch calls, as
+        ``torch.autograd.functional.hvp(f, x)`` calls ``f``)."""
+        if self.runner is None:
+            raise TypeError(f"{self.kind} cannot be called here")
+        return self.runner(list(args), kwargs)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ProgramFunction:
         return self  # the program's own code, shared by a copy (NOTE [program copies] in copies.py)
@@ -125,6 +135,7 @@ class ProgramClass(Checked):
         self.python_class: type[ProgramModule] | None = None
         self.function_class: type[torch.autograd.Function] | None = None  # a custom autograd function
         self.run_method: Callable[[Any, str, list[Any], dict[str, Any]], Any] | None = None
+        self.dataclass_fields: list[str] | None = None  # NOTE [program dataclasses]
 
     def __repr__(self) -> str:
         return f"<class '{self.name}'>"
@@ -146,6 +157,8 @@ class ProgramClass(Checked):
     def get_attribute(self, name: str) -> Any:
         if not _own_or_public(name):
             raise KeyError(name)
+        if name == "apply" and self.function_class is not None and "apply" not in self.namespace:
+            return FunctionApply(self)  # f = MyFn.apply: called later as MyFn.apply(...)
         return self.find(name)
 
     def members(self) -> list[str]:
@@ -212,7 +225,20 @@ class ProgramObject(Checked):
                 stack.pop()
 
     def __repr__(self) -> str:
-        return f"<{self.cls.name} object>"
+        fields = self.cls.dataclass_fields
+        if fields is None:
+            return f"<{self.cls.name} object>"
+        if id(self) in _SHOWING:  # a dataclass that holds itself, as Python's repr shows it
+            return "..."
+        _SHOWING.add(id(self))
+        try:  # NOTE [program dataclasses]: Config(lr=0.1, hidden=[])
+            shown = ", ".join(f"{name}={self.values.get(name)!r}" for name in fields)
+        finally:
+            _SHOWING.discard(id(self))
+        return f"{self.cls.name}({shown})"
+
+
+_SHOWING: set[int] = set()  # the dataclass objects whose repr is being made
 
 
 def _own_or_public(name: str) -> bool:
@@ -317,6 +343,29 @@ class _ContainerFactory:
         return ContainerProxy(self._cls([_module_item(v) for v in modules]))
 
 
+class _ParameterContainerFactory:
+    """``nn.ParameterList([...])`` / ``nn.ParameterDict({...})``: parameters the program made, held
+    by a module so that its ``parameters()`` and an optimizer see them, as PyTorch's do."""
+
+    def __init__(self, cls: type[nn.Module]) -> None:
+        self._cls = cls
+        self.__name__ = self.__qualname__ = cls.__name__
+        self.__module__ = "torch.nn"
+
+    def __call__(self, values: Any = None) -> ContainerProxy:
+        if values is None:
+            return ContainerProxy(self._cls())
+        if isinstance(values, dict):
+            return ContainerProxy(self._cls({k: _parameter_item(v) for k, v in values.items()}))
+        return ContainerProxy(self._cls([_parameter_item(v) for v in values]))
+
+
+def _parameter_item(value: Any) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise refused("a parameter container takes tensors such as nn.Parameter(torch.randn(3))")
+    return value
+
+
 class _SequentialFactory(SequentialFactory):
     """``nn.Sequential(...)`` as the library checks it, held so that it can be indexed and looped over."""
 
@@ -350,6 +399,8 @@ def nn_class_members() -> dict[str, Any]:
         "Parameter": _parameter,
         "ModuleList": _ContainerFactory(nn.ModuleList),
         "ModuleDict": _ContainerFactory(nn.ModuleDict),
+        "ParameterList": _ParameterContainerFactory(nn.ParameterList),
+        "ParameterDict": _ParameterContainerFactory(nn.ParameterDict),
         "Sequential": _SequentialFactory(),
     }
 
@@ -392,12 +443,19 @@ class ContextProxy(Checked):
     def get_attribute(self, name: str) -> Any:
         if name in ("saved_tensors", "needs_input_grad"):
             return getattr(self.ctx, name)
+        if name == "saved_variables":  # the old name of saved_tensors, which PyTorch still answers
+            return self.ctx.saved_tensors
         if name in self.values:
             return self.values[name]
         raise KeyError(name)
 
     def set_attribute(self, name: str, value: Any) -> None:
-        if name.startswith("_") or name in ("saved_tensors", "needs_input_grad", *self.METHODS):
+        if name.startswith("_") or name in (
+            "saved_tensors",
+            "saved_variables",
+            "needs_input_grad",
+            *self.METHODS,
+        ):
             raise KeyError(name)
         self.values[name] = value
 

@@ -21,8 +21,10 @@ from app.core.language.denials import denied_attribute
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, NotListed
 from app.core.language.grammar import attribute_refusal, missing_member
+from app.core.language.graph_nodes import grad_fn_view
 from app.core.language.hints import with_run_hint
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
+from app.core.language.python_methods import lacks_attribute
 from app.core.language.python_values import kind
 from app.core.language.whitelist import (
     CUDNN_SETTINGS,
@@ -38,6 +40,8 @@ __all__ = ["ASSIGNABLE_TENSOR_ATTRS", "Members", "listed_callables", "method_cal
 ASSIGNABLE_TENSOR_ATTRS = frozenset(["grad", "requires_grad", "data"])
 # torch.finfo(torch.float32).eps, torch.iinfo(torch.int64).max: numbers about a dtype
 _TYPE_INFO = frozenset(["bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"])
+# what a dtype says of itself, as numbers and flags
+_DTYPE_FACTS = frozenset(["is_floating_point", "is_complex", "is_signed", "itemsize"])
 _TENSOR_ASSIGNMENT = "on a tensor only .grad, .requires_grad and .data can be assigned, not .{name}"
 
 
@@ -64,6 +68,8 @@ class Members:
         if isinstance(owner, torch.Tensor):
             self.check_tensor_attr(node)
             value = ev.apply(_reader(node.attr), [owner], {}, node)
+            if node.attr == "grad_fn":  # a view of the node, never the node (NOTE [grad_fn views])
+                return grad_fn_view(value)
             if callable(value):
                 raise ev.error(f"'{node.attr}' is a method: call it, as in x.{node.attr}()", node)
             return value
@@ -75,6 +81,10 @@ class Members:
             return read_public_attribute(owner, node.attr)
         if isinstance(owner, list) and node.attr == "append":
             raise ev.error("'append' is a method: call it, as in losses.append(loss)", node)
+        if isinstance(owner, torch.dtype) and node.attr in _DTYPE_FACTS:  # torch.float32.is_floating_point
+            return read_public_attribute(owner, node.attr)
+        if lacks_attribute(owner, node.attr):  # NOTE [missing attributes]: Python's AttributeError
+            return ev.apply(getattr, [owner, node.attr], {}, node)
         raise ev.error(f"attributes can only be read from {HAS_MEMBERS}, not from {kind(owner)}", node)
 
     def member(self, owner: Namespace, node: ast.Attribute) -> Any:

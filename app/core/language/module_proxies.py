@@ -409,29 +409,32 @@ class ContainerProxy(ModuleProxy):
 
     def method(self, name: str) -> Callable[..., Any]:
         module = self.module
-        if name in ("append", "extend", "insert") and isinstance(module, (nn.ModuleList, nn.Sequential)):
+        if name in ("append", "extend", "insert") and isinstance(
+            module, (nn.ModuleList, nn.Sequential, nn.ParameterList)
+        ):
             if name == "extend":
                 return lambda values: module.extend([unwrap(v) for v in values]) and None
-            if name == "insert":
+            if name == "insert" and not isinstance(module, nn.ParameterList):  # it has no insert
                 return lambda index, value: module.insert(index, unwrap(value))
-            return lambda value: module.append(unwrap(value)) and None
-        if name in ("items", "keys", "values") and isinstance(module, nn.ModuleDict):
+            if name == "append":
+                return lambda value: module.append(unwrap(value)) and None
+        if name in ("items", "keys", "values") and isinstance(module, (nn.ModuleDict, nn.ParameterDict)):
             if name == "keys":
                 return lambda: list(module.keys())
             if name == "values":
-                return lambda: [held_module(m) for m in module.values()]
-            return lambda: [(k, held_module(m)) for k, m in module.items()]
+                return lambda: [_wrapped(m) for m in module.values()]
+            return lambda: [(k, _wrapped(m)) for k, m in module.items()]
         return super().method(name)
 
     def item(self, index: Any) -> Any:
         found = self.module[index]
-        return held_module(found)
+        return _wrapped(found)  # a module as its proxy; a parameter of a ParameterList as it is
 
     def items(self) -> list[Any]:
         module = self.module
-        if isinstance(module, nn.ModuleDict):
+        if isinstance(module, (nn.ModuleDict, nn.ParameterDict)):
             return list(module.keys())
-        return [held_module(m) for m in module]
+        return [_wrapped(m) for m in module]
 
     def __len__(self) -> int:
         return len(self.module)
@@ -446,7 +449,7 @@ def held_module(module: nn.Module) -> ModuleProxy:
     proxy = module.__dict__.get("lens_proxy")
     if isinstance(proxy, ModuleProxy):
         return proxy
-    if isinstance(module, (nn.ModuleList, nn.ModuleDict, nn.Sequential)):
+    if isinstance(module, (nn.ModuleList, nn.ModuleDict, nn.Sequential, nn.ParameterList, nn.ParameterDict)):
         return ContainerProxy(module)
     return ModuleProxy(module)
 

@@ -102,6 +102,8 @@ class OptimizerFactory:
 
 def _parameter_list(where: str, params: Any) -> list[torch.Tensor]:
     hint = "a list of tensors, such as model.parameters() or [w, b]"
+    if isinstance(params, ModuleProxy) and isinstance(params.module, torch.nn.ParameterList):
+        return list(params.module)  # its parameters, as PyTorch goes through it
     if isinstance(params, ModuleProxy):
         raise refused(f"{where} takes {hint}, not {kind_text(params)}: pass its parameters()")
     if not isinstance(params, (list, tuple)):

@@ -25,6 +25,7 @@ from app.core.language.definitions import (
     definition_refusal,
     own_names,
     reached_through_super,
+    shadowed_names,
     unread_children,
 )
 from app.core.language.grammar import (
@@ -181,12 +182,14 @@ class _StaticChecker:
         self.builtins = build_namespaces()
         self.functions: set[int] = set()  # return and nonlocal statements inside a def or lambda
         self.own_names: frozenset[str] = frozenset()  # NOTE [own names]
+        self.shadowed: frozenset[str] = frozenset()
 
     def error(self, message: str, node: ast.AST) -> ProgramError:
         return error_at(with_run_hint(message), self.field, node, self.source)
 
     def check(self, tree: ast.AST) -> None:
         self.own_names = own_names(tree)
+        self.shadowed = shadowed_names(tree)  # NOTE [shadowed builtins]
         # Iterative, so a deep tree cannot overflow our own stack. Operators and
         # contexts carry no position: they are reported at their expression.
         # ``in_loop`` says whether break and continue have a loop to leave.
@@ -246,7 +249,9 @@ class _StaticChecker:
             self.check_statement(node)
 
     def check_private(self, name: str, node: ast.AST, what: str) -> None:
-        if (name.startswith("_") and not is_own_name(name)) or name in FORBIDDEN_NAMES:
+        if (name.startswith("_") and not is_own_name(name)) or (
+            name in FORBIDDEN_NAMES and name not in self.shadowed
+        ):
             raise self.error(f"{what} '{name}' is private or reserved: pick another name", node)
 
     def check_call(self, node: ast.Call) -> None:
@@ -270,6 +275,8 @@ class _StaticChecker:
                 self.check_target(target, _ASSIGNABLE, _ASSIGN_HINT)
         elif isinstance(node, ast.AugAssign):
             self.check_target(node.target, (ast.Name, ast.Subscript, ast.Attribute), _AUGASSIGN_HINT)
+        elif isinstance(node, ast.AnnAssign):  # x: int = 3, self.w: Tensor = t
+            self.check_target(node.target, (ast.Name, ast.Subscript, ast.Attribute), _ASSIGN_HINT)
         elif isinstance(node, ast.For):
             self.check_target(node.target, (ast.Name, ast.Tuple, ast.List, ast.Starred), _FOR_HINT)
         elif isinstance(node, ast.Delete):
@@ -287,7 +294,7 @@ class _StaticChecker:
         read_main = node.id == "__name__" and isinstance(node.ctx, ast.Load)  # if __name__ == "__main__":
         if node.id.startswith("_") and not is_own_name(node.id) and not read_main:  # NOTE [own names]
             raise self.error(f"name '{node.id}' is private: names starting with _ are refused", node)
-        if node.id in FORBIDDEN_NAMES:
+        if node.id in FORBIDDEN_NAMES and node.id not in self.shadowed:
             raise self.error(f"'{node.id}' is not available in programs: {FORBIDDEN_NAMES[node.id]}", node)
         if isinstance(node.ctx, ast.Store) and node.id in self.builtins:
             raise self.error(f"'{node.id}' is a built-in name and cannot be assigned", node)
@@ -297,10 +304,12 @@ class _StaticChecker:
     def check_attribute(self, node: ast.Attribute) -> None:
         # NOTE [own names]: an underscore name the program defines somewhere; checked again on the
         # object it is read from, which must be the program's own.
+        owner = _static_namespace(node.value, self.builtins)
         refusal = attribute_refusal(node.attr, own=node.attr in self.own_names)
+        if refusal is not None and _version_string(owner, node):  # NOTE [version string]
+            refusal = None
         if refusal is not None and not reached_through_super(node):
             raise self.error(refusal, node)
-        owner = _static_namespace(node.value, self.builtins)
         if owner is not None and _cudnn_setting(owner, node):
             return  # torch.backends.cudnn.deterministic = True: accepted, changes nothing
         if owner is not None and node.attr not in owner.members:
@@ -372,9 +381,9 @@ _DEL_HINT = "only names, items (del a[0]) and attributes (del self.cache) can be
 WITH_REFUSAL = "only with torch.no_grad(): and with torch.enable_grad(): are part of the checked language"
 IMPORTABLE = (
     "torch, torch.nn, torch.nn.functional, torch.nn.init, torch.optim, torch.optim.lr_scheduler, "
-    "torch.autograd, torch.utils.data, torch.utils.checkpoint, torch.distributions, torch.linalg, "
-    "torch.fft, torch.special, math, random, time, argparse, logging, warnings, copy, collections, "
-    "itertools, functools, typing and tqdm"
+    "torch.autograd (and its variable and function), torch.utils.data, torch.utils.checkpoint, "
+    "torch.distributions, torch.linalg, torch.fft, torch.special, math, random, time, argparse, "
+    "logging, warnings, copy, collections, itertools, functools, typing and tqdm"
 )
 # Modules snippets often import that stay out, with the reason a learner is shown.
 REFUSED_MODULES = {
@@ -477,6 +486,16 @@ def _import_refusal(module: str) -> str:
     if reason is not None:
         return f"'{module}' cannot be imported: {reason}; {RUN_HINT}"
     return f"'{module}' cannot be imported: a program can import {IMPORTABLE}; {RUN_HINT}"
+
+
+def _version_string(owner: Namespace | None, node: ast.Attribute) -> bool:
+    """``torch.__version__``, read (NOTE [version string] in ``whitelist.py``)."""
+    return (
+        owner is not None
+        and owner.path == "torch"
+        and node.attr == "__version__"
+        and isinstance(node.ctx, ast.Load)
+    )
 
 
 def _static_namespace(node: ast.expr, builtins: dict[str, Any]) -> Namespace | None:

@@ -8,6 +8,8 @@ from typing import Any
 
 from app.core.language.data import ProgramLoader, collate
 from app.core.language.evaluation import Evaluation
+from app.core.language.hints import with_run_hint
+from app.core.sizing.limits import MAX_SEQUENCE
 
 __all__ = ["loader_batches", "loader_length"]
 
@@ -32,9 +34,10 @@ def loader_batches(ev: Evaluation, loader: ProgramLoader, node: ast.expr) -> lis
             groups.pop()
     else:
         length = classes.special(loader.dataset, "__len__", [], node)
-        if length > ev.limits.max_iterations:
+        most = min(ev.limits.max_iterations, MAX_SEQUENCE)  # a pass is made all at once (NOTE [caps])
+        if length > most:
             raise ev.error(
-                f"this dataset has {length:,} samples; a pass may take {ev.limits.max_iterations:,}", node
+                with_run_hint(f"this dataset has {length:,} samples; a pass may take {most:,}"), node
             )
         indices = ev.apply(loader.index_batches, [length], {}, node)
         groups = [

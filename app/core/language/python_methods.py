@@ -27,6 +27,7 @@ __all__ = [
     "PYTHON_METHOD_OWNERS",
     "format_spec_refusal",
     "format_text",
+    "lacks_attribute",
     "percent_text",
     "python_method",
     "python_method_refusal",
@@ -99,6 +100,27 @@ def python_method(owner: Any, name: str) -> Callable[..., Any] | None:
         return _replace
     method: Callable[..., Any] = getattr(type(owner), name)
     return method
+
+
+# NOTE [missing attributes]
+# A plain Python value (a number, None, text, a list, tuple, dict or set) that has no attribute of
+# that name at all is Python's own AttributeError, as a plain run raises it: ``loss.item().backward()``
+# (a float), ``x.grad.zero_()`` while the grad is None, ``hidden.detach()`` on an LSTM's tuple. That
+# is the program's exception, recorded at its line, not a refusal. A name the type does have but
+# the language does not list (``(0.5).hex()``, ``d.fromkeys``) stays refused: it is there, it is
+# just not taken.
+PLAIN_VALUES = (int, float, complex, bool, type(None), str, list, tuple, dict, set)
+
+
+def lacks_attribute(owner: Any, name: str) -> bool:
+    """Whether ``owner`` is a plain value with no attribute ``name``: Python's AttributeError.
+
+    >>> lacks_attribute(1.5, "backward"), lacks_attribute(None, "zero_"), lacks_attribute(1.5, "hex")
+    (True, True, False)
+    >>> lacks_attribute(object(), "backward")  # not a plain value: the language decides
+    False
+    """
+    return type(owner) in PLAIN_VALUES and not hasattr(type(owner), name)
 
 
 def python_method_refusal(owner: Any, name: str) -> str:

@@ -122,8 +122,30 @@ def _limited_text(value: Any, room: int, *, top: bool = False) -> str:
     return text + closing
 
 
+# NOTE [object numbers]
+# ``id(x)`` is an object's address in CPython, which a recording never shows (NOTE [no addresses
+# in a recording]). A program gets a number per address instead, in the order it first asks: the
+# same object gives the same number and two live objects never share one; as in CPython, a number
+# may come back for a new object once the old one is gone (``a = a.exp()`` between two ids).
+_NUMBERS: dict[int, int] = {}
+
+
+def _id(value: Any) -> int:
+    """``id(value)``: the object's number (NOTE [object numbers]).
+
+    >>> a, b = [1], [2]
+    >>> _id(a) == _id(a) != _id(b)
+    True
+    """
+    return _NUMBERS.setdefault(id(value), len(_NUMBERS) + 1)
+
+
+_id.__name__ = "id"
+
+
 BUILTINS: dict[str, Callable[..., Any]] = {
     "abs": abs,
+    "id": _id,
     "len": len,
     "min": min,
     "max": max,

@@ -57,6 +57,7 @@ class Statements:
         self.simple: dict[type[ast.stmt], Callable[[Any], None]] = {
             ast.Assign: self.assign_statement,
             ast.AugAssign: self.augassign,
+            ast.AnnAssign: self.annotated_assign,
             ast.Expr: self.expression_statement,
             ast.Delete: self.delete_statement,
             ast.Import: self.import_statement,
@@ -102,6 +103,12 @@ class Statements:
         value = self.ev.eval(node.value)
         for target in node.targets:
             self.assign(target, value, node)
+
+    def annotated_assign(self, node: ast.AnnAssign) -> None:
+        """``x: torch.Tensor = t`` is ``x = t``; ``n: int`` alone does nothing. The annotation is
+        never run, as a function's annotations are not (``unread_children``)."""
+        if node.value is not None:
+            self.assign(node.target, self.ev.eval(node.value), node)
 
     def expression_statement(self, node: ast.Expr) -> None:
         self.ev.eval(node.value)
@@ -269,7 +276,7 @@ class Statements:
         if classes.defines(value, "__iter__") or not classes.defines(value, "__getitem__"):
             return classes.special(value, "__iter__", [], node)
         length = classes.special(value, "__len__", [], node)
-        if length > self.ev.limits.max_iterations:
+        if length > min(self.ev.limits.max_iterations, MAX_SEQUENCE):  # made all at once (NOTE [caps])
             raise self.ev.error(loop_message(self.ev.limits), node)
         return [classes.special(value, "__getitem__", [i], node) for i in range(length)]
 
@@ -279,7 +286,7 @@ class Statements:
         ``loop``: counted against the loop cap, as going through them one by one would be.
         """
         ev = self.ev
-        cap = ev.limits.max_iterations if loop else MAX_SEQUENCE
+        cap = min(ev.limits.max_iterations, MAX_SEQUENCE) if loop else MAX_SEQUENCE  # NOTE [caps]
         message = loop_message(ev.limits) if loop else f"this would unpack more than {cap:,} items"
         length = ev.sizes.length(value)
         if length is not None and length > cap:

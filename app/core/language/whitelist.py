@@ -20,6 +20,7 @@ sizes, work) is checked separately, op by op: see NOTE [size guard] in
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -30,11 +31,14 @@ import torch.nn.functional as F
 from app.core.language.autograd_functional import functional_members
 from app.core.language.copies import copy_members
 from app.core.language.data import data_members
+from app.core.language.dataclass_rules import dataclasses_members
+from app.core.language.gradchecks import gradcheck_members
 from app.core.language.hints import refused
 from app.core.language.instances import autograd_class_members, nn_class_members
 from app.core.language.module_proxies import nn_members
 from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.optimizer_proxies import optim_members
+from app.core.language.os_paths import NO_SYSTEM, os_members, os_path_members
 from app.core.language.python_modules import math_members, random_members
 from app.core.language.safe_builtins import BUILTINS, SafeBuiltin
 from app.core.language.saved_hooks import graph_members
@@ -72,6 +76,7 @@ __all__ = [
     "CUDNN_SETTINGS",
     "RETURN_TYPES_MODULE",
     "TENSOR_TYPES",
+    "ZEROED_METHODS",
     "Namespace",
     "TensorType",
     "build_namespaces",
@@ -120,14 +125,46 @@ class TensorType:
         if len(args) == 1 and isinstance(args[0], torch.Tensor):  # an alias of it, as PyTorch gives
             copied: torch.Tensor = self.cls(args[0])
             return copied
-        if len(args) > 1 or not isinstance(args[0], (list, tuple)) or isinstance(args[0], torch.Size):
+        sizes = _sizes(args)
+        if sizes is not None:  # NOTE [zeroed memory]: torch.Tensor(2, 3) is zeros, not old memory
+            return torch.zeros(
+                sizes, dtype=self.dtype if self.dtype is not None else torch.get_default_dtype()
+            )
+        if len(args) > 1 or not isinstance(args[0], (list, tuple)):
             raise refused(
-                f"{self.path}(...) takes a list of values here, as in {self.path}([1.0, 2.0]); given sizes "
-                "it holds whatever was in memory: use torch.zeros(...) or torch.randn(...)"
+                f"{self.path}(...) takes a list of values, as in {self.path}([1.0, 2.0]), or sizes, "
+                f"as in {self.path}(2, 3)"
             )
         return torch.tensor(
             args[0], dtype=self.dtype if self.dtype is not None else torch.get_default_dtype()
         )
+
+
+# NOTE [zeroed memory]
+# PyTorch leaves the memory of ``torch.empty``, ``empty_like``, ``x.new_empty`` and
+# ``torch.Tensor(2, 3)`` as it was: whatever the process held there, different from run to run.
+# A program never sees its process's memory, so these give zeros, which is one of the values a
+# plain run may hold there; code that fills them next (``nn.init``, ``.uniform_()``, ``w.data =``)
+# ends as a plain run does. ``empty_strided`` and the rest of the family stay out.
+ZEROED_METHODS = {"new_empty": "new_zeros"}
+
+
+def _sizes(args: tuple[Any, ...]) -> tuple[int, ...] | None:
+    """``(2, 3)``, ``(torch.Size([2, 3]),)`` as sizes; None for anything else."""
+    if len(args) == 1 and isinstance(args[0], torch.Size):
+        return tuple(args[0])
+    if args and all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return tuple(args)
+    return None
+
+
+def _zeroed(zeros: Any, name: str) -> Any:
+    def made(*args: Any, **kwargs: Any) -> Any:
+        return zeros(*args, **kwargs)
+
+    made.__name__ = made.__qualname__ = name
+    made.__module__ = "torch"
+    return made
 
 
 TENSOR_TYPES = {
@@ -170,6 +207,40 @@ _cuda_is_available.__name__ = "is_available"
 _cuda_is_available.__module__ = "torch"
 
 
+def _cuda_device_count() -> int:
+    """One device where the program runs on CUDA, none where it runs on the CPU (as is_available)."""
+    return 1 if _cuda_is_available() else 0
+
+
+def _nothing_to_do() -> None:
+    """``torch.cuda.empty_cache()``, ``torch.cuda.synchronize()``: nothing a program can see."""
+
+
+def _cuda_seed(seed: Any) -> None:
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError("torch.cuda.manual_seed takes a whole number")
+    torch.cuda.manual_seed_all(seed)  # lazy where there is no CUDA, as in a plain run
+
+
+def _cuda_members() -> dict[str, Any]:
+    """``torch.cuda``: whether the program runs there, and calls that change nothing it can see."""
+    members: dict[str, Any] = {"is_available": _cuda_is_available, "device_count": _cuda_device_count}
+    for name in ("empty_cache", "synchronize"):
+        members[name] = _named_torch(_nothing_to_do, name)
+    for name in ("manual_seed", "manual_seed_all"):
+        members[name] = _named_torch(_cuda_seed, name)
+    return members
+
+
+def _named_torch(fn: Any, name: str) -> Any:
+    def named(*args: Any) -> Any:
+        return fn(*args)
+
+    named.__name__ = named.__qualname__ = name
+    named.__module__ = "torch"
+    return named
+
+
 def _distributions() -> Namespace:
     members = distribution_members()
     subs = distribution_submodules(members)
@@ -207,20 +278,27 @@ def build_namespaces() -> dict[str, Any]:
             "Variable": _variable,
             "functional": Namespace("torch.autograd.functional", functional_members()),
             "graph": Namespace("torch.autograd.graph", graph_members()),
+            # the modules PyTorch defines these in, which older snippets import them from
+            "variable": Namespace("torch.autograd.variable", {"Variable": _variable}),
+            "function": Namespace("torch.autograd.function", autograd_class_members()),
             **autograd_class_members(),
+            **gradcheck_members(),  # NOTE [gradchecks]
         },
     )
     checkpoint = Namespace("torch.utils.checkpoint", checkpoint_members())
     utils = Namespace(
         "torch.utils", {"data": Namespace("torch.utils.data", data_members()), "checkpoint": checkpoint}
     )
-    cuda = Namespace("torch.cuda", {"is_available": _cuda_is_available})
+    cuda = Namespace("torch.cuda", _cuda_members())
     backends = Namespace("torch.backends", {"cudnn": Namespace("torch.backends.cudnn")})
     torch_members = _members(torch, TORCH_FUNCTIONS | TORCH_DTYPES)
     for name in ("linalg", "fft", "special"):  # NOTE [torch surface]
         path = f"torch.{name}"
         torch_members[name] = Namespace(path, _members(getattr(torch, name), registry_functions(path)))
     torch_members.update(
+        empty=_zeroed(torch.zeros, "empty"),  # NOTE [zeroed memory]
+        empty_like=_zeroed(torch.zeros_like, "empty_like"),
+        __version__=str(torch.__version__),  # NOTE [version string]
         nn=nn,
         optim=optim,
         autograd=autograd,
@@ -239,6 +317,12 @@ def build_namespaces() -> dict[str, Any]:
     return {"torch": Namespace("torch", torch_members), "F": functional, "nn": nn, "optim": optim, **builtins}
 
 
+# NOTE [version string]
+# ``print(torch.__version__)`` opens many snippets. It is the one name with underscores a program
+# may read from torch, as plain text, and only as ``torch.__version__`` written out (the parser
+# checks the owner is torch itself); every other dunder stays refused (NOTE [own names]).
+
+
 def _tqdm_module() -> Namespace:
     members = tqdm_members()
     inner = {sub: Namespace(f"tqdm.{sub}", members) for sub in ("auto", "notebook")}
@@ -255,7 +339,7 @@ def python_modules() -> dict[str, Namespace]:
     (NOTE [stand-in modules: bookkeeping] in ``stand_ins.py``, NOTE [program copies] in ``copies.py``).
 
     >>> sorted(python_modules())[:4], python_modules()["math"].member("sqrt")(4.0)
-    (['argparse', 'collections', 'copy', 'functools'], 2.0)
+    (['argparse', 'collections', 'copy', 'dataclasses'], 2.0)
     """
     pyplot = Namespace("matplotlib.pyplot", refusal=NO_PLOTS)
     return {
@@ -271,6 +355,14 @@ def python_modules() -> dict[str, Namespace]:
         "typing": Namespace("typing", typing_members()),
         "functools": Namespace("functools", functools_members()),
         "tqdm": _tqdm_module(),
+        "os": Namespace(  # NOTE [stand-in modules: os] in os_paths.py
+            "os",
+            {**os_members(), "path": Namespace("os.path", os_path_members(), refusal=NO_SYSTEM)},
+            refusal=NO_SYSTEM,
+        ),
+        "sys": Namespace("sys", refusal=NO_SYSTEM),
+        "dataclasses": Namespace("dataclasses", dataclasses_members()),  # NOTE [program dataclasses]
+        "gc": Namespace("gc", {"collect": _collect}, refusal=NO_COLLECTOR),
         "numpy": Namespace("numpy", refusal=NO_NUMPY),
         "matplotlib": Namespace("matplotlib", {"pyplot": pyplot}, refusal=NO_PLOTS),
     }
@@ -286,6 +378,18 @@ def python_modules() -> dict[str, Namespace]:
 # the values, and the recording up to that line is there to see.
 NO_NUMPY = "NumPy is not part of programs: build tensors with torch (torch.tensor, torch.randn)"
 NO_PLOTS = "programs draw no plots: print the values, or see them in the window"
+NO_COLLECTOR = "the collector's other parts reach every object of the process"
+
+
+def _collect(generation: Any = 2) -> int:
+    """``gc.collect()``: Python's collector runs, as in a plain run (weakly held graph nodes go)."""
+    if not isinstance(generation, int) or isinstance(generation, bool):
+        raise TypeError("gc.collect takes a generation number")
+    return gc.collect(generation)
+
+
+_collect.__name__ = "collect"
+_collect.__module__ = "gc"
 
 
 # Named results such as ``x.max(dim=0)`` come from this module; their fields

@@ -5,9 +5,12 @@ are module constants. How each is enforced: NOTE [size guard] in ``guard.py``.
 
 # NOTE [caps]
 Each cap's message names it and ends with the ``run`` hint: a person's own script records
-without them. The statement count is a backstop against bombs (loops inside loops); real code
-fills a table element by element in tens of thousands of cheap statements, so the count sits far
-above that and the time limit is what such a loop meets first, if anything.
+without them. The counts of statements and of one loop's rounds are backstops against bombs;
+real code runs cheap scalar loops of hundreds of thousands of rounds (a polynomial fitted for
+100,000 steps, a table filled element by element), so both counts sit above what the evaluator
+runs inside the time limit, and the time limit is what such a loop meets first, if anything.
+What a loop makes all at once (a dataset's pass, the items of a program's ``__len__`` and
+``__getitem__``) is capped by ``MAX_SEQUENCE``, as a list is.
 """
 
 from __future__ import annotations
@@ -52,8 +55,8 @@ class Limits:
     time_limit_s: float = 30.0
     max_work: int = 10_000_000_000  # multiply-adds (or elements touched) per call of the language
     max_total_elements: int = 100_000_000  # allocated per Budget (per Evaluator unless shared)
-    max_iterations: int = 10_000  # per loop, each time it runs
-    max_statements: int = 1_000_000  # statements one program runs, loops counted each time round
+    max_iterations: int = 10_000_000  # per loop, each time it runs (NOTE [caps])
+    max_statements: int = 10_000_000  # statements one program runs, loops counted each time round
 
 
 class Budget:
