@@ -276,7 +276,14 @@ CASES: list[Case] = [
     forward_refused("y = x.is_pinned() or x.pin_memory()", 1, 22, "it reaches raw memory", "load"),
     forward_refused("y = x.to_dlpack()", 1, 5, "it reaches raw memory", "load"),
     forward_refused("m = torch.nn.Linear(2, 2)\nm.share_memory()", 2, 1, "it reaches raw memory", "load"),
-    forward_refused("y = x.register_hook(x)", 1, 5, "it would run Python code of its own", "load"),
+    # a hook is the program's own function (tensor_hooks.py): never a tensor, a torch function,
+    # or the method itself held as a value to call later with anything
+    forward_refused("y = x.register_hook(x)", 1, 21, "takes a function the program defines", "record"),
+    forward_refused(
+        "y = x.register_hook(torch.exp)", 1, 21, "takes a function the program defines", "record"
+    ),
+    forward_refused("f = x.register_hook\ny = f(print)", 1, 5, "it would run Python code of its own", "load"),
+    forward_refused("y = x.register_hook(print)\nz = y._handle", 2, 5, "is private", "load"),
     # -- syntax that is not part of the language --------------------------------------
     forward_refused("f = lambda v: v.__class__\ny = f(x)", 1, 15, "attribute '__class__' is private", "load"),
     case(
@@ -687,11 +694,12 @@ CASES: list[Case] = [
         "record",
     ),
     program_refused(
-        "a parameter hook",
-        LINEAR + "h = lin.weight.register_hook(print)\n",
-        4,
+        "a parameter hook's handle",
+        LINEAR + "h = lin.weight.register_hook(print)\nh.hooks_dict_ref()\n",
         5,
-        "'.register_hook' is not allowed",
+        1,
+        "'hooks_dict_ref' is not available on a hook handle",
+        "record",
     ),
     # NOTE [grad_fn views]: t.grad_fn is a view listing name(), next_functions and variable only
     program_refused(
@@ -700,6 +708,7 @@ CASES: list[Case] = [
         4,
         5,
         "'.register_hook' is not allowed",
+        "record",
     ),
     program_refused(
         "a node's prehook",
@@ -734,11 +743,12 @@ CASES: list[Case] = [
         "is private",
     ),
     program_refused(
-        "saved tensor hooks",
-        "import torch\nwith torch.autograd.graph.saved_tensors_hooks(print, print):\n    pass\n",
+        "saved tensor hooks without unpack",
+        "import torch\nwith torch.autograd.graph.saved_tensors_hooks(print):\n    pass\n",
         2,
         6,
-        "torch.autograd.graph",
+        "saved_tensors_hooks(pack, unpack) takes the two functions",
+        "record",
     ),
     # -- programs: their own errors end them with an error step -------------------------
     Case(

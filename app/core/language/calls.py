@@ -35,6 +35,7 @@ from app.core.language.python_values import NOTHING, kind
 from app.core.language.raised import ExceptionKind, RaisedValue
 from app.core.language.safe_builtins import LAZY_BUILTINS, SafeBuiltin
 from app.core.language.stand_ins import Partial, Reduce
+from app.core.language.tensor_hooks import register_hook
 from app.core.language.torch_wrappers import GENERATOR_METHODS, PassThrough
 from app.core.language.whitelist import ZEROED_METHODS, Namespace
 from app.core.model.errors import ProgramError, ProgramRaised
@@ -266,6 +267,8 @@ class Calls:
 
     def tensor_method(self, owner: torch.Tensor, node: ast.Call, func: ast.Attribute) -> Any:
         ev = self.ev
+        if func.attr == "register_hook":  # with a function of the program's (tensor_hooks.py)
+            return register_hook(ev, owner, node)
         ev.members.check_tensor_method(func)
         if func.attr in LETTING_GO_TENSOR_METHODS:
             ev.let_go = True  # y.detach_() lets go of y's graph (NOTE [calls that let go])

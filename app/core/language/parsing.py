@@ -173,6 +173,10 @@ def _deep_line(source: str) -> tuple[int | None, int | None]:
     return None, None
 
 
+# Tensor methods denied as values but allowed when called: their function must be the program's
+CALLED_WITH_OWN_FUNCTIONS = frozenset(["register_hook"])
+
+
 class _StaticChecker:
     """Everything that can be refused without running anything."""
 
@@ -189,6 +193,7 @@ class _StaticChecker:
 
     def check(self, tree: ast.AST) -> None:
         self.own_names = own_names(tree)
+        self.called_with_own: set[int] = set()  # id(ast.Attribute) of x.register_hook(...) calls
         self.shadowed = shadowed_names(tree)  # NOTE [shadowed builtins]
         # Iterative, so a deep tree cannot overflow our own stack. Operators and
         # contexts carry no position: they are reported at their expression.
@@ -255,6 +260,8 @@ class _StaticChecker:
             raise self.error(f"{what} '{name}' is private or reserved: pick another name", node)
 
     def check_call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in CALLED_WITH_OWN_FUNCTIONS:
+            self.called_with_own.add(id(node.func))  # x.register_hook(fn): tensor_hooks.py
         refusal = call_refusal(node)
         if refusal is not None:
             raise self.error(*refusal)
@@ -306,6 +313,8 @@ class _StaticChecker:
         # object it is read from, which must be the program's own.
         owner = _static_namespace(node.value, self.builtins)
         refusal = attribute_refusal(node.attr, own=node.attr in self.own_names)
+        if refusal is not None and id(node) in self.called_with_own:
+            refusal = None  # called, its function checked where it runs (tensor_hooks.py)
         if refusal is not None and _version_string(owner, node):  # NOTE [version string]
             refusal = None
         if refusal is not None and not reached_through_super(node):

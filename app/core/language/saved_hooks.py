@@ -22,7 +22,7 @@ import torch
 from app.core.language.objects import GradModeEntry
 from app.core.model.errors import ProgramError
 
-__all__ = ["SAVED_HOOKS", "SavedHooksEntry", "graph_members", "saved_hooks_context"]
+__all__ = ["SAVED_HOOKS", "Evaluating", "SavedHooksEntry", "graph_members", "quietly", "saved_hooks_context"]
 
 SAVED_HOOKS = ("saved_tensors_hooks", "save_on_cpu")
 
@@ -67,10 +67,10 @@ def saved_hooks_context(
     if len(args) != 2 or keywords:
         raise ev.error("saved_tensors_hooks(pack, unpack) takes the two functions", node)
     pack, unpack = (ev.eval(a) for a in args)
-    return torch.autograd.graph.saved_tensors_hooks(_quiet(ev, pack, node), _quiet(ev, unpack, node))
+    return torch.autograd.graph.saved_tensors_hooks(quietly(ev, pack, node), quietly(ev, unpack, node))
 
 
-def _quiet(ev: Evaluating, fn: Any, node: ast.Call) -> Callable[[Any], Any]:
+def quietly(ev: Evaluating, fn: Any, node: ast.Call) -> Callable[[Any], Any]:
     """``fn`` called by the evaluator from inside PyTorch: no statement of it is a step."""
 
     def hook(value: Any) -> Any:

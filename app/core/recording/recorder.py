@@ -520,6 +520,9 @@ class ProgramRecorder(Recorder):
         for name, value in self.env.items():
             if value is tensor and name not in known:
                 return name
+            if value is tensor and known[name] is not tensor:  # the name holds another leaf now
+                self.leaves.rebound_to_leaf(name, tensor, self.statement_line)
+                return name
         for name, value in self.env.items():
             if isinstance(value, Checked):
                 path = next((p for p, t in value.named_tensors() if t is tensor), None)

@@ -177,6 +177,9 @@ class ScriptRecorder(Recorder):
         for name, value in self.names:
             if value is tensor and name not in known:
                 return name
+            if value is tensor and known[name] is not tensor:  # the name holds another leaf now
+                self.leaves.rebound_to_leaf(name, tensor, None)
+                return name
         for name, value in self.names:
             if isinstance(value, torch.nn.Module):
                 path = next((p for p, t in value.named_parameters() if t is tensor), None)
