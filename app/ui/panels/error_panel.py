@@ -31,6 +31,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QToolButton
 from app.core.lesson.fix import Fix
 from app.core.lesson.fixes import fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
+from app.core.lesson.panel_words import error_title
 from app.core.lesson.prove import ScriptSource, proven_fixes
 from app.ui.look.plain_text import plain_tip
 from app.ui.panels.fixes_panel import FixesPanel, Lesson, wrapped_label
@@ -212,13 +213,11 @@ class ErrorPanel(FixesPanel):
             self._fixes = []
             self.hide()
             return
+        self.title.setText(error_title(recording) or "")
         if info is not None:
-            self.title.setText(self._title(recording, info))
             self.explanation.setText(self._explanation(recording, info))
             self._set_message(info.error or "")
         else:
-            where = "The program" if recording.error_line is None else f"Line {recording.error_line}"
-            self.title.setText(f"✗ {where} raised an error, outside any backward call:")
             self.explanation.setText("The program stopped there, as Python would.")
             self._set_message(recording.error or "")
         self.scroll_to_top()  # a new error opens at its heading, not at the last one's scroll
@@ -238,11 +237,6 @@ class ErrorPanel(FixesPanel):
         if info is not None:
             return index == info.last_step
         return recording.error is not None and recording.timeline[index].kind == "error"
-
-    def _title(self, recording: Recording, info: CallInfo) -> str:
-        node = info.failed_node
-        where = recording.graph.node(node).name if node and node in recording.graph else "the call itself"
-        return f"✗ Call {info.index + 1} (line {info.call.line}) failed at {where}. PyTorch says:"
 
     def _explanation(self, recording: Recording, info: CallInfo) -> str:
         """What the caption above does not say (NOTE [why adds to the caption])."""
