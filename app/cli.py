@@ -340,7 +340,7 @@ def _export_torchviz(args: argparse.Namespace) -> int:
     A ``.lens`` file holds none, so the program text it keeps runs again."""
     from app.child.client import torchviz_in_child
     from app.core.lensfile import is_lens, open_lens
-    from app.core.model.errors import ProgramError
+    from app.core.model.errors import ProgramError, UserError
 
     source: Any = args.program
     if is_lens(source):
@@ -350,7 +350,7 @@ def _export_torchviz(args: argparse.Namespace) -> int:
     except ProgramError as exc:
         if not is_lens(args.program):
             raise
-        raise ProgramError(
+        raise UserError(
             f"{args.program} holds no tensors for make_dot, and its program could not run again here "
             f"({exc}); export the program itself, or for a script: run --torchviz DIR SCRIPT.py"
         ) from None
@@ -468,9 +468,9 @@ def _script_torchviz(args: argparse.Namespace) -> int:
     try:
         drawn = script_first_backward_dot(args.script, args.args, device=args.device or "cpu")
     except Exception as exc:
-        from app.core.model.errors import ProgramError
+        from app.core.model.errors import UserError
 
-        if isinstance(exc, ProgramError):
+        if isinstance(exc, UserError):
             raise
         sys.stderr.write(script_traceback(exc, args.script))  # the script's own error, as Python shows it
         return EXIT_BUG
@@ -541,9 +541,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _explain(exc: Exception) -> int:
     """The last resort: one line for every failure, exit 2 for bad input, 1 for our own bugs."""
-    from app.core.model.errors import ProgramError
+    from app.core.model.errors import UserError
 
-    if isinstance(exc, ProgramError) or _is_layout_error(exc):
+    if isinstance(exc, UserError) or _is_layout_error(exc):
         return _fail(str(exc) or f"{type(exc).__name__}, with no message")
     if isinstance(exc, UnicodeError):
         return _fail(f"cannot read this text: {exc}")
