@@ -241,7 +241,7 @@ class EdgeItem(QGraphicsItem):
             ):
                 curve = tuple(self._points[3 * index : 3 * index + 4])
                 assert len(curve) == 4
-                runs += [(at, _curve_path(part)) for at, part in _seen_parts(curve, seen, before)]  # type: ignore[arg-type]
+                runs += [(at, _curve_path(part)) for at, part in _seen_parts(curve, seen, before)]
                 joined = False
             elif joined:
                 runs[-1][1].connectPath(piece)
@@ -269,7 +269,7 @@ class EdgeItem(QGraphicsItem):
             pen, unit = _hairline(pen), 1 / scale  # dash lengths in screen pixels
         painter.setPen(pen)
         painter.setBrush(NO_BRUSH)
-        exposed = option.exposedRect  # type: ignore[attr-defined]
+        exposed = option.exposedRect
         if self._long and not exposed.contains(self._bounds):  # NOTE [long edges]
             dashed = pen.style() != SOLID
             for before, run in self._visible_runs(exposed, split=not hairline):

@@ -217,7 +217,7 @@ class CodePanel(CodeEdit):
             return  # a newer program was asked for meanwhile (Ctrl+N, a file): its recording fills
         colour = len(self._lines) <= HIGHLIGHT_MAX_LINES
         if (self.highlighter.document() is not None) != colour:
-            self.highlighter.setDocument(self.document() if colour else None)  # type: ignore[arg-type]
+            self.highlighter.setDocument(self.document() if colour else None)
         self.write(recording.program.code)
         self._typed, self._in_sync = False, True
         self._update_marks()
