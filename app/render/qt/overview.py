@@ -146,10 +146,6 @@ class OverviewRenderer:
         if moved and self.on:
             self._update_dots(moved)
 
-    def recolour_all(self) -> None:
-        """Every dot in the colour of the step shown (after a new palette)."""
-        self.recolour(list(self.colours))
-
     def frames_changed(self, *frames: ClusterItem) -> None:
         """``frames`` changed look or place: draw the frames anew, repainting where they are."""
         if not frames:

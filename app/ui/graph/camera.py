@@ -183,11 +183,6 @@ class Camera:
         """The smallest node name on screen, in pixels, the room can read at the view's text scale."""
         return READABLE_NODE_PX * self._view.font_scale
 
-    @property
-    def fitted_readable(self) -> bool:
-        """Whether the whole graph fitted draws node names the room can read."""
-        return self._view.graph_scene is None or self.fit_zoom() * self._node_px() >= self.readable_px
-
     def show_node(self, node_id: str) -> None:
         """Centre ``node_id``, zoomed in at least to :data:`READ_ZOOM` (a found or clicked node)."""
         graph = self._view.graph_scene
