@@ -66,7 +66,7 @@ def test_the_question_and_its_choices_are_over_the_graph_in_caption_type(qtbot, 
     assert row.question.choices == (SUCCEEDS, FAILS)
     for widget in (panel.heading, row.text, *row.buttons, *row.labels):
         assert _seen(shown, widget, viewport), (type(widget).__name__, widget.geometry())
-    page = shown.graph_page  # over the graph, not in the side column
+    page = shown.graph_area.page  # over the graph, not in the side column
     assert panel.parentWidget() is page and page.rect().contains(panel.geometry())
     caption = shown.caption_bar.font().pointSizeF()
     assert row.text.font().pointSizeF() >= caption and row.labels[0].font().pointSizeF() >= caption

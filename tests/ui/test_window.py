@@ -98,8 +98,8 @@ def _key(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
 def test_opens_on_the_seed_program(qtbot, open_window, two_losses):
     window = open_window(None)  # no program named: the remembered one, at first the seed
     assert window.session.recording.program == two_losses.program
-    assert window.program_picker.current_name() == "two-losses"
-    assert window.graph_view is not None and window.graph_stack.currentWidget() is window.graph_page
+    assert window.picker.combo.current_name() == "two-losses"
+    assert window.graph_view is not None and window.graph_area.currentWidget() is window.graph_area.page
     assert "two-losses" in window.windowTitle()
     assert "Device: CPU" in window.device_label.text()
 
@@ -126,12 +126,12 @@ def test_the_graph_view_is_made_while_the_first_recording_is_under_way(
         window.start()
         qtbot.waitUntil(lambda: window.graph_view is not None, timeout=TIMEOUT)
         assert window.session.recording is None  # nothing has arrived yet
-        assert window.graph_stack.currentWidget() is not window.graph_page  # "Recording two-losses…"
+        assert window.graph_area.currentWidget() is not window.graph_area.page  # "Recording two-losses…"
     finally:
         release.set()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
         pass
-    assert window.graph_stack.currentWidget() is window.graph_page
+    assert window.graph_area.currentWidget() is window.graph_area.page
     assert len(window.graph_view.graph_scene.nodes) == len(two_losses.graph.nodes)
     window.session.worker.wait_idle()
 
@@ -675,17 +675,19 @@ def test_a_fixed_builtin_is_shown_as_an_edit(qtbot, open_window):
     """After a fix the program is no longer the built-in: the picker says "(edited)" and the
     summary that tells the broken story says it is where the edit began; Ctrl+Z restores both."""
     window = open_window("gan-no-detach")
-    summary = window.summary.text()
+    summary = window.code_column.summary.text()
     qtbot.waitUntil(lambda: bool(window.error_panel.fixes), timeout=TIMEOUT)  # offered once proven
     fixed = _rerecorded(qtbot, window, window.error_panel.fix_buttons[0].click)
     assert fixed.failed is None
-    assert window.program_picker.currentText() == "gan-no-detach (edited)"
-    assert window.summary.text().startswith("Your edit of the built-in gan-no-detach") and summary in (
-        window.summary.text()
-    )
+    assert window.picker.combo.currentText() == "gan-no-detach (edited)"
+    assert window.code_column.summary.text().startswith(
+        "Your edit of the built-in gan-no-detach"
+    ) and summary in (window.code_column.summary.text())
     window.setFocus()
     _rerecorded(qtbot, window, lambda: _key(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier))
-    assert window.program_picker.current_name() == "gan-no-detach" and window.summary.text() == summary
+    assert (
+        window.picker.combo.current_name() == "gan-no-detach" and window.code_column.summary.text() == summary
+    )
 
 
 def test_one_click_retains_the_unset_graph_and_the_next_frees_it(qtbot, open_window):
@@ -774,8 +776,8 @@ def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open
 def test_missing_dot_still_opens_with_the_data_panels(qtbot, open_window, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` anywhere
     window = open_window()
-    assert window.graph_stack.currentWidget() is window.graph_message
-    message = window.graph_message.text()
+    assert window.graph_area.currentWidget() is window.graph_area.message
+    message = window.graph_area.message.text()
     assert "dot" in message and "apt-get install graphviz" in message
     window.session.end()
     assert window.grad_panel.grad_text("x") == "x.grad = [8, 16]"
@@ -813,8 +815,8 @@ def test_geometry_persists(qtbot, open_window, settings_path, monkeypatch):
 
 def test_program_picker_loads_a_builtin(qtbot, open_window):
     window = open_window()
-    position = window.program_picker.findData("weight-and-input")
-    recording = _rerecorded(qtbot, window, lambda: window.program_picker.activated.emit(position))
+    position = window.picker.combo.findData("weight-and-input")
+    recording = _rerecorded(qtbot, window, lambda: window.picker.combo.activated.emit(position))
     assert recording.program.name == "weight-and-input"
     assert window.grad_panel.leaf_names() == list(recording.leaves)
 
@@ -826,8 +828,8 @@ def test_an_opened_file_is_shown_in_the_picker_and_remembered(qtbot, open_window
     recording = _rerecorded(qtbot, window, lambda: window.files.open_path(mine))
     assert recording.program.name == "my-losses"
     assert recording.program.code == load_builtin("two-losses").code
-    assert window.program_picker.currentText() == "my-losses (my-losses.toml)"
-    assert Path(window.program_picker.currentData()) == mine
+    assert window.picker.combo.currentText() == "my-losses (my-losses.toml)"
+    assert Path(window.picker.combo.currentData()) == mine
     window.close()
     again = open_window(None, AppSettings(settings_path))
     assert again.session.recording.program.path == mine
@@ -840,7 +842,7 @@ def test_a_plain_python_file_opens_as_a_program(qtbot, open_window, tmp_path):
     recording = _rerecorded(qtbot, window, lambda: window.files.open_path(mine))
     assert (recording.program.name, recording.program.title) == ("pasted", "My two losses")
     assert recording.failed is not None  # the snippet as written: its second backward fails
-    assert window.program_picker.currentText() == "pasted (pasted.py)"
+    assert window.picker.combo.currentText() == "pasted (pasted.py)"
     assert window.editor.code_edit.text() == recording.program.code
 
 
@@ -858,7 +860,7 @@ def test_a_lens_file_opens_without_recording(qtbot, open_window, tmp_path, monke
     recording = _rerecorded(qtbot, window, lambda: window.files.open_path(path))
     assert recording.program == forgot_retain.program
     assert [s.caption for s in recording.timeline.steps] == [s.caption for s in forgot_retain.timeline.steps]
-    assert window.program_picker.currentText() == "forgot-retain (saved.lens)"
+    assert window.picker.combo.currentText() == "forgot-retain (saved.lens)"
     assert window.session.index == recording.failed.last_step
     assert window.error_panel.message.text() == forgot_retain.failed.error
 

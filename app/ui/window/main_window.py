@@ -144,18 +144,16 @@ class MainWindow(QMainWindow):
         self.device_selector = DeviceSelector(session)
         self.notice = NoticeBanner()
         self.picker = ProgramPicker(session, self.settings, self)
-        self.program_picker = self.picker.combo
         self.predict_panel = PredictPanel(session)  # Predict first (P): hidden until asked for
         self.code_column = CodeColumn(self.code_panel)
-        self.summary, self.summary_room = self.code_column.summary, self.code_column.summary_room
         self.legend_area = QScrollArea()  # the legend's dock: it scrolls when the dock is small
         self.legend_area.setWidgetResizable(True)
         self.legend_area.setFrameShape(QFrame.Shape.NoFrame)
         self.graph_area = GraphArea(session, self.navigation, self.legend_area)
-        self.graph_stack = self.graph_area
-        self.graph_message, self.graph_page = self.graph_area.message, self.graph_area.page
         # Predict's question over the graph, in the room's sight (over_graph.py)
-        self.predict_card = OverGraph(self.graph_page, self.predict_panel, self.predict_panel.scroll_area)
+        self.predict_card = OverGraph(
+            self.graph_area.page, self.predict_panel, self.predict_panel.scroll_area
+        )
 
     def _lay_out(self) -> None:
         """The stage (caption, step counter, error, graph) in the centre; the panels in docks."""
@@ -346,7 +344,7 @@ class MainWindow(QMainWindow):
         self.show_notice(f"{message}{suffix}")
         self.statusBar().showMessage(message, 10_000)
         if not kept:
-            self.graph_message.setText(f"Nothing to show yet: {message}")
+            self.graph_area.message.setText(f"Nothing to show yet: {message}")
             if self._refused_script_shown():
                 return  # the script stays, with its refusal and the trusted-script button
             if self._first_program != DEFAULT_PROGRAM:  # fall back to the seed program
