@@ -32,7 +32,7 @@ from app.core.lensfile import (
     save_lens,
 )
 from app.core.lensfile.format import MAX_CONTAINERS, MAX_JSON_BYTES
-from app.core.model.errors import ProgramError
+from app.core.model.errors import ProgramError, UserError
 from app.core.model.recording import Recording
 from app.core.report import to_json, to_table
 from app.render.layout import layout_graph
@@ -137,8 +137,8 @@ def test_plain_json_is_read_too() -> None:
     assert from_json(small_json()) == small_recording()
 
 
-def test_a_lens_error_is_a_program_error() -> None:
-    assert issubclass(LensError, ProgramError)
+def test_a_lens_error_is_told_to_a_person_and_is_not_a_programs_error() -> None:
+    assert issubclass(LensError, UserError) and not issubclass(LensError, ProgramError)
 
 
 # --- versions and damage ---
