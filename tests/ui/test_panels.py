@@ -39,6 +39,7 @@ from app.ui.panels.timeline_bar import TimelineBar
 from app.ui.runtime.session import Session
 from app.ui.runtime.settings import AppSettings
 from tests.support.plain_errors import plain_forgot_retain_error
+from tests.support.recorded import builtin_recording
 
 
 def _panel(qtbot, cls, session):
@@ -82,7 +83,7 @@ def test_node_details_show_every_slot_state_as_recorded(qtbot, session, two_loss
 
 
 def test_node_details_list_the_saved_tensors_first(qtbot, session):
-    recording = record(load_builtin("gan-no-detach"))
+    recording = builtin_recording("gan-no-detach")
     details = _panel(qtbot, NodeDetails, session)
     session.apply(recording)  # at the error step: the node whose saved tensor was freed
     node = recording.graph.node(recording.failed.failed_node)
@@ -125,7 +126,7 @@ def test_node_details_follow_the_running_node_until_one_is_clicked(qtbot, sessio
 
 
 def test_node_details_name_the_line_and_the_version_of_a_slot_changed_in_place(qtbot, session):
-    recording = record(load_builtin("inplace-sigmoid"))
+    recording = builtin_recording("inplace-sigmoid")
     details = _panel(qtbot, NodeDetails, session)
     session.apply(recording)  # at the error step
     failed = recording.failed.failed_node
@@ -154,9 +155,8 @@ def test_grad_panel_shows_the_recorded_grad_at_every_step(qtbot, session, two_lo
 
 
 def test_grad_panel_views_reused_for_the_next_recording_show_what_new_ones_show(qtbot, session, two_losses):
-    from app.core import load_builtin, record
 
-    two_leaves = record(load_builtin("weight-and-input"))
+    two_leaves = builtin_recording("weight-and-input")
     panel = _panel(qtbot, GradPanel, session)
     for recording in (two_leaves, two_losses, two_leaves):  # fewer leaves, then more again
         session.apply(recording)
@@ -235,7 +235,7 @@ def test_panels_that_follow_the_step_keep_their_height_within_a_recording(qtbot,
     text they show is still the step's own."""
     from PySide6.QtWidgets import QSplitter
 
-    recording = record(load_builtin("accumulate-no-zero"))
+    recording = builtin_recording("accumulate-no-zero")
     grads, details = GradPanel(session), NodeDetails(session)
     both = QSplitter()
     both.addWidget(grads)
@@ -448,7 +448,7 @@ def test_caption_and_counter_follow_the_step(qtbot, session, two_losses):
 
 
 def test_counter_says_which_iteration_runs_inside_a_loop(qtbot, session):
-    recording = record(load_builtin("rnn-no-detach"))
+    recording = builtin_recording("rnn-no-detach")
     counter = _panel(qtbot, StepCounter, session)
     session.apply(recording)
     for index in range(len(recording.timeline)):
@@ -665,7 +665,7 @@ def test_a_toggle_records_the_edited_program_and_undo_takes_it_back(qtbot, sessi
 
 
 def test_a_call_in_a_loop_is_one_row_with_its_count(qtbot, session):
-    recording = record(load_builtin("rnn-detach"))
+    recording = builtin_recording("rnn-detach")
     toggles = _panel(qtbot, CallToggles, session)
     session.apply(recording)
     call = recording.calls[0].call
@@ -912,5 +912,5 @@ def test_grad_panel_shows_a_name_holding_a_copy_with_grad_none_as_pytorch_does(q
     assert leaf is not None and list(leaf.flat) == pytest.approx(
         (2 * plain["inputs"].detach()).flatten().tolist()
     )
-    session.apply(two_losses_recording := record(load_builtin("forgot-retain")))
+    session.apply(two_losses_recording := builtin_recording("forgot-retain"))
     assert panel.copy_text() == "" and "x" in two_losses_recording.leaves
