@@ -55,7 +55,7 @@ def _inside(window: MainWindow, widget: QWidget) -> bool:
 def _unreachable(window: MainWindow) -> list[str]:
     """The controls that are neither inside the window nor behind a toolbar's » button inside it."""
     lost = []
-    for bar in (window.toolbar, window.playback_bar):
+    for bar in (window.bars.toolbar, window.bars.playback_bar):
         more = bar.findChild(QToolButton, "qt_toolbar_ext_button")
         overflow = more is not None and _inside(window, more)
         for action in bar.actions():

@@ -101,7 +101,7 @@ def test_opens_on_the_seed_program(qtbot, open_window, two_losses):
     assert window.picker.combo.current_name() == "two-losses"
     assert window.graph_view is not None and window.graph_area.currentWidget() is window.graph_area.page
     assert "two-losses" in window.windowTitle()
-    assert "Device: CPU" in window.device_label.text()
+    assert "Device: CPU" in window.bars.device_label.text()
 
 
 def test_the_graph_view_is_made_while_the_first_recording_is_under_way(
@@ -273,9 +273,9 @@ def test_legend_and_find_shortcuts(qtbot, open_window, two_losses):
     _key(qtbot, window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
     assert not legend.isHidden()
     _key(qtbot, window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(window.find_field.hasFocus, timeout=TIMEOUT)
-    qtbot.keyClicks(window.find_field, "PowBackward")
-    _key(qtbot, window.find_field, Qt.Key.Key_Return)
+    qtbot.waitUntil(window.bars.find_field.hasFocus, timeout=TIMEOUT)
+    qtbot.keyClicks(window.bars.find_field, "PowBackward")
+    _key(qtbot, window.bars.find_field, Qt.Key.Key_Return)
     pow_id = next(n.id for n in two_losses.graph.nodes if n.name == "PowBackward0")
     assert window.graph_view.selected_node == pow_id
     assert window.node_details.shown_name() == "PowBackward0"
@@ -340,9 +340,9 @@ def test_busy_indicator_shows_while_recording(qtbot, open_window):
     window = open_window()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
         window.load_program("forgot-retain")
-        assert not window.busy_label.isHidden()
-        assert window.busy_label.text().startswith("Recording…")
-    assert window.busy_label.isHidden()
+        assert not window.bars.busy_label.isHidden()
+        assert window.bars.busy_label.text().startswith("Recording…")
+    assert window.bars.busy_label.isHidden()
 
 
 def test_starting_the_window_does_not_import_torch():
@@ -581,7 +581,7 @@ def test_the_overflow_buttons_show_their_arrows_on_a_small_projector(qtbot, open
     window = open_window()
     window.set_theme("light")
     window.resize(1024, 768)
-    extension = window.toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
+    extension = window.bars.toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
     qtbot.waitUntil(extension.isVisible, timeout=TIMEOUT)
     assert _dark_pixels(extension) > 5
     arrows = [
@@ -739,7 +739,7 @@ def test_a_file_recorded_on_a_device_not_listed_here_shows_that_device(qtbot, op
     assert selector.current_device() == "cuda:7" and "cuda:7" in selector.currentText()
     shown = selector.item_for("cuda:7")
     assert shown is not None and not shown.isEnabled() and "cuda:7" in shown.toolTip()
-    assert "Device: cuda:7 · PyTorch" in window.device_label.text()
+    assert "Device: cuda:7 · PyTorch" in window.bars.device_label.text()
     again = _rerecorded(qtbot, window, lambda: selector.choose("cpu"))
     assert again.device == "cpu" and again.program == made.program
     assert selector.current_device() == "cpu" and selector.item_for("cuda:7") is None
@@ -767,7 +767,7 @@ def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open
     assert not window.notice.isHidden()
     assert "CUDA out of memory on cuda:0" in window.notice.text()
     assert window.device_selector.current_device() == "cpu"
-    assert "Device: CPU" in window.device_label.text()
+    assert "Device: CPU" in window.bars.device_label.text()
     monkeypatch.undo()
     again = _rerecorded(qtbot, window, lambda: window.load_program("forgot-retain"))  # CPU still works
     assert again.device == "cpu"
@@ -797,7 +797,7 @@ def test_theme_font_scale_and_last_program_persist(qtbot, open_window, settings_
     assert second.session.recording.program.name == "forgot-retain"
     assert second.graph_view.palette_name == "projector"
     assert second.graph_view.font_scale == pytest.approx(1.6)
-    assert second.theme_picker.currentText() == "projector"
+    assert second.bars.theme_picker.currentText() == "projector"
 
 
 def test_geometry_persists(qtbot, open_window, settings_path, monkeypatch):

@@ -109,22 +109,18 @@ class MainWindow(QMainWindow):
         self.bars = WindowBars(
             self, self.commands, self.picker.combo, self.device_selector, self.timeline_bar
         )
-        self.toolbar, self.playback_bar = self.bars.toolbar, self.bars.playback_bar
-        self.find_field, self.font_spin = self.bars.find_field, self.bars.font_spin
-        self.theme_picker = self.bars.theme_picker
-        self.device_label, self.busy_label = self.bars.device_label, self.bars.busy_label
-        self.busy_label.float_over(self.graph_area)  # in no layout: a recording moves nothing
+        self.bars.busy_label.float_over(self.graph_area)  # in no layout: a recording moves nothing
         self._lay_out()
         panels_separator = QAction(self)
         panels_separator.setSeparator(True)
         panel_entries = [*self.docks.toggle_actions(), panels_separator, self.docks.reset_action]
         build_menus(self, self.commands, self.file_menu.recent_menu, panel_entries)
         self.presentation = Presentation(
-            self, self.docks, [self.menuBar(), self.toolbar, self.statusBar(), self.playback_bar]
+            self, self.docks, [self.menuBar(), self.bars.toolbar, self.statusBar(), self.bars.playback_bar]
         )
         self._connect()
         self.place_on(self.screen())
-        self.font_spin.setValue(self.font_scale)
+        self.bars.font_spin.setValue(self.font_scale)
         self.graph_area.set_font_scale(self.font_scale)
         self.set_theme(self.theme)  # applies the stylesheet at the remembered font scale
         QTimer.singleShot(0, self.code_column.limit_summary)  # once the summary has the theme's font
@@ -309,7 +305,7 @@ class MainWindow(QMainWindow):
         self.code_column.show_summary(self.picker.summary(program))
         item = self.device_selector.item_for(recording.device)
         device = item.text() if item is not None and item.isEnabled() else recording.device
-        self.device_label.setText(f"Device: {device} · PyTorch {recording.torch_version}")
+        self.bars.device_label.setText(f"Device: {device} · PyTorch {recording.torch_version}")
         self.commands.undo.setEnabled(self.session.can_undo)
         self._fences_stale = True  # the panels still show the last recording's step
         self.graph_area.make_view()
@@ -333,7 +329,7 @@ class MainWindow(QMainWindow):
         self.graph_area.follow(on)
 
     def _on_busy_changed(self, busy: bool) -> None:
-        self.busy_label.set_busy(
+        self.bars.busy_label.set_busy(
             busy or self.session.busy or self.exporter.busy or self.torchviz_exporter.busy
         )
 
