@@ -9,6 +9,7 @@ from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[2] / "app" / "core"
 RENDER = CORE.parent / "render"
+UI = CORE.parent / "ui"
 QT_PACKAGES = {"PySide6", "shiboken6", "PyQt5", "PyQt6", "qtpy"}
 
 
@@ -207,3 +208,10 @@ def test_what_a_person_is_told_has_one_root_and_only_programs_are_program_errors
         assert issubclass(told, UserError) and not issubclass(told, ProgramError), told
     for program in (ProgramRaised, RecordingTimeout, ChildFailure):
         assert issubclass(program, ProgramError), program
+
+
+def test_every_import_inside_the_window_follows_its_order_in_the_map():
+    """The graph area imports nothing of the window it sits in: the map's order inside app.ui."""
+    layers = _layers_of_the_map("### Inside `app.ui`")
+    assert len(layers) >= 4 and layers[-1] == ["app.ui.runtime"], layers
+    assert _against_the_layers(layers, UI, "app.ui") == []

@@ -176,7 +176,7 @@ def test_the_graph_view_is_made_after_the_windows_first_paint(qtbot, settings_pa
     """NOTE [fast start]: made in the wait for the child, but after the window's first frame."""
     import threading
 
-    from app.ui.window import after_paint
+    from app.ui.runtime import after_paint
 
     release = threading.Event()
     real = worker_module.record_program

@@ -46,10 +46,10 @@ from app.ui.panels.node_details import NodeDetails
 from app.ui.panels.predict import PredictPanel
 from app.ui.panels.step_counter import StepCounter
 from app.ui.panels.timeline_bar import TimelineBar
+from app.ui.runtime.after_paint import after_first_paint
 from app.ui.runtime.session import Session
 from app.ui.runtime.settings import DEFAULT_PROGRAM, AppSettings
 from app.ui.window.actions import WindowActions, build_menus
-from app.ui.window.after_paint import after_first_paint
 from app.ui.window.code_column import SUMMARY_LINES, CodeColumn
 from app.ui.window.docks import DockLayout
 from app.ui.window.file_actions import FileMenu

@@ -10,21 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QWidget
 
 __all__ = ["FIRST_PAINT_WAIT_MS", "after_first_paint"]
 
 FIRST_PAINT_WAIT_MS = 1000  # the call runs by then even if no paint came (a window never shown)
 
 
-def after_first_paint(widget: QWidget, call: Callable[[], None]) -> None:
+def after_first_paint(widget: QObject, call: Callable[[], None]) -> None:
     """Run ``call`` once, in the turn after ``widget``'s next paint (its window's first frame, when
     called before ``show``), or after :data:`FIRST_PAINT_WAIT_MS` if no paint comes."""
     _AfterPaint(widget, call)
 
 
 class _AfterPaint(QObject):
-    def __init__(self, widget: QWidget, call: Callable[[], None]) -> None:
+    def __init__(self, widget: QObject, call: Callable[[], None]) -> None:
         super().__init__(widget)
         self._call: Callable[[], None] | None = call
         widget.installEventFilter(self)
