@@ -201,7 +201,7 @@ def _recording_and_layout(
     if in_process:
         from app.child.client import POOL
         from app.core.loading import load_program
-        from app.core.recording.recorder import record
+        from app.core.recorder.recorder import record
         from app.core.sizing.limits import Limits
 
         made = record(load_program(source), device=device or "cpu", limits=Limits(POOL.limits.time_limit_s))
@@ -404,7 +404,7 @@ def _run_script(args: argparse.Namespace) -> int:
 
     if args.out and not Path(args.out).resolve().parent.is_dir():  # before a long run, not after it
         return _fail(f"cannot write {args.out}: its folder does not exist")
-    from app.core.recording.script import record_script, script_traceback
+    from app.core.recorder.script import record_script, script_traceback
 
     run = record_script(
         args.script, args.args, device=args.device or "cpu", stdout=sys.stderr if args.json else None
@@ -462,8 +462,8 @@ def _script_torchviz(args: argparse.Namespace) -> int:
         return _fail(
             "--torchviz draws the graph before the first backward and records nothing: drop --out/--json"
         )
-    from app.core.recording.first_backward import script_first_backward_dot
-    from app.core.recording.script import script_traceback
+    from app.core.recorder.first_backward import script_first_backward_dot
+    from app.core.recorder.script import script_traceback
 
     try:
         drawn = script_first_backward_dot(args.script, args.args, device=args.device or "cpu")

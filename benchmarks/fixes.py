@@ -100,7 +100,7 @@ def kind_of(path: Path) -> str:
 def _in_process(folder: Path) -> Callable[[str], Any]:
     """Record each edited snippet here (the corpus is this project's own, trusted)."""
     from app.core.model.errors import ProgramError
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     count = iter(range(10**6))
 
@@ -137,7 +137,7 @@ def snippet_outcome(path: Path) -> dict[str, Any]:
     """What one snippet is offered: ``offered``, ``proven``, ``structural``, ``runs`` (the first
     proven fix, applied, runs plainly), ``every_runs`` (every proven fix does), ``first``."""
     from app.core.lesson.offered import lesson_of
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     with tempfile.TemporaryDirectory(prefix="lens-corpus-") as name:
         folder = Path(name)

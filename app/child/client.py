@@ -48,7 +48,7 @@ from app.core.sizing.limits import Limits
 if TYPE_CHECKING:
     from app.core.model.program import Program
     from app.core.model.recording import Recording
-    from app.core.recording.first_backward import TorchvizDot
+    from app.core.recorder.first_backward import TorchvizDot
 
 __all__ = [
     "DEFAULT_MEMORY_MB",
@@ -376,8 +376,8 @@ def torchviz_in_child(
     pool: ChildPool | None = None,
 ) -> TorchvizDot:
     """torchviz's ``make_dot`` DOT for the graph ``source``'s first autograd call starts from, made
-    in a child process (``app.core.recording.first_backward``); raises as :func:`record_in_child`."""
-    from app.core.recording.first_backward import TorchvizDot
+    in a child process (``app.core.recorder.first_backward``); raises as :func:`record_in_child`."""
+    from app.core.recorder.first_backward import TorchvizDot
 
     request = {"op": "torchviz", "source": request_source(source), "device": device}
     answer, payload = _run_in_child(request, limits=limits, pool=pool)

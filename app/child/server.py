@@ -14,7 +14,7 @@ recording's ``.lens`` bytes, ``{"ok": false, "error": {...}}`` for a
 
 ``{"op": "torchviz", ...}`` (same fields) runs the program only up to its first
 autograd call and answers ``{"ok": true, "note": ...}`` with torchviz's
-``make_dot`` DOT text as UTF-8 (``app.core.recording.first_backward``).
+``make_dot`` DOT text as UTF-8 (``app.core.recorder.first_backward``).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def _serve(inbox: BinaryIO, outbox: BinaryIO, memory_mb: int | None) -> int:
 
     import app.core.lensfile
     import app.core.loading
-    import app.core.recording.recorder  # noqa: F401
+    import app.core.recorder.recorder  # noqa: F401
     from app.core.devices import list_devices
     from app.core.sizing.meta_without_dynamo import references_without_dynamo
 
@@ -160,7 +160,7 @@ def _device_fault(text: str) -> bool:
 
 
 def _record(request: dict[str, Any]) -> Any:
-    from app.core.recording.recorder import record
+    from app.core.recorder.recorder import record
     from app.core.sizing.limits import Limits
 
     limits = Limits(**request.get("limits", {}))
@@ -170,7 +170,7 @@ def _record(request: dict[str, Any]) -> Any:
 
 
 def _torchviz(request: dict[str, Any]) -> Any:
-    from app.core.recording.first_backward import first_backward_dot
+    from app.core.recorder.first_backward import first_backward_dot
     from app.core.sizing.limits import Limits
 
     limits = Limits(**request.get("limits", {}))

@@ -37,7 +37,7 @@ from app.core.model.graph import Graph
 from app.core.model.program import Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import Step, Timeline
-from app.core.recording.recorder import record
+from app.core.recorder.recorder import record
 from app.core.report import to_json
 from tests.support.hostile_cases import CASES, Case, case_params, outcome
 
@@ -312,7 +312,7 @@ def test_trace_in_the_child_prints_what_trace_in_process_prints() -> None:
 
 # -- the window --------------------------------------------------------------------------------
 def test_the_window_records_in_the_child_never_here(qtbot, session, monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.core.recording.recorder as recorder_module
+    import app.core.recorder.recorder as recorder_module
 
     def never(*args: object, **kwargs: object) -> object:
         raise AssertionError("the window's process ran a recording")

@@ -91,14 +91,14 @@ def test_core_modules_import_each_other_without_cycles():
 
 def test_the_model_and_the_lesson_stand_below_the_language_and_the_recorder():
     """model: plain data; lesson: words about recordings; neither runs or checks programs."""
-    below = ("app.core.language", "app.core.sizing", "app.core.recording", "app.core.loading")
+    below = ("app.core.language", "app.core.sizing", "app.core.recorder", "app.core.loading")
     for module, imports in _core_imports().items():
         if module.startswith(("app.core.model", "app.core.lesson")):
             assert not [i for i in imports if i.startswith(below)], module
         if module.startswith("app.core.model"):
             assert {i for i in imports if not i.startswith("app.core.model")} == set(), module
-        if not module.startswith("app.core.recording"):
-            assert not [i for i in imports if i.startswith("app.core.recording")], module
+        if not module.startswith("app.core.recorder"):
+            assert not [i for i in imports if i.startswith("app.core.recorder")], module
 
 
 def test_the_model_and_lens_files_load_no_torch():

@@ -15,7 +15,7 @@ from app.core.lesson.edits import changed_lines
 from app.core.loading import builtin_names, load_builtin
 from app.core.model.program import Program
 from app.core.model.recording import Recording
-from app.core.recording.recorder import record
+from app.core.recorder.recorder import record
 from app.ui.panels.advice_panel import AdvicePanel
 from tests.support.oracle import run_plainly, same
 

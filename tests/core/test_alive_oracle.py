@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from app.core.model.program import Program
-from app.core.recording.recorder import record
-from app.core.recording.script import record_script
+from app.core.recorder.recorder import record
+from app.core.recorder.script import record_script
 from tests.support.alive_oracle import alive_by_python, alive_by_recording
 
 _START = "import torch\nx = torch.ones(3, requires_grad=True)\n"

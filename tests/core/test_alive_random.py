@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from app.core.loading import builtin_names, load_builtin
 from app.core.model.program import Program
-from app.core.recording.recorder import record
-from app.core.recording.script import record_script
+from app.core.recorder.recorder import record
+from app.core.recorder.script import record_script
 from tests.support.alive_oracle import alive_by_python, alive_by_recording
 
 PRELUDE = (

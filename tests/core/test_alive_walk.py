@@ -10,8 +10,8 @@ from typing import Any
 
 import torch
 
-from app.core.recording.alive import AliveWalk, graph_fns
-from app.core.recording.capture import GraphCapture
+from app.core.recorder.alive import AliveWalk, graph_fns
+from app.core.recorder.capture import GraphCapture
 
 
 def _reachable(values: list[Any]) -> set[int]:

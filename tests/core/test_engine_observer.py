@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import torch
 
-from app.core.recording.capture import GraphCapture
-from app.core.recording.observer import EngineObserver
+from app.core.recorder.capture import GraphCapture
+from app.core.recorder.observer import EngineObserver
 
 
 def _engine_order(root: torch.Tensor, capture: GraphCapture) -> list[str]:

@@ -21,7 +21,7 @@ from app.core.loading import builtin_names, load_builtin
 from app.core.model.program import Call, Program
 from app.core.model.recording import Recording
 from app.core.model.values import Values
-from app.core.recording.recorder import record
+from app.core.recorder.recorder import record
 
 # -- set_call_keyword on hand-written calls -----------------------------------------------
 

@@ -16,7 +16,7 @@ from app.core.lesson.advice_grads import grown_grads
 from app.core.lesson.advised import advices_of
 from app.core.lesson.prove import proven_fixes
 from app.core.model.recording import Recording
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from tests.support.fixes_support import recorded, script_recorder
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from app.core.recording.capture import GraphCapture
-from app.core.recording.grads import GradWatch
-from app.core.recording.leaves import LeafNames
+from app.core.recorder.capture import GraphCapture
+from app.core.recorder.grads import GradWatch
+from app.core.recorder.leaves import LeafNames
 from tests.support.oracle import as_tensor
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from app.core import Graph, Program, record, trace
-from app.core.recording.capture import GraphCapture
+from app.core.recorder.capture import GraphCapture
 from tests.support.oracle import as_tensor, children, walk
 
 

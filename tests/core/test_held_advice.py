@@ -18,8 +18,8 @@ from app.core.lesson.advice import advice_for, kept_graphs
 from app.core.lesson.edits import changed_lines
 from app.core.lesson.prove import prove
 from app.core.model.program import Program
-from app.core.recording.recorder import record
-from app.core.recording.script import record_script
+from app.core.recorder.recorder import record
+from app.core.recorder.script import record_script
 from tests.support.alive_oracle import alive_by_python
 from tests.support.oracle import run_plainly, same
 

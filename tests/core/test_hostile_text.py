@@ -30,7 +30,7 @@ from app.core.model.graph import Graph
 from app.core.model.program import Call, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import Timeline
-from app.core.recording.recorder import record
+from app.core.recorder.recorder import record
 from app.core.report import to_table
 from app.core.terminal import terminal_text
 from app.core.toml_writer import toml_string

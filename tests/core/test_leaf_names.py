@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from app.core.recording.capture import GraphCapture
-from app.core.recording.leaves import LeafNames
+from app.core.recorder.capture import GraphCapture
+from app.core.recorder.leaves import LeafNames
 
 
 def _named(held: dict[str, torch.Tensor], *roots: torch.Tensor) -> tuple[LeafNames, GraphCapture]:
@@ -72,7 +72,7 @@ def test_a_leaf_whose_name_was_rebound_to_a_copy_is_shown_under_the_line_that_na
     import warnings
 
     from app.core.lesson.prove import final_grads
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     path = tmp_path / "lost.py"
     path.write_text(LOST_LEAF, encoding="utf-8")
@@ -99,7 +99,7 @@ def test_the_name_that_now_holds_the_copy_shows_grad_none_with_pytorchs_warning(
     import warnings
 
     from app.core.lesson.copies import copied_names, copy_grad_text
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
     from app.core.report import to_table
 
     path = tmp_path / "lost.py"

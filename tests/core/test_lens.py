@@ -630,7 +630,7 @@ def test_device_does_not_apply_to_a_recorded_file(saved: Path) -> None:
 def test_a_leaf_no_graph_has_used_yet_survives_the_file(tmp_path: Path) -> None:
     """A program that fails before its leaf joins a graph names the leaf with no node ("")."""
     from app.core.loading import parse_python
-    from app.core.recording.recorder import record
+    from app.core.recorder.recorder import record
 
     program = parse_python("import torch\nx = torch.tensor([1., 2.], requires_grad=True)\nx += 1\n")
     recording = record(program)

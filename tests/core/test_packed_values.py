@@ -22,8 +22,8 @@ import torch
 from app.core.lensfile import LensError, lens_bytes, recording_from_bytes
 from app.core.model.recording import Recording
 from app.core.model.values import PackedNumbers, Values
-from app.core.recording.grads import values_of
-from app.core.recording.script import record_script
+from app.core.recorder.grads import values_of
+from app.core.recorder.script import record_script
 
 
 def _flat(tensor: torch.Tensor) -> list[float]:

@@ -21,7 +21,7 @@ from app import lens
 from app.core.lensfile import lens_bytes, recording_from_bytes
 from app.core.model.graph import GraphNode
 from app.core.model.recording import Recording
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from app.core.report import to_json
 from tests.support.oracle import as_tensor, check_against_plain, run_plainly
 from tests.support.real_models import (

@@ -36,8 +36,8 @@ from hypothesis import strategies as st
 from app.core import Limits, LoopMark, Program, ProgramError, Recording, builtin_names, load_builtin, record
 from app.core.model.timeline import Step, Timeline
 from app.core.model.values import Values
-from app.core.recording.ledger import probe_slot
-from app.core.recording.recorder import ProgramRecorder
+from app.core.recorder.ledger import probe_slot
+from app.core.recorder.recorder import ProgramRecorder
 from tests.support.oracle import as_tensor, check_against_plain, check_against_probes, run_plainly
 
 LEAF = "x = torch.tensor([1., 2.], requires_grad=True)"
@@ -351,7 +351,7 @@ def test_one_element_budget_covers_the_whole_recording() -> None:
 
 def test_released_slots_are_seen_without_raising_and_agree_with_pytorchs_error() -> None:
     """probe_slot reads a released slot from its raw saved tensor; PyTorch's own refusal agrees."""
-    from app.core.recording.ledger import probe_slot, released
+    from app.core.recorder.ledger import probe_slot, released
 
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = x.exp()

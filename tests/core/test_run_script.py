@@ -20,7 +20,7 @@ from app import lens
 from app.cli import main
 from app.core.lensfile import read_lens
 from app.core.model.recording import Recording
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from tests.support.oracle import PlainRun, check_against_plain, check_against_probes, run_plainly
 
 MLP = """\
@@ -680,7 +680,7 @@ def test_the_scripts_print_is_part_of_its_steps(tmp_path):
 def test_the_recorders_own_work_runs_untraced(tmp_path, monkeypatch):
     # NOTE [untraced recorder]: only the wrappers that turn tracing off start while the script is
     # traced (and the patches' context manager, as it ends); everything they run is untraced.
-    from app.core.recording.script_recorder import ScriptRecorder
+    from app.core.recorder.script_recorder import ScriptRecorder
 
     traced: set[str] = set()
     real = ScriptRecorder.global_trace
@@ -698,7 +698,7 @@ def test_the_recorders_own_work_runs_untraced(tmp_path, monkeypatch):
 
 def test_lines_that_let_nothing_go_take_no_walk(tmp_path, monkeypatch):
     # NOTE [walks not repeated]: the same held nodes and nothing captured since: no walk.
-    from app.core.recording.capture import GraphCapture
+    from app.core.recorder.capture import GraphCapture
 
     walks: list[int] = []
     real = GraphCapture.reachable_from_all
@@ -718,7 +718,7 @@ def test_lines_that_let_nothing_go_take_no_walk(tmp_path, monkeypatch):
 @pytest.mark.parametrize("differentiable", [False, True])
 def test_an_optimizers_state_is_walked_only_when_it_can_hold_a_graph(differentiable):
     # A step made with grad off (the default) leaves state that holds no graph and no leaf.
-    from app.core.recording.script_frames import tensors_in
+    from app.core.recorder.script_frames import tensors_in
 
     w = torch.ones(2, requires_grad=True)
     opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, differentiable=differentiable)

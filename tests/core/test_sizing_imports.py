@@ -36,7 +36,7 @@ seed = torch.manual_seed
 from app.core.lensfile import save_lens
 from app.core.loading import builtin_names, load_builtin
 from app.core.model.program import Program
-from app.core.recording.recorder import record
+from app.core.recorder.recorder import record
 errors = {name: record(load_builtin(name)).error for name in builtin_names()}
 hostile = record(Program(sys.argv[2], name="hostile"))
 save_lens(hostile, sys.argv[1])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from app.core.recording.capture import GraphCapture
-from app.core.recording.ledger import SlotLedger, probe_slot, released
+from app.core.recorder.capture import GraphCapture
+from app.core.recorder.ledger import SlotLedger, probe_slot, released
 
 
 def _ledger(*roots: torch.Tensor, watch_writes: bool = False) -> tuple[SlotLedger, list[str]]:

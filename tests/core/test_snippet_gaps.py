@@ -18,7 +18,7 @@ from app.core.language.hints import RUN_HINT
 from app.core.language.parsing import parse
 from app.core.loading import parse_python
 from app.core.model.errors import ProgramError
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from tests.support.oracle import check_against_plain, run_plainly, same
 
 HERE = Path(__file__).resolve().parent

@@ -11,7 +11,7 @@ import pytest
 
 from app.core import record
 from app.core.loading import parse_python
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from tests.support.oracle import check_against_plain, same
 
 SNIPPETS = sorted((Path(__file__).resolve().parents[1] / "support" / "snippets").glob("forms_*.py"))

@@ -8,8 +8,8 @@ import torch
 
 from app.core.model.graph import GraphNode, LoopMark, SourceRef
 from app.core.model.timeline import Step
-from app.core.recording.capture import GraphCapture
-from app.core.recording.steps import StepLog
+from app.core.recorder.capture import GraphCapture
+from app.core.recorder.steps import StepLog
 
 
 def _take(log: StepLog, **more: object) -> Step:

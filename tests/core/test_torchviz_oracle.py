@@ -17,8 +17,8 @@ import pytest
 from app.core import builtin_names, load_builtin, record
 from app.core.model.graph import Graph
 from app.core.model.recording import Recording
-from app.core.recording import capture, recorder
-from app.core.recording.script import record_script
+from app.core.recorder import capture, recorder
+from app.core.recorder.script import record_script
 from tests.support.torchviz_oracle import TorchvizGraph, differences, first_call_make_dot
 
 TRAINING = sorted((Path(__file__).parents[1] / "support" / "scripts" / "training").glob("*.py"))

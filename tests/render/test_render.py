@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from app.core import builtin_names, load_builtin, record, trace
-from app.core.recording.capture import Edge, Graph, GraphNode
+from app.core.recorder.capture import Edge, Graph, GraphNode
 from app.render import dot_source as dot_module
 from app.render import layout as layout_module
 from app.render.dot_source import dot_source, slot_dot_id

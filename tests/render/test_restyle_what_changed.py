@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from app.render.layout import layout_graph
 from app.render.modules import module_groups
 from app.render.qt.picture import png_bytes

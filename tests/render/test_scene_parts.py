@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QImage, QPainter
 
 from app.core import load_builtin, record
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from app.render.layout import layout_graph
 from app.render.looks import StepLooks, proxy_style
 from app.render.modules import fold, module_groups

@@ -23,7 +23,7 @@ from app.core.lesson.captions import format_values
 from app.core.loading import load_builtin
 from app.core.model.program import Program
 from app.core.model.recording import Recording
-from app.core.recording.recorder import record
+from app.core.recorder.recorder import record
 from app.core.toml_writer import to_toml
 from app.render import layout as layout_module
 from app.render.layout import INSTALL_HINT

@@ -97,7 +97,7 @@ def test_node_details_list_the_saved_tensors_first(qtbot, session):
 def test_a_node_without_a_label_is_described_by_its_line(qtbot, session, tmp_path):
     """A script's module makes nodes no statement names (the LSTM's own ops): the details give the
     text of the line that made them, not "(no label)"."""
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     script = tmp_path / "rnn.py"
     script.write_text(
@@ -889,7 +889,7 @@ def test_grad_panel_shows_a_name_holding_a_copy_with_grad_none_as_pytorch_does(q
     import runpy
     import warnings
 
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
     from tests.core.test_leaf_names import LOST_LEAF
 
     path = tmp_path / "lost.py"

@@ -348,7 +348,7 @@ def test_busy_indicator_shows_while_recording(qtbot, open_window):
 def test_starting_the_window_does_not_import_torch():
     code = (
         "import sys, app.ui.main; "
-        "print(sorted(m for m in ('torch', 'app.core.recording', 'app.core.language', 'app.render') "
+        "print(sorted(m for m in ('torch', 'app.core.recorder', 'app.core.language', 'app.render') "
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -615,7 +615,7 @@ def test_the_failing_node_stays_readable_through_modules_resizes_and_presentatio
     presentation layout keep its failing node readable; a zoom by the learner (a click on a
     stand-in box included) is never undone by stepping."""
     from app.core.lensfile import save_lens
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     script = tmp_path / "deep.py"
     script.write_text(DEEP_FAILING_SCRIPT, encoding="utf-8")

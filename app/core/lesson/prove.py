@@ -17,7 +17,7 @@ dict) when it raises, and keeps those that hold: a fix that fails its proof is
 never shown.
 
 >>> from app.core.model.program import Program
->>> from app.core.recording.recorder import record
+>>> from app.core.recorder.recorder import record
 >>> from app.child.proofs import in_process
 >>> code = "import torch\\nx = torch.ones(2, requires_grad=True)\\ny = x * x\\n"
 >>> broken = record(Program(code + "y.sum().backward()\\ny.sum().backward()\\n"))

@@ -21,7 +21,7 @@ from typing import Any
 from app.core.model.graph import LoopMark, SourceRef
 from app.core.model.timeline import SlotKey, SlotState, Step, StepKind
 from app.core.model.values import Values
-from app.core.recording.capture import frozen
+from app.core.recorder.capture import frozen
 
 __all__ = ["Origin", "StepLog"]
 

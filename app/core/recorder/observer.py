@@ -7,7 +7,7 @@ before is reported done (``node_done``), and at the end of the call for the last
 raises, the failing node is the one whose pre-hook fired and whose post-hook did not.
 
 >>> import torch
->>> from app.core.recording.capture import GraphCapture
+>>> from app.core.recorder.capture import GraphCapture
 >>> x = torch.ones(2, requires_grad=True)
 >>> y = x.exp().sum()
 >>> capture = GraphCapture()
@@ -29,7 +29,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any
 
-from app.core.recording.capture import GraphCapture
+from app.core.recorder.capture import GraphCapture
 
 __all__ = ["EngineObserver"]
 

@@ -19,7 +19,7 @@ a captured node is held by the capture (its ``id`` is its own), and a node's
 which is every node still captured.
 
 >>> import torch
->>> from app.core.recording.capture import GraphCapture
+>>> from app.core.recorder.capture import GraphCapture
 >>> x = torch.ones(2, requires_grad=True)
 >>> held = {"y": x.exp()}
 >>> capture = GraphCapture()
@@ -42,8 +42,8 @@ from typing import Any
 
 import torch
 
-from app.core.recording.capture import GraphCapture
-from app.core.recording.reach import WalkTooLong
+from app.core.recorder.capture import GraphCapture
+from app.core.recorder.reach import WalkTooLong
 
 __all__ = ["AliveWalk", "graph_fns"]
 

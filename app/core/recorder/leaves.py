@@ -9,7 +9,7 @@ its leaf had a gradient leaves the leaf under ``inputs (line 17)``, the line tha
 recorder's to say: ``name_of`` finds a tensor's name, ``in_use`` says whether a name is taken.
 
 >>> import torch
->>> from app.core.recording.capture import GraphCapture
+>>> from app.core.recorder.capture import GraphCapture
 >>> w = torch.ones(2, requires_grad=True)
 >>> capture = GraphCapture()
 >>> _ = capture.add_roots([(w * torch.ones(2, requires_grad=True)).grad_fn])
@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import torch
 
-from app.core.recording.capture import GraphCapture
+from app.core.recorder.capture import GraphCapture
 
 __all__ = ["LeafNames"]
 

@@ -2,7 +2,7 @@
 
 
 Programs are untrusted and run only in the checked language
-(``app.core.recording.recorder``). A script of the user's own is trusted like
+(``app.core.recorder.recorder``). A script of the user's own is trusted like
 any script they run: :func:`record_script` runs it exactly as ``python
 SCRIPT.py`` would, and :class:`BlockRecorder` records a ``with`` block of the
 caller's file. Both feed the same recorder as the checked evaluator does, so a
@@ -18,7 +18,7 @@ script's recording is the same :class:`Recording` as a program's.
 >>> run.recording.grads_at_end(0)["x"].tolist()
 [2.0, 2.0]
 
-The recorder they feed is :class:`~app.core.recording.script_recorder.ScriptRecorder` (NOTE
+The recorder they feed is :class:`~app.core.recorder.script_recorder.ScriptRecorder` (NOTE
 [trusted scripts] there).
 
 Everything is undone in a ``finally``: patches, the trace function, the
@@ -48,9 +48,9 @@ from app.core.loading import python_title, stem_name
 from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.core.model.recording import Recording
-from app.core.recording.recorder import ProgramStopped
-from app.core.recording.script_frames import name_in
-from app.core.recording.script_recorder import ScriptRecorder
+from app.core.recorder.recorder import ProgramStopped
+from app.core.recorder.script_frames import name_in
+from app.core.recorder.script_recorder import ScriptRecorder
 
 __all__ = ["BlockRecorder", "ScriptRun", "as_main", "record_script", "script_traceback"]
 

@@ -1,7 +1,7 @@
 """Capture the autograd graph behind some tensors as plain, immutable data.
 
 Capture is separate from drawing (``app.render``) and from recording
-(``app.core.recording.recorder``): it walks ``grad_fn.next_functions`` once, gives every
+(``app.core.recorder.recorder``): it walks ``grad_fn.next_functions`` once, gives every
 node an id of our own, and reads each ``_saved_*`` slot while it is still
 readable.
 

@@ -8,7 +8,7 @@ assumed: :func:`probe_slot` reads them from the node, and the ledger only keeps 
 probe said, with the bytes the held storages take and the version counters of the held tensors.
 
 >>> import torch
->>> from app.core.recording.capture import GraphCapture
+>>> from app.core.recorder.capture import GraphCapture
 >>> x = torch.ones(2, requires_grad=True)
 >>> y = x.exp()
 >>> capture = GraphCapture()
@@ -31,7 +31,7 @@ import torch
 
 from app.core.model.graph import SavedSlot, StorageRef
 from app.core.model.timeline import SlotKey, SlotState
-from app.core.recording.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors, storage_ref
+from app.core.recorder.capture import RAW_PREFIX, SAVED_PREFIX, GraphCapture, raw_saved_tensors, storage_ref
 
 __all__ = ["HOLDING", "SlotLedger", "probe_slot", "released"]
 

@@ -5,8 +5,8 @@ values]), copied out of the tensor when the step is taken: the program may write
 tensor later (the next backward adds to it, ``zero_grad`` zeroes it).
 
 >>> import torch
->>> from app.core.recording.capture import GraphCapture
->>> from app.core.recording.leaves import LeafNames
+>>> from app.core.recorder.capture import GraphCapture
+>>> from app.core.recorder.leaves import LeafNames
 >>> x = torch.ones(2, requires_grad=True)
 >>> leaves = LeafNames(GraphCapture(), name_of=lambda t: None, in_use=lambda n: False)
 >>> _ = leaves.known(x, "x")
@@ -32,7 +32,7 @@ import torch
 
 from app.core.model.timeline import StepKind
 from app.core.model.values import PackedNumbers, Values
-from app.core.recording.leaves import LeafNames
+from app.core.recorder.leaves import LeafNames
 
 __all__ = ["GradWatch", "values_of"]
 

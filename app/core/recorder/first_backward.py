@@ -31,7 +31,7 @@ from app.core.language.objects import Checked
 from app.core.language.parsing import parse
 from app.core.model.errors import ProgramError
 from app.core.model.program import CallKind, Program
-from app.core.recording.recorder import isolated
+from app.core.recorder.recorder import isolated
 from app.core.sizing.limits import Limits
 
 __all__ = [
@@ -180,7 +180,7 @@ def script_first_backward_dot(path: str, args: Sequence[str] = (), *, device: st
     from types import FrameType
     from unittest import mock
 
-    from app.core.recording.script import as_main
+    from app.core.recorder.script import as_main
 
     make_dot = load_make_dot()
     filename = os.path.abspath(path)

@@ -83,10 +83,10 @@ from torch.utils.hooks import RemovableHandle
 from app.core.model.graph import SourceRef
 from app.core.model.program import CallKind, Program
 from app.core.model.recording import Recording
-from app.core.recording.alive import graph_fns
-from app.core.recording.reach import WalkTooLong, app_internal, held_tensors
-from app.core.recording.recorder import ProgramStopped, Recorder
-from app.core.recording.script_frames import (
+from app.core.recorder.alive import graph_fns
+from app.core.recorder.reach import WalkTooLong, app_internal, held_tensors
+from app.core.recorder.recorder import ProgramStopped, Recorder
+from app.core.recorder.script_frames import (
     ModuleNames,
     Printed,
     dunder,
@@ -98,7 +98,7 @@ from app.core.recording.script_frames import (
     tensors_in,
     untraced,
 )
-from app.core.recording.script_loops import FrameLoops, LoopLines
+from app.core.recorder.script_loops import FrameLoops, LoopLines
 from app.core.sizing.limits import Limits
 
 __all__ = ["ScriptRecorder"]

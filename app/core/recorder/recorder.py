@@ -56,14 +56,14 @@ from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import Step, StepKind, Timeline
 from app.core.model.values import Values
-from app.core.recording.alive import AliveWalk, graph_fns
-from app.core.recording.capture import GraphCapture
-from app.core.recording.grads import GradWatch, values_of
-from app.core.recording.leaves import LeafNames
-from app.core.recording.ledger import SlotLedger
-from app.core.recording.observer import EngineObserver
-from app.core.recording.reach import app_internal, held_tensors
-from app.core.recording.steps import Origin, StepLog
+from app.core.recorder.alive import AliveWalk, graph_fns
+from app.core.recorder.capture import GraphCapture
+from app.core.recorder.grads import GradWatch, values_of
+from app.core.recorder.leaves import LeafNames
+from app.core.recorder.ledger import SlotLedger
+from app.core.recorder.observer import EngineObserver
+from app.core.recorder.reach import app_internal, held_tensors
+from app.core.recorder.steps import Origin, StepLog
 from app.core.sizing.limits import Budget, Limits, timeout_message
 
 __all__ = ["SEED", "ProgramRecorder", "ProgramStopped", "Recorder", "Recording", "isolated", "record"]
