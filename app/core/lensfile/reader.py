@@ -26,7 +26,7 @@ from typing import Any, TypeVar, get_args
 import msgspec
 from msgspec import Raw, UnsetType
 
-from app.core.collection import collection_paused
+from app.core.gc_pause import collection_paused
 from app.core.lensfile.container import GZIP_MAGIC, count_containers, inflate
 from app.core.lensfile.format import FORMAT, VERSION, LensError, checked_top, code_refusal, damaged
 from app.core.lensfile.refusal import DECODE_ERRORS, refusal

@@ -16,7 +16,7 @@ from string import Template
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.core.collection import collection_paused
+from app.core.gc_pause import collection_paused
 from app.core.resources import style_files
 from app.ui.runtime.settings import THEMES
 
