@@ -26,7 +26,6 @@ from app.render.layout import Layout
 from app.render.looks import StepLooks
 from app.render.modules import ModuleGroup, fold, module_groups
 from app.render.preview import MARGIN, OVERVIEW_DOT_PX
-from app.render.put_off import PutOff
 from app.render.qt.boxes import NodeItem, ProxyItem, SlotItem
 from app.render.qt.edges import EdgeItem
 from app.render.qt.fonts import Fonts, growth, measure
@@ -34,6 +33,7 @@ from app.render.qt.frames import ClusterItem
 from app.render.qt.off_screen import OffScreen
 from app.render.qt.overview import OverviewRenderer
 from app.render.qt.scene_items import SceneItems
+from app.render.restyle_later import PutOff
 from app.render.states import DrawnStates, ShownStates
 from app.render.style import DEFAULT_PALETTE, PALETTES, Palette
 
