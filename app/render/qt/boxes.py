@@ -81,7 +81,7 @@ class BoxItem(QGraphicsItem):
         if self._style.opacity != 1.0:
             self.setOpacity(self._style.opacity)
 
-    # -- the step shown, computed when read (what is painted may wait: put_off.py's NOTE) --
+    # -- the step shown, computed when read (what is painted may wait: restyle_later.py's NOTE) --
     def look_now(self) -> tuple[str, BoxStyle, str]:
         """State, style and note at the step shown."""
         raise NotImplementedError
@@ -105,7 +105,7 @@ class BoxItem(QGraphicsItem):
 
     @property
     def painted_state(self) -> str:
-        """The state painted now (a hidden item's restyle may wait: put_off.py's NOTE)."""
+        """The state painted now (a hidden item's restyle may wait: restyle_later.py's NOTE)."""
         return self._state
 
     @property

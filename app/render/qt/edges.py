@@ -183,7 +183,7 @@ class EdgeItem(QGraphicsItem):
         return self._corners is not None
 
     def look_now(self) -> tuple[str, EdgeStyle]:
-        """State and style at the step shown (put_off.py's NOTE: what is painted may wait)."""
+        """State and style at the step shown (restyle_later.py's NOTE: what is painted may wait)."""
         if self.looks is None or self.key is None:
             return self._state, self._style
         if isinstance(self.key, Edge):

@@ -2,7 +2,7 @@
 
 # NOTE [restyle off screen later]
 Where a call begins or ends nearly every item changes look. Fitted, a big graph is an
-overview and its hidden items wait (put_off.py's NOTE [restyle what is seen]); following the
+overview and its hidden items wait (restyle_later.py's NOTE [restyle what is seen]); following the
 run, the view is zoomed in and every box is shown, but only a screenful is on screen: the
 end of a 20,000-node backward restyled thousands of boxes in one 2.4 s turn. So a step that
 restyles more than ``LATER_ABOVE`` items restyles those in a view's rectangle at once and

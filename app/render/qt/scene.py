@@ -3,7 +3,7 @@
 The scene puts three parts together and keeps them on the same step: :class:`SceneItems`
 (``scene_items.py``'s NOTE [restyle, never rebuild]: the items, built once), the
 :class:`OverviewRenderer` (``overview.py``'s NOTE [overview]: the whole graph as dots when
-fitted) and :class:`PutOff` (``put_off.py``'s NOTE [restyle what is seen]: hidden kinds wait).
+fitted) and :class:`PutOff` (``restyle_later.py``'s NOTE [restyle what is seen]: hidden kinds wait).
 All of them read the look of the step shown from one :class:`StepLooks`. The view and the
 headless export share this scene, so both draw a step the same way.
 """
