@@ -9,7 +9,7 @@ import torch
 from app.core.model.graph import GraphNode, LoopMark, SourceRef
 from app.core.model.timeline import Step
 from app.core.recorder.capture import GraphCapture
-from app.core.recorder.steps import StepLog
+from app.core.recorder.step_log import StepLog
 
 
 def _take(log: StepLog, **more: object) -> Step:

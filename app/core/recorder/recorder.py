@@ -26,7 +26,7 @@ outside the evaluator (NOTE [trusted scripts] in ``script_recorder.py``).
 
 The recorder is made of parts, each in its own module: the slot ledger
 (``ledger.py``), leaf naming (``leaves.py``), the grad watch (``grads.py``),
-the alive walk (``alive.py``), the steps (``steps.py``) and the engine
+the alive walk (``alive.py``), the steps (``step_log.py``) and the engine
 observer (``observer.py``); :class:`Recorder` wires them together around the
 capture of the graph (``capture.py``).
 """
@@ -63,7 +63,7 @@ from app.core.recorder.leaves import LeafNames
 from app.core.recorder.ledger import SlotLedger
 from app.core.recorder.observer import EngineObserver
 from app.core.recorder.reach import app_internal, held_tensors
-from app.core.recorder.steps import Origin, StepLog
+from app.core.recorder.step_log import Origin, StepLog
 from app.core.sizing.limits import Budget, Limits, timeout_message
 
 __all__ = ["SEED", "ProgramRecorder", "ProgramStopped", "Recorder", "Recording", "isolated", "record"]
