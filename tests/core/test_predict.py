@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core import load_builtin, record
 from app.core.lesson.predict import FAILS, NO_FAILURE, SUCCEEDS, Question, call_nodes, questions
-from app.ui.panels.predict import PredictPanel, call_in_focus
+from app.ui.panels.predict_panel import PredictPanel, call_in_focus
 from app.ui.runtime.session import Session
 
 

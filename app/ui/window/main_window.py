@@ -43,7 +43,7 @@ from app.ui.panels.error_panel import ErrorPanel
 from app.ui.panels.grad_panel import GradPanel
 from app.ui.panels.memory_chart import MemoryChart
 from app.ui.panels.node_details import NodeDetails
-from app.ui.panels.predict import PredictPanel
+from app.ui.panels.predict_panel import PredictPanel
 from app.ui.panels.step_counter import StepCounter
 from app.ui.panels.timeline_bar import TimelineBar
 from app.ui.runtime.after_paint import after_first_paint
