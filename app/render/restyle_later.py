@@ -6,7 +6,7 @@ at 5,000 nodes, though fitted to the window they are all hidden (the overview dr
 dots; saved-value boxes show only when zoomed in). So a hidden kind of item is not
 restyled: :class:`PutOff` keeps the step it was last restyled for, and what changed since is
 looked up and restyled when the items are shown (the scene's ``set_overview``,
-``set_details``). An item read meanwhile computes its look from the step shown (``looks.py``),
+``set_details``). An item read meanwhile computes its look from the step shown (``step_style.py``),
 so what tests and panels read is always the current step's. Keeping the changed keys of every
 step instead still cost ~100 ms at the end of a backward through a 20,000-node model (every
 node, saved value and edge of the call, mapped to the 2,367 module boxes drawn): while the

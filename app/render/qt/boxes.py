@@ -18,7 +18,6 @@ from app.core.model.graph import GraphNode, SavedSlot
 from app.core.model.timeline import SlotKey
 from app.render.labels import node_lines, proxy_lines, slot_lines
 from app.render.layout import Box
-from app.render.looks import StepLooks
 from app.render.qt.box_paint import (
     CENTRE,
     DASH,
@@ -43,6 +42,7 @@ from app.render.qt.fonts import (
     slot_texts,
     small_roles,
 )
+from app.render.step_style import StepLooks
 from app.render.style import SLOT_GLYPHS, BoxStyle, text_readable
 
 __all__ = ["MIN_SLOT_LOD", "BoxItem", "NodeItem", "ProxyItem", "SlotItem"]

@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 from app.core.model.graph import Edge
 from app.core.model.timeline import SlotKey
 from app.render.layout import EdgePath
-from app.render.looks import StepLooks
 from app.render.qt.box_paint import NO_BRUSH, PEN_STYLES, SOLID
 from app.render.qt.boxes import MIN_SLOT_LOD
+from app.render.step_style import StepLooks
 from app.render.style import EdgeStyle
 
 __all__ = ["ARROW_HALF_WIDTH", "LONG_EDGE_POINTS", "EdgeItem"]

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import QGraphicsScene, QWidget
 
 from app.core.model.graph import Graph
 from app.render.layout import Layout
-from app.render.looks import StepLooks
 from app.render.preview import OVERVIEW_DOT_PX, OVERVIEW_PX
 from app.render.qt.frames import ClusterItem
+from app.render.step_style import StepLooks
 from app.render.style import BoxStyle, edge_style
 
 __all__ = ["DOTS_UPDATED_ONE_BY_ONE", "OverviewRenderer"]

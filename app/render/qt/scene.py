@@ -23,7 +23,6 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 from app.core.model.recording import Recording
 from app.core.model.timeline import StepState
 from app.render.layout import Layout
-from app.render.looks import StepLooks
 from app.render.modules import ModuleGroup, fold, module_groups
 from app.render.preview import MARGIN, OVERVIEW_DOT_PX
 from app.render.qt.boxes import NodeItem, ProxyItem, SlotItem
@@ -35,6 +34,7 @@ from app.render.qt.overview import OverviewRenderer
 from app.render.qt.scene_items import SceneItems
 from app.render.restyle_later import PutOff
 from app.render.states import DrawnStates, ShownStates
+from app.render.step_style import StepLooks
 from app.render.style import DEFAULT_PALETTE, PALETTES, Palette
 
 __all__ = ["CHUNK", "MARGIN", "OVERVIEW_DOT_PX", "GraphScene"]
