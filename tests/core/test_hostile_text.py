@@ -35,8 +35,8 @@ from app.core.report import to_table
 from app.core.terminal import terminal_text
 from app.core.toml_writer import toml_string
 from app.ui.editor.python_highlighter import token_spans
-from app.ui.look.breakable import breakable, breakable_code, code_breaks
-from app.ui.look.plain_text import plain_tip
+from app.ui.style.breakable import breakable, breakable_code, code_breaks
+from app.ui.style.plain_text import plain_tip
 from tests.support.deadline import finishes
 
 RUN = 200_000  # characters of hostile text per call

@@ -184,7 +184,7 @@ THEME_CHANGE = textwrap.dedent(
     from PySide6.QtWidgets import QApplication, QLabel, QWidget
     from app.ui.panels.grad_panel import GradBars
     from app.ui.runtime.session import Session
-    from app.ui.look.theme import apply_theme
+    from app.ui.style.theme import apply_theme
 
     app = QApplication(sys.argv[:1])
     session = Session() if "--session" in sys.argv else None

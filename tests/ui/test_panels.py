@@ -24,8 +24,6 @@ from app.core.model.program import Program
 from app.core.model.timeline import Timeline
 from app.core.model.values import Values
 from app.ui.editor.code_panel import CodePanel
-from app.ui.look import theme
-from app.ui.look.breakable import unbroken
 from app.ui.panels import device_selector as device_selector_module
 from app.ui.panels.call_toggles import UNSET_TIP, CallToggles, call_sites, retain_text
 from app.ui.panels.caption_bar import CaptionBar
@@ -38,6 +36,8 @@ from app.ui.panels.step_counter import StepCounter
 from app.ui.panels.timeline_bar import TimelineBar
 from app.ui.runtime.session import Session
 from app.ui.runtime.settings import AppSettings
+from app.ui.style import theme
+from app.ui.style.breakable import unbroken
 from tests.support.plain_errors import plain_forgot_retain_error
 from tests.support.recorded import builtin_recording
 
@@ -847,7 +847,7 @@ def test_a_long_node_name_wraps_at_its_words(qtbot):
     shown breakable, it wraps at its inner words and reads the same; short names stay whole."""
     from PySide6.QtWidgets import QLabel
 
-    from app.ui.look.breakable import BREAK, breakable, unbroken
+    from app.ui.style.breakable import BREAK, breakable, unbroken
 
     name = "BinaryCrossEntropyBackward0"
     assert breakable(f"{name} ran").split(BREAK) == ["Binary", "Cross", "Entropy", "Backward0 ran"]
@@ -862,7 +862,7 @@ def test_a_long_node_name_wraps_at_its_words(qtbot):
 
 
 def test_code_wraps_at_its_dots_and_reads_the_same() -> None:
-    from app.ui.look.breakable import BREAK, breakable_code, unbroken
+    from app.ui.style.breakable import BREAK, breakable_code, unbroken
 
     call = "y.sum().backward(retain_graph=True)"
     # at the points the Code panel wraps at (code_breaks): an empty "()" and a keyword stay whole

@@ -48,7 +48,7 @@ def no_modal_dialogs(monkeypatch):
 def _no_widgets_of_earlier_files(qapp):
     """Windows and panels the earlier test files left behind (closed, never deleted) are deleted
     here, so that this file's windows start from an application holding only their own (each window
-    styles only itself: NOTE [a theme per window] in app/ui/look/theme.py)."""
+    styles only itself: NOTE [a theme per window] in app/ui/style/theme.py)."""
     import gc
 
     for widget in QApplication.topLevelWidgets():

@@ -69,8 +69,8 @@ from app.core.lesson.edits import new_line_numbers
 from app.ui.editor.call_menu import call_sites_at, keyword_actions
 from app.ui.editor.code_edit import CodeEdit
 from app.ui.editor.line_marks import marks_at, previous_lines, step_selection
-from app.ui.look.theme import tint_colour
 from app.ui.runtime.session import Session
+from app.ui.style.theme import tint_colour
 
 if TYPE_CHECKING:
     from app.core.model.program import Program

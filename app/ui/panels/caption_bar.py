@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from app.ui.look.breakable import breakable, unbroken
 from app.ui.runtime.session import Session
+from app.ui.style.breakable import breakable, unbroken
 
 __all__ = ["CaptionBar"]
 

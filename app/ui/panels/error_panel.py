@@ -33,10 +33,10 @@ from app.core.lesson.fixes import fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
 from app.core.lesson.panel_words import error_title
 from app.core.lesson.prove import ScriptSource, proven_fixes
-from app.ui.look.plain_text import plain_tip
 from app.ui.panels.fixes_panel import FixesPanel, Lesson, wrapped_label
 from app.ui.panels.proof_marks import PROOF_DEADLINE_S, show_script_bars, shown_change
 from app.ui.runtime.session import Session
+from app.ui.style.plain_text import plain_tip
 
 if TYPE_CHECKING:
     from app.core.model.graph import GraphNode, SavedSlot

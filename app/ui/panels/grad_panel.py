@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWi
 
 from app.core.lesson.copies import copied_names, copy_grad_text
 from app.core.lesson.panel_words import finished_calls, grad_history, grad_text
-from app.ui.look.steady_label import SteadyLabel
-from app.ui.look.theme import hue_colour
 from app.ui.runtime.session import Session
+from app.ui.style.steady_label import SteadyLabel
+from app.ui.style.theme import hue_colour
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording

@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.lesson.predict import Question, questions
-from app.ui.look.breakable import breakable_code
-from app.ui.look.plain_text import plain
 from app.ui.runtime.session import Session
+from app.ui.style.breakable import breakable_code
+from app.ui.style.plain_text import plain
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording

@@ -6,8 +6,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.core.lesson.panel_words import step_detail
-from app.ui.look.plain_text import plain
 from app.ui.runtime.session import Session
+from app.ui.style.plain_text import plain
 
 __all__ = ["StepCounter"]
 

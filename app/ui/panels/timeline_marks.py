@@ -27,9 +27,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from app.core.lesson.panel_words import Mark, timeline_marks
-from app.ui.look.plain_text import plain_tip
-from app.ui.look.theme import hue_colour
 from app.ui.runtime.session import Session
+from app.ui.style.plain_text import plain_tip
+from app.ui.style.theme import hue_colour
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording

@@ -35,7 +35,6 @@ from app.ui.editor.code_panel import CodePanel
 from app.ui.graph.graph_area import GraphArea
 from app.ui.graph.graph_navigation import GraphNavigation
 from app.ui.graph.over_graph import OverGraph
-from app.ui.look.appearance import Appearance
 from app.ui.panels.call_toggles import CallToggles
 from app.ui.panels.caption_bar import CaptionBar
 from app.ui.panels.device_selector import DeviceSelector
@@ -49,6 +48,7 @@ from app.ui.panels.timeline_bar import TimelineBar
 from app.ui.runtime.after_paint import after_first_paint
 from app.ui.runtime.session import Session
 from app.ui.runtime.settings import DEFAULT_PROGRAM, AppSettings
+from app.ui.style.appearance import Appearance
 from app.ui.window.actions import WindowActions, build_menus
 from app.ui.window.code_column import SUMMARY_LINES, CodeColumn
 from app.ui.window.docks import DockLayout

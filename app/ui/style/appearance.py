@@ -11,8 +11,8 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
-from app.ui.look.theme import apply_theme
 from app.ui.runtime.settings import THEMES, AppSettings, clamp_font_scale
+from app.ui.style.theme import apply_theme
 
 __all__ = ["FONT_STEP", "Appearance"]
 
