@@ -15,8 +15,8 @@ import torch
 from app.child.proofs import in_process
 from app.core.lesson.edits import changed_lines, find_call, set_call_keyword
 from app.core.lesson.fix import Fix
-from app.core.lesson.fixes import fixes_for
 from app.core.lesson.prove import proven_fixes
+from app.core.lesson.recipes import fixes_for
 from app.core.loading import builtin_names, load_builtin
 from app.core.model.program import Call, Program
 from app.core.model.recording import Recording

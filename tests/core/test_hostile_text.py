@@ -24,7 +24,7 @@ from PySide6.QtCore import Qt
 
 from app.core.lesson.advice import advice_for
 from app.core.lesson.edits import changed_lines, find_call, set_call_keyword
-from app.core.lesson.fixes import fixes_for
+from app.core.lesson.recipes import fixes_for
 from app.core.loading import load_builtin, parse_program
 from app.core.model.graph import Graph
 from app.core.model.program import Call, Program

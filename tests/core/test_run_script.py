@@ -377,7 +377,7 @@ def test_loops_over_several_lines_and_decorated_bodies_count_their_iterations(tm
 def test_a_script_carrying_its_hidden_state_is_offered_detach(tmp_path):
     """The truncated-BPTT script fails in its second chunk; the fix detaches h, and PyTorch runs the
     fixed script without an error."""
-    from app.core.lesson.fixes import fixes_for
+    from app.core.lesson.recipes import fixes_for
 
     rec = record_script(_script(tmp_path, BPTT)).recording
     failed = rec.failed
@@ -413,7 +413,7 @@ def test_an_lstm_stepped_between_two_backwards_is_offered_a_fix_that_runs(tmp_pa
     """The second backward fails on a freed buffer of the LSTM's node, and opt.step() wrote the
     weights it saved in between: every fix offered first runs under plain PyTorch without an error
     (retain_graph=True alone gave the version error instead)."""
-    from app.core.lesson.fixes import fixes_for
+    from app.core.lesson.recipes import fixes_for
 
     rec = record_script(_script(tmp_path, LSTM_STEP_BETWEEN)).recording
     failed = rec.failed

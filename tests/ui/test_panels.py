@@ -19,7 +19,7 @@ from app.core import load_builtin, record
 from app.core.devices import DeviceInfo
 from app.core.lesson.captions import format_values
 from app.core.lesson.edits import changed_lines
-from app.core.lesson.fixes import fixes_for
+from app.core.lesson.recipes import fixes_for
 from app.core.model.program import Program
 from app.core.model.timeline import Timeline
 from app.core.model.values import Values

@@ -7,7 +7,7 @@ caption]): where the failing node was made and which calls reach it, and
 when its saved tensor was freed (``recording.freed_by``); or the version the
 tensor was saved at and the line that wrote into it. A program error outside
 any autograd call shows its message and line. The fixes come from
-:func:`app.core.lesson.fixes.fixes_for`: each is an edit of the program text,
+:func:`app.core.lesson.recipes.fixes_for`: each is an edit of the program text,
 shown as the lines it changes, and recorded again at once when chosen (the
 session can undo it).
 
@@ -29,10 +29,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QToolButton, QWidget
 
 from app.core.lesson.fix import Fix
-from app.core.lesson.fixes import fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
 from app.core.lesson.panel_words import error_title
 from app.core.lesson.prove import ScriptSource, proven_fixes
+from app.core.lesson.recipes import fixes_for
 from app.ui.panels.fixes_panel import FixesPanel, Lesson, wrapped_label
 from app.ui.panels.proof_marks import PROOF_DEADLINE_S, show_script_bars, shown_change
 from app.ui.runtime.session import Session
