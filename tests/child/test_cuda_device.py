@@ -1,8 +1,8 @@
 """On a real CUDA device: the recording child owns the device, real models record there as they
 run plainly there, and a real out-of-memory error is the script's error, not the window's.
 
-Every test here skips without a CUDA device (``tests/core/test_devices.py`` covers the listing and the
-refusals on any machine, and fakes two GPUs for the CUDA branch of the code).
+Every test here skips without a CUDA device (``tests/core/recorder/test_devices.py`` covers the
+listing and the refusals on any machine, and fakes two GPUs for the CUDA branch of the code).
 """
 
 from __future__ import annotations

@@ -890,7 +890,7 @@ def test_grad_panel_shows_a_name_holding_a_copy_with_grad_none_as_pytorch_does(q
     import warnings
 
     from app.core.recorder.script import record_script
-    from tests.core.test_leaf_names import LOST_LEAF
+    from tests.core.recorder.test_leaf_names import LOST_LEAF
 
     path = tmp_path / "lost.py"
     path.write_text(LOST_LEAF, encoding="utf-8")

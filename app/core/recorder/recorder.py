@@ -19,7 +19,7 @@ once the node has released its buffers. The node that just ran is probed
 is read, which raises when a tensor was modified in place): running a node
 releases its own buffers and no others. Every slot is probed again after a
 statement or loss that wrote into a tensor in place (the size guard counts
-such writes) and after a call that failed; tests/core/test_recorder.py checks
+such writes) and after a call that failed; tests/core/recorder/test_recorder.py checks
 all of this against probing every slot at every node.
 A trusted script of the user's own feeds the same :class:`Recorder` from
 outside the evaluator (NOTE [trusted scripts] in ``script_recorder.py``).

@@ -14,7 +14,7 @@ from pathlib import Path
 from app.core.lensfile import read_lens
 from tests.support.oracle import check_against_plain
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # Each line's meta kernel is a Python reference that promotes dtypes (roll, cumprod, log_sigmoid,
 # normal_, uniform_, random_): the first of them imported Dynamo, Inductor and onnx.

@@ -294,7 +294,7 @@ def test_trace_of_a_program_that_prints_escapes_writes_them_escaped(tmp_path) ->
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
     )
     assert done.returncode == 0, done.stderr
     assert only_printable(done.stdout)

@@ -22,7 +22,7 @@ from app.core.recorder.script import record_script
 from tests.support.oracle import check_against_plain, run_plainly, same
 
 HERE = Path(__file__).resolve().parent
-SNIPPETS = sorted(p for p in (HERE.parent / "support" / "snippets").glob("gaps_*.py"))
+SNIPPETS = sorted(p for p in (HERE.parents[1] / "support" / "snippets").glob("gaps_*.py"))
 FIELD = "program"
 # Stand-in modules (imported, never used by the snippets): the plain run leaves their imports out,
 # as NumPy and matplotlib need not be installed where the tests run.

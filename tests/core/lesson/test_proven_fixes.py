@@ -195,7 +195,7 @@ def test_a_fix_that_raises_or_claims_something_false_is_never_shown(tmp_path: Pa
 
 # -- the forum-style scripts --------------------------------------------------------------------
 
-SCRIPTS = Path(__file__).parents[1] / "support" / "scripts" / "fixes"
+SCRIPTS = Path(__file__).parents[2] / "support" / "scripts" / "fixes"
 EXPECTED_FIRST = {
     "accumulated_loss.py": "running_loss = 0.0 at the start of each iteration",
     "backward_under_no_grad.py": "compute the loss outside torch.no_grad()",

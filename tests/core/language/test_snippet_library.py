@@ -17,7 +17,7 @@ from app.core import record
 from app.core.model.program import Program
 from tests.support.oracle import check_against_plain, run_plainly
 
-SNIPPETS = Path(__file__).parents[1] / "support" / "snippets"
+SNIPPETS = Path(__file__).parents[2] / "support" / "snippets"
 LIBRARY = sorted(SNIPPETS.glob("lib_*.py"))
 # the snippets that stop at a backward, as they do in a plain run: (file, line of the failing call)
 FAILING = {"lib_inplace_sigmoid_error.py": 13, "lib_lstm_loader_second_backward.py": 19}

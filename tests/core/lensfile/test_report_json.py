@@ -22,7 +22,7 @@ from app.core.trace_json import JsonTooLarge, json_pieces, values_text
 from tests.support.handmade import small_recording
 from tests.support.json_steps import full_states
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OLD_TOP = {"scenario", "device", "torch_version", "nodes", "edges", "steps"}
 OLD_STEP = {"index", "kind", "call", "node", "saved_bytes", "error", "caption"}
 CHANGES = {"slot_changes", "grad_changes", "version_changes"}

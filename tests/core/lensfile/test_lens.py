@@ -39,7 +39,7 @@ from app.render.layout import layout_graph
 from app.render.layout_store import layout_from_json
 from tests.support.handmade import long_recording, small_recording
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FIELDS = (
     "program", "device", "torch_version", "graph", "timeline", "leaves", "calls", "freed_by", "needed_by",
     "error", "error_line",

@@ -85,7 +85,7 @@ def test_builtins_agree_with_python(name: str, tmp_path: Path) -> None:
     assert alive_by_recording(record(program)) == expected
 
 
-TRAINING = sorted((Path(__file__).parents[1] / "support" / "scripts" / "training").glob("*.py"))
+TRAINING = sorted((Path(__file__).parents[2] / "support" / "scripts" / "training").glob("*.py"))
 
 
 @pytest.mark.parametrize("path", TRAINING, ids=[p.stem for p in TRAINING])

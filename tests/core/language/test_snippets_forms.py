@@ -14,7 +14,7 @@ from app.core.loading import parse_python
 from app.core.recorder.script import record_script
 from tests.support.oracle import check_against_plain, same
 
-SNIPPETS = sorted((Path(__file__).resolve().parents[1] / "support" / "snippets").glob("forms_*.py"))
+SNIPPETS = sorted((Path(__file__).resolve().parents[2] / "support" / "snippets").glob("forms_*.py"))
 
 
 def test_the_corpus_has_at_least_ten_snippets() -> None:

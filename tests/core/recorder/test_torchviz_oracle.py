@@ -1,8 +1,8 @@
 """torchviz vouches for the graph we draw: at the first backward of every built-in program and of
 every training script, ``make_dot(outputs, params=..., show_saved=True)`` on the same program's
 outputs draws the nodes, edges, leaves and saved tensors of our recording (tests/support/torchviz_oracle.py
-says where we differ on purpose). The real-model scripts of tests/core/test_real_models.py are compared
-there, on the recordings it makes.
+says where we differ on purpose). The real-model scripts of tests/core/recorder/test_real_models.py
+are compared there, on the recordings it makes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from app.core.recorder import capture, recorder
 from app.core.recorder.script import record_script
 from tests.support.torchviz_oracle import TorchvizGraph, differences, first_call_make_dot
 
-TRAINING = sorted((Path(__file__).parents[1] / "support" / "scripts" / "training").glob("*.py"))
+TRAINING = sorted((Path(__file__).parents[2] / "support" / "scripts" / "training").glob("*.py"))
 
 
 def make_dot_at_first_call(rec: Recording) -> TorchvizGraph:
