@@ -201,7 +201,7 @@ def _recording_and_layout(
     if in_process:
         from app.child.client import POOL
         from app.core.loading import load_program
-        from app.core.recording.recorder import record
+        from app.core.recorder.recorder import record
         from app.core.sizing.limits import Limits
 
         made = record(load_program(source), device=device or "cpu", limits=Limits(POOL.limits.time_limit_s))
@@ -341,7 +341,7 @@ def _export_torchviz(args: argparse.Namespace) -> int:
     A ``.lens`` file holds none, so the program text it keeps runs again."""
     from app.child.client import torchviz_in_child
     from app.core.lensfile import is_lens, open_lens
-    from app.core.model.errors import ProgramError
+    from app.core.model.errors import ProgramError, UserError
 
     source: Any = args.program
     if is_lens(source):
@@ -351,7 +351,7 @@ def _export_torchviz(args: argparse.Namespace) -> int:
     except ProgramError as exc:
         if not is_lens(args.program):
             raise
-        raise ProgramError(
+        raise UserError(
             f"{args.program} holds no tensors for make_dot, and its program could not run again here "
             f"({exc}); export the program itself, or for a script: run --torchviz DIR SCRIPT.py"
         ) from None
@@ -405,7 +405,7 @@ def _run_script(args: argparse.Namespace) -> int:
 
     if args.out and not Path(args.out).resolve().parent.is_dir():  # before a long run, not after it
         return _fail(f"cannot write {args.out}: its folder does not exist")
-    from app.core.recording.script import record_script, script_traceback
+    from app.core.recorder.script import record_script, script_traceback
 
     run = record_script(
         args.script, args.args, device=args.device or "cpu", stdout=sys.stderr if args.json else None
@@ -463,15 +463,15 @@ def _script_torchviz(args: argparse.Namespace) -> int:
         return _fail(
             "--torchviz draws the graph before the first backward and records nothing: drop --out/--json"
         )
-    from app.core.recording.first_backward import script_first_backward_dot
-    from app.core.recording.script import script_traceback
+    from app.core.recorder.first_backward import script_first_backward_dot
+    from app.core.recorder.script import script_traceback
 
     try:
         drawn = script_first_backward_dot(args.script, args.args, device=args.device or "cpu")
     except Exception as exc:
-        from app.core.model.errors import ProgramError
+        from app.core.model.errors import UserError
 
-        if isinstance(exc, ProgramError):
+        if isinstance(exc, UserError):
             raise
         sys.stderr.write(script_traceback(exc, args.script))  # the script's own error, as Python shows it
         return EXIT_BUG
@@ -542,9 +542,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _explain(exc: Exception) -> int:
     """The last resort: one line for every failure, exit 2 for bad input, 1 for our own bugs."""
-    from app.core.model.errors import ProgramError
+    from app.core.model.errors import UserError
 
-    if isinstance(exc, ProgramError) or _is_layout_error(exc):
+    if isinstance(exc, UserError) or _is_layout_error(exc):
         return _fail(str(exc) or f"{type(exc).__name__}, with no message")
     if isinstance(exc, UnicodeError):
         return _fail(f"cannot read this text: {exc}")

@@ -11,7 +11,7 @@
 Inside the block every ``backward``, ``torch.autograd.backward`` and
 ``torch.autograd.grad`` call is recorded node by node, with a step after each
 line of the caller's file (NOTE [trusted scripts] in
-``app/core/recording/script_recorder.py``). The hooks, patches and trace function are
+``app/core/recorder/script_recorder.py``). The hooks, patches and trace function are
 removed when the block ends, also when it raises. An autograd error ends the
 recording at its ``error`` step and is raised again as PyTorch raised it.
 """
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import torch
 
     from app.core.model.recording import Recording
-    from app.core.recording.script import BlockRecorder
+    from app.core.recorder.script import BlockRecorder
 
 __all__ = ["LensRecorder", "record"]
 
@@ -43,7 +43,7 @@ class LensRecorder:
         self._lines: tuple[int, int] | None = None  # the block's lines of its file, when found
 
     def __enter__(self) -> LensRecorder:
-        from app.core.recording.script import BlockRecorder
+        from app.core.recorder.script import BlockRecorder
 
         self._block = BlockRecorder(sys._getframe(1), model=self._model, device=self._device)
         self._block.start()

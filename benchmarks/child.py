@@ -44,7 +44,7 @@ def measure_rerecord(runs: int) -> dict[str, Any]:
     """The window's re-record path (worker: record, layout, shown states) in the child vs here."""
     from app.core.lesson.edits import set_call_keyword
     from app.core.loading import load_program
-    from app.core.recording.recorder import record
+    from app.core.recorder.recorder import record
     from app.ui.runtime.worker import layout_recording, prepare_shown
 
     program = load_program("rnn-no-detach")

@@ -59,8 +59,8 @@ def measure(rounds: int = 3) -> dict[str, float | int]:
     """``{"checked": int, "check_vs_record": float, "builtin": float, "script": float}``."""
     from app.child.client import record_in_child
     from app.child.proofs import ScriptSource, in_child, in_script_child
-    from app.core.lesson.fixes import fixes_for
     from app.core.lesson.prove import prove
+    from app.core.lesson.recipes import fixes_for
     from app.core.loading import load_builtin
 
     program = load_builtin("rnn-no-detach")
@@ -100,7 +100,7 @@ def kind_of(path: Path) -> str:
 def _in_process(folder: Path) -> Callable[[str], Any]:
     """Record each edited snippet here (the corpus is this project's own, trusted)."""
     from app.core.model.errors import ProgramError
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     count = iter(range(10**6))
 
@@ -137,7 +137,7 @@ def snippet_outcome(path: Path) -> dict[str, Any]:
     """What one snippet is offered: ``offered``, ``proven``, ``structural``, ``runs`` (the first
     proven fix, applied, runs plainly), ``every_runs`` (every proven fix does), ``first``."""
     from app.core.lesson.offered import lesson_of
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     with tempfile.TemporaryDirectory(prefix="lens-corpus-") as name:
         folder = Path(name)
@@ -146,7 +146,7 @@ def snippet_outcome(path: Path) -> dict[str, Any]:
         recording = record_script(original, stdout=io.StringIO()).recording
         failed = recording.failed is not None or recording.error is not None
         if failed:
-            from app.core.lesson.fixes import fixes_for
+            from app.core.lesson.recipes import fixes_for
 
             offered = len(fixes_for(recording))
         lesson = lesson_of(recording, _in_process(folder))

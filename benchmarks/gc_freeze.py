@@ -22,7 +22,7 @@ def _full_collection_ms() -> float:
 
 
 def main(rounds: int = 7) -> None:
-    import app.core.recording.recorder
+    import app.core.recorder.recorder
     import app.render.layout  # noqa: F401
     from app.core import load_builtin, record
 

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from app.core import Program, record
-from app.core.recording.recorder import SEED
+from app.core.recorder.recorder import SEED
 from benchmarks.common import BIG_LIMITS, timed
 from benchmarks.recording_cost import one_intra_op_thread, run_plainly
 

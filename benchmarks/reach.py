@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "tests" / "support" / "snippets" / "real"
 HALVES = ("dev", "heldout")
 TIME_LIMIT_S = 60.0
-SEED = 0  # what every recording starts from (app.core.recording.recorder.SEED)
+SEED = 0  # what every recording starts from (app.core.recorder.recorder.SEED)
 RUN_HINT = "python -m app run"
 
 Grads = dict[str, "Grad | None"]

@@ -91,7 +91,7 @@ class RealModelResult:
 
 def measure_real_model(rounds: int, steps: int = 3) -> RealModelResult:
     """``record_script`` of the transformer step vs ``runpy`` of it, interleaved, one intra-op thread."""
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     path = script_file(REAL_MODEL_SCRIPT, "transformer_step.py", STEPS=steps)
     with one_intra_op_thread():
@@ -119,7 +119,7 @@ def real_model_in_child(rounds: int) -> RealModelResult:
 def stack_child(nodes: int) -> None:
     """(child process) Record the transformer stack through the script path; peak RSS, and the
     window's stepping when ``benchmarks/window_bench.py`` is there."""
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     application()
     baseline = rss_mb()

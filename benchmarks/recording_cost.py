@@ -13,7 +13,7 @@ import torch
 from app.core import Limits, Program, Recording, record
 from app.core.language.evaluator import Evaluator
 from app.core.language.parsing import parse
-from app.core.recording.recorder import SEED
+from app.core.recorder.recorder import SEED
 from benchmarks.common import BIG_LIMITS, median, median_of_ratios, ratio, timed
 from benchmarks.programs import (
     chain_spec,

@@ -7,18 +7,19 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def two_losses():
-    from app.core import load_builtin, record
+    """Read-only, as every fixture of a recording: one recording for the whole run."""
+    from tests.support.recorded import builtin_recording
 
-    return record(load_builtin("two-losses"))
+    return builtin_recording("two-losses")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def forgot_retain():
-    from app.core import load_builtin, record
+    from tests.support.recorded import builtin_recording
 
-    return record(load_builtin("forgot-retain"))
+    return builtin_recording("forgot-retain")
 
 
 @pytest.fixture

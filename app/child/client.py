@@ -48,7 +48,7 @@ from app.core.sizing.limits import Limits
 if TYPE_CHECKING:
     from app.core.model.program import Program
     from app.core.model.recording import Recording
-    from app.core.recording.first_backward import TorchvizDot
+    from app.core.recorder.first_backward import TorchvizDot
 
 __all__ = [
     "DEFAULT_MEMORY_MB",
@@ -60,6 +60,7 @@ __all__ = [
     "RecordingBug",
     "RecordingChild",
     "record_in_child",
+    "request_source",
     "set_default_limits",
     "torchviz_in_child",
 ]
@@ -68,7 +69,6 @@ DEFAULT_MEMORY_MB = 4096
 START_TIMEOUT_S = 120.0  # a fresh interpreter importing torch on a cold, busy machine
 GRACE_S = 5.0  # the recorder stops itself at its own deadline; this is for an operator that never returns
 DEBUG_ENV = "AUTOGRAD_LENS_DEBUG"  # also shows the child's stderr
-PROGRAM_FIELDS = ("code", "name", "title", "summary", "notes", "twin")
 FAULT_ENV = "AUTOGRAD_LENS_CHILD_FAULT"  # a fault for every request (tests; needs the child's FAULTS_ENV)
 
 
@@ -358,7 +358,7 @@ def record_in_child(
     ``recorder_limits``: every bound of the recording (its time limit is
     ``limits.time_limit_s`` unless given).
     """
-    request = {"op": "record", "source": _source_json(source), "device": device}
+    request = {"op": "record", "source": request_source(source), "device": device}
     answer, payload = _run_in_child(
         request, limits=limits, pool=pool, recorder_limits=recorder_limits, fault=fault
     )
@@ -376,10 +376,10 @@ def torchviz_in_child(
     pool: ChildPool | None = None,
 ) -> TorchvizDot:
     """torchviz's ``make_dot`` DOT for the graph ``source``'s first autograd call starts from, made
-    in a child process (``app.core.recording.first_backward``); raises as :func:`record_in_child`."""
-    from app.core.recording.first_backward import TorchvizDot
+    in a child process (``app.core.recorder.first_backward``); raises as :func:`record_in_child`."""
+    from app.core.recorder.first_backward import TorchvizDot
 
-    request = {"op": "torchviz", "source": _source_json(source), "device": device}
+    request = {"op": "torchviz", "source": request_source(source), "device": device}
     answer, payload = _run_in_child(request, limits=limits, pool=pool)
     if not answer.get("ok"):
         _outcome(answer, payload, source)  # raises what the child said
@@ -475,10 +475,14 @@ def memory_message(memory_mb: int | None) -> str:
     )
 
 
-def _source_json(source: Program | str | Path) -> dict[str, Any]:
+def request_source(source: Program | str | Path) -> dict[str, Any]:
+    """What a request names to record: a built-in or file the child loads, or a program in the
+    ``.lens`` file's own form of it (``server.requested_program`` reads it back)."""
     if isinstance(source, (str, Path)):
         return {"load": str(source)}
-    return {"program": {key: getattr(source, key) for key in PROGRAM_FIELDS}}
+    from app.core.lensfile.writer import program_record  # the .lens file's own form of a program
+
+    return {"program": program_record(source)}
 
 
 _ERROR_KINDS: dict[str, type[ProgramError]] = {

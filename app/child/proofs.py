@@ -53,7 +53,7 @@ START_S = 60.0  # a fresh interpreter importing torch on a busy machine, before 
 
 def in_process(original: Recording, device: str = "cpu") -> Record:
     """Record a checked program here (tests, and ``trace --in-process``)."""
-    from app.core.recording.recorder import record
+    from app.core.recorder.recorder import record
 
     def run(code: str) -> Outcome:
         try:
@@ -221,7 +221,7 @@ def window_recorder(recording: Recording) -> Record:
 def _main(argv: Sequence[str]) -> int:
     """``python -m app.child.proofs EDITED.py OUT.lens DEVICE ARGS...``: record, write, exit."""
     from app.core.lensfile import lens_bytes
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     edited, out, device, *args = argv
     run = record_script(edited, args, device=device, stdout=sys.stderr)

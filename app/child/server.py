@@ -14,7 +14,7 @@ recording's ``.lens`` bytes, ``{"ok": false, "error": {...}}`` for a
 
 ``{"op": "torchviz", ...}`` (same fields) runs the program only up to its first
 autograd call and answers ``{"ok": true, "note": ...}`` with torchviz's
-``make_dot`` DOT text as UTF-8 (``app.core.recording.first_backward``).
+``make_dot`` DOT text as UTF-8 (``app.core.recorder.first_backward``).
 """
 
 from __future__ import annotations
@@ -28,11 +28,14 @@ import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from app.child.protocol import read_frame, write_frame
 
-__all__ = ["FAULTS_ENV", "main"]
+if TYPE_CHECKING:
+    from app.core.model.program import Program
+
+__all__ = ["FAULTS_ENV", "main", "requested_program"]
 
 FAULTS_ENV = "AUTOGRAD_LENS_CHILD_FAULTS"  # "1": requests may ask for an injected fault (tests only)
 MAX_OPEN_FILES = 256
@@ -97,7 +100,7 @@ def _serve(inbox: BinaryIO, outbox: BinaryIO, memory_mb: int | None) -> int:
 
     import app.core.lensfile
     import app.core.loading
-    import app.core.recording.recorder  # noqa: F401
+    import app.core.recorder.recorder  # noqa: F401
     from app.core.devices import list_devices
     from app.core.sizing.meta_without_dynamo import references_without_dynamo
 
@@ -157,33 +160,34 @@ def _device_fault(text: str) -> bool:
 
 
 def _record(request: dict[str, Any]) -> Any:
-    from app.core.recording.recorder import record
+    from app.core.recorder.recorder import record
     from app.core.sizing.limits import Limits
 
     limits = Limits(**request.get("limits", {}))
-    return record(_program(request["source"]), device=str(request.get("device", "cpu")), limits=limits)
+    return record(
+        requested_program(request["source"]), device=str(request.get("device", "cpu")), limits=limits
+    )
 
 
 def _torchviz(request: dict[str, Any]) -> Any:
-    from app.core.recording.first_backward import first_backward_dot
+    from app.core.recorder.first_backward import first_backward_dot
     from app.core.sizing.limits import Limits
 
     limits = Limits(**request.get("limits", {}))
-    return first_backward_dot(_program(request["source"]), str(request.get("device", "cpu")), limits=limits)
+    return first_backward_dot(
+        requested_program(request["source"]), str(request.get("device", "cpu")), limits=limits
+    )
 
 
-def _program(source: dict[str, Any]) -> Any:
+def requested_program(source: dict[str, Any]) -> Program:
+    """The program ``client.request_source`` named: loaded by name or path, or read as a ``.lens``
+    file's program is."""
+    from app.core.lensfile.reader import program_from_record
     from app.core.loading import load_program
-    from app.core.model.program import Program
 
     if "load" in source:
         return load_program(str(source["load"]))
-    fields = source["program"]
-    code, name, title, summary, notes, twin = (str(fields.get(key, "")) for key in PROGRAM_FIELDS)
-    return Program(code, name=name, title=title, summary=summary, notes=notes, twin=twin)
-
-
-PROGRAM_FIELDS = ("code", "name", "title", "summary", "notes", "twin")
+    return program_from_record(source["program"])
 
 
 def _limit_cpu(seconds: float) -> None:

@@ -58,9 +58,10 @@ MAX_INPUTS = 100
 MAX_CALLS = 100
 CallKind = Literal["backward", "grad"]
 
+# The keys each table of a .toml program file may hold (the file's words, not the model's fields).
 TOP_FIELDS = ("name", "title", "summary", "notes", "inputs", "forward", "calls")
 PROGRAM_TOP_FIELDS = ("name", "title", "summary", "notes", "twin", "program")
-PROGRAM_FIELDS = ("code",)
+PROGRAM_TABLE_FIELDS = ("code",)
 LEGACY_ONLY = ("inputs", "forward", "calls")
 FORWARD_FIELDS = ("code",)
 CALL_FIELDS = ("kind", "loss", "retain_graph", "create_graph", "inputs", "bind")
@@ -352,7 +353,7 @@ def program_from_dict(data: Mapping[str, Any], *, name: str = "program") -> Prog
     table = data.get("program")
     if not isinstance(table, dict):
         raise ProgramError('write [program] and then code = """...""" with the program', field="program")
-    _check_keys(table, PROGRAM_FIELDS, "program")
+    _check_keys(table, PROGRAM_TABLE_FIELDS, "program")
     given = _text(data, "name", "name", required=False)
     if given and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", given):
         raise ProgramError("use up to 100 letters, digits, '-', '_' or '.', starting with one", field="name")

@@ -32,7 +32,7 @@ from typing import Any
 
 from app.core.lensfile import writer
 from app.core.lensfile.writer import STEP_DEFAULTS, VALUE_FIELDS, view
-from app.core.model.errors import ProgramError
+from app.core.model.errors import UserError
 from app.core.model.graph import GraphNode, SavedSlot
 from app.core.model.program import CallInfo
 from app.core.model.recording import Recording
@@ -50,7 +50,7 @@ _COMPACT = (",", ":")
 _NON_FINITE = re.compile(r"-?Infinity|NaN")  # as json.dumps writes them bare
 
 
-class JsonTooLarge(ProgramError):
+class JsonTooLarge(UserError):
     """The JSON would pass ``limit`` bytes; ``step`` is the step being written when it did."""
 
     def __init__(self, limit: int, step: int, steps: int) -> None:

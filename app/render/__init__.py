@@ -4,6 +4,6 @@
 boxes and splines), ``modules`` (module groups, collapsed or not), ``labels`` (box
 text), ``style`` (palettes, state tags), ``states`` (what each box shows at a step,
 from the recording), ``looks`` (each box's state and style at the step shown),
-``put_off`` (restyles that wait while items are hidden). Everything that imports Qt
+``restyle_later`` (restyles that wait while items are hidden). Everything that imports Qt
 lives in ``app.render.qt``.
 """

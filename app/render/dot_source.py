@@ -1,4 +1,4 @@
-"""Graphviz DOT text for a captured :class:`~app.core.recording.capture.Graph`, in torchviz's look.
+"""Graphviz DOT text for a captured :class:`~app.core.recorder.capture.Graph`, in torchviz's look.
 
 As in torchviz ``make_dot(show_saved=True)``: backward nodes are lightgrey
 boxes, leaves (AccumulateGrad) lightblue, the outputs (losses)
@@ -147,7 +147,7 @@ VALUE_FILL = "gray96"
 
 
 def slot_dot_id(node_id: str, slot: str) -> str:
-    """The DOT name of a saved slot's box: ``n3.self`` (as in ``app.core.recording.capture``'s NOTE)."""
+    """The DOT name of a saved slot's box: ``n3.self`` (as in ``app.core.recorder.capture``'s NOTE)."""
     return f"{node_id}.{slot}"
 
 

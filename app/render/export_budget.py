@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Literal
 
-from app.core.model.errors import ProgramError
+from app.core.model.errors import UserError
 
 __all__ = ["MAX_EXPORT_MB", "MAX_EXPORT_STEPS", "ExportTooLarge", "check_room"]
 
@@ -21,7 +21,7 @@ MAX_EXPORT_STEPS = 200  # slides: a lesson's deck, not a film of a training run
 MAX_EXPORT_MB = 500  # 200 steps of a ~2 MB drawing (a graph of thousands of nodes) fit
 
 
-class ExportTooLarge(ProgramError):
+class ExportTooLarge(UserError):
     """An export past its budget: ``what`` is ``"steps"``, ``"bytes"`` or ``"disk"``; ``needed``
     and ``limit`` are in files (steps) or bytes (the others). ``written``: the files written before
     it stopped (0 unless the drawings outgrew their estimate)."""

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from app.core.json_pieces import free_in_pieces, loads_in_pieces
+from app.core.json_reading import free_in_pieces, loads_in_pieces
 from app.core.model.graph import Edge, Graph
 from app.core.model.timeline import SlotKey
 from app.render.dot_source import (

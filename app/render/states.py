@@ -169,7 +169,7 @@ class ShownStates:
     def summary_state(self, state: StepState, members: frozenset[str]) -> NodeState:
         """The first of ``NODE_SUMMARY`` among the states of ``members`` (a collapsed module's
         box): what ``node_state`` of each would give, by set operations over the members alone
-        (put_off.py's NOTE [restyle what is seen]).
+        (restyle_later.py's NOTE [restyle what is seen]).
 
         >>> from app.core import load_builtin, record
         >>> rec = record(load_builtin("two-losses"))

@@ -1,7 +1,7 @@
 """torchviz's own picture of a program's graph before its first backward: ``make_dot``'s DOT and SVG.
 
 The DOT is made where the program ran, in the recording child
-(``app.core.recording.first_backward``), so it is text from another process:
+(``app.core.recorder.first_backward``), so it is text from another process:
 before ``dot`` reads it here, every statement must be one ``make_dot`` writes
 (a node, an edge, the graph and node defaults) with only the attributes it uses.
 An attribute such as ``image`` or ``shapefile`` would have ``dot`` read a file of

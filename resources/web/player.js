@@ -343,12 +343,12 @@
   }
 
   // -- gradients per call ------------------------------------------------------------------------
-  var MAX_HISTORY = 6;
+  // The value line and the history are the window's gradient panel's own words, made once per
+  // step in Python (app.core.lesson.panel_words): the page only shows the ones of the step.
   var gradList = document.getElementById("grad-list");
   var leafEls = ST.grads.leaves.map(function (name) {
     var box = el("div", "leaf", gradList);
     box.setAttribute("data-leaf", name);
-    text(el("div", "leaf-name", box), name + ".grad");
     return { box: box, now: el("div", "leaf-now", box), history: el("div", "leaf-history", box), name: name };
   });
   if (!leafEls.length) text(el("div", "", gradList), "no leaf tensors that require grad");
@@ -358,20 +358,14 @@
     return found;
   }
   function showGrads(i) {
-    var kind = strings[ST.kind[i]], call = ST.call[i];
-    var finished = ST.grads.calls.filter(function (c) { return c.last_step <= i; });
     leafEls.forEach(function (leaf) {
       var now = gradAt(leaf.name, i);
-      leaf.now.textContent = "now: " + (now ? now[1] : "None");
-      leaf.box.setAttribute("data-grad", JSON.stringify(now ? now[2] : null));
-      var rows = finished.map(function (c) { return c.lines[leaf.name]; });
-      if (call !== null && (kind === "node" || kind === "error")) {
-        rows.push("call " + (call + 1) + ": " + (kind === "error" ? "FAILED" : "running") + "; " + leaf.name + ".grad now " + (now ? now[1] : "None"));
-      }
-      if (rows.length > MAX_HISTORY) rows = ["\u2026 " + (rows.length - MAX_HISTORY + 1) + " earlier calls"].concat(rows.slice(-(MAX_HISTORY - 1)));
-      if (!rows.length) rows = ["no backward call has run yet"];
+      leaf.now.textContent = strings[ST.grads.text[leaf.name][i]];
+      leaf.box.setAttribute("data-grad", JSON.stringify(now ? now[1] : null));
       leaf.history.textContent = "";
-      rows.forEach(function (r) { text(el("div", "", leaf.history), r).title = r; });
+      strings[ST.grads.history[leaf.name][i]].split("\n").forEach(function (r) {
+        text(el("div", "", leaf.history), r).title = r;
+      });
     });
   }
 

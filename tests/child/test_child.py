@@ -9,6 +9,8 @@ allocation past the memory limit.
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import json
 import os
 import subprocess
@@ -19,11 +21,23 @@ from pathlib import Path
 
 import pytest
 
-from app.child.client import ChildFailure, ChildLimits, ChildPool, RecordingBug, record_in_child
-from app.child.server import FAULTS_ENV
+from app.child.client import (
+    ChildFailure,
+    ChildLimits,
+    ChildPool,
+    RecordingBug,
+    record_in_child,
+    request_source,
+)
+from app.child.server import FAULTS_ENV, requested_program
+from app.core.lensfile import lens_bytes
 from app.core.loading import load_program
 from app.core.model.errors import ProgramError
-from app.core.recording.recorder import record
+from app.core.model.graph import Graph
+from app.core.model.program import Program
+from app.core.model.recording import Recording
+from app.core.model.timeline import Step, Timeline
+from app.core.recorder.recorder import record
 from app.core.report import to_json
 from tests.support.hostile_cases import CASES, Case, case_params, outcome
 
@@ -79,6 +93,19 @@ def test_a_program_object_comes_back_as_the_very_program(pool: ChildPool) -> Non
     there = record_in_child(program, pool=pool)
     assert there.program is program
     assert to_json(there) == to_json(record(program))
+
+
+def test_a_program_crosses_the_pipe_in_the_lens_files_form_with_every_field() -> None:
+    """The request carries the program as a ``.lens`` file holds it; a field the model and the
+    schema gain crosses with no edit here."""
+    every = {f.name: f"{f.name}: ünï\n" for f in dataclasses.fields(Program) if f.name != "path"}
+    program = Program(**every)
+    first = Step(0, "forward", None, None, {}, {}, 0)
+    in_a_file = Recording(program, "cpu", "2.0", Graph((), ()), Timeline((first,)), {}, ())
+    request = json.loads(json.dumps(request_source(program)))
+    assert request == {"program": json.loads(gzip.decompress(lens_bytes(in_a_file)))["program"]}
+    assert request == {"program": every}
+    assert requested_program(request) == program
 
 
 CHILD_CASES = [c for c in CASES if c.limits is None]
@@ -285,7 +312,7 @@ def test_trace_in_the_child_prints_what_trace_in_process_prints() -> None:
 
 # -- the window --------------------------------------------------------------------------------
 def test_the_window_records_in_the_child_never_here(qtbot, session, monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.core.recording.recorder as recorder_module
+    import app.core.recorder.recorder as recorder_module
 
     def never(*args: object, **kwargs: object) -> object:
         raise AssertionError("the window's process ran a recording")

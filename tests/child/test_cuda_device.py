@@ -1,8 +1,8 @@
 """On a real CUDA device: the recording child owns the device, real models record there as they
 run plainly there, and a real out-of-memory error is the script's error, not the window's.
 
-Every test here skips without a CUDA device (``tests/core/test_devices.py`` covers the listing and the
-refusals on any machine, and fakes two GPUs for the CUDA branch of the code).
+Every test here skips without a CUDA device (``tests/core/recorder/test_devices.py`` covers the
+listing and the refusals on any machine, and fakes two GPUs for the CUDA branch of the code).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from app.core.loading import load_program
-from app.core.recording.recorder import record
+from app.core.recorder.recorder import record
 from app.core.report import to_json
 
 pytestmark = [
@@ -57,7 +57,7 @@ def test_the_child_records_on_cuda_what_this_process_records(name: str) -> None:
 def test_a_real_model_recorded_on_cuda_equals_a_plain_run_on_cuda(name: str, tmp_path: Path) -> None:
     """The script under ``torch.device("cuda")`` both times: the recording's calls, errors, failing
     node, engine order and grads after each call equal PyTorch's own, on the device."""
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
     from tests.support.oracle import check_against_plain, run_plainly
     from tests.support.real_models import SCRIPTS, entered
 

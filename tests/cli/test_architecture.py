@@ -9,6 +9,7 @@ from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[2] / "app" / "core"
 RENDER = CORE.parent / "render"
+UI = CORE.parent / "ui"
 QT_PACKAGES = {"PySide6", "shiboken6", "PyQt5", "PyQt6", "qtpy"}
 
 
@@ -90,14 +91,14 @@ def test_core_modules_import_each_other_without_cycles():
 
 def test_the_model_and_the_lesson_stand_below_the_language_and_the_recorder():
     """model: plain data; lesson: words about recordings; neither runs or checks programs."""
-    below = ("app.core.language", "app.core.sizing", "app.core.recording", "app.core.loading")
+    below = ("app.core.language", "app.core.sizing", "app.core.recorder", "app.core.loading")
     for module, imports in _core_imports().items():
         if module.startswith(("app.core.model", "app.core.lesson")):
             assert not [i for i in imports if i.startswith(below)], module
         if module.startswith("app.core.model"):
             assert {i for i in imports if not i.startswith("app.core.model")} == set(), module
-        if not module.startswith("app.core.recording"):
-            assert not [i for i in imports if i.startswith("app.core.recording")], module
+        if not module.startswith("app.core.recorder"):
+            assert not [i for i in imports if i.startswith("app.core.recorder")], module
 
 
 def test_the_model_and_lens_files_load_no_torch():
@@ -147,16 +148,13 @@ def test_importing_qt_free_render_loads_no_qt_module():
     assert out.stdout.strip() == "[]"
 
 
-def _layers_of_the_map() -> list[list[str]]:
-    """The numbered list under "## Layers" in docs/architecture.md: each item's packages."""
+def _layers_of_the_map(heading: str = "## Layers") -> list[list[str]]:
+    """The numbered list under ``heading`` in docs/architecture.md, up to the next heading: each
+    item's packages, top first."""
     text = (CORE.parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
-    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
-    layers = []
-    for line in section.splitlines():
-        head = line.split(":", 1)[0]
-        if head[:1].isdigit() and ". " in head:
-            layers.append(re.findall(r"`(app[\w.]*)`", head))
-    return layers
+    section = re.split(r"\n#{2,3} ", text.split(f"\n{heading}\n", 1)[1], maxsplit=1)[0]
+    items = re.split(r"\n(?=\d+\. )", "\n" + section)[1:]  # an item's lines, wrapped ones included
+    return [re.findall(r"`(app[\w.]*)`", item.split(": ", 1)[0]) for item in items]
 
 
 def _package_of(module: str, packages: list[str]) -> str | None:
@@ -164,22 +162,56 @@ def _package_of(module: str, packages: list[str]) -> str | None:
     return max(found, key=len) if found else None
 
 
-def test_every_import_follows_the_layers_of_the_map():
-    """A package imports from its own package and the layers below it, never from beside or above."""
-    layers = _layers_of_the_map()
-    assert [len(layer) for layer in layers] == [1, 2, 1, 1, 2, 1], layers
+def _against_the_layers(layers: list[list[str]], root: Path, own_package: str) -> list[str]:
+    """Every import of a module under ``root`` (the package ``own_package``, whose ``__init__`` is
+    left out) from a layer beside or above its own; every module must sit in a layer."""
     rank = {package: i for i, layer in enumerate(layers) for package in layer}
     packages = sorted(rank)
     offenders = []
-    app = CORE.parent
-    for path in app.rglob("*.py"):
+    for path in root.rglob("*.py"):
         module = _module_name(path)
+        if module == own_package:
+            continue  # the package's own __init__: a docstring, or the names it offers
         own = _package_of(module, packages)
-        if module == "app":
-            continue  # the package's own __init__: a docstring
-        assert own is not None, module  # every other module of app/ sits in a layer
+        assert own is not None, module  # every other module sits in a layer
         for imported in _imported_modules(path):
             theirs = _package_of(imported, packages)
             if theirs is not None and theirs != own and rank[theirs] <= rank[own]:
                 offenders.append(f"{module} imports {imported}")
-    assert offenders == []
+    return offenders
+
+
+def test_every_import_follows_the_layers_of_the_map():
+    """A package imports from its own package and the layers below it, never from beside or above."""
+    layers = _layers_of_the_map()
+    assert [len(layer) for layer in layers] == [1, 2, 1, 1, 2, 1], layers
+    assert _against_the_layers(layers, CORE.parent, "app") == []
+
+
+def test_every_import_inside_core_follows_its_order_in_the_map():
+    """The size guard imports no language, the model nothing above it: the map's order inside
+    app.core, read from docs/architecture.md, holds for every import."""
+    layers = _layers_of_the_map("### Inside `app.core`")
+    assert len(layers) >= 4 and layers[-1][0] == "app.core.model", layers
+    assert _against_the_layers(layers, CORE, "app.core") == []
+
+
+def test_what_a_person_is_told_has_one_root_and_only_programs_are_program_errors():
+    """A damaged file or an export past its budget is told as a UserError, not as a program's."""
+    from app.child.client import ChildFailure
+    from app.core.lensfile import LensError
+    from app.core.model.errors import ProgramError, ProgramRaised, RecordingTimeout, UserError
+    from app.core.trace_json import JsonTooLarge
+    from app.render.export_budget import ExportTooLarge
+
+    for told in (LensError, JsonTooLarge, ExportTooLarge):
+        assert issubclass(told, UserError) and not issubclass(told, ProgramError), told
+    for program in (ProgramRaised, RecordingTimeout, ChildFailure):
+        assert issubclass(program, ProgramError), program
+
+
+def test_every_import_inside_the_window_follows_its_order_in_the_map():
+    """The graph area imports nothing of the window it sits in: the map's order inside app.ui."""
+    layers = _layers_of_the_map("### Inside `app.ui`")
+    assert len(layers) >= 4 and layers[-1] == ["app.ui.runtime"], layers
+    assert _against_the_layers(layers, UI, "app.ui") == []

@@ -135,12 +135,12 @@ def test_an_internal_bug_is_one_line_exit_1_with_a_hint(
 def test_an_unexpected_error_while_recording_is_a_bug_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import app.core.recording.recorder
+    import app.core.recorder.recorder
 
     def crash(*args: object, **kwargs: object) -> object:
         raise RuntimeError("CUDA error: device-side assert triggered")
 
-    monkeypatch.setattr(app.core.recording.recorder, "record", crash)
+    monkeypatch.setattr(app.core.recorder.recorder, "record", crash)
     monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
     status, _, err = run_main(["trace", "two-losses", "--in-process"], capsys)
     assert status == 1

@@ -14,7 +14,7 @@ import torch
 
 from app.core import Recording, builtin_names, list_devices, load_builtin, record
 from app.core.model.text import format_values
-from app.core.recording.grads import values_of
+from app.core.recorder.grads import values_of
 from app.core.report import EVERY_GRAD_UP_TO, to_json, to_table
 from tests.support.json_steps import full_states
 from tests.support.oracle import run_plainly
@@ -200,7 +200,7 @@ def _records_programs() -> bool:
     import inspect
 
     from app.core import loading
-    from app.core.recording import recorder
+    from app.core.recorder import recorder
 
     return hasattr(loading, "load_program") and "program" in inspect.signature(recorder.record).parameters
 
@@ -228,7 +228,7 @@ def test_save_then_trace_the_lens_file_gives_the_same_json_and_table(tmp_path: P
 def test_every_builtin_recording_round_trips_through_a_lens_file(name: str) -> None:
     from app.core.lensfile import lens_bytes, recording_from_bytes
     from app.core.loading import load_program
-    from app.core.recording.recorder import record as record_program
+    from app.core.recorder.recorder import record as record_program
 
     rec = record_program(load_program(name))
     back = recording_from_bytes(lens_bytes(rec))

@@ -14,6 +14,7 @@ from app.render.labels import drawn_slots
 from app.render.layout import LayoutError
 from app.render.qt.export import export_recording, export_steps, step_file_name
 from app.render.style import NODE_TAGS, SLOT_TAGS
+from tests.support.recorded import builtin_recording
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -49,7 +50,7 @@ def test_svg_per_step_shows_that_steps_slot_states(tmp_path, name):
 
 def test_error_step_names_the_failure_and_pytorch_message(tmp_path):
     files = export_steps("forgot-retain", tmp_path)
-    rec = record(load_builtin("forgot-retain"))
+    rec = builtin_recording("forgot-retain")
     joined = " ".join(_svg_texts(files[-1]))
     assert NODE_TAGS["failed"] in joined
     assert "PowBackward0" in joined
@@ -58,7 +59,7 @@ def test_error_step_names_the_failure_and_pytorch_message(tmp_path):
 
 def test_png_per_step_is_a_real_picture(tmp_path):
     files = export_steps("two-losses", tmp_path, fmt="png")
-    assert len(files) == len(record(load_builtin("two-losses")).timeline)
+    assert len(files) == len(builtin_recording("two-losses").timeline)
     previous = None
     for path in files:
         image = QImage(str(path))
@@ -119,7 +120,7 @@ def test_layout_error_when_dot_is_missing(tmp_path, monkeypatch):
 
 def test_cli_export_writes_files(tmp_path, capsys):
     assert main(["export", "forgot-retain", "--out", str(tmp_path), "--format", "png"]) == 0
-    rec = record(load_builtin("forgot-retain"))
+    rec = builtin_recording("forgot-retain")
     assert len(list(tmp_path.glob("step-*.png"))) == len(rec.timeline)
     assert f"wrote {len(rec.timeline)} files" in capsys.readouterr().out
 
@@ -135,7 +136,7 @@ def test_cli_prints_layout_error_as_one_line(tmp_path, monkeypatch, capsys):
 
 
 def test_past_max_steps_nothing_is_written(tmp_path):
-    rec = record(load_builtin("rnn-no-detach"))
+    rec = builtin_recording("rnn-no-detach")
     with pytest.raises(ExportTooLarge) as info:
         export_recording(rec, tmp_path / "out", max_steps=len(rec.timeline) - 1)
     assert (info.value.what, info.value.needed, info.value.limit) == (
@@ -149,7 +150,7 @@ def test_past_max_steps_nothing_is_written(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["svg", "png"])
 def test_past_max_bytes_nothing_is_written_and_the_estimate_bounds_the_files(tmp_path, fmt):
-    rec = record(load_builtin("forgot-retain"))
+    rec = builtin_recording("forgot-retain")
     files = export_recording(rec, tmp_path / "all", fmt=fmt)
     written = sum(p.stat().st_size for p in files)
     with pytest.raises(ExportTooLarge) as info:
@@ -161,7 +162,7 @@ def test_past_max_bytes_nothing_is_written_and_the_estimate_bounds_the_files(tmp
 
 
 def test_cli_export_refuses_past_max_steps_in_one_line(tmp_path, capsys):
-    steps = len(record(load_builtin("forgot-retain")).timeline)
+    steps = len(builtin_recording("forgot-retain").timeline)
     assert (
         main(["export", "forgot-retain", "--out", str(tmp_path / "out"), "--max-steps", str(steps - 1)]) == 2
     )

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from app.cli import main
 from app.core.model.graph import Graph
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from app.render import layout as layout_module
 from app.render.dot_source import frame_names, iterations
 from app.render.layout import INSTALL_HINT, LADDER, Box, Layout, LayoutError, layout_graph

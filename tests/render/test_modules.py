@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from app.render.layout import layout_graph
 from app.render.modules import COLLAPSE_ABOVE, default_collapsed, fold, module_groups
 from app.render.states import ShownStates

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from app.core import builtin_names, load_builtin, record, trace
-from app.core.recording.capture import Edge, Graph, GraphNode
+from app.core.recorder.capture import Edge, Graph, GraphNode
 from app.render import dot_source as dot_module
 from app.render import layout as layout_module
 from app.render.dot_source import dot_source, slot_dot_id
@@ -30,6 +30,7 @@ from app.render.style import (
     slot_style,
     text_readable,
 )
+from tests.support.recorded import builtin_recording
 
 INSTALL = "sudo apt-get install graphviz"
 
@@ -458,7 +459,7 @@ def test_edge_bounds_hold_the_drawn_curve_and_arrow(qtbot):
     from app.render.qt.edges import EdgeItem, _spline_path
     from app.render.style import PALETTES, edge_style
 
-    rec = record(load_builtin("two-losses"))
+    rec = builtin_recording("two-losses")
     lay = layout_graph(rec.graph)
     for path in (*lay.edges.values(), *lay.slot_edges.values()):
         item = EdgeItem(path, "normal", edge_style("normal", PALETTES["light"]))
@@ -470,7 +471,7 @@ def test_edge_bounds_hold_the_drawn_curve_and_arrow(qtbot):
 
 
 def test_a_nodes_tip_names_its_recorded_line_iteration_and_state():
-    rec = record(load_builtin("rnn-no-detach"))
+    rec = builtin_recording("rnn-no-detach")
     shown = ShownStates(rec)
     for index in (0, len(rec.timeline) // 2, len(rec.timeline) - 1):
         state = rec.timeline.state(index)
@@ -485,7 +486,7 @@ def test_a_nodes_tip_names_its_recorded_line_iteration_and_state():
 
 
 def test_a_saved_values_tip_names_its_state_and_version_as_recorded():
-    rec = record(load_builtin("inplace-sigmoid"))
+    rec = builtin_recording("inplace-sigmoid")
     shown = ShownStates(rec)
     seen = set()
     for index in range(len(rec.timeline)):
@@ -507,7 +508,7 @@ def test_a_nodes_values_share_one_box_and_its_tip_lists_them_all():
     """``AddmmBackward0`` saves six values (``alpha``, ``*_sym_sizes``...): one narrow box, not six."""
     from app.render.labels import SharedValues, slot_lines
 
-    rec = record(load_builtin("rnn-no-detach"))
+    rec = builtin_recording("rnn-no-detach")
     lay = layout_graph(rec.graph)
     shown = ShownStates(rec)
     state = rec.timeline.state(len(rec.timeline) - 1)

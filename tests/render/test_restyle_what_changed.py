@@ -1,4 +1,4 @@
-"""A step restyles what changed and what is seen (put_off.py's NOTE [restyle what is seen]).
+"""A step restyles what changed and what is seen (restyle_later.py's NOTE [restyle what is seen]).
 
 Counted, never timed: how many items a step restyles, and whether the change sets of hidden
 kinds (saved values, edges) are made at all while the overview shows. The oracle for what is
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from app.render.layout import layout_graph
 from app.render.modules import module_groups
 from app.render.qt.picture import png_bytes

@@ -14,12 +14,12 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QImage, QPainter
 
 from app.core import load_builtin, record
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from app.render.layout import layout_graph
-from app.render.looks import StepLooks, proxy_style
 from app.render.modules import fold, module_groups
-from app.render.put_off import PutOff
+from app.render.restyle_later import PutOff
 from app.render.states import DrawnStates, ShownStates
+from app.render.step_style import StepLooks, proxy_style
 from app.render.style import PALETTES, dot_colour, edge_style, node_style, slot_style
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from app.core import load_builtin, record
 from app.core.lensfile import lens_bytes, open_lens, save_lens
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from app.render import layout as layout_module
 from app.render.layout import LayoutError, layout_graph
 from app.render.layout_store import STYLE, layout_from_json, layout_json, save_with_layout

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMainWindow
 
 from app.core import Program, load_builtin, record
 from app.core.model.recording import Recording
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from app.render.dot_source import dot_source, iterations
 from app.render.labels import drawn_slots, version_text
 from app.render.layout import Box, layout_graph

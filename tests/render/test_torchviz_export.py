@@ -12,7 +12,7 @@ import pytest
 from app.cli import main
 from app.core import ProgramError, load_builtin
 from app.core.model.program import Program
-from app.core.recording.first_backward import NO_CALL, first_backward_dot
+from app.core.recorder.first_backward import NO_CALL, first_backward_dot
 from app.render.layout import LayoutError
 from app.render.torchviz_export import check_make_dot_source, write_torchviz
 from tests.support.torchviz_oracle import first_call_make_dot, read_make_dot_source, same_drawing

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from app.core.lesson.prove import Outcome, Record
 from app.core.model.errors import ProgramError
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 
 _COUNT = itertools.count()
 

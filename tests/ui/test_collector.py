@@ -10,7 +10,7 @@ import threading
 import pytest
 from PySide6.QtCore import QObject, QRunnable, QThreadPool
 
-from app.core.collection import collection_paused
+from app.core.gc_pause import collection_paused
 from app.ui.runtime.collector import CHECK_MS, PAUSED_CHECK_MS, YOUNG_WHILE_PAUSED, GuiCollector
 from app.ui.runtime.session import Session
 from app.ui.runtime.worker import GcPause
@@ -184,7 +184,7 @@ THEME_CHANGE = textwrap.dedent(
     from PySide6.QtWidgets import QApplication, QLabel, QWidget
     from app.ui.panels.grad_panel import GradBars
     from app.ui.runtime.session import Session
-    from app.ui.look.theme import apply_theme
+    from app.ui.style.theme import apply_theme
 
     app = QApplication(sys.argv[:1])
     session = Session() if "--session" in sys.argv else None

@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from app.core.loading import builtin_names, load_builtin, program_from_dict
 from app.core.model.errors import ProgramError
 from app.core.model.program import Program
-from app.core.recording.recorder import record
+from app.core.recorder.recorder import record
 from app.ui.editor.details_dialog import DetailsDialog
 from app.ui.editor.editor import ErrorMark, ProgramDetails, ProgramEditor, locate_error
 

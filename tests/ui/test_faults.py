@@ -23,7 +23,7 @@ from app.core.lesson.captions import format_values
 from app.core.loading import load_builtin
 from app.core.model.program import Program
 from app.core.model.recording import Recording
-from app.core.recording.recorder import record
+from app.core.recorder.recorder import record
 from app.core.toml_writer import to_toml
 from app.render import layout as layout_module
 from app.render.layout import INSTALL_HINT
@@ -126,8 +126,8 @@ def test_dot_missing_gives_the_install_command_and_the_data_panels_work(
         lambda name, *a, **k: None if name == "dot" else real_which(name, *a, **k),
     )
     window = open_window()
-    assert window.graph_stack.currentWidget() is window.graph_message
-    message = window.graph_message.text()
+    assert window.graph_area.currentWidget() is window.graph_area.message
+    message = window.graph_area.message.text()
     assert "'dot' was not found" in message
     assert INSTALL_HINT in message  # the install command, word for word
     _assert_data_panels_follow(window, seed)
@@ -159,8 +159,8 @@ def test_a_graphviz_crash_or_time_out_is_explained_and_the_window_works(
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setitem(layout_module.layout_graph.__kwdefaults__, "timeout_s", 1.0)
     window = open_window()
-    message = window.graph_message.text()
-    assert window.graph_stack.currentWidget() is window.graph_message
+    message = window.graph_area.message.text()
+    assert window.graph_area.currentWidget() is window.graph_area.message
     assert expected in message and INSTALL_HINT not in message  # Graphviz is there: no install hint
     _assert_data_panels_follow(window, seed)
 
@@ -179,7 +179,7 @@ def test_a_drawing_dot_refuses_is_drawn_plainer_with_one_quiet_line(
     )
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     window = open_window()
-    assert window.graph_stack.currentWidget() is not window.graph_message  # the graph is drawn
+    assert window.graph_area.currentWidget() is not window.graph_area.message  # the graph is drawn
     assert window.session.layout is not None and window.session.layout.simplified == "edges drawn straight"
     said = window.statusBar().currentMessage()
     assert said == "Graphviz could not lay out the full drawing: edges drawn straight"
@@ -219,7 +219,7 @@ def test_a_failed_recording_keeps_the_previous_one_and_cpu_keeps_working(
     assert not window.notice.isHidden() and failure in window.notice.text()
     assert "previous recording stays" in window.notice.text()
     assert window.session.recording is before and window.session.index == 3
-    assert window.graph_stack.currentWidget() is window.graph_page  # the graph is still drawn
+    assert window.graph_area.currentWidget() is window.graph_area.page  # the graph is still drawn
     assert window.editor.current_program().code == seed_with("z = y * 2")  # the edit is kept
     _assert_data_panels_follow(window, seed)
 

@@ -60,7 +60,7 @@ REFUSED = (  # refused by the checked language (import os), recorded by ``run`` 
 def test_an_edited_lens_program_is_never_offered_as_a_trusted_script(
     qtbot, tmp_path: Path, monkeypatch
 ) -> None:
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
     from app.ui.window import dialogs
 
     monkeypatch.setattr(dialogs, "ask", lambda *args: "discard")  # the edit is not kept on closing
@@ -90,7 +90,7 @@ def test_a_lens_holding_the_run_scripts_text_is_not_that_script(tmp_path: Path, 
     from dataclasses import replace
 
     from app.child import proofs
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     script = tmp_path / "train.py"
     script.write_text(REFUSED, encoding="utf-8")

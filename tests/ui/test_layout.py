@@ -121,7 +121,7 @@ def test_f5_shows_only_graph_caption_counter_and_code_and_brings_the_layout_back
     assert blocker.args == [True] and shown.commands.presentation.isChecked()
     assert shown.docks.shown() == ["code"]
     assert shown.code_panel.isVisible() and shown.code_panel.marks_shown
-    for chrome in (shown.menuBar(), shown.toolbar, shown.statusBar(), shown.timeline_bar):
+    for chrome in (shown.menuBar(), shown.bars.toolbar, shown.statusBar(), shown.timeline_bar):
         assert not chrome.isVisible()
     for kept in (shown.caption_bar, shown.step_counter, shown.graph_view):
         assert kept.isVisible()
@@ -132,7 +132,7 @@ def test_f5_shows_only_graph_caption_counter_and_code_and_brings_the_layout_back
         qtbot.keyClick(shown, Qt.Key.Key_F5)
     assert blocker.args == [False] and not shown.commands.presentation.isChecked()
     assert shown.docks.shown() == before
-    assert shown.toolbar.isVisible() and shown.timeline_bar.isVisible()
+    assert shown.bars.toolbar.isVisible() and shown.timeline_bar.isVisible()
 
 
 def test_a_dock_hidden_from_the_view_menu_is_remembered(qtbot, window, tmp_path):

@@ -19,13 +19,11 @@ from app.core import load_builtin, record
 from app.core.devices import DeviceInfo
 from app.core.lesson.captions import format_values
 from app.core.lesson.edits import changed_lines
-from app.core.lesson.fixes import fixes_for
+from app.core.lesson.recipes import fixes_for
 from app.core.model.program import Program
 from app.core.model.timeline import Timeline
 from app.core.model.values import Values
 from app.ui.editor.code_panel import CodePanel
-from app.ui.look import theme
-from app.ui.look.breakable import unbroken
 from app.ui.panels import device_selector as device_selector_module
 from app.ui.panels.call_toggles import UNSET_TIP, CallToggles, call_sites, retain_text
 from app.ui.panels.caption_bar import CaptionBar
@@ -38,7 +36,10 @@ from app.ui.panels.step_counter import StepCounter
 from app.ui.panels.timeline_bar import TimelineBar
 from app.ui.runtime.session import Session
 from app.ui.runtime.settings import AppSettings
+from app.ui.style import theme
+from app.ui.style.breakable import unbroken
 from tests.support.plain_errors import plain_forgot_retain_error
+from tests.support.recorded import builtin_recording
 
 
 def _panel(qtbot, cls, session):
@@ -82,7 +83,7 @@ def test_node_details_show_every_slot_state_as_recorded(qtbot, session, two_loss
 
 
 def test_node_details_list_the_saved_tensors_first(qtbot, session):
-    recording = record(load_builtin("gan-no-detach"))
+    recording = builtin_recording("gan-no-detach")
     details = _panel(qtbot, NodeDetails, session)
     session.apply(recording)  # at the error step: the node whose saved tensor was freed
     node = recording.graph.node(recording.failed.failed_node)
@@ -96,7 +97,7 @@ def test_node_details_list_the_saved_tensors_first(qtbot, session):
 def test_a_node_without_a_label_is_described_by_its_line(qtbot, session, tmp_path):
     """A script's module makes nodes no statement names (the LSTM's own ops): the details give the
     text of the line that made them, not "(no label)"."""
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     script = tmp_path / "rnn.py"
     script.write_text(
@@ -125,7 +126,7 @@ def test_node_details_follow_the_running_node_until_one_is_clicked(qtbot, sessio
 
 
 def test_node_details_name_the_line_and_the_version_of_a_slot_changed_in_place(qtbot, session):
-    recording = record(load_builtin("inplace-sigmoid"))
+    recording = builtin_recording("inplace-sigmoid")
     details = _panel(qtbot, NodeDetails, session)
     session.apply(recording)  # at the error step
     failed = recording.failed.failed_node
@@ -154,9 +155,8 @@ def test_grad_panel_shows_the_recorded_grad_at_every_step(qtbot, session, two_lo
 
 
 def test_grad_panel_views_reused_for_the_next_recording_show_what_new_ones_show(qtbot, session, two_losses):
-    from app.core import load_builtin, record
 
-    two_leaves = record(load_builtin("weight-and-input"))
+    two_leaves = builtin_recording("weight-and-input")
     panel = _panel(qtbot, GradPanel, session)
     for recording in (two_leaves, two_losses, two_leaves):  # fewer leaves, then more again
         session.apply(recording)
@@ -235,7 +235,7 @@ def test_panels_that_follow_the_step_keep_their_height_within_a_recording(qtbot,
     text they show is still the step's own."""
     from PySide6.QtWidgets import QSplitter
 
-    recording = record(load_builtin("accumulate-no-zero"))
+    recording = builtin_recording("accumulate-no-zero")
     grads, details = GradPanel(session), NodeDetails(session)
     both = QSplitter()
     both.addWidget(grads)
@@ -448,7 +448,7 @@ def test_caption_and_counter_follow_the_step(qtbot, session, two_losses):
 
 
 def test_counter_says_which_iteration_runs_inside_a_loop(qtbot, session):
-    recording = record(load_builtin("rnn-no-detach"))
+    recording = builtin_recording("rnn-no-detach")
     counter = _panel(qtbot, StepCounter, session)
     session.apply(recording)
     for index in range(len(recording.timeline)):
@@ -665,7 +665,7 @@ def test_a_toggle_records_the_edited_program_and_undo_takes_it_back(qtbot, sessi
 
 
 def test_a_call_in_a_loop_is_one_row_with_its_count(qtbot, session):
-    recording = record(load_builtin("rnn-detach"))
+    recording = builtin_recording("rnn-detach")
     toggles = _panel(qtbot, CallToggles, session)
     session.apply(recording)
     call = recording.calls[0].call
@@ -847,7 +847,7 @@ def test_a_long_node_name_wraps_at_its_words(qtbot):
     shown breakable, it wraps at its inner words and reads the same; short names stay whole."""
     from PySide6.QtWidgets import QLabel
 
-    from app.ui.look.breakable import BREAK, breakable, unbroken
+    from app.ui.style.breakable import BREAK, breakable, unbroken
 
     name = "BinaryCrossEntropyBackward0"
     assert breakable(f"{name} ran").split(BREAK) == ["Binary", "Cross", "Entropy", "Backward0 ran"]
@@ -862,7 +862,7 @@ def test_a_long_node_name_wraps_at_its_words(qtbot):
 
 
 def test_code_wraps_at_its_dots_and_reads_the_same() -> None:
-    from app.ui.look.breakable import BREAK, breakable_code, unbroken
+    from app.ui.style.breakable import BREAK, breakable_code, unbroken
 
     call = "y.sum().backward(retain_graph=True)"
     # at the points the Code panel wraps at (code_breaks): an empty "()" and a keyword stay whole
@@ -889,8 +889,8 @@ def test_grad_panel_shows_a_name_holding_a_copy_with_grad_none_as_pytorch_does(q
     import runpy
     import warnings
 
-    from app.core.recording.script import record_script
-    from tests.core.test_leaf_names import LOST_LEAF
+    from app.core.recorder.script import record_script
+    from tests.core.recorder.test_leaf_names import LOST_LEAF
 
     path = tmp_path / "lost.py"
     path.write_text(LOST_LEAF, encoding="utf-8")
@@ -912,5 +912,5 @@ def test_grad_panel_shows_a_name_holding_a_copy_with_grad_none_as_pytorch_does(q
     assert leaf is not None and list(leaf.flat) == pytest.approx(
         (2 * plain["inputs"].detach()).flatten().tolist()
     )
-    session.apply(two_losses_recording := record(load_builtin("forgot-retain")))
+    session.apply(two_losses_recording := builtin_recording("forgot-retain"))
     assert panel.copy_text() == "" and "x" in two_losses_recording.leaves

@@ -18,7 +18,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
 from app.core import load_builtin, record
-from app.core.json_pieces import loads_in_pieces
+from app.core.json_reading import loads_in_pieces
 from app.render.dot_source import dot_source
 from app.render.layout import LayoutError, parse_layout
 from app.render.states import ShownStates
@@ -234,19 +234,19 @@ def test_a_value_that_needs_all_the_pieces_copies_the_text_a_few_times(damaged, 
     """A syntax error near the start of a big text in small pieces (or one long string): the
     window grows by doubling, so the characters copied stay a few times the text, not once per
     piece (that was quadratic: 1.3 s for an 80 MB file whose error was near its start)."""
-    from app.core import json_pieces
+    from app.core import json_reading
 
     text = '{"a": {"b": [1, 2}' + " " * 400_000 if damaged else '{"a": "' + "x" * 400_000 + '"}'
     pieces = [text[i : i + 100].encode() for i in range(0, len(text), 100)]
     copied = []
-    real = json_pieces._JsonStream._more
+    real = json_reading._JsonStream._more
 
     def more(stream, *args):
         grew = real(stream, *args)
         copied.append(len(stream.text))
         return grew
 
-    monkeypatch.setattr(json_pieces._JsonStream, "_more", more)
+    monkeypatch.setattr(json_reading._JsonStream, "_more", more)
     if damaged:
         with pytest.raises(ValueError):
             loads_in_pieces(pieces)
@@ -288,16 +288,16 @@ def test_broken_compact_arrays_are_refused(text):
 def test_a_compact_array_takes_no_element_the_careful_way(monkeypatch):
     """The careful way costs a dozen Python calls an element (0.3 s of a 5,000-node recording's
     ~60,000); compact text in one piece never needs it past its first element."""
-    from app.core import json_pieces
+    from app.core import json_reading
 
     careful = []
-    real = json_pieces._JsonStream.value
+    real = json_reading._JsonStream.value
 
     def value(stream):
         careful.append(stream.pos)
         return real(stream)
 
-    monkeypatch.setattr(json_pieces._JsonStream, "value", value)
+    monkeypatch.setattr(json_reading._JsonStream, "value", value)
     text = json.dumps({"items": [[i, str(i)] for i in range(5000)]}, separators=(",", ":"))
     assert loads_in_pieces(text) == json.loads(text)
     assert len(careful) <= 2  # the key; no element of the 5,000

@@ -10,8 +10,8 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QColor, QTextCursor
 
 from app.ui.editor.code_panel import CHANGED_HUE
-from app.ui.look.theme import tint_colour
 from app.ui.runtime.settings import AppSettings
+from app.ui.style.theme import tint_colour
 from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
 

@@ -35,7 +35,7 @@ def no_modal_dialogs(monkeypatch):
 @pytest.fixture(scope="module")
 def training_lens(tmp_path_factory) -> Path:
     from app.core.lensfile import save_lens
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     path = tmp_path_factory.mktemp("training") / "training.lens"
     save_lens(record_script(TRAINING).recording, path)

@@ -55,7 +55,7 @@ def _inside(window: MainWindow, widget: QWidget) -> bool:
 def _unreachable(window: MainWindow) -> list[str]:
     """The controls that are neither inside the window nor behind a toolbar's » button inside it."""
     lost = []
-    for bar in (window.toolbar, window.playback_bar):
+    for bar in (window.bars.toolbar, window.bars.playback_bar):
         more = bar.findChild(QToolButton, "qt_toolbar_ext_button")
         overflow = more is not None and _inside(window, more)
         for action in bar.actions():
@@ -171,7 +171,7 @@ def test_a_long_summary_leaves_the_editor_its_room_at_a_large_text_scale(qtbot, 
     shown = window()
     _on_screen(shown, (1280, 720))
     shown.set_font_scale(1.5)
-    room, summary = shown.summary_room, shown.summary
+    room, summary = shown.code_column.summary_room, shown.code_column.summary
     lines = SUMMARY_LINES * summary.fontMetrics().lineSpacing() + 2
     qtbot.waitUntil(lambda: room.height() == lines, timeout=TIMEOUT)  # it would take more: it scrolls
     assert summary.heightForWidth(room.viewport().width()) > room.height()

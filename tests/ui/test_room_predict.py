@@ -66,7 +66,7 @@ def test_the_question_and_its_choices_are_over_the_graph_in_caption_type(qtbot, 
     assert row.question.choices == (SUCCEEDS, FAILS)
     for widget in (panel.heading, row.text, *row.buttons, *row.labels):
         assert _seen(shown, widget, viewport), (type(widget).__name__, widget.geometry())
-    page = shown.graph_page  # beside the graph, not in the code column
+    page = shown.graph_area.page  # beside the graph, not in the code column
     assert panel.parentWidget() is page and page.rect().contains(panel.geometry())
     caption = shown.caption_bar.font().pointSizeF()
     assert row.text.font().pointSizeF() >= caption and row.labels[0].font().pointSizeF() >= caption
@@ -118,7 +118,7 @@ def test_asked_at_the_error_step_it_goes_back_and_gives_nothing_away(qtbot, wind
     assert "fail" not in {m.kind for m in marks.marks()}  # no ✖ before the answer
     assert shown.error_panel.isHidden()
     assert session.state().step.kind != "error"  # no node drawn as failed
-    view, page = shown.graph_view, shown.graph_page
+    view, page = shown.graph_view, shown.graph_area.page
     qtbot.waitUntil(lambda: not panel.geometry().intersects(view.geometry()), timeout=TIMEOUT)
     qtbot.wait(200)  # the view re-fitted to the width left beside the question
     scene = view.graph_scene

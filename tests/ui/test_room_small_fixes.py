@@ -78,7 +78,7 @@ def test_the_toolbar_is_as_it_was_after_text_size_1_5_and_back(qtbot, window):
     shown = window(1.0)
     qtbot.wait(100)
     before = {w.objectName() or type(w).__name__: w.width() for w in (shown.device_selector,)}
-    spin_shown = shown.font_spin.isVisible()
+    spin_shown = shown.bars.font_spin.isVisible()
     assert spin_shown  # the text size field is on the bar, not in its overflow menu
     shown.appearance.set_font_scale(1.5)
     qtbot.wait(200)
@@ -86,7 +86,7 @@ def test_the_toolbar_is_as_it_was_after_text_size_1_5_and_back(qtbot, window):
     qtbot.wait(200)
     after = {w.objectName() or type(w).__name__: w.width() for w in (shown.device_selector,)}
     assert after == before
-    assert shown.font_spin.isVisible()
+    assert shown.bars.font_spin.isVisible()
 
 
 def test_the_title_bar_names_the_program_and_leaves_the_application_to_qt(qtbot, window):
@@ -132,14 +132,14 @@ REFUSED = (  # the language refuses `os`; the editor shows it with its refusal a
 def test_a_refused_file_opened_leaves_no_old_graph_or_caption_beside_it(qtbot, window, monkeypatch, tmp_path):
     shown = window(1.0)
     old_caption = shown.caption_bar.caption()
-    assert old_caption and shown.graph_area.currentWidget() is shown.graph_page
+    assert old_caption and shown.graph_area.currentWidget() is shown.graph_area.page
     script = tmp_path / "own_script.py"
     script.write_text(REFUSED, encoding="utf-8")
     monkeypatch.setattr(dialogs, "choose_open_path", lambda parent: script)
     shown.commands.open.trigger()
     assert shown.editor.code_edit.text() == REFUSED and shown.editor.error() is not None
     assert shown.session.recording is None
-    assert shown.graph_area.currentWidget() is shown.graph_message  # not the old graph
-    assert "refused" in shown.graph_message.text()
+    assert shown.graph_area.currentWidget() is shown.graph_area.message  # not the old graph
+    assert "refused" in shown.graph_area.message.text()
     assert shown.caption_bar.caption() == ""  # not the old caption
     assert shown.step_counter.number.text() == "Step 0 / 0"

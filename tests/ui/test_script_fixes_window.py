@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QGuiApplication
 
-from app.core.recording.script import record_script
+from app.core.recorder.script import record_script
 from app.ui.panels.error_panel import ErrorPanel
 from app.ui.panels.script_fixes import ScriptFixBar, apply_to_file
 

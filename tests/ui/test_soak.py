@@ -220,6 +220,6 @@ def test_soak_steps_and_rerecords_leave_nothing_behind(qtbot: QtBot, monkeypatch
 
 def _record_here(source: Any, device: str) -> Any:
     from app.core.loading import load_program
-    from app.core.recording.recorder import record
+    from app.core.recorder.recorder import record
 
     return record(load_program(source) if isinstance(source, str) else source, device=device)

@@ -8,7 +8,7 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QScrollArea, QWidget
 
-from app.ui.look.breakable import unbroken
+from app.ui.style.breakable import unbroken
 from app.ui.window.stage import CAPTION_SHARE, ERROR_MAX_SHARE, ERROR_SHARE, GRAPH_SHARE, Stage
 
 SHORT = "x.grad is now [2, 4]."

@@ -33,11 +33,11 @@ def _places(window: MainWindow) -> dict[str, QRect]:
     bar = window.timeline_bar
     widgets: dict[str, QWidget] = {
         "graph": window.graph_view,
-        "playback row": window.playback_bar,
+        "playback row": window.bars.playback_bar,
         "play": bar.play_button,
         "step": bar.next_button,
         "slider": bar.slider,
-        "device": window.device_label,
+        "device": window.bars.device_label,
     }
     return {name: QRect(w.mapTo(window, w.rect().topLeft()), w.size()) for name, w in widgets.items()}
 
@@ -62,11 +62,11 @@ def test_play_becoming_pause_moves_nothing(qtbot, window):
 
 def test_a_recording_under_way_moves_nothing(qtbot, window):
     before = _places(window)
-    window.busy_label.set_busy(True)  # what a recording, an export or a layout shows
+    window.bars.busy_label.set_busy(True)  # what a recording, an export or a layout shows
     _settled(qtbot)
-    assert window.busy_label.isVisible()
+    assert window.bars.busy_label.isVisible()
     during = _places(window)
-    window.busy_label.set_busy(False)
+    window.bars.busy_label.set_busy(False)
     _settled(qtbot)
     assert {k: v for k, v in during.items() if v != before[k]} == {}
     assert _places(window) == before

@@ -35,7 +35,7 @@ def no_modal_dialogs(monkeypatch):
 @pytest.fixture
 def window(qtbot, tmp_path):
     from app.core.lensfile import save_lens
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     lens = tmp_path / "training.lens"
     save_lens(record_script(TRAINING).recording, lens)

@@ -1,6 +1,6 @@
 """Every view's colours follow the theme: the stylesheet's when it sets them, else the palette's.
 
-NOTE [palette colours] in app/ui/look/theme.py: no view keeps a fixed colour of its own. A
+NOTE [palette colours] in app/ui/style/theme.py: no view keeps a fixed colour of its own. A
 view made without a stylesheet takes its hues at a lightness that reads on its
 palette's background; with a theme's stylesheet it takes the theme's.
 """
@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QApplication
 
 from app.ui.editor.code_edit import CodeEdit
 from app.ui.editor.code_panel import CodePanel
-from app.ui.look.theme import stylesheet
 from app.ui.panels.grad_panel import GradBars
 from app.ui.panels.memory_chart import MemoryChart
+from app.ui.style.theme import stylesheet
 
 LIGHT, DARK = ("#ffffff", "#111111"), ("#1e1f22", "#ececec")
 

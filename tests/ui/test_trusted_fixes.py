@@ -136,7 +136,7 @@ train(model, optimizer, [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3
 def test_the_advice_panel_offers_zero_grad_for_a_script_that_never_clears_grad(tmp_path: Path) -> None:
     import io
 
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
     from app.ui.panels.advice_panel import AdvicePanel
 
     script = tmp_path / "train.py"

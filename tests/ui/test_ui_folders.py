@@ -4,7 +4,7 @@ import ast
 from pathlib import Path
 
 UI = Path(__file__).resolve().parents[2] / "app" / "ui"
-FOLDERS = {"runtime", "window", "graph", "editor", "panels", "look"}
+FOLDERS = {"runtime", "window", "graph", "editor", "panels", "style"}
 WIDGET_MODULES = {"PySide6.QtWidgets", "PySide6.QtGui"}
 
 

@@ -48,7 +48,7 @@ def no_modal_dialogs(monkeypatch):
 def _no_widgets_of_earlier_files(qapp):
     """Windows and panels the earlier test files left behind (closed, never deleted) are deleted
     here, so that this file's windows start from an application holding only their own (each window
-    styles only itself: NOTE [a theme per window] in app/ui/look/theme.py)."""
+    styles only itself: NOTE [a theme per window] in app/ui/style/theme.py)."""
     import gc
 
     for widget in QApplication.topLevelWidgets():
@@ -98,10 +98,10 @@ def _key(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
 def test_opens_on_the_seed_program(qtbot, open_window, two_losses):
     window = open_window(None)  # no program named: the remembered one, at first the seed
     assert window.session.recording.program == two_losses.program
-    assert window.program_picker.current_name() == "two-losses"
-    assert window.graph_view is not None and window.graph_stack.currentWidget() is window.graph_page
+    assert window.picker.combo.current_name() == "two-losses"
+    assert window.graph_view is not None and window.graph_area.currentWidget() is window.graph_area.page
     assert "two-losses" in window.windowTitle()
-    assert "Device: CPU" in window.device_label.text()
+    assert "Device: CPU" in window.bars.device_label.text()
 
 
 def test_the_graph_view_is_made_while_the_first_recording_is_under_way(
@@ -126,12 +126,12 @@ def test_the_graph_view_is_made_while_the_first_recording_is_under_way(
         window.start()
         qtbot.waitUntil(lambda: window.graph_view is not None, timeout=TIMEOUT)
         assert window.session.recording is None  # nothing has arrived yet
-        assert window.graph_stack.currentWidget() is not window.graph_page  # "Recording two-losses…"
+        assert window.graph_area.currentWidget() is not window.graph_area.page  # "Recording two-losses…"
     finally:
         release.set()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
         pass
-    assert window.graph_stack.currentWidget() is window.graph_page
+    assert window.graph_area.currentWidget() is window.graph_area.page
     assert len(window.graph_view.graph_scene.nodes) == len(two_losses.graph.nodes)
     window.session.worker.wait_idle()
 
@@ -176,7 +176,7 @@ def test_the_graph_view_is_made_after_the_windows_first_paint(qtbot, settings_pa
     """NOTE [fast start]: made in the wait for the child, but after the window's first frame."""
     import threading
 
-    from app.ui.window import after_paint
+    from app.ui.runtime import after_paint
 
     release = threading.Event()
     real = worker_module.record_program
@@ -273,9 +273,9 @@ def test_legend_and_find_shortcuts(qtbot, open_window, two_losses):
     _key(qtbot, window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
     assert not legend.isHidden()
     _key(qtbot, window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(window.find_field.hasFocus, timeout=TIMEOUT)
-    qtbot.keyClicks(window.find_field, "PowBackward")
-    _key(qtbot, window.find_field, Qt.Key.Key_Return)
+    qtbot.waitUntil(window.bars.find_field.hasFocus, timeout=TIMEOUT)
+    qtbot.keyClicks(window.bars.find_field, "PowBackward")
+    _key(qtbot, window.bars.find_field, Qt.Key.Key_Return)
     pow_id = next(n.id for n in two_losses.graph.nodes if n.name == "PowBackward0")
     assert window.graph_view.selected_node == pow_id
     assert window.node_details.shown_name() == "PowBackward0"
@@ -340,15 +340,15 @@ def test_busy_indicator_shows_while_recording(qtbot, open_window):
     window = open_window()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
         window.load_program("forgot-retain")
-        assert not window.busy_label.isHidden()
-        assert window.busy_label.text().startswith("Recording…")
-    assert window.busy_label.isHidden()
+        assert not window.bars.busy_label.isHidden()
+        assert window.bars.busy_label.text().startswith("Recording…")
+    assert window.bars.busy_label.isHidden()
 
 
 def test_starting_the_window_does_not_import_torch():
     code = (
         "import sys, app.ui.main; "
-        "print(sorted(m for m in ('torch', 'app.core.recording', 'app.core.language', 'app.render') "
+        "print(sorted(m for m in ('torch', 'app.core.recorder', 'app.core.language', 'app.render') "
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -581,7 +581,7 @@ def test_the_overflow_buttons_show_their_arrows_on_a_small_projector(qtbot, open
     window = open_window()
     window.set_theme("light")
     window.resize(1024, 768)
-    extension = window.toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
+    extension = window.bars.toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
     qtbot.waitUntil(extension.isVisible, timeout=TIMEOUT)
     assert _dark_pixels(extension) > 5
     arrows = [
@@ -615,7 +615,7 @@ def test_the_failing_node_stays_readable_through_modules_resizes_and_presentatio
     presentation layout keep its failing node readable; a zoom by the learner (a click on a
     stand-in box included) is never undone by stepping."""
     from app.core.lensfile import save_lens
-    from app.core.recording.script import record_script
+    from app.core.recorder.script import record_script
 
     script = tmp_path / "deep.py"
     script.write_text(DEEP_FAILING_SCRIPT, encoding="utf-8")
@@ -675,17 +675,19 @@ def test_a_fixed_builtin_is_shown_as_an_edit(qtbot, open_window):
     """After a fix the program is no longer the built-in: the picker says "(edited)" and the
     summary that tells the broken story says it is where the edit began; Ctrl+Z restores both."""
     window = open_window("gan-no-detach")
-    summary = window.summary.text()
+    summary = window.code_column.summary.text()
     qtbot.waitUntil(lambda: bool(window.error_panel.fixes), timeout=TIMEOUT)  # offered once proven
     fixed = _rerecorded(qtbot, window, window.error_panel.fix_buttons[0].click)
     assert fixed.failed is None
-    assert window.program_picker.currentText() == "gan-no-detach (edited)"
-    assert window.summary.text().startswith("Your edit of the built-in gan-no-detach") and summary in (
-        window.summary.text()
-    )
+    assert window.picker.combo.currentText() == "gan-no-detach (edited)"
+    assert window.code_column.summary.text().startswith(
+        "Your edit of the built-in gan-no-detach"
+    ) and summary in (window.code_column.summary.text())
     window.setFocus()
     _rerecorded(qtbot, window, lambda: _key(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier))
-    assert window.program_picker.current_name() == "gan-no-detach" and window.summary.text() == summary
+    assert (
+        window.picker.combo.current_name() == "gan-no-detach" and window.code_column.summary.text() == summary
+    )
 
 
 def test_one_click_retains_the_unset_graph_and_the_next_frees_it(qtbot, open_window):
@@ -737,7 +739,7 @@ def test_a_file_recorded_on_a_device_not_listed_here_shows_that_device(qtbot, op
     assert selector.current_device() == "cuda:7" and "cuda:7" in selector.currentText()
     shown = selector.item_for("cuda:7")
     assert shown is not None and not shown.isEnabled() and "cuda:7" in shown.toolTip()
-    assert "Device: cuda:7 · PyTorch" in window.device_label.text()
+    assert "Device: cuda:7 · PyTorch" in window.bars.device_label.text()
     again = _rerecorded(qtbot, window, lambda: selector.choose("cpu"))
     assert again.device == "cpu" and again.program == made.program
     assert selector.current_device() == "cpu" and selector.item_for("cuda:7") is None
@@ -765,7 +767,7 @@ def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open
     assert not window.notice.isHidden()
     assert "CUDA out of memory on cuda:0" in window.notice.text()
     assert window.device_selector.current_device() == "cpu"
-    assert "Device: CPU" in window.device_label.text()
+    assert "Device: CPU" in window.bars.device_label.text()
     monkeypatch.undo()
     again = _rerecorded(qtbot, window, lambda: window.load_program("forgot-retain"))  # CPU still works
     assert again.device == "cpu"
@@ -774,8 +776,8 @@ def test_a_failed_recording_on_another_device_keeps_the_previous_one(qtbot, open
 def test_missing_dot_still_opens_with_the_data_panels(qtbot, open_window, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` anywhere
     window = open_window()
-    assert window.graph_stack.currentWidget() is window.graph_message
-    message = window.graph_message.text()
+    assert window.graph_area.currentWidget() is window.graph_area.message
+    message = window.graph_area.message.text()
     assert "dot" in message and "apt-get install graphviz" in message
     window.session.end()
     assert window.grad_panel.grad_text("x") == "x.grad = [8, 16]"
@@ -795,7 +797,7 @@ def test_theme_font_scale_and_last_program_persist(qtbot, open_window, settings_
     assert second.session.recording.program.name == "forgot-retain"
     assert second.graph_view.palette_name == "projector"
     assert second.graph_view.font_scale == pytest.approx(1.6)
-    assert second.theme_picker.currentText() == "projector"
+    assert second.bars.theme_picker.currentText() == "projector"
 
 
 def test_geometry_persists(qtbot, open_window, settings_path, monkeypatch):
@@ -813,8 +815,8 @@ def test_geometry_persists(qtbot, open_window, settings_path, monkeypatch):
 
 def test_program_picker_loads_a_builtin(qtbot, open_window):
     window = open_window()
-    position = window.program_picker.findData("weight-and-input")
-    recording = _rerecorded(qtbot, window, lambda: window.program_picker.activated.emit(position))
+    position = window.picker.combo.findData("weight-and-input")
+    recording = _rerecorded(qtbot, window, lambda: window.picker.combo.activated.emit(position))
     assert recording.program.name == "weight-and-input"
     assert window.grad_panel.leaf_names() == list(recording.leaves)
 
@@ -826,8 +828,8 @@ def test_an_opened_file_is_shown_in_the_picker_and_remembered(qtbot, open_window
     recording = _rerecorded(qtbot, window, lambda: window.files.open_path(mine))
     assert recording.program.name == "my-losses"
     assert recording.program.code == load_builtin("two-losses").code
-    assert window.program_picker.currentText() == "my-losses (my-losses.toml)"
-    assert Path(window.program_picker.currentData()) == mine
+    assert window.picker.combo.currentText() == "my-losses (my-losses.toml)"
+    assert Path(window.picker.combo.currentData()) == mine
     window.close()
     again = open_window(None, AppSettings(settings_path))
     assert again.session.recording.program.path == mine
@@ -840,7 +842,7 @@ def test_a_plain_python_file_opens_as_a_program(qtbot, open_window, tmp_path):
     recording = _rerecorded(qtbot, window, lambda: window.files.open_path(mine))
     assert (recording.program.name, recording.program.title) == ("pasted", "My two losses")
     assert recording.failed is not None  # the snippet as written: its second backward fails
-    assert window.program_picker.currentText() == "pasted (pasted.py)"
+    assert window.picker.combo.currentText() == "pasted (pasted.py)"
     assert window.editor.code_edit.text() == recording.program.code
 
 
@@ -858,7 +860,7 @@ def test_a_lens_file_opens_without_recording(qtbot, open_window, tmp_path, monke
     recording = _rerecorded(qtbot, window, lambda: window.files.open_path(path))
     assert recording.program == forgot_retain.program
     assert [s.caption for s in recording.timeline.steps] == [s.caption for s in forgot_retain.timeline.steps]
-    assert window.program_picker.currentText() == "forgot-retain (saved.lens)"
+    assert window.picker.combo.currentText() == "forgot-retain (saved.lens)"
     assert window.session.index == recording.failed.last_step
     assert window.error_panel.message.text() == forgot_retain.failed.error
 

@@ -134,7 +134,7 @@ class Functions:
 
     def live_scopes(self) -> list[Scope]:
         """The names of every call under way, innermost first (what the program holds besides its
-        own names: NOTE [held is reachable] in ``app/core/recording/reach.py``)."""
+        own names: NOTE [held is reachable] in ``app/core/recorder/reach.py``)."""
         scopes = [self.ev.scope, *reversed(self.callers)]
         return [scope for scope in scopes if scope is not None]
 

@@ -7,7 +7,7 @@ body's scope (for a generator expression, its scope and what it goes over, Pytho
 the consumer asks past the last item (a ``for`` loop's end, ``list(g)``, ``next(g, None)``), or
 until the program drops it. So what the body's names refer to is held while a Python generator's
 suspended frame would hold it (NOTE [held is reachable] in
-``app/core/recording/reach.py`` walks the drawn generator's frame), and each item is let go as
+``app/core/recorder/reach.py`` walks the drawn generator's frame), and each item is let go as
 it is drawn. Where it differs from Python:
 
 * everything the body does happens at the call: its tensors, its prints and its writes to

@@ -10,22 +10,9 @@ the language: they say what to make smaller, and the window offers nothing under
 
 from __future__ import annotations
 
-from app.core.model.errors import ProgramError
+from app.core.model.errors import RUN_HINT, ProgramError, with_run_hint  # NOTE [own scripts]
 
 __all__ = ["RUN_HINT", "refused", "with_run_hint"]
-
-RUN_HINT = "to record a script of your own with full Python, run: python -m app run SCRIPT.py"
-
-
-def with_run_hint(message: str) -> str:
-    """``message`` ending with how to record the text as a trusted script.
-
-    >>> with_run_hint("comprehensions are not allowed.").replace(RUN_HINT, "RUN_HINT")
-    'comprehensions are not allowed; RUN_HINT'
-    """
-    if message.endswith(RUN_HINT):
-        return message
-    return f"{message.rstrip('. ')}; {RUN_HINT}"
 
 
 def refused(message: str) -> ProgramError:

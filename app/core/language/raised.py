@@ -51,9 +51,6 @@ EXCEPTION_CLASSES: dict[str, type[BaseException]] = {
         ZeroDivisionError,
     )
 }
-_TYPE_ATTR = "lens_python_type"  # on a ProgramRaised: the Python exception class it stands for
-_TEXT_ATTR = "lens_python_text"  # and what str(exception) said
-_SCOPES_ATTR = "lens_unwound_scopes"  # the calls it went out of, as a traceback's frames
 
 
 class ExceptionKind(Checked):
@@ -101,27 +98,19 @@ def exception_names() -> dict[str, ExceptionKind]:
 
 def raised_error(cls: type[BaseException], text: str) -> ProgramRaised:
     """The error a program raising ``cls(text)`` ends with, unless a handler catches it."""
-    error = ProgramRaised(f"{cls.__name__}: {text}" if text else cls.__name__)
-    mark(error, cls, text)
-    return error
-
-
-def mark(error: ProgramError, cls: type[BaseException], text: str) -> None:
-    """Remember which Python exception ``error`` stands for (NOTE [caught errors])."""
-    setattr(error, _TYPE_ATTR, cls)
-    setattr(error, _TEXT_ATTR, text)
+    return ProgramRaised(
+        f"{cls.__name__}: {text}" if text else cls.__name__, python_type=cls, python_text=text
+    )
 
 
 def python_type(error: ProgramError) -> type[BaseException]:
     """The Python exception class a program error stands for (RuntimeError when unknown)."""
-    cls = getattr(error, _TYPE_ATTR, None)
-    return cls if isinstance(cls, type) else RuntimeError
+    return error.python_type or RuntimeError
 
 
 def carry_marks(old: ProgramError, new: ProgramError) -> ProgramError:
     """``new`` with the Python exception ``old`` stood for (a located copy keeps it)."""
-    if hasattr(old, _TYPE_ATTR):
-        mark(new, python_type(old), str(getattr(old, _TEXT_ATTR, "")))
+    new.python_type, new.python_text = old.python_type, old.python_text
     return new
 
 
@@ -152,15 +141,11 @@ def caught_value(error: ProgramRaised, handler_scope: Any = None) -> RaisedValue
     """What ``except ... as e`` binds: the exception's class, text and args, and the names of
     the calls it went through and of the handler's own call: as Python's traceback does, it keeps
     their values alive while the program holds it (NOTE [held is reachable])."""
-    text = str(getattr(error, _TEXT_ATTR, error.message))
+    text = error.message if error.python_text is None else error.python_text
     frames = (*unwound_scopes(error), *([] if handler_scope is None else [handler_scope]))
     return RaisedValue(python_type(error), (text,) if text else (), text, frames)
 
 
 def unwound_scopes(error: ProgramError) -> list[Any]:
     """The scopes of the calls ``error`` went out of, innermost first (added to as it goes)."""
-    scopes: list[Any] | None = getattr(error, _SCOPES_ATTR, None)
-    if scopes is None:
-        scopes = []
-        setattr(error, _SCOPES_ATTR, scopes)
-    return scopes
+    return error.unwound

@@ -6,7 +6,7 @@ PyTorch calls them, so every operation in them is sized and checked like any oth
 calls them in the middle of an operation (pack) or of a backward (unpack): they run quietly, no
 statement of theirs a step of its own. ``with torch.autograd.graph.save_on_cpu():`` is PyTorch's
 own ``save_on_cpu`` (``pin_memory`` left False). What a slot then holds is what pack returned
-(NOTE [saved-tensor hooks] in ``app/core/recording/capture.py``).
+(NOTE [saved-tensor hooks] in ``app/core/recorder/capture.py``).
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from app.core.model.errors import ProgramError
+from app.core.model.errors import UserError
 from app.core.sizing.limits import MAX_SOURCE_CHARS
 
 __all__ = [
@@ -99,7 +99,7 @@ MAX_CODE_LINE = MAX_SOURCE_CHARS
 MAX_DIMS = 64
 
 
-class LensError(ProgramError):
+class LensError(UserError):
     """A ``.lens`` file that cannot be read: damaged, not a recording, or from a newer version."""
 
 

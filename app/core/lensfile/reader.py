@@ -26,7 +26,7 @@ from typing import Any, TypeVar, get_args
 import msgspec
 from msgspec import Raw, UnsetType
 
-from app.core.collection import collection_paused
+from app.core.gc_pause import collection_paused
 from app.core.lensfile.container import GZIP_MAGIC, count_containers, inflate
 from app.core.lensfile.format import FORMAT, VERSION, LensError, checked_top, code_refusal, damaged
 from app.core.lensfile.refusal import DECODE_ERRORS, refusal
@@ -38,6 +38,7 @@ from app.core.lensfile.schema import (
     STEP,
     CallInfoEntry,
     FileEntry,
+    ProgramEntry,
     SlotEntry,
     ValuesEntry,
 )
@@ -47,7 +48,7 @@ from app.core.model.recording import Recording
 from app.core.model.timeline import SlotKey, SlotState, Step, Timeline
 from app.core.model.values import PACKED_SIZES, Number, PackedNumbers, Values
 
-__all__ = ["read"]
+__all__ = ["program_from_record", "read"]
 
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 T = TypeVar("T")
@@ -107,9 +108,8 @@ class _Reader:
         too_long = code_refusal(top.program.code)
         if too_long is not None:  # not damaged: more than the window shows
             raise LensError(f"this recording's program is too long to show: {too_long}")
-        p = top.program
         return Recording(
-            program=Program(p.code, p.name, p.title, p.summary, p.notes, p.twin),
+            program=_program(top.program),
             device=top.device,
             torch_version=top.torch_version,
             graph=Graph(nodes, edges),
@@ -183,8 +183,9 @@ class _Reader:
         if source is not None:
             source = SourceRef(self.files.setdefault(source[0], source[0]), source[1])
         node = GraphNode(
-            n.id, n.name, n.label, saved, n.added_at_call, n.is_leaf, n.line, _loops(n.loops),
-            n.created_at_step, n.gone_at_step, n.module, source,
+            id=n.id, name=n.name, label=n.label, saved=saved, added_at_call=n.added_at_call,
+            is_leaf=n.is_leaf, line=n.line, loops=_loops(n.loops), created_at_step=n.created_at_step,
+            gone_at_step=n.gone_at_step, module=n.module, source=source,
         )  # fmt: skip
         self.node_slots[n.id] = frozenset(s.name for s in saved)
         return node
@@ -194,16 +195,13 @@ class _Reader:
             key = (s.name, s.kind, s.shape, s.dtype, s.device, s.nbytes, s.value, s.saved_version)
             slot = self.shared.get(key)
             if slot is None:
-                slot = self.shared[key] = SavedSlot(*key[:6], (), *key[6:])
+                slot = self.shared[key] = _slot(s, ())
             return slot
         for i, (_, pointer, _) in enumerate(s.storages):
             if pointer >= POINTERS:
                 where = f"graph.nodes[{node}].saved[{position}].storages[{i}][1]"
                 raise damaged(f"{where}: {pointer} is outside {LOWEST}..{POINTERS - 1}")
-        storages = tuple(StorageRef(*r) for r in s.storages)
-        return SavedSlot(
-            s.name, s.kind, s.shape, s.dtype, s.device, s.nbytes, storages, s.value, s.saved_version
-        )
+        return _slot(s, tuple(StorageRef(*r) for r in s.storages))
 
     def step(self, raw: Raw, index: int) -> Step:
         s = _element(STEP, raw, "steps", index)
@@ -222,15 +220,17 @@ class _Reader:
                 for i, node in enumerate(getattr(s, field)):
                     self.node_id(node, f"{where}.{field}[{i}]")
         where = f"steps[{index}]" if s.grad_changes or s.contribution or s.result else ""
+        share = None if s.contribution is None else _named_values(s.contribution, f"{where}.contribution")
         return Step(
-            index, s.kind, s.call, s.node,
-            self.by_slot(s.slot_changes, index, "slot_changes", _SLOT_STATES),  # type: ignore[arg-type]
-            _named_values(s.grad_changes, f"{where}.grad_changes"),
-            s.saved_bytes, s.device_bytes, s.error, s.caption,
-            None if s.contribution is None else _named_values(s.contribution, f"{where}.contribution"),
-            None if s.result is None else _named_values(s.result, f"{where}.result"),  # type: ignore[arg-type]
-            s.added_nodes, s.line, _loops(s.loops), s.printed, s.alive_nodes, s.gone_nodes,
-            self.by_slot(s.version_changes, index, "version_changes"),
+            index=index, kind=s.kind, call=s.call, node=s.node,
+            slot_changes=self.by_slot(s.slot_changes, index, "slot_changes", _SLOT_STATES),  # type: ignore[arg-type]
+            grad_changes=_named_values(s.grad_changes, f"{where}.grad_changes"),
+            saved_bytes=s.saved_bytes, device_bytes=s.device_bytes, error=s.error, caption=s.caption,
+            contribution=share,
+            result=None if s.result is None else _named_values(s.result, f"{where}.result"),  # type: ignore[arg-type]
+            added_nodes=s.added_nodes, line=s.line, loops=_loops(s.loops), printed=s.printed,
+            alive_nodes=s.alive_nodes, gone_nodes=s.gone_nodes,
+            version_changes=self.by_slot(s.version_changes, index, "version_changes"),
         )  # fmt: skip
 
     def call_info(self, c: CallInfoEntry, position: int) -> CallInfo:
@@ -244,11 +244,14 @@ class _Reader:
             raise damaged(f"{where}: its last step ({last}) comes before its first ({first})")
         k = c.call
         call = Call(
-            k.kind, k.line, k.col, k.end_line, k.end_col, k.text, MappingProxyType(k.keywords),
-            k.retain_graph, k.create_graph, _loops(k.loops),
+            kind=k.kind, line=k.line, col=k.col, end_line=k.end_line, end_col=k.end_col, text=k.text,
+            keywords=MappingProxyType(k.keywords), retain_graph=k.retain_graph,
+            create_graph=k.create_graph, loops=_loops(k.loops),
         )  # fmt: skip
         failed = None if c.failed_node is None else self.node_id(c.failed_node, f"{where}.failed_node")
-        return CallInfo(index, call, first, last, c.error, failed)
+        return CallInfo(
+            index=index, call=call, first_step=first, last_step=last, error=c.error, failed_node=failed
+        )
 
     def calls_of(self, node: str, calls: tuple[int, ...]) -> tuple[int, ...]:
         where = f"needed_by.{node}"
@@ -263,6 +266,26 @@ class _Reader:
                 raise damaged(f"{where}: {slot[:40]!r} is not a saved slot of {node[:40]!r}")
             out[(node, slot)] = self.index(call, where, self.call_count)
         return out
+
+
+def _slot(s: SlotEntry, storages: tuple[StorageRef, ...]) -> SavedSlot:
+    return SavedSlot(
+        name=s.name, kind=s.kind, shape=s.shape, dtype=s.dtype, device=s.device, nbytes=s.nbytes,
+        storages=storages, value=s.value, saved_version=s.saved_version,
+    )  # fmt: skip
+
+
+def _program(p: ProgramEntry) -> Program:
+    return Program(**msgspec.structs.asdict(p))
+
+
+def program_from_record(record: Any) -> Program:
+    """The :class:`Program` in ``writer.program_record``'s dict (a request to the recording child
+    carries one), checked against the schema as a file's program is."""
+    try:
+        return _program(msgspec.convert(record, ProgramEntry))
+    except msgspec.ValidationError as exc:
+        raise damaged(f"program: {exc}") from None
 
 
 def _loops(marks: tuple[tuple[int, int, int | None], ...]) -> tuple[LoopMark, ...]:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from app.core.lensfile.container import gzip
 from app.core.lensfile.format import FORMAT, VERSION
+from app.core.lensfile.schema import ProgramEntry
 from app.core.model.graph import GraphNode, LoopMark, SavedSlot
 from app.core.model.program import CallInfo, Program
 from app.core.model.recording import Recording
@@ -30,6 +31,7 @@ __all__ = [
     "call_record",
     "lens_bytes",
     "node_record",
+    "program_record",
     "save_lens",
     "slot_record",
     "step_record",
@@ -89,6 +91,13 @@ def _json_text(data: Mapping[str, Any]) -> str:
 
 def loops_record(loops: Sequence[LoopMark]) -> list[list[int | None]]:
     return [[m.line, m.index, m.count] for m in loops]
+
+
+def program_record(p: Program) -> dict[str, Any]:
+    """The fields of ``p`` that travel (all but its path on this machine), as the schema's
+    :class:`ProgramEntry` lists them: a ``.lens`` file's program, and the program a request to the
+    recording child carries (``app.child``), read back by ``reader.program_from_record``."""
+    return {name: getattr(p, name) for name in ProgramEntry.__struct_fields__}
 
 
 def slot_record(s: SavedSlot) -> dict[str, Any]:
@@ -205,7 +214,7 @@ def _recording_json(rec: Recording) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
-        "program": _program_json(rec.program),
+        "program": program_record(rec.program),
         "device": rec.device,
         "torch_version": rec.torch_version,
         "error": rec.error,
@@ -219,17 +228,6 @@ def _recording_json(rec: Recording) -> dict[str, Any]:
         "freed_by": [[node, slot, call] for (node, slot), call in rec.freed_by.items()],
         "needed_by": {node: list(calls) for node, calls in rec.needed_by.items()},
         "steps": [_step_json(s) for s in rec.timeline.steps],
-    }
-
-
-def _program_json(p: Program) -> dict[str, Any]:
-    return {
-        "code": p.code,
-        "name": p.name,
-        "title": p.title,
-        "summary": p.summary,
-        "notes": p.notes,
-        "twin": p.twin,
     }
 
 

@@ -28,7 +28,7 @@ bound by a statement that made one of the kept nodes; ``acc`` may be a name,
 an item (``history["loss"]``) or an attribute (``self.total``), and the
 statement may be in a function or method the loop calls with ``v``
 (``holders.py``). What "alive" means is Python's own reachability (NOTE
-[held is reachable] in ``app/core/recording/reach.py``), so a graph kept in
+[held is reachable] in ``app/core/recorder/reach.py``), so a graph kept in
 a dict, an object or a closure is found like one kept in a list.
 """
 

@@ -19,7 +19,7 @@ from app.core.lesson.edits import Source, call_node, edit_text, statement_lines
 from app.core.lesson.failure import Failure
 from app.core.lesson.fix import Fix
 from app.core.lesson.recipes_cut import CUT_MAKERS
-from app.core.lesson.statements import backward_receiver
+from app.core.lesson.statement_shapes import backward_receiver
 from app.core.model.program import CallInfo
 from app.core.model.recording import Recording
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from app.core.lesson.advice import Advice
 from app.core.lesson.edits import Source, call_node, edit_text, line_ending
 from app.core.lesson.fix import Claim, Fix
-from app.core.lesson.statements import is_step, step_receiver
+from app.core.lesson.statement_shapes import is_step, step_receiver
 from app.core.model.program import CallInfo
 from app.core.model.recording import Recording
 from app.core.model.values import Values

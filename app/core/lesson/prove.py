@@ -9,15 +9,15 @@ in the warm child with the same limits, a script of the user's own, run with
 * ``other_error``: no other exception appears instead (an edit that raises,
   ``.detach()`` on a tuple, is never offered);
 * ``claims``: each sentence of the explanation that states a result
-  (:class:`~app.core.lesson.fixes.Claim`) holds against the recording it names.
+  (:class:`~app.core.lesson.recipes.Claim`) holds against the recording it names.
 
-:func:`proven_fixes` proves each candidate of :func:`~app.core.lesson.fixes.fixes_for`
+:func:`proven_fixes` proves each candidate of :func:`~app.core.lesson.recipes.fixes_for`
 in order, trying a fix's ``alternatives`` (the same edit for a tuple, a list, a
 dict) when it raises, and keeps those that hold: a fix that fails its proof is
 never shown.
 
 >>> from app.core.model.program import Program
->>> from app.core.recording.recorder import record
+>>> from app.core.recorder.recorder import record
 >>> from app.child.proofs import in_process
 >>> code = "import torch\\nx = torch.ones(2, requires_grad=True)\\ny = x * x\\n"
 >>> broken = record(Program(code + "y.sum().backward()\\ny.sum().backward()\\n"))
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.lesson.fix import Claim, Fix
-from app.core.lesson.fixes import fixes_for
+from app.core.lesson.recipes import fixes_for
 from app.core.model.recording import Recording
 from app.core.model.values import Values
 

@@ -16,7 +16,7 @@ from app.core.lesson.edits import (
 from app.core.lesson.failure import Failure
 from app.core.lesson.fix import Fix
 from app.core.lesson.recipes_writes import out_of_place
-from app.core.lesson.statements import (
+from app.core.lesson.statement_shapes import (
     writes_in_place,
 )
 from app.core.model.recording import Recording

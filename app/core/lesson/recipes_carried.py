@@ -23,7 +23,7 @@ from app.core.lesson.edits import (
 )
 from app.core.lesson.failure import Failure, site
 from app.core.lesson.fix import Fix
-from app.core.lesson.statements import (
+from app.core.lesson.statement_shapes import (
     backward_receiver,
     target_text,
 )

@@ -22,7 +22,7 @@ from app.core.lesson.edits import Source, edit_text, insert_after, insert_before
 from app.core.lesson.failure import Failure
 from app.core.lesson.fix import Fix
 from app.core.lesson.recipes_steps import loss_statement
-from app.core.lesson.statements import is_step, step_receiver
+from app.core.lesson.statement_shapes import is_step, step_receiver
 
 __all__ = ["detach_other_net_fix", "step_after_loop_fix"]
 

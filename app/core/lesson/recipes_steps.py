@@ -19,7 +19,7 @@ from app.core.lesson.edits import (
 )
 from app.core.lesson.failure import Failure, site
 from app.core.lesson.fix import Claim, Fix
-from app.core.lesson.statements import (
+from app.core.lesson.statement_shapes import (
     backward_receiver,
     calls_backward,
     is_step,

@@ -14,7 +14,7 @@ from app.core.lesson.edits import (
 )
 from app.core.lesson.failure import Failure
 from app.core.lesson.fix import Fix
-from app.core.lesson.statements import (
+from app.core.lesson.statement_shapes import (
     is_simple_stmt,
     is_step,
     target_text,

@@ -1,7 +1,7 @@
 """A program: the Python a learner writes, as checked data, and the autograd calls it made.
 
 A :class:`Program` is text plus a few words about it; nothing here runs it
-(that is ``app.core.recording``). A :class:`Call` is one ``backward`` or
+(that is ``app.core.recorder``). A :class:`Call` is one ``backward`` or
 ``torch.autograd.grad`` call the program made while it was recorded, with
 where it stands in the text, so the window can mark its line and edit its
 keywords.

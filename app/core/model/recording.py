@@ -15,7 +15,7 @@ __all__ = ["Recording"]
 
 @dataclass(frozen=True)
 class Recording:
-    """What one run of a program did, step by step (see ``app.core.recording.record``)."""
+    """What one run of a program did, step by step (see ``app.core.recorder.record``)."""
 
     program: Program
     device: str

@@ -47,7 +47,6 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from app.core.language.raised import mark
 from app.core.model.errors import ProgramError, ProgramRaised, RecordingTimeout
 from app.core.sizing.aten_calls import ArgumentsRejected, flat_tensors, op_name, storage_elements
 from app.core.sizing.limits import (
@@ -197,9 +196,10 @@ def guarded_call(
     except Exception as exc:
         if guard.refusal is not None:
             raise guard.refusal from None
-        error = ProgramRaised(f"{_who(fn, args, kwargs)} says: {_first_line(exc)}")
-        mark(error, type(exc), _first_line(exc))  # NOTE [caught errors]: what an except clause sees
-        raise error from None
+        said = _first_line(exc)  # NOTE [caught errors]: what an except clause sees
+        raise ProgramRaised(
+            f"{_who(fn, args, kwargs)} says: {said}", python_type=type(exc), python_text=said
+        ) from None
     if guard.refusal is not None:  # raised inside PyTorch and swallowed there
         raise guard.refusal
     return result, caught

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.language.hints import with_run_hint
+from app.core.model.errors import with_run_hint
 
 __all__ = [
     "MAX_DEPTH",

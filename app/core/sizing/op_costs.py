@@ -113,7 +113,7 @@ _ELEMENT_RULES = {"select": _select_cost, "copy_": _copy_cost}
 
 # Ops common in programs whose meta kernels are Python references (the first
 # one run imports Dynamo: about a second, once per process). Each rule gives
-# what a meta run gives for valid arguments (tests/core/test_language.py checks it
+# what a meta run gives for valid arguments (tests/core/language/test_language.py checks it
 # against one); invalid ones fail in the real call with PyTorch's message.
 
 

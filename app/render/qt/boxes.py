@@ -18,7 +18,6 @@ from app.core.model.graph import GraphNode, SavedSlot
 from app.core.model.timeline import SlotKey
 from app.render.labels import node_lines, proxy_lines, slot_lines
 from app.render.layout import Box
-from app.render.looks import StepLooks
 from app.render.qt.box_paint import (
     CENTRE,
     DASH,
@@ -43,6 +42,7 @@ from app.render.qt.fonts import (
     slot_texts,
     small_roles,
 )
+from app.render.step_style import StepLooks
 from app.render.style import SLOT_GLYPHS, BoxStyle, text_readable
 
 __all__ = ["MIN_SLOT_LOD", "BoxItem", "NodeItem", "ProxyItem", "SlotItem"]
@@ -81,7 +81,7 @@ class BoxItem(QGraphicsItem):
         if self._style.opacity != 1.0:
             self.setOpacity(self._style.opacity)
 
-    # -- the step shown, computed when read (what is painted may wait: put_off.py's NOTE) --
+    # -- the step shown, computed when read (what is painted may wait: restyle_later.py's NOTE) --
     def look_now(self) -> tuple[str, BoxStyle, str]:
         """State, style and note at the step shown."""
         raise NotImplementedError
@@ -105,7 +105,7 @@ class BoxItem(QGraphicsItem):
 
     @property
     def painted_state(self) -> str:
-        """The state painted now (a hidden item's restyle may wait: put_off.py's NOTE)."""
+        """The state painted now (a hidden item's restyle may wait: restyle_later.py's NOTE)."""
         return self._state
 
     @property

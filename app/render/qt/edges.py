@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 from app.core.model.graph import Edge
 from app.core.model.timeline import SlotKey
 from app.render.layout import EdgePath
-from app.render.looks import StepLooks
 from app.render.qt.box_paint import NO_BRUSH, PEN_STYLES, SOLID
 from app.render.qt.boxes import MIN_SLOT_LOD
+from app.render.step_style import StepLooks
 from app.render.style import EdgeStyle
 
 __all__ = ["ARROW_HALF_WIDTH", "LONG_EDGE_POINTS", "EdgeItem"]
@@ -183,7 +183,7 @@ class EdgeItem(QGraphicsItem):
         return self._corners is not None
 
     def look_now(self) -> tuple[str, EdgeStyle]:
-        """State and style at the step shown (put_off.py's NOTE: what is painted may wait)."""
+        """State and style at the step shown (restyle_later.py's NOTE: what is painted may wait)."""
         if self.looks is None or self.key is None:
             return self._state, self._style
         if isinstance(self.key, Edge):
@@ -241,7 +241,7 @@ class EdgeItem(QGraphicsItem):
             ):
                 curve = tuple(self._points[3 * index : 3 * index + 4])
                 assert len(curve) == 4
-                runs += [(at, _curve_path(part)) for at, part in _seen_parts(curve, seen, before)]  # type: ignore[arg-type]
+                runs += [(at, _curve_path(part)) for at, part in _seen_parts(curve, seen, before)]
                 joined = False
             elif joined:
                 runs[-1][1].connectPath(piece)
@@ -269,7 +269,7 @@ class EdgeItem(QGraphicsItem):
             pen, unit = _hairline(pen), 1 / scale  # dash lengths in screen pixels
         painter.setPen(pen)
         painter.setBrush(NO_BRUSH)
-        exposed = option.exposedRect  # type: ignore[attr-defined]
+        exposed = option.exposedRect
         if self._long and not exposed.contains(self._bounds):  # NOTE [long edges]
             dashed = pen.style() != SOLID
             for before, run in self._visible_runs(exposed, split=not hairline):

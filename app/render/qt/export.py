@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication
 from app.core.loading import load_program
 from app.core.model.program import Program
 from app.core.model.recording import Recording
-from app.core.recording.recorder import record
+from app.core.recorder.recorder import record
 from app.render.export_budget import MAX_EXPORT_MB, MAX_EXPORT_STEPS, ExportTooLarge, check_room
 from app.render.layout import layout_graph
 from app.render.qt.picture import svg_bytes

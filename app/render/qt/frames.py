@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from app.render.dot_source import TITLE_ROOM
 from app.render.layout import Box
-from app.render.looks import StepLooks
 from app.render.qt.box_paint import paint_box
 from app.render.qt.fonts import PAD_X, Fonts, qfont
+from app.render.step_style import StepLooks
 from app.render.style import text_readable
 
 __all__ = ["CLUSTER_LABEL_PX", "CLUSTER_LABEL_ROOM", "ClusterItem"]

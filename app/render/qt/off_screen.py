@@ -2,13 +2,13 @@
 
 # NOTE [restyle off screen later]
 Where a call begins or ends nearly every item changes look. Fitted, a big graph is an
-overview and its hidden items wait (put_off.py's NOTE [restyle what is seen]); following the
+overview and its hidden items wait (restyle_later.py's NOTE [restyle what is seen]); following the
 run, the view is zoomed in and every box is shown, but only a screenful is on screen: the
 end of a 20,000-node backward restyled thousands of boxes in one 2.4 s turn. So a step that
 restyles more than ``LATER_ABOVE`` items restyles those in a view's rectangle at once and
 files the rest here; a timer restyles them a slice at a time, and a view about to paint
 restyles first those of them it is about to draw (``restyle_within``). What tests and panels
-read is the current step's look regardless (looks.py computes it on demand).
+read is the current step's look regardless (step_style.py computes it on demand).
 """
 
 from __future__ import annotations

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import QGraphicsScene, QWidget
 
 from app.core.model.graph import Graph
 from app.render.layout import Layout
-from app.render.looks import StepLooks
 from app.render.preview import OVERVIEW_DOT_PX, OVERVIEW_PX
 from app.render.qt.frames import ClusterItem
+from app.render.step_style import StepLooks
 from app.render.style import BoxStyle, edge_style
 
 __all__ = ["DOTS_UPDATED_ONE_BY_ONE", "OverviewRenderer"]
@@ -145,10 +145,6 @@ class OverviewRenderer:
                 points.pop(new, None)
         if moved and self.on:
             self._update_dots(moved)
-
-    def recolour_all(self) -> None:
-        """Every dot in the colour of the step shown (after a new palette)."""
-        self.recolour(list(self.colours))
 
     def frames_changed(self, *frames: ClusterItem) -> None:
         """``frames`` changed look or place: draw the frames anew, repainting where they are."""

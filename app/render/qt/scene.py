@@ -3,7 +3,7 @@
 The scene puts three parts together and keeps them on the same step: :class:`SceneItems`
 (``scene_items.py``'s NOTE [restyle, never rebuild]: the items, built once), the
 :class:`OverviewRenderer` (``overview.py``'s NOTE [overview]: the whole graph as dots when
-fitted) and :class:`PutOff` (``put_off.py``'s NOTE [restyle what is seen]: hidden kinds wait).
+fitted) and :class:`PutOff` (``restyle_later.py``'s NOTE [restyle what is seen]: hidden kinds wait).
 All of them read the look of the step shown from one :class:`StepLooks`. The view and the
 headless export share this scene, so both draw a step the same way.
 """
@@ -23,10 +23,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 from app.core.model.recording import Recording
 from app.core.model.timeline import StepState
 from app.render.layout import Layout
-from app.render.looks import StepLooks
 from app.render.modules import ModuleGroup, fold, module_groups
 from app.render.preview import MARGIN, OVERVIEW_DOT_PX
-from app.render.put_off import PutOff
 from app.render.qt.boxes import NodeItem, ProxyItem, SlotItem
 from app.render.qt.edges import EdgeItem
 from app.render.qt.fonts import Fonts, growth, measure
@@ -34,7 +32,9 @@ from app.render.qt.frames import ClusterItem
 from app.render.qt.off_screen import OffScreen
 from app.render.qt.overview import OverviewRenderer
 from app.render.qt.scene_items import SceneItems
+from app.render.restyle_later import PutOff
 from app.render.states import DrawnStates, ShownStates
+from app.render.step_style import StepLooks
 from app.render.style import DEFAULT_PALETTE, PALETTES, Palette
 
 __all__ = ["CHUNK", "MARGIN", "OVERVIEW_DOT_PX", "GraphScene"]

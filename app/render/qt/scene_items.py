@@ -31,12 +31,12 @@ from app.core.model.timeline import SlotKey
 from app.render.dot_source import iterations
 from app.render.labels import drawn_slots
 from app.render.layout import Box, Layout
-from app.render.looks import StepLooks, proxy_style
 from app.render.modules import module_groups
 from app.render.qt.boxes import BoxItem, NodeItem, ProxyItem, SlotItem
 from app.render.qt.edges import EdgeItem
 from app.render.qt.fonts import Fonts, Texts, growth, measure, node_texts, proxy_texts, slot_texts
 from app.render.qt.frames import ClusterItem
+from app.render.step_style import StepLooks, proxy_style
 from app.render.style import SlotShow
 
 __all__ = ["SceneItems"]

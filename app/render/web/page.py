@@ -32,9 +32,9 @@ from app.core.lesson.prove import ProvenFix
 from app.core.model.recording import Recording
 from app.core.resources import resource_path
 from app.render.layout import Layout, LayoutError, layout_graph
+from app.render.web.page_style import page_constants, style_css
 from app.render.web.scene_data import scene_data
 from app.render.web.steps import step_data
-from app.render.web.theme import page_constants, style_css
 
 __all__ = ["embedded_json", "export_html", "page_layout", "player_html", "write_player"]
 

@@ -1,11 +1,10 @@
 """What the player page's panels show at each step, read from the recording (Qt-free).
 
 The step counter, the marks under the timeline, the gradients per call and the
-error panel say what the window's panels say, in the same words: the texts are
-made here, once per step or per call, from the recording and the lesson code
-(``iteration_text``, ``format_values``, the proven fixes it is given), and the page only picks
-the ones of the step shown. Repeated texts (a caption, "call 1 of 2 · running")
-are stored once and named by their index in ``strings``.
+error panel say what the window's panels say, in the same words: both take them from
+``app.core.lesson.panel_words``; here they are made once per step or per call (with the proven
+fixes it is given), and the page only picks the ones of the step shown. Repeated texts (a
+caption, "call 1 of 2 · running") are stored once and named by their index in ``strings``.
 
 >>> from app.core import load_builtin, record
 >>> rec = record(load_builtin("forgot-retain"))
@@ -20,11 +19,16 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.core.lesson.lines import iteration_text
+from app.core.lesson.panel_words import (
+    error_title,
+    finished_calls,
+    grad_history,
+    grad_text,
+    step_detail,
+    timeline_marks,
+)
 from app.core.lesson.prove import ProvenFix
 from app.core.model.recording import Recording
-from app.core.model.text import CALL_STEP_WORDS, format_values
-from app.core.model.timeline import Step
 from app.core.model.values import Values
 
 __all__ = ["GRAD_NUMBERS", "step_data", "values_json"]
@@ -61,62 +65,35 @@ def values_json(values: Values | None) -> dict[str, Any] | None:
     return {"shape": list(values.shape), "numel": values.numel(), "flat": [_number(v) for v in flat]}
 
 
-def _call_text(step: Step, calls: int) -> str:
-    """The step counter's second half, as the window's step counter says it."""
-    if step.call is None:
-        if step.kind == "error":
-            return "the program FAILED" if step.line is None else f"line {step.line} FAILED"
-        return "forward pass" if step.line is None else f"line {step.line}"
-    return f"call {step.call + 1} of {calls} · {CALL_STEP_WORDS.get(step.kind, step.kind)}"
-
-
 def _marks(recording: Recording) -> list[list[Any]]:
-    """Where each loop iteration and each call begins, and the failing call's warning (as the
-    window's timeline marks): ``[step, kind, label, tip]``."""
-    steps = recording.timeline.steps
-    marks: list[list[Any]] = []
-    for i in recording.timeline.iteration_starts():
-        mark = steps[i].loops[-1]
-        total = f" of {mark.count}" if mark.count is not None else ""
-        tip = f"iteration {mark.index + 1}{total} of the loop on line {mark.line} begins (Ctrl+Right)"
-        marks.append([i, "iteration", f"iteration {mark.index + 1}", tip])
-    for i in recording.timeline.call_starts():
-        call = (steps[i].call or 0) + 1
-        marks.append([i, "call", f"call {call}", f"call {call} begins (Shift+Right)"])
-    failed = recording.failed
-    if failed is not None:
-        marks.append([failed.first_step, "fail", "✖", "this call will fail"])
-    elif recording.error is not None and steps:
-        marks.append([len(steps) - 1, "fail", "✖", "the program stops with an error here"])
-    order = {"iteration": 0, "call": 1, "fail": 2}
-    return sorted(marks, key=lambda m: (m[0], order[m[1]]))
+    """The window's timeline marks as the page keeps them: ``[step, kind, label, tip]``."""
+    return [[m.step, m.kind, m.label, m.tip] for m in timeline_marks(recording)]
 
 
-def _call_line(recording: Recording, call: int, name: str, after: Values | None) -> str:
-    """What one finished call did to ``name``'s ``.grad``, as the window's gradient panel says it."""
-    end = recording.timeline[recording.calls[call].last_step]
-    if end.contribution is not None:
-        return f"call {call + 1}: +{format_values(end.contribution.get(name))} → {format_values(after)}"
-    returned = ", ".join(f"{k} = {format_values(v)}" for k, v in (end.result or {}).items())
-    return f"call {call + 1}: returned {returned}; {name}.grad stays {format_values(after)}"
-
-
-def _grads(recording: Recording) -> dict[str, Any]:
-    """Each leaf's ``.grad`` changes ``[step, text, values]``, and each finished call's line."""
+def _grads(recording: Recording, strings: _Strings) -> dict[str, Any]:
+    """Each leaf's ``.grad`` changes ``[step, values]`` (what the page's tests read), and at each
+    step the gradient panel's two texts, as indexes into ``strings``: its value line and its
+    history (lines joined by a newline)."""
     leaves = list(recording.leaves)
     changes: dict[str, list[list[Any]]] = {name: [] for name in leaves}
+    now: dict[str, Values | None] = dict.fromkeys(leaves)
+    texts: dict[str, list[int]] = {name: [] for name in leaves}
+    histories: dict[str, list[int]] = {name: [] for name in leaves}
+    ends: dict[int, Mapping[str, Values | None]] = {}
+    lines_of: dict[tuple[int, str], str] = {}
     for step in recording.timeline.steps:
         for name, values in step.grad_changes.items():
             if name in changes:
-                changes[name].append([step.index, format_values(values), values_json(values)])
-    calls = []
-    for info in recording.calls:
-        if info.error is not None:
-            continue
-        ends: Mapping[str, Values | None] = recording.grads_at_end(info.index)
-        lines = {name: _call_line(recording, info.index, name, ends.get(name)) for name in leaves}
-        calls.append({"call": info.index, "last_step": info.last_step, "lines": lines})
-    return {"leaves": leaves, "changes": changes, "calls": calls}
+                now[name] = values
+                changes[name].append([step.index, values_json(values)])
+        for call in finished_calls(recording, step.index):
+            if call not in ends:
+                ends[call] = recording.grads_at_end(call)
+        for name in leaves:
+            texts[name].append(strings(grad_text(name, now[name])))
+            history = grad_history(recording, step, name, now[name], ends, lines_of=lines_of)
+            histories[name].append(strings("\n".join(history)))
+    return {"leaves": leaves, "changes": changes, "text": texts, "history": histories}
 
 
 def _error_panel(recording: Recording, fixes: Sequence[ProvenFix]) -> dict[str, Any] | None:
@@ -124,17 +101,13 @@ def _error_panel(recording: Recording, fixes: Sequence[ProvenFix]) -> dict[str, 
     step it shows at (the failed call's end, or the program's error step)."""
     info = recording.failed
     steps = recording.timeline.steps
+    title = error_title(recording)
     if info is not None:
-        node = info.failed_node
-        where = recording.graph.node(node).name if node and node in recording.graph else "the call itself"
-        title = f"✗ Call {info.index + 1} (line {info.call.line}) failed at {where}. PyTorch says:"
         panel = {"step": info.last_step, "title": title, "message": info.error or ""}
     elif recording.error is not None and steps:
         last = next((s.index for s in reversed(steps) if s.kind == "error"), None)
         if last is None:
             return None
-        where = "The program" if recording.error_line is None else f"Line {recording.error_line}"
-        title = f"✗ {where} raised an error, outside any backward call:"
         panel = {"step": last, "title": title, "message": recording.error}
     else:
         return None
@@ -166,12 +139,6 @@ def step_data(
     strings = _Strings()
     steps = recording.timeline.steps
     program = recording.program
-    calls = len(recording.calls)
-
-    def detail(step: Step) -> int:
-        where = iteration_text(step.loops, program)
-        return strings(" · ".join(part for part in (where, _call_text(step, calls)) if part))
-
     return {
         "name": program.name,
         "title": program.title,
@@ -185,7 +152,7 @@ def step_data(
         "kind": [strings(s.kind) for s in steps],
         "call": [s.call for s in steps],
         "caption": [strings(s.caption) for s in steps],
-        "detail": [detail(s) for s in steps],
+        "detail": [strings(step_detail(s, recording)) for s in steps],
         "saved_bytes": [s.saved_bytes for s in steps],
         "alive_nodes": [s.alive_nodes for s in steps],
         "printed": {str(s.index): list(s.printed) for s in steps if s.printed},
@@ -203,7 +170,7 @@ def step_data(
         "call_stops": sorted({0, *(c.last_step for c in recording.calls)}),
         "iteration_starts": list(recording.timeline.iteration_starts()),
         "marks": _marks(recording),
-        "grads": _grads(recording),
+        "grads": _grads(recording, strings),
         "error_panel": _error_panel(recording, fixes),
         "strings": strings.table,
     }

@@ -15,10 +15,10 @@ the palette's lightness), so it follows the theme; a stylesheet may still set
 Where lines wrap (the Code panel does, in a narrow dock), Qt finds the wrapping points with
 Unicode's rules for prose: in code they are only the spaces, so ``F.layer_norm(h,`` is one word,
 and a word wider than the room left was cut anywhere (``F.layer_nor`` / ``m(h, [8])``). Zero-width
-spaces would give Qt the points (as :func:`~app.ui.look.breakable.breakable_code` does for labels), but
+spaces would give Qt the points (as :func:`~app.ui.style.breakable.breakable_code` does for labels), but
 this text is the program: edited, copied and counted in columns, so nothing is added to it.
 Instead the document's layout (:class:`_CodeLayout`) lays a block that wraps out again, each line
-ending at the last of :func:`~app.ui.look.breakable.code_breaks` that fits; only a token wider than the
+ending at the last of :func:`~app.ui.style.breakable.code_breaks` that fits; only a token wider than the
 whole line is still cut anywhere.
 """
 
@@ -49,9 +49,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from app.ui.editor.python_highlighter import PythonHighlighter
-from app.ui.look.breakable import code_breaks
-from app.ui.look.plain_text import plain_tip
-from app.ui.look.theme import hue_colour, mixed
+from app.ui.style.breakable import code_breaks
+from app.ui.style.plain_text import plain_tip
+from app.ui.style.theme import hue_colour, mixed
 
 __all__ = ["INDENT", "CodeEdit", "error_colour", "plain_text"]
 

@@ -69,8 +69,8 @@ from app.core.lesson.edits import new_line_numbers
 from app.ui.editor.call_menu import call_sites_at, keyword_actions
 from app.ui.editor.code_edit import CodeEdit
 from app.ui.editor.line_marks import marks_at, previous_lines, step_selection
-from app.ui.look.theme import tint_colour
 from app.ui.runtime.session import Session
+from app.ui.style.theme import tint_colour
 
 if TYPE_CHECKING:
     from app.core.model.program import Program
@@ -217,7 +217,7 @@ class CodePanel(CodeEdit):
             return  # a newer program was asked for meanwhile (Ctrl+N, a file): its recording fills
         colour = len(self._lines) <= HIGHLIGHT_MAX_LINES
         if (self.highlighter.document() is not None) != colour:
-            self.highlighter.setDocument(self.document() if colour else None)  # type: ignore[arg-type]
+            self.highlighter.setDocument(self.document() if colour else None)
         self.write(recording.program.code)
         self._typed, self._in_sync = False, True
         self._update_marks()

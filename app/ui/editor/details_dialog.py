@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.ui.editor.code_edit import error_colour, plain_text
-from app.ui.look.plain_text import plain
+from app.ui.style.plain_text import plain
 
 __all__ = ["DetailsDialog", "ProgramDetails", "check_details"]
 

@@ -34,7 +34,7 @@ from app.core.model.errors import ProgramError
 from app.core.model.program import Program
 from app.ui.editor.code_edit import CodeEdit, plain_text
 from app.ui.editor.details_dialog import DetailsDialog, ProgramDetails
-from app.ui.look.plain_text import plain, plain_tip
+from app.ui.style.plain_text import plain, plain_tip
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording

@@ -118,10 +118,6 @@ class PythonHighlighter(QSyntaxHighlighter):
     def offset(self) -> int:
         return self._offset
 
-    def set_offset(self, offset: int) -> None:
-        """Set before the text is written (writing the text highlights it)."""
-        self._offset = offset
-
     def colour(self, kind: str) -> QColor:
         return self._formats[kind].foreground().color()
 

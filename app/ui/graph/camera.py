@@ -9,10 +9,11 @@ The window's policy over it (fit again, follow a step's node) is ``graph_navigat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, overload
 
-from PySide6.QtCore import QRect, QRectF, Qt
-from PySide6.QtWidgets import QGraphicsView
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt
+from PySide6.QtGui import QPolygon, QTransform
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
 
 from app.render.labels import NODE_FONT_PX, SLOT_FONT_PX
 from app.render.preview import MAX_FIT_ZOOM
@@ -20,9 +21,9 @@ from app.render.qt.boxes import MIN_SLOT_LOD
 from app.render.style import PALETTES, text_readable
 
 if TYPE_CHECKING:
-    from app.ui.graph.graph_view import GraphView
+    from app.render.qt.scene import GraphScene
 
-__all__ = ["READABLE_NODE_PX", "ZOOM_STEP", "Camera"]
+__all__ = ["READABLE_NODE_PX", "ZOOM_STEP", "Camera", "FramedView"]
 
 ZOOM_STEP = 1.25
 MIN_ZOOM = 0.02
@@ -34,11 +35,50 @@ READABLE_NODE_PX = 12.0
 FOCUS_MARGIN = 16  # pixels kept between a node shown readable and the view's edge
 
 
+class FramedView(Protocol):
+    """What a camera moves (``GraphView`` is one): the scene shown or waiting to be, the text
+    scale and palette, and Qt's transform, viewport and the calls that zoom and pan."""
+
+    @property
+    def graph_scene(self) -> GraphScene | None: ...
+
+    @property
+    def unshown(self) -> GraphScene | None: ...
+
+    @property
+    def font_scale(self) -> float: ...
+
+    @property
+    def palette_name(self) -> str: ...
+
+    def transform(self) -> QTransform: ...
+
+    def viewport(self) -> QWidget: ...
+
+    def mapFromScene(self, rect: QRectF, /) -> QPolygon: ...
+
+    def fitInView(self, rect: QRectF, mode: Qt.AspectRatioMode = ..., /) -> None: ...
+
+    @overload
+    def centerOn(self, item: QGraphicsItem, /) -> None: ...
+
+    @overload
+    def centerOn(self, pos: QPointF, /) -> None: ...
+
+    def ensureVisible(self, rect: QRectF, xmargin: int = ..., ymargin: int = ..., /) -> None: ...
+
+    def transformationAnchor(self) -> QGraphicsView.ViewportAnchor: ...
+
+    def setTransformationAnchor(self, anchor: QGraphicsView.ViewportAnchor, /) -> None: ...
+
+    def scale(self, sx: float, sy: float, /) -> None: ...
+
+
 class Camera:
     """One graph view's zoom and pan. A scene built in slices is not on screen yet
     (``GraphView.unshown``): a fit or a node shown readable asked for meanwhile is done when it is."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: FramedView) -> None:
         self._view = view
         self._fit_when_shown = False  # no zoom asked for since the model was set: fit when shown
         self._fitted: tuple[QRectF, float] | None = None  # scene rect and zoom of the last fit()
@@ -182,11 +222,6 @@ class Camera:
     def readable_px(self) -> float:
         """The smallest node name on screen, in pixels, the room can read at the view's text scale."""
         return READABLE_NODE_PX * self._view.font_scale
-
-    @property
-    def fitted_readable(self) -> bool:
-        """Whether the whole graph fitted draws node names the room can read."""
-        return self._view.graph_scene is None or self.fit_zoom() * self._node_px() >= self.readable_px
 
     def show_node(self, node_id: str) -> None:
         """Centre ``node_id``, zoomed in at least to :data:`READ_ZOOM` (a found or clicked node)."""

@@ -17,9 +17,9 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QStackedWidget, QWidget
 
 from app.ui.graph.graph_navigation import GraphNavigation
-from app.ui.look.plain_text import plain
+from app.ui.runtime.after_paint import after_first_paint
 from app.ui.runtime.session import Session
-from app.ui.window.after_paint import after_first_paint
+from app.ui.style.plain_text import plain
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording

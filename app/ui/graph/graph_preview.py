@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 
 from app.render.preview import MARGIN, MAX_FIT_ZOOM, OVERVIEW_DOT_PX, Preview
 from app.render.style import DEFAULT_PALETTE, PALETTES, cluster_style, dot_colour, edge_style
-from app.ui.look.plain_text import plain_tip
+from app.ui.style.plain_text import plain_tip
 
 __all__ = ["GraphPreview"]
 

@@ -56,8 +56,8 @@ from app.ui.graph.camera import ZOOM_STEP, Camera
 from app.ui.graph.minimap import Minimap
 from app.ui.graph.module_layouts import ModuleGroups
 from app.ui.graph.pointer import tip_at
-from app.ui.look.plain_text import plain_tip
 from app.ui.runtime.worker import GcPause
+from app.ui.style.plain_text import plain_tip
 
 __all__ = ["GraphView"]
 

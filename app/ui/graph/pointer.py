@@ -7,9 +7,10 @@ each of thousands of items.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QPoint
+from PySide6.QtCore import QPoint, QPointF
+from PySide6.QtWidgets import QGraphicsItem
 
 from app.render.hover import module_tip, node_tip, slot_tip
 from app.render.qt.boxes import BoxItem, SlotItem
@@ -17,14 +18,34 @@ from app.render.qt.scene import OVERVIEW_DOT_PX, GraphScene
 
 if TYPE_CHECKING:
     from app.core.model.timeline import StepState
-    from app.ui.graph.graph_view import GraphView
 
-__all__ = ["box_at", "dot_at", "tip_at"]
+__all__ = ["PointedView", "box_at", "dot_at", "tip_at"]
+
+
+class _Zoomed(Protocol):
+    @property
+    def zoom(self) -> float: ...
+
+
+class PointedView(Protocol):
+    """What these functions read of a graph view (``GraphView`` is one): its scene, its zoom,
+    and Qt's items and scene point under a viewport pixel."""
+
+    @property
+    def graph_scene(self) -> GraphScene | None: ...
+
+    @property
+    def camera(self) -> _Zoomed: ...
+
+    def items(self, pos: QPoint, /) -> list[QGraphicsItem]: ...
+
+    def mapToScene(self, point: QPoint, /) -> QPointF: ...
+
 
 HOVER_SLOP = 2  # pixels beyond an overview dot that still name its node
 
 
-def box_at(view: GraphView, pos: QPoint) -> BoxItem | None:
+def box_at(view: PointedView, pos: QPoint) -> BoxItem | None:
     """The topmost node, saved-value or proxy box drawn under ``pos`` (viewport pixels; edges and
     frames are passed over: an edge's bounds span empty space)."""
     for item in view.items(pos):
@@ -33,14 +54,14 @@ def box_at(view: GraphView, pos: QPoint) -> BoxItem | None:
     return None
 
 
-def dot_at(view: GraphView, graph: GraphScene, pos: QPoint) -> str | None:
+def dot_at(view: PointedView, graph: GraphScene, pos: QPoint) -> str | None:
     """In the overview (NOTE [overview]: the items are hidden, the scene draws dots), the node
     whose dot is under ``pos``."""
     reach = (OVERVIEW_DOT_PX + HOVER_SLOP) / max(view.camera.zoom, 1e-9)
     return graph.node_at_dot(view.mapToScene(pos), reach)
 
 
-def tip_at(view: GraphView, pos: QPoint) -> str:
+def tip_at(view: PointedView, pos: QPoint) -> str:
     """What the pointer at ``pos`` (viewport pixels) names: a node's line and state, a saved
     value's state and version, or ``""`` over anything else."""
     graph = view.graph_scene

@@ -20,10 +20,10 @@ from app.core.lesson.advised import advices_of
 from app.core.lesson.edits import changed_lines
 from app.core.lesson.fix import Fix
 from app.core.lesson.prove import proven_fixes
-from app.ui.look.plain_text import plain_tip
 from app.ui.panels.fixes_panel import FixesPanel, Lesson, wrapped_label
 from app.ui.panels.proof_marks import PROOF_DEADLINE_S
 from app.ui.runtime.session import Session
+from app.ui.style.plain_text import plain_tip
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording

@@ -19,8 +19,8 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QResizeEvent, QTextLayout, QTextOption
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from app.ui.look.breakable import breakable, unbroken
 from app.ui.runtime.session import Session
+from app.ui.style.breakable import breakable, unbroken
 
 __all__ = ["CAPTION_LINES", "CaptionBar", "fixed_lines"]
 

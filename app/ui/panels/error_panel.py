@@ -7,7 +7,7 @@ caption]): where the failing node was made and which calls reach it, and
 when its saved tensor was freed (``recording.freed_by``); or the version the
 tensor was saved at and the line that wrote into it. A program error outside
 any autograd call shows its message and line. The fixes come from
-:func:`app.core.lesson.fixes.fixes_for`: each is an edit of the program text,
+:func:`app.core.lesson.recipes.fixes_for`: each is an edit of the program text,
 shown as the lines it changes, and recorded again at once when chosen (the
 session can undo it).
 
@@ -29,13 +29,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QToolButton, QWidget
 
 from app.core.lesson.fix import Fix
-from app.core.lesson.fixes import fixes_for
 from app.core.lesson.lines import iteration_text, node_origin
+from app.core.lesson.panel_words import error_title
 from app.core.lesson.prove import ScriptSource, proven_fixes
-from app.ui.look.plain_text import plain_tip
+from app.core.lesson.recipes import fixes_for
 from app.ui.panels.fixes_panel import FixesPanel, Lesson, wrapped_label
 from app.ui.panels.proof_marks import PROOF_DEADLINE_S, show_script_bars, shown_change
 from app.ui.runtime.session import Session
+from app.ui.style.plain_text import plain_tip
 
 if TYPE_CHECKING:
     from app.core.model.graph import GraphNode, SavedSlot
@@ -224,14 +225,15 @@ class ErrorPanel(FixesPanel):
             self._fixes = []
             self.hide()
             return
+        full = error_title(recording) or ""
         if info is not None:
-            self._titles = (self._title(recording, info), "✗ PyTorch says:")
+            self._titles = (full, "✗ PyTorch says:")
             self._show_title()
             self.explanation.setText(self._explanation(recording, info))
             self._set_message(info.error or "")
         else:
             where = "The program" if recording.error_line is None else f"Line {recording.error_line}"
-            self._titles = (f"✗ {where} raised an error, outside any backward call:", f"✗ {where} raised:")
+            self._titles = (full, f"✗ {where} raised:")
             self._show_title()
             self.explanation.setText("The program stopped there, as Python would.")
             self._set_message(recording.error or "")
@@ -252,11 +254,6 @@ class ErrorPanel(FixesPanel):
         if info is not None:
             return index == info.last_step
         return recording.error is not None and recording.timeline[index].kind == "error"
-
-    def _title(self, recording: Recording, info: CallInfo) -> str:
-        node = info.failed_node
-        where = recording.graph.node(node).name if node and node in recording.graph else "the call itself"
-        return f"✗ Call {info.index + 1} (line {info.call.line}) failed at {where}. PyTorch says:"
 
     def _explanation(self, recording: Recording, info: CallInfo) -> str:
         """What the caption above does not say (NOTE [why adds to the caption])."""

@@ -16,9 +16,10 @@ from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPen, QResizeEv
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.lesson.copies import copied_names, copy_grad_text
-from app.ui.look.steady_label import SteadyLabel
-from app.ui.look.theme import hue_colour
+from app.core.lesson.panel_words import finished_calls, grad_history, grad_text
 from app.ui.runtime.session import Session
+from app.ui.style.steady_label import SteadyLabel
+from app.ui.style.theme import hue_colour
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
@@ -33,7 +34,6 @@ FOLD_LINES = 14  # a panel lower than this many lines of text folds its heading 
 BAR_HUES = (0.58, 0.08, 0.33)  # blue, orange, green: one per call, without a stylesheet
 MAX_BARS = 16  # elements drawn per leaf; the rest are summarised in the text
 MAX_LEAVES = 12
-MAX_HISTORY = 6  # lines of per-call history per leaf; a long loop shows its latest calls
 CallGrads = dict[int, "Mapping[str, Values | None]"]
 
 
@@ -41,12 +41,6 @@ def _values(values: Values | None) -> list[float]:
     if values is None:
         return []
     return [float(v) for v in values.flat[:MAX_BARS]]
-
-
-def _format(values: Values | None) -> str:
-    from app.core.model.text import format_values
-
-    return format_values(values)
 
 
 @dataclass(frozen=True)
@@ -297,73 +291,18 @@ class GradPanel(QWidget):
         state, recording = self._session.state(), self._session.recording
         if state is None or recording is None:
             return
-        finished = _finished_calls(recording, state)
+        finished = finished_calls(recording, index)
         for call in finished:
             if call not in self._ends:
                 self._ends[call] = recording.grads_at_end(call)
         if not self._scales and (self._ends or any(state.grads.get(n) is not None for n in self._leaves)):
             self._scales = _largest(recording, list(self._leaves))
         for name, view in self._leaves.items():
-            history = _history(recording, state, name, self._ends, finished, lines_of=self._lines)
-            view.show_text(f"{name}.grad = {_format(state.grads.get(name))}", "\n".join(history))
+            now = state.grads.get(name)
+            history = grad_history(recording, state.step, name, now, self._ends, lines_of=self._lines)
+            view.show_text(grad_text(name, now), "\n".join(history))
             bars = _bars(recording, state, name, self._ends, finished, tops_of=self._tops)
             view.bars.set_bars(bars, self._scales.get(name, 1.0))
-
-
-def _finished_calls(recording: Recording, state: StepState) -> list[int]:
-    index = state.step.index
-    return [info.index for info in recording.calls if info.last_step <= index and info.error is None]
-
-
-def _history(
-    recording: Recording,
-    state: StepState,
-    name: str,
-    ends: CallGrads,
-    finished: list[int],
-    *,
-    lines_of: dict[tuple[int, str], str],
-) -> list[str]:
-    lines = []
-    hidden = max(len(finished) - MAX_HISTORY, 0)  # only the lines shown are written: a long loop
-    for call in finished[hidden:]:  # made hundreds of calls, and this runs at every step
-        line = lines_of.get((call, name))
-        if line is None:  # a finished call's line never changes: written once
-            line = lines_of[(call, name)] = _call_line(recording, call, name, ends[call].get(name))
-        lines.append(line)
-    if finished:
-        since = _set_since(recording, state, name, recording.calls[finished[-1]].last_step)
-        if since is not None:
-            lines.append(since)
-    step = state.step
-    if step.call is not None and step.kind in ("node", "error"):
-        status = "FAILED" if step.kind == "error" else "running"
-        lines.append(f"call {step.call + 1}: {status}; {name}.grad now {_format(state.grads.get(name))}")
-    if hidden or len(lines) > MAX_HISTORY:
-        hidden += len(lines) - MAX_HISTORY + 1
-        lines = [f"… {hidden} earlier calls", *lines[-(MAX_HISTORY - 1) :]]
-    return lines or ["no backward call has run yet"]
-
-
-def _set_since(recording: Recording, state: StepState, name: str, after: int) -> str | None:
-    """The line that last set ``name``'s ``.grad`` outside a backward since step ``after``
-    (``opt.zero_grad()``), as the panel says it: without it, ``None`` right under a call's
-    gradient read as if the call had left nothing."""
-    for index in range(state.step.index, after, -1):
-        step = recording.timeline[index]
-        if step.kind == "forward" and name in step.grad_changes and step.line is not None:
-            code = recording.program.line(step.line).strip()
-            said = f" ({code})" if code else ""
-            return f"line {step.line}{said} set it to {_format(step.grad_changes[name])}"
-    return None
-
-
-def _call_line(recording: Recording, call: int, name: str, after: Values | None) -> str:
-    end = recording.timeline[recording.calls[call].last_step]
-    if end.contribution is not None:
-        return f"call {call + 1}: +{_format(end.contribution.get(name))} → {_format(after)}"
-    returned = ", ".join(f"{k} = {_format(v)}" for k, v in (end.result or {}).items())
-    return f"call {call + 1}: returned {returned}; {name}.grad stays {_format(after)}"
 
 
 def _bars(

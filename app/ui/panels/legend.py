@@ -21,7 +21,7 @@ def _swatch(entry: LegendEntry, palette: Palette, ratio: float) -> QPixmap:
     if entry.box == "slot":
         style = slot_style(entry.state, palette)  # type: ignore[arg-type]
     else:
-        style = node_style("op", entry.state, palette)  # type: ignore[arg-type]
+        style = node_style("op", entry.state, palette)
     painter = QPainter(pixmap)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setOpacity(style.opacity)

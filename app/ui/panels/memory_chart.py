@@ -31,9 +31,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QDockWidget, QScrollArea, QSizePolicy, QSpacerItem, QVBoxLayout, QWidget
 
-from app.ui.look.theme import hue_colour
 from app.ui.panels.advice_panel import AdvicePanel
 from app.ui.runtime.session import Session
+from app.ui.style.theme import hue_colour
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording

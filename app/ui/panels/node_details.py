@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.lesson.lines import node_origin
-from app.ui.look.breakable import breakable, unbroken
-from app.ui.look.steady_label import SteadyLabel
 from app.ui.runtime.session import Session
+from app.ui.style.breakable import breakable, unbroken
+from app.ui.style.steady_label import SteadyLabel
 
 if TYPE_CHECKING:
     from app.core.model.graph import GraphNode, SavedSlot

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from app.core.lesson.lines import iteration_text
-from app.core.model.text import CALL_STEP_WORDS
-from app.ui.look.plain_text import plain
+from app.core.lesson.panel_words import step_detail
 from app.ui.runtime.session import Session
-
-if TYPE_CHECKING:
-    from app.core.model.recording import Recording
-    from app.core.model.timeline import StepState
+from app.ui.style.plain_text import plain
 
 __all__ = ["StepCounter"]
 
@@ -46,14 +39,4 @@ class StepCounter(QWidget):
         state, recording = self._session.state(), self._session.recording
         if state is None or recording is None:
             return ""
-        where = iteration_text(state.step.loops, recording.program)  # "epoch 1 of 2, batch 3" nested
-        return " · ".join(part for part in (where, _call_text(state, recording)) if part)
-
-
-def _call_text(state: StepState, recording: Recording) -> str:
-    step = state.step
-    if step.call is None:
-        if step.kind == "error":
-            return "the program FAILED" if step.line is None else f"line {step.line} FAILED"
-        return "forward pass" if step.line is None else f"line {step.line}"
-    return f"call {step.call + 1} of {len(recording.calls)} · {CALL_STEP_WORDS.get(step.kind, step.kind)}"
+        return step_detail(state.step, recording)  # "epoch 1 of 2, batch 3 · call 1 of 2 · running"

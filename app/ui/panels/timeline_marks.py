@@ -4,16 +4,15 @@ A click on a mark, its tick or its drawn label, jumps to its step; hovering name
 fail gets a small ``✖`` at its start, named "this call will fail" and nothing
 more: the error itself appears at the error step (no spoilers); while Predict
 first asks how that call ends, not even the ✖ (``hide_outcome``). The marks are
-read from the recording (``call_starts``, ``iteration_starts``), never computed
-from torch.
+read from the recording (``app.core.lesson.panel_words``, which words the HTML page's marks
+too), never computed from torch.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Property, QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (
@@ -28,16 +27,16 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from app.ui.look.plain_text import plain_tip
-from app.ui.look.theme import hue_colour
-from app.ui.runtime.session import Session, call_starts, iteration_starts
+from app.core.lesson.panel_words import Mark, timeline_marks
+from app.ui.runtime.session import Session
+from app.ui.style.plain_text import plain_tip
+from app.ui.style.theme import hue_colour
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
-__all__ = ["Mark", "MarkKind", "TimelineMarks", "marks_of"]
+__all__ = ["TimelineMarks"]
 
-MarkKind = Literal["call", "iteration", "fail"]
 HIT_PX = 8  # a click this close to a mark lands on it
 _LOOK_CHANGES = frozenset(  # what changes the strip's pixels besides its size and its marks
     {
@@ -50,41 +49,6 @@ _LOOK_CHANGES = frozenset(  # what changes the strip's pixels besides its size a
     }
 )
 LABEL_GAP_PX = 6  # labels closer than this to the one before are left out (the tooltip still names it)
-
-
-@dataclass(frozen=True)
-class Mark:
-    step: int
-    kind: MarkKind
-    label: str  # drawn when there is room ("call 2", "iteration 2")
-    tip: str  # the hover text
-    short: str = ""  # drawn when the label has no room ("2")
-
-
-def _iteration_tip(recording: Recording, index: int) -> str:
-    mark = recording.timeline.steps[index].loops[-1]
-    total = f" of {mark.count}" if mark.count is not None else ""
-    return f"iteration {mark.index + 1}{total} of the loop on line {mark.line} begins (Ctrl+Right)"
-
-
-def marks_of(recording: Recording) -> list[Mark]:
-    """Every mark of ``recording``, by step: iterations, calls, then the failing call's warning."""
-    marks = []
-    for i in iteration_starts(recording):
-        number = str(recording.timeline.steps[i].loops[-1].index + 1)
-        marks.append(Mark(i, "iteration", f"iteration {number}", _iteration_tip(recording, i), number))
-    steps = recording.timeline.steps
-    for i in call_starts(recording):
-        call = steps[i].call
-        assert call is not None
-        marks.append(Mark(i, "call", f"call {call + 1}", f"call {call + 1} begins (Shift+Right)"))
-    failed = recording.failed
-    if failed is not None:
-        marks.append(Mark(failed.first_step, "fail", "✖", "this call will fail"))
-    elif recording.error is not None and steps:
-        marks.append(Mark(len(steps) - 1, "fail", "✖", "the program stops with an error here"))
-    order: dict[MarkKind, int] = {"iteration": 0, "call": 1, "fail": 2}
-    return sorted(marks, key=lambda m: (m.step, order[m.kind]))
 
 
 def _tick_between(ticks: list[float], low: float, high: float, own: float) -> bool:
@@ -155,7 +119,7 @@ class TimelineMarks(QWidget):
         self._forget_strip()
 
     def _on_recording_applied(self, recording: Recording) -> None:
-        self._all_marks = marks_of(recording)
+        self._all_marks = timeline_marks(recording)
         self._pick_marks()
         self._steps = len(recording.timeline)
         names = sorted({m.kind for m in self._marks})

@@ -1,1 +1,1 @@
-"""No widgets: the view model, work off the GUI thread, settings, the exception handler."""
+"""No widgets: the view model, work off the GUI thread or after a paint, settings, the exception handler."""

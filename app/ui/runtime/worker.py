@@ -247,10 +247,10 @@ def _layout_or_error(recording: Recording, stored: Any = None) -> tuple[Any | No
 
 def _failure_text(exc: BaseException, device: str) -> str:
     try:
-        from app.core.model.errors import ProgramError
+        from app.core.model.errors import UserError
     except ImportError:  # PyTorch itself could not be imported
         return f"Recording failed: {type(exc).__name__}: {exc}"
-    if isinstance(exc, ProgramError):
+    if isinstance(exc, UserError):
         return str(exc)
     kind = getattr(exc, "kind", type(exc).__name__)  # a RecordingBug names the child's exception
     return f"Recording on {device} failed: {kind}: {exc}"

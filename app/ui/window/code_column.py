@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.ui.editor.code_panel import CodePanel
-from app.ui.look.plain_text import plain
+from app.ui.style.plain_text import plain
 from app.ui.window.stage import CaptionRoom
 
 __all__ = ["SUMMARY_LINES", "CodeColumn"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from app.ui.look.plain_text import plain
+from app.ui.style.plain_text import plain
 
 __all__ = ["OPEN_FILTER", "SAVE_FILTER", "ask", "choose_open_path", "choose_save_path", "inform"]
 

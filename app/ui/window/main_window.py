@@ -35,7 +35,6 @@ from app.ui.editor.code_panel import CodePanel
 from app.ui.graph.graph_area import GraphArea
 from app.ui.graph.graph_navigation import GraphNavigation
 from app.ui.graph.over_graph import OverGraph
-from app.ui.look.appearance import Appearance
 from app.ui.panels.call_toggles import CallToggles
 from app.ui.panels.caption_bar import CaptionBar
 from app.ui.panels.device_selector import DeviceSelector
@@ -43,13 +42,14 @@ from app.ui.panels.error_panel import ErrorPanel
 from app.ui.panels.grad_panel import GradPanel
 from app.ui.panels.memory_chart import MemoryChart
 from app.ui.panels.node_details import NodeDetails
-from app.ui.panels.predict import PredictPanel
+from app.ui.panels.predict_panel import PredictPanel
 from app.ui.panels.step_counter import StepCounter
 from app.ui.panels.timeline_bar import TimelineBar
+from app.ui.runtime.after_paint import after_first_paint
 from app.ui.runtime.session import Session
 from app.ui.runtime.settings import DEFAULT_PROGRAM, AppSettings
+from app.ui.style.appearance import Appearance
 from app.ui.window.actions import WindowActions, build_menus
-from app.ui.window.after_paint import after_first_paint
 from app.ui.window.code_column import SUMMARY_LINES, CodeColumn
 from app.ui.window.docks import DockLayout
 from app.ui.window.file_actions import FileMenu
@@ -117,22 +117,18 @@ class MainWindow(QMainWindow):
         self.bars = WindowBars(
             self, self.commands, self.picker.combo, self.device_selector, self.timeline_bar
         )
-        self.toolbar, self.playback_bar = self.bars.toolbar, self.bars.playback_bar
-        self.find_field, self.font_spin = self.bars.find_field, self.bars.font_spin
-        self.theme_picker = self.bars.theme_picker
-        self.device_label, self.busy_label = self.bars.device_label, self.bars.busy_label
-        self.busy_label.float_over(self.graph_area)  # in no layout: a recording moves nothing
+        self.bars.busy_label.float_over(self.graph_area)  # in no layout: a recording moves nothing
         self._lay_out()
         panels_separator = QAction(self)
         panels_separator.setSeparator(True)
         panel_entries = [*self.docks.toggle_actions(), panels_separator, self.docks.reset_action]
         build_menus(self, self.commands, self.file_menu.recent_menu, panel_entries)
         self.presentation = Presentation(
-            self, self.docks, [self.menuBar(), self.toolbar, self.statusBar(), self.playback_bar]
+            self, self.docks, [self.menuBar(), self.bars.toolbar, self.statusBar(), self.bars.playback_bar]
         )
         self._connect()
         self.place_on(self.screen())
-        self.font_spin.setValue(self.font_scale)
+        self.bars.font_spin.setValue(self.font_scale)
         self.graph_area.set_font_scale(self.font_scale)
         self.set_theme(self.theme)  # applies the stylesheet at the remembered font scale
         QTimer.singleShot(0, self.code_column.limit_summary)  # once the summary has the theme's font
@@ -152,18 +148,16 @@ class MainWindow(QMainWindow):
         self.device_selector = DeviceSelector(session)
         self.notice = NoticeBanner()
         self.picker = ProgramPicker(session, self.settings, self)
-        self.program_picker = self.picker.combo
         self.predict_panel = PredictPanel(session)  # Predict first (P): hidden until asked for
         self.code_column = CodeColumn(self.code_panel)
-        self.summary, self.summary_room = self.code_column.summary, self.code_column.summary_room
         self.legend_area = QScrollArea()  # the legend's dock: it scrolls when the dock is small
         self.legend_area.setWidgetResizable(True)
         self.legend_area.setFrameShape(QFrame.Shape.NoFrame)
         self.graph_area = GraphArea(session, self.navigation, self.legend_area)
-        self.graph_stack = self.graph_area
-        self.graph_message, self.graph_page = self.graph_area.message, self.graph_area.page
         # Predict's question beside the graph, in the room's sight (over_graph.py)
-        self.predict_card = OverGraph(self.graph_page, self.predict_panel, self.predict_panel.scroll_area)
+        self.predict_card = OverGraph(
+            self.graph_area.page, self.predict_panel, self.predict_panel.scroll_area
+        )
 
     def _lay_out(self) -> None:
         """The stage (caption, step counter, error, graph) in the centre; the panels in docks."""
@@ -323,7 +317,7 @@ class MainWindow(QMainWindow):
         self.code_column.show_summary(self.picker.summary(program))
         item = self.device_selector.item_for(recording.device)
         device = item.text() if item is not None and item.isEnabled() else recording.device
-        self.device_label.setText(f"Device: {device} · PyTorch {recording.torch_version}")
+        self.bars.device_label.setText(f"Device: {device} · PyTorch {recording.torch_version}")
         self.commands.undo.setEnabled(self.session.can_undo)
         self._fences_stale = True  # the panels still show the last recording's step
         self.graph_area.make_view()
@@ -355,7 +349,7 @@ class MainWindow(QMainWindow):
         self.graph_area.follow(on)
 
     def _on_busy_changed(self, busy: bool) -> None:
-        self.busy_label.set_busy(
+        self.bars.busy_label.set_busy(
             busy or self.session.busy or self.exporter.busy or self.torchviz_exporter.busy
         )
 
@@ -366,7 +360,7 @@ class MainWindow(QMainWindow):
         self.show_notice(f"{message}{suffix}")
         self.statusBar().showMessage(message, 10_000)
         if not kept:
-            self.graph_message.setText(f"Nothing to show yet: {message}")
+            self.graph_area.message.setText(f"Nothing to show yet: {message}")
             if self._refused_script_shown():
                 return  # the script stays, with its refusal and the trusted-script button
             if self._first_program != DEFAULT_PROGRAM:  # fall back to the seed program

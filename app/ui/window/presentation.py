@@ -67,7 +67,3 @@ class Presentation(QObject):
         window = self._window
         window.setWindowState(window.windowState() ^ Qt.WindowState.WindowFullScreen)
         self.full_screen_toggled.emit(window.isFullScreen())
-
-    def layout_state(self) -> QByteArray:
-        """The layout to remember: the one before the presentation, while it is on."""
-        return self._state if self._state is not None else self._docks.save()

@@ -1,7 +1,7 @@
 """The window's two bars: the main toolbar (program, device, find, fit, theme, text size) and the
 playback bar under everything (step controls, then the recording time and the device).
 
-The theme and text-size controls show the window's :class:`~app.ui.look.appearance.Appearance`
+The theme and text-size controls show the window's :class:`~app.ui.style.appearance.Appearance`
 and change it; the find field asks the graph's navigation. The status bar shows only while it
 has a message: its row is height the graph can use.
 """
@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.graph.graph_navigation import GraphNavigation
-from app.ui.look.appearance import FONT_STEP, Appearance
-from app.ui.look.plain_text import plain
 from app.ui.runtime.settings import FONT_SCALE_RANGE, THEMES
+from app.ui.style.appearance import FONT_STEP, Appearance
+from app.ui.style.plain_text import plain
 from app.ui.window.actions import WindowActions
 from app.ui.window.busy_label import BusyLabel
 
