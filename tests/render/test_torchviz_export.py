@@ -59,12 +59,14 @@ def test_a_lens_file_runs_the_program_it_keeps_again(tmp_path, capsys):
 def test_a_lens_of_a_script_says_make_dot_needs_the_live_program(tmp_path, capsys):
     saved = tmp_path / "mlp.lens"
     script = tmp_path / "mlp_sgd.py"  # with an import the checked language refuses
-    script.write_text("import sys\n" + (SCRIPTS / "mlp_sgd.py").read_text(encoding="utf-8"), encoding="utf-8")
+    script.write_text(
+        "import string\n" + (SCRIPTS / "mlp_sgd.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     assert main(["run", "--out", str(saved), str(script)]) == 0
     capsys.readouterr()
     assert main(["export", str(saved), "--format", "torchviz", "--out", str(tmp_path / "out")]) == 2
     line = _one_line(capsys.readouterr().err)
-    assert "holds no tensors for make_dot" in line and "'sys' cannot be imported" in line
+    assert "holds no tensors for make_dot" in line and "'string' cannot be imported" in line
     assert "run --torchviz DIR SCRIPT.py" in line
     assert not (tmp_path / "out").exists()
 

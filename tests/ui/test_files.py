@@ -144,7 +144,7 @@ def test_open_path_fills_the_editor_and_signals(lab: Lab, program_file: Path, qt
         (b"name = [unclosed", "not valid TOML"),
         (b"\xff\xfe not utf-8", "not UTF-8"),
         (
-            to_toml(load_builtin("two-losses")).replace("import torch", "import os").encode(),
+            to_toml(load_builtin("two-losses")).replace("import torch", "import string").encode(),
             "program, line 1",
         ),
         (

@@ -49,10 +49,10 @@ def test_a_lens_files_fixes_are_recorded_only_on_request(
 
 # -- a .lens file's program is never the person's trusted script ----------------------------------
 
-REFUSED = (  # refused by the checked language (import os), recorded by ``run`` as a script
-    "import os\nimport torch\n"
+REFUSED = (  # refused by the checked language (import string), recorded by ``run`` as a script
+    "import string\nimport torch\n"
     "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
-    "y = (x * x * (len(os.sep) + 1.5)).sum()\n"
+    "y = (x * x * ((len(string.digits) // 10) + 1.5)).sum()\n"
     "y.backward()\ny.backward()\n"
 )
 

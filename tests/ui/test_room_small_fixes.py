@@ -120,11 +120,11 @@ def test_a_change_taken_back_leaves_nothing_to_save(qtbot, window, asked):
     assert not editor.is_modified()
 
 
-REFUSED = (  # the language refuses `os`; the editor shows it with its refusal and the offer
-    "import os\n"
+REFUSED = (  # the language refuses `string`; the editor shows it with its refusal and the offer
+    "import string\n"
     "import torch\n"
     "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
-    "y = (x * len(os.sep)).sum()\n"
+    "y = (x * (len(string.digits) // 10)).sum()\n"
     "y.backward()\n"
 )
 

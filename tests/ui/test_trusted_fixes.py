@@ -24,10 +24,10 @@ RUN_TIMEOUT = 300_000  # a fresh interpreter importing torch, then the proofs in
 
 REFUSED_TWICE = (
     "# Own script\n"
-    "import os\n"
+    "import string\n"
     "import torch\n"
     "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
-    "scale = len(os.sep) + 1.0\n"
+    "scale = (len(string.digits) // 10) + 1.0\n"
     "y = (x * x * scale).sum()\n"
     "y.backward()\n"
     "y.backward()\n"

@@ -23,13 +23,13 @@ from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
 from tests.support.oracle import as_tensor, run_plainly
 
-# Refused by the checked language (import os), ordinary Python otherwise.
+# Refused by the checked language (import string), ordinary Python otherwise.
 REFUSED = (
     "# Own script\n"
-    "import os\n"
+    "import string\n"
     "import torch\n"
     "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
-    "scale = len(os.sep) + 1.5\n"
+    "scale = (len(string.digits) // 10) + 1.5\n"
     "y = (x * x * scale).sum()\n"
     "y.backward()\n"
 )
@@ -130,7 +130,7 @@ def test_an_opened_refused_file_shows_its_refusal_and_the_button_unpressed(
     assert editor.code_edit.text() == REFUSED and editor.error() is not None
     assert not widget.isHidden() and asked.texts == [] and widget.run.process is None
     lesson = tmp_path / "lesson.toml"
-    lesson.write_text('[program]\ncode = """\nimport os\n"""\n', encoding="utf-8")
+    lesson.write_text('[program]\ncode = """\nimport string\n"""\n', encoding="utf-8")
     files.open_path(lesson)
     assert len(informed) == 1 and "cannot be opened" in informed[0]
 

@@ -686,7 +686,7 @@ def test_the_recorders_own_work_runs_untraced(tmp_path, monkeypatch):
     real = ScriptRecorder.global_trace
 
     def watching(self, frame, event, arg):
-        if Path(frame.f_code.co_filename).parts[-3:-1] == ("core", "recording"):
+        if Path(frame.f_code.co_filename).parts[-3:-1] == ("core", "recorder"):
             traced.add(frame.f_code.co_name)
         return real(self, frame, event, arg)
 
