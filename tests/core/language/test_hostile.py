@@ -40,6 +40,7 @@ from app.core.model.errors import ProgramRaised, RecordingTimeout
 from app.core.sizing.guard import SizeGuard
 from tests.support.hostile_cases import (
     APP_DIR,
+    BOMB_LIMITS,
     CASES,
     LEAF,
     Case,
@@ -191,9 +192,9 @@ NO_GRAD_FAILURES = {
 }
 
 
-def record_text(code: str) -> Recording | ProgramError:
+def record_text(code: str, limits: Limits | None = None) -> Recording | ProgramError:
     try:
-        return record(parse_python("import torch\n" + code))
+        return record(parse_python("import torch\n" + code), limits=limits or Limits())
     except ProgramError as err:
         return err
 
@@ -202,7 +203,7 @@ def record_text(code: str) -> Recording | ProgramError:
 @pytest.mark.parametrize("caller_grad", [True, False])
 def test_grad_mode_is_the_callers_after_a_program_fails_inside_no_grad(code: str, caller_grad: bool) -> None:
     with torch.set_grad_enabled(caller_grad):
-        result = record_text(code)
+        result = record_text(code, BOMB_LIMITS)  # the bomb stops at its count, not the clock
         assert torch.is_grad_enabled() == caller_grad
     assert torch.is_grad_enabled()
     failed = isinstance(result, ProgramError) or result.error is not None or result.failed is not None
