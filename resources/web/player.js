@@ -363,7 +363,9 @@
       leaf.now.textContent = strings[ST.grads.text[leaf.name][i]];
       leaf.box.setAttribute("data-grad", JSON.stringify(now ? now[1] : null));
       leaf.history.textContent = "";
-      strings[ST.grads.history[leaf.name][i]].split("\n").forEach(function (r) {
+      var rows = ST.grads.history[leaf.name][i];
+      (rows.length ? rows : [null]).forEach(function (k) {
+        var r = k === null ? "" : strings[k];
         text(el("div", "", leaf.history), r).title = r;
       });
     });

@@ -72,13 +72,13 @@ def _marks(recording: Recording) -> list[list[Any]]:
 
 def _grads(recording: Recording, strings: _Strings) -> dict[str, Any]:
     """Each leaf's ``.grad`` changes ``[step, values]`` (what the page's tests read), and at each
-    step the gradient panel's two texts, as indexes into ``strings``: its value line and its
-    history (lines joined by a newline)."""
+    step the gradient panel's two texts, as indexes into ``strings``: its value line, and its
+    history as a list of lines (a call's line is one string, whichever steps show it)."""
     leaves = list(recording.leaves)
     changes: dict[str, list[list[Any]]] = {name: [] for name in leaves}
     now: dict[str, Values | None] = dict.fromkeys(leaves)
     texts: dict[str, list[int]] = {name: [] for name in leaves}
-    histories: dict[str, list[int]] = {name: [] for name in leaves}
+    histories: dict[str, list[list[int]]] = {name: [] for name in leaves}
     ends: dict[int, Mapping[str, Values | None]] = {}
     lines_of: dict[tuple[int, str], str] = {}
     for step in recording.timeline.steps:
@@ -92,7 +92,7 @@ def _grads(recording: Recording, strings: _Strings) -> dict[str, Any]:
         for name in leaves:
             texts[name].append(strings(grad_text(name, now[name])))
             history = grad_history(recording, step, name, now[name], ends, lines_of=lines_of)
-            histories[name].append(strings("\n".join(history)))
+            histories[name].append([strings(line) for line in history])  # each line stored once
     return {"leaves": leaves, "changes": changes, "text": texts, "history": histories}
 
 
