@@ -4,13 +4,13 @@ inside a 1280x720 window at text scales 1.0 and 1.5; the reveal says right or wr
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QWidget
 
 from app.core.lesson.predict import FAILS, SUCCEEDS
-from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
+from tests.support.room_window import sized_window
 
 TIMEOUT = 30_000
 
@@ -27,17 +27,7 @@ def window(qtbot, tmp_path):
     made_windows: list[MainWindow] = []
 
     def make(scale: float, program: str = "two-losses", size: tuple[int, int] = (1280, 720)) -> MainWindow:
-        settings = AppSettings(tmp_path / "settings.ini")
-        settings.font_scale = scale
-        made = MainWindow(settings, program)
-        qtbot.addWidget(made)
-        made.set_size(*size)
-        made.setMaximumSize(*size)
-        made.show()
-        with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
-            made.start()
-        qtbot.waitUntil(lambda: made.graph_view is not None and made.editor is not None, timeout=TIMEOUT)
-        qtbot.waitUntil(lambda: made.size() == QSize(*size), timeout=TIMEOUT)
+        made = sized_window(qtbot, tmp_path, scale, program, size)
         made_windows.append(made)
         return made
 

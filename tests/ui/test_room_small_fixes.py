@@ -4,12 +4,11 @@ the title bar, the unsaved-changes question after an undo, a refused file beside
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QApplication
 
-from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
+from tests.support.room_window import sized_window
 
 TIMEOUT = 30_000
 
@@ -35,17 +34,7 @@ def window(qtbot, tmp_path, asked):
     def make(
         scale: float = 1.0, program: str = "two-losses", size: tuple[int, int] = (1280, 720)
     ) -> MainWindow:
-        settings = AppSettings(tmp_path / "settings.ini")
-        settings.font_scale = scale
-        made = MainWindow(settings, program)
-        qtbot.addWidget(made)
-        made.set_size(*size)
-        made.setMaximumSize(*size)
-        made.show()
-        with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
-            made.start()
-        qtbot.waitUntil(lambda: made.graph_view is not None and made.editor is not None, timeout=TIMEOUT)
-        qtbot.waitUntil(lambda: made.size() == QSize(*size), timeout=TIMEOUT)
+        made = sized_window(qtbot, tmp_path, scale, program, size)
         made_windows.append(made)
         return made
 

@@ -5,12 +5,12 @@ fix's button without scrolling; on a larger screen nothing is folded away."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QWidget
 
-from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
+from tests.support.room_window import sized_window
 
 TIMEOUT = 60_000
 LEAST_CODE_LINES = 8
@@ -27,17 +27,7 @@ def window(qtbot, tmp_path):
     made_windows: list[MainWindow] = []
 
     def make(scale: float, program: str, size: tuple[int, int]) -> MainWindow:
-        settings = AppSettings(tmp_path / "settings.ini")
-        settings.font_scale = scale
-        made = MainWindow(settings, program)
-        qtbot.addWidget(made)
-        made.set_size(*size)
-        made.setMaximumSize(*size)
-        made.show()
-        with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
-            made.start()
-        qtbot.waitUntil(lambda: made.graph_view is not None and made.editor is not None, timeout=TIMEOUT)
-        qtbot.waitUntil(lambda: made.size() == QSize(*size), timeout=TIMEOUT)
+        made = sized_window(qtbot, tmp_path, scale, program, size)
         made_windows.append(made)
         return made
 
