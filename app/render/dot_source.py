@@ -30,9 +30,22 @@ Nodes a loop iteration made sit in a cluster of their own (``cluster_12x0``:
 the ``for`` on line 12, iteration 0; nested loops join their marks), so a
 hidden state carried from one iteration into the next reads as one cluster
 chained to the one before. Leaves stay outside: a parameter belongs to the
-program, not to the iteration that first used it. Clusters are part of the one
+program, not to the iteration that first used it (NOTE [shared leaves]). Clusters are part of the one
 Graphviz run (``layout.py``'s NOTE [layout once]); the scene draws their frames
 from the layout and only shows or fades them per step.
+
+# NOTE [shared leaves]
+A weight that every iteration of a training loop reads had an edge into every
+iteration's frame. Graphviz put it above the middle iteration ("iteration 100
+of 200"), where the edges from all the others met in thick bands across the
+drawing, and a view following the run crossed the graph to it and back. A
+leaf read by more than ``SHARED_ITERATIONS`` iterations is drawn once, above
+the first iteration that reads it (which keeps its real edges), and every
+later iteration reads it from a proxy box beside the user, as a long edge
+does (NOTE [large graphs]): each iteration's frame holds all it takes from
+outside, and no edge crosses another frame. A few iterations (a lesson's
+loop of three) keep their real edges: there the one weight feeding each is
+the point.
 
 # NOTE [frame titles]
 Zoomed out, the scene draws a frame's title *above* the frame, in a band up to
@@ -124,6 +137,7 @@ __all__ = [
     "frame_names",
     "iterations",
     "long_edges",
+    "proxied_edges",
     "proxy_dot_id",
     "readable",
     "slot_dot_id",
@@ -137,6 +151,7 @@ class DotStringTooLong(ValueError):
 
 
 MAX_SPAN = 8  # an edge spanning more ranks than this is drawn from a proxy box
+SHARED_ITERATIONS = 3  # a leaf read by more loop iterations than this: NOTE [shared leaves]
 EDGE_WEIGHT = 4  # graph edges pull straighter than the dotted lines to saved values and proxies
 KIND_FILL: dict[NodeKind, str] = {"op": "lightgrey", "leaf": "lightblue", "root": "darkolivegreen1"}
 TITLE_ROOM = 60  # points above a frame kept for its title (NOTE [frame titles]); an integer for Graphviz
@@ -241,6 +256,29 @@ def long_edges(graph: Graph, max_span: int = MAX_SPAN) -> frozenset[Edge]:
     """Edges drawn from a proxy box (see NOTE [large graphs]); a node's deepest user keeps a real edge."""
     depth = depths(graph)
     return frozenset(e for e in graph.edges if depth[e.dst] - depth[e.src] > max_span)
+
+
+def shared_leaf_edges(graph: Graph, most: int = SHARED_ITERATIONS) -> frozenset[Edge]:
+    """The edges from a leaf into every iteration but the first that reads it, for a leaf read by
+    more than ``most`` loop iterations (NOTE [shared leaves])."""
+    made = {node.id: place for place, node in enumerate(graph.nodes)}
+    readers: dict[str, dict[tuple[LoopMark, ...], list[Edge]]] = {}
+    for edge in graph.edges:
+        target, user = graph.node(edge.dst), graph.node(edge.src)
+        if target.is_leaf and user.loops:
+            readers.setdefault(edge.dst, {}).setdefault(user.loops, []).append(edge)
+    proxied: list[Edge] = []
+    for by_iteration in readers.values():
+        if len(by_iteration) > most:
+            first = min(by_iteration, key=lambda loops: min(made[e.src] for e in by_iteration[loops]))
+            proxied += [e for loops, edges in by_iteration.items() if loops != first for e in edges]
+    return frozenset(proxied)
+
+
+def proxied_edges(graph: Graph) -> frozenset[Edge]:
+    """Every edge drawn from a proxy box beside its user: the long ones (NOTE [large graphs]) and a
+    shared leaf's (NOTE [shared leaves])."""
+    return long_edges(graph) | shared_leaf_edges(graph)
 
 
 def readable(text: str) -> str:
@@ -388,7 +426,7 @@ def dot_source(graph: Graph, *, reserve_tags: bool = False, drawing: Drawing = F
             return module_bodies[in_module[node_id]]
         return bodies[in_iteration[node_id]] if node_id in in_iteration else outside
 
-    proxied = long_edges(graph)
+    proxied = proxied_edges(graph)
     for node in graph.nodes:
         into = body_of(node.id, lines)
         into.append(_node_stmt(node, kinds[node.id], reserve_tags))

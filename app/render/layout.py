@@ -45,7 +45,7 @@ from app.render.dot_source import (
     Drawing,
     dot_source,
     iterations,
-    long_edges,
+    proxied_edges,
     proxy_dot_id,
     slot_dot_id,
 )
@@ -257,7 +257,7 @@ class _Names:
         return cls(
             nodes={n.id: n.id for n in graph.nodes},
             slots={slot_dot_id(n.id, s.name): (n.id, s.name) for n in graph.nodes for s in drawn_slots(n)},
-            proxies={proxy_dot_id(e): e for e in long_edges(graph)},
+            proxies={proxy_dot_id(e): e for e in proxied_edges(graph)},
         )
 
 

@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 from app.core.lensfile import save_lens
 from app.core.model.graph import Graph
 from app.core.model.recording import Recording
-from app.render.dot_source import frame_names, long_edges
+from app.render.dot_source import frame_names, proxied_edges
 from app.render.labels import drawn_slots
 from app.render.layout import LADDER, Box, EdgePath, Layout, LayoutError, layout_graph
 from app.render.modules import fold, module_groups
@@ -50,7 +50,7 @@ __all__ = ["STYLE", "layout_from_json", "layout_json", "save_with_layout"]
 
 log = logging.getLogger(__name__)
 
-STYLE = 3  # raise it when a change to dot_source moves or resizes boxes: older layouts are then redone
+STYLE = 4  # raise it when a change to dot_source moves or resizes boxes: older layouts are then redone
 MAX_COORD = 1e8  # points; Graphviz's own canvas ends long before
 # A node's, a slot's or a stand-in's box: a few lines of label (a frame holds many boxes and may be
 # as large as the canvas). A box is drawn whole, hatched and all, at every paint.
@@ -153,7 +153,7 @@ class _StoredLayout:
             raise self.fail("an unknown simplification")
         frames = frame_names(drawn.graph)
         slots = {(n.id, s.name): (n.id, s.name) for n in drawn.graph.nodes for s in drawn_slots(n)}
-        proxies = {(e.src, e.dst): e for e in long_edges(drawn.graph)}
+        proxies = {(e.src, e.dst): e for e in proxied_edges(drawn.graph)}
         return Layout(
             width=width,
             height=height,
