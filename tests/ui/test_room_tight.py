@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QWidget
 
+from app.ui.style.breakable import unbroken
 from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
 from tests.support.room_window import sized_window
@@ -46,9 +47,23 @@ def _code_lines(window: MainWindow) -> int:
     return edit.viewport().height() // edit.fontMetrics().lineSpacing()
 
 
+def _words(text: str) -> list[str]:
+    return unbroken(text).replace("\u2028", " ").split()
+
+
+def _caption_whole(window: MainWindow) -> bool:
+    """The step's caption, every word of it, in the caption's room without scrolling."""
+    state, bar, room = window.session.state(), window.caption_bar, window.stage.caption_room
+    assert state is not None
+    height = bar.heightForWidth(room.viewport().width())
+    fits = room.verticalScrollBar().maximum() == 0 and height <= room.viewport().height()
+    return _words(bar.text()) == _words(state.step.caption) and fits
+
+
+@pytest.mark.parametrize("program", ["gan-no-detach", "forgot-retain"])
 @pytest.mark.parametrize("present", [False, True], ids=["window", "F5"])
-def test_the_error_step_at_1280x720_and_text_1_5(qtbot, window, present):
-    shown = window(1.5, "gan-no-detach", (1280, 720))
+def test_the_error_step_at_1280x720_and_text_1_5(qtbot, window, present, program):
+    shown = window(1.5, program, (1280, 720))
     if present:
         shown.commands.presentation.trigger()
     session, panel = shown.session, shown.error_panel
@@ -56,6 +71,7 @@ def test_the_error_step_at_1280x720_and_text_1_5(qtbot, window, present):
     qtbot.waitUntil(lambda: bool(panel.fix_buttons) and panel.fix_buttons[0].isVisible(), timeout=TIMEOUT)
     qtbot.wait(300)
     assert _code_lines(shown) >= LEAST_CODE_LINES
+    assert _caption_whole(shown), shown.caption_bar.text()
     viewport = panel._scroll.viewport()
     assert _inside(panel.message_start, viewport)  # PyTorch's first sentence
     assert panel.first_fix_visible()

@@ -465,6 +465,8 @@ class MainWindow(QMainWindow):
             self._tight = tight
             self.code_column.set_compact(tight)
             self.error_panel.set_compact(tight)
+            self.caption_bar.set_tight(tight)
+            self.step_counter.set_tight(tight)
             self.stage.set_error_share(TIGHT_ERROR_SHARE if tight else ERROR_SHARE)
 
     def _on_font_scale_changed(self, scale: float) -> None:
