@@ -378,6 +378,7 @@ def test_code_panel_wraps_long_lines_between_tokens_never_inside_a_name(qtbot, s
     an operator (``F.layer_nor`` / ``m(h, [8])``), at any width down to the longest name's."""
     recording = record(Program(WRAPPING_PROGRAM))
     panel = _panel(qtbot, CodePanel, session)
+    panel.set_wrapped(True)
     session.apply(recording)
     panel.show()
     qtbot.waitExposed(panel)
@@ -399,6 +400,7 @@ def test_code_panel_wraps_long_lines_between_tokens_never_inside_a_name(qtbot, s
 def test_code_panel_cuts_a_name_wider_than_the_panel_anywhere_and_shows_it_whole(qtbot, session):
     name = "a_name_written_far_wider_than_any_narrow_dock_would_show_on_one_line"
     panel = _panel(qtbot, CodePanel, session)
+    panel.set_wrapped(True)
     panel.write(f"x = {name} + 1\n")
     panel.show()
     qtbot.waitExposed(panel)
@@ -416,6 +418,7 @@ def test_code_panel_cuts_a_name_wider_than_the_panel_anywhere_and_shows_it_whole
 def test_typing_in_a_wrapped_line_keeps_the_programs_text_and_wraps_it_between_tokens(qtbot, session):
     recording = record(Program(WRAPPING_PROGRAM))
     panel = _panel(qtbot, CodePanel, session)
+    panel.set_wrapped(True)
     session.apply(recording)
     panel.show()
     qtbot.waitExposed(panel)

@@ -114,3 +114,31 @@ def test_the_memory_advice_shows_its_edit_with_one_scroll_at_most(qtbot, window,
     assert inner.verticalScrollBar().maximum() == 0  # the advice itself never scrolls inside the dock
     assert _inside(advice.fix_buttons[0], inner.viewport())  # its edit, whole in the advice
     assert _inside(advice.fix_codes[0], inner.viewport())  # and the lines it changes
+
+
+@pytest.mark.parametrize("program", ["gan-no-detach", "two-losses", "logged-loss"])
+def test_code_lines_keep_their_rows_and_the_marked_statement_is_in_view(qtbot, window, program):
+    """At 1280x720 and text 1.5 the code column holds ~16 characters: no line is wrapped into
+    fragments, and the marked line is scrolled across to show its statement from its start."""
+    shown = window(1.5, program, (1280, 720))
+    edit = shown.editor.code_edit
+    document = edit.document()
+    qtbot.waitUntil(lambda: bool(edit.highlighted_lines()), timeout=TIMEOUT)
+    qtbot.wait(200)
+    blocks = [document.findBlockByNumber(n) for n in range(document.blockCount())]
+    for block in blocks:
+        document.documentLayout().blockBoundingRect(block)  # laid out, as when scrolled to
+    rows = [block.layout().lineCount() for block in blocks]
+    assert set(rows) <= {1}, rows  # every laid-out line is one row
+    line = edit.highlighted_lines()[0]
+    block = document.findBlockByNumber(line)
+    text = block.text()
+    first = len(text) - len(text.lstrip())
+    shown_part = min(len(text), first + 12)  # its statement's first dozen characters
+    cursor = edit.textCursor()
+    cursor.setPosition(block.position() + first)
+    left = edit.cursorRect(cursor)
+    cursor.setPosition(block.position() + shown_part)
+    right = edit.cursorRect(cursor)
+    room = edit.viewport().rect()
+    assert room.contains(left.center()) and room.contains(right.center()), (text, left, right, room)

@@ -211,6 +211,7 @@ class MainWindow(QMainWindow):
         self.predict_panel.active_changed.connect(self._on_predict_toggled)
         c.follow.setChecked(self.settings.follow_nodes)
         c.follow.toggled.connect(self._on_follow_toggled)
+        c.wrap_code.toggled.connect(self.code_panel.set_wrapped)
         s.recording_applied.connect(self._on_recording_applied)
         s.step_applied.connect(self._on_step_applied)
         s.busy_changed.connect(self._on_busy_changed)
