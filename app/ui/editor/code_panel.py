@@ -81,6 +81,7 @@ __all__ = ["FAILED", "RUNNING", "CodePanel", "node_tooltip"]
 RUNNING, FAILED = "▶", "✗"
 MAX_LINES = 12
 MIN_LINES = 4
+STATEMENT_SHOWN = 12  # characters of a marked statement the code column shows, at least
 FILL_LATER_LINES = 500  # a longer text is written one event-loop turn after the recording is applied
 HIGHLIGHT_MAX_LINES = 1000  # past this, uncoloured: colouring costs ~18 ms per 1000 lines on the GUI thread
 BAR_WIDTH, FAINT_BAR_WIDTH = 5, 2
@@ -376,17 +377,19 @@ class CodePanel(CodeEdit):
         self._scroll_to_marks()
 
     def _scroll_across_to(self, line: int) -> None:
-        """Unwrapped, a line longer than the view is scrolled to show its statement from its
-        indentation (NOTE [code does not wrap]); one that fits is shown from the margin."""
+        """Unwrapped, the view is scrolled across only when it would not show the marked line's
+        statement from its indentation, :data:`STATEMENT_SHOWN` characters of it (NOTE [code does
+        not wrap]): scrolled further, every other line lost its first characters."""
         block = self.document().findBlockByNumber(line)
         if self.lineWrapMode() != QPlainTextEdit.LineWrapMode.NoWrap or not block.isValid():
             return
         text, metrics = block.text(), self.fontMetrics()
-        margin = self.document().documentMargin()
-        end = margin + metrics.horizontalAdvance(text)
-        start = metrics.horizontalAdvance(text[: len(text) - len(text.lstrip())])
-        room = self.viewport().width()
-        self.horizontalScrollBar().setValue(0 if end <= room else round(min(start, end + margin - room)))
+        indent = len(text) - len(text.lstrip())
+        start = metrics.horizontalAdvance(text[:indent])
+        needed = self.document().documentMargin() + metrics.horizontalAdvance(
+            text[: indent + STATEMENT_SHOWN]
+        )
+        self.horizontalScrollBar().setValue(0 if needed <= self.viewport().width() else round(start))
 
     def _highlight(self) -> None:
         """One full-width selection spanning the marked block of lines (their number does not matter)."""
