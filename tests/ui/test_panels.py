@@ -31,7 +31,7 @@ from app.ui.panels.device_selector import DeviceSelector
 from app.ui.panels.error_panel import ErrorPanel
 from app.ui.panels.grad_panel import MAX_BARS, GradPanel
 from app.ui.panels.memory_chart import MemoryChart
-from app.ui.panels.node_details import NodeDetails
+from app.ui.panels.node_details import COLUMNS, NodeDetails
 from app.ui.panels.step_counter import StepCounter
 from app.ui.panels.timeline_bar import TimelineBar
 from app.ui.runtime.session import Session
@@ -75,11 +75,13 @@ def test_node_details_show_every_slot_state_as_recorded(qtbot, session, two_loss
         shown = details.slot_states()
         for slot in node.tensor_slots:
             assert shown[slot.name] == oracle[(pow_id, slot.name)], index
-    self_row = [details.table.item(row, 0).text() for row in range(details.table.rowCount())].index("self")
+    column = {name: at for at, name in enumerate(COLUMNS)}
+    rows = range(details.table.rowCount())
+    self_row = [details.table.item(row, column["Slot"]).text() for row in rows].index("self")
     saved = next(s for s in node.saved if s.name == "self")
-    assert details.table.item(self_row, 1).text() == f"({saved.shape[0]})"
-    assert details.table.item(self_row, 2).text() == saved.dtype
-    assert details.table.item(self_row, 3).text() == f"{saved.nbytes} B"
+    assert details.table.item(self_row, column["Shape"]).text() == f"({saved.shape[0]})"
+    assert details.table.item(self_row, column["Dtype"]).text() == saved.dtype
+    assert details.table.item(self_row, column["Bytes"]).text() == f"{saved.nbytes} B"
 
 
 def test_node_details_list_the_saved_tensors_first(qtbot, session):
@@ -88,7 +90,8 @@ def test_node_details_list_the_saved_tensors_first(qtbot, session):
     session.apply(recording)  # at the error step: the node whose saved tensor was freed
     node = recording.graph.node(recording.failed.failed_node)
     assert node.saved[0].kind != "tensor"  # addmm saves alpha and beta first
-    names = [details.table.item(row, 0).text() for row in range(details.table.rowCount())]
+    slot_column = COLUMNS.index("Slot")
+    names = [details.table.item(row, slot_column).text() for row in range(details.table.rowCount())]
     tensors = [s.name for s in node.saved if s.kind == "tensor"]
     assert names == tensors + [s.name for s in node.saved if s.kind != "tensor"]
     assert details.slot_states()[names[0]] == "freed"

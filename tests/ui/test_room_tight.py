@@ -142,3 +142,31 @@ def test_code_lines_keep_their_rows_and_the_marked_statement_is_in_view(qtbot, w
     right = edit.cursorRect(cursor)
     room = edit.viewport().rect()
     assert room.contains(left.center()) and room.contains(right.center()), (text, left, right, room)
+
+
+def _cell_rect(table, row: int, column: int, viewport: QWidget) -> QRect:
+    """Where a table cell is drawn, in ``viewport``'s coordinates."""
+    rect = table.visualItemRect(table.item(row, column))
+    return QRect(table.viewport().mapTo(viewport, rect.topLeft()), rect.size())
+
+
+@pytest.mark.parametrize("program", ["gan-no-detach", "forgot-retain"])
+def test_the_details_state_column_is_in_view_at_1280x720_and_text_1_5(qtbot, window, program):
+    """At the error step the Details panel shows its first saved tensor's state, whole, without
+    scrolling the dock or the table: the state PyTorch's recording gives it ("freed")."""
+    shown = window(1.5, program, (1280, 720))
+    details = shown.node_details
+    shown.docks.dock("details").raise_()
+    qtbot.waitUntil(lambda: details.isVisible() and details.table.rowCount() > 0, timeout=TIMEOUT)
+    qtbot.wait(200)
+    state, table = shown.session.state(), details.table
+    node = shown.session.recording.graph.node(details.node_id)
+    first = next(slot for slot in node.saved if slot.kind == "tensor")
+    column = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())].index("State")
+    slots = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())].index("Slot")
+    row = [table.item(r, slots).text() for r in range(table.rowCount())].index(first.name)
+    assert table.item(row, column).text() == state.slots[(node.id, first.name)] == "freed"
+    dock_view = shown.docks.dock("details").widget().viewport()
+    for viewport in (table.viewport(), dock_view):
+        cell = _cell_rect(table, row, column, viewport)
+        assert viewport.rect().contains(cell), (viewport.objectName(), cell, viewport.rect())

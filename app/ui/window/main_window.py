@@ -468,6 +468,7 @@ class MainWindow(QMainWindow):
             self.error_panel.set_compact(tight)
             self.caption_bar.set_tight(tight)
             self.step_counter.set_tight(tight)
+            self.node_details.set_compact(tight)
             self.stage.set_error_share(TIGHT_ERROR_SHARE if tight else ERROR_SHARE)
 
     def _on_font_scale_changed(self, scale: float) -> None:
