@@ -150,11 +150,16 @@ def _cell_rect(table, row: int, column: int, viewport: QWidget) -> QRect:
     return QRect(table.viewport().mapTo(viewport, rect.topLeft()), rect.size())
 
 
-@pytest.mark.parametrize("program", ["gan-no-detach", "forgot-retain"])
-def test_the_details_state_column_is_in_view_at_1280x720_and_text_1_5(qtbot, window, program):
-    """At the error step the Details panel shows its first saved tensor's state, whole, without
+@pytest.mark.parametrize(
+    ("program", "step"), [("gan-no-detach", None), ("forgot-retain", None), ("two-losses", 8)]
+)
+def test_the_details_state_column_is_in_view_at_1280x720_and_text_1_5(qtbot, window, program, step):
+    """At the error step (or a step that frees a saved tensor, come to from the first, which
+    shows no node) the Details panel shows its first saved tensor's state, whole, without
     scrolling the dock or the table: the state PyTorch's recording gives it ("freed")."""
     shown = window(1.5, program, (1280, 720))
+    if step is not None:
+        shown.session.go_to(step)
     details = shown.node_details
     shown.docks.dock("details").raise_()
     qtbot.waitUntil(lambda: details.isVisible() and details.table.rowCount() > 0, timeout=TIMEOUT)

@@ -35,6 +35,10 @@ __all__ = ["COLUMNS", "NodeDetails"]
 # after a column as wide as addmm's "mat1_sym_strides", still half out of it
 COLUMNS = ("State", "Slot", "Shape", "Dtype", "Bytes")
 SLOT_COLUMN = COLUMNS.index("Slot")
+# before a node: a title of one line, as a node's name takes (the title keeps its height while
+# stepping: "Click a node in the graph", two lines at text 1.5, left a blank line over the table)
+CLICK_TITLE = "Click a node"
+CLICK_SUBTITLE = "in the graph: its saved values and their state at this step appear here."
 STATE_COLUMN = COLUMNS.index("State")
 
 
@@ -87,7 +91,7 @@ class NodeDetails(QWidget):
         self._table_node: str | None = None  # the node whose rows the table holds
         self.node_id: str | None = None
         # NOTE [steady heights]: the node changes at every step of a call
-        self.title = SteadyLabel("Click a node in the graph")
+        self.title = SteadyLabel(CLICK_TITLE)
         self.title.setObjectName("nodeTitle")
         self.subtitle = SteadyLabel("")
         self.subtitle.setObjectName("nodeSubtitle")
@@ -152,8 +156,8 @@ class NodeDetails(QWidget):
         node_id = self._pinned or _latest_node(recording, state.step.index)
         self.node_id = node_id
         if node_id is None or node_id not in recording.graph:
-            self.title.show_text("Click a node in the graph")
-            self.subtitle.show_text("Its saved values and their state at this step appear here.")
+            self.title.show_text(CLICK_TITLE)
+            self.subtitle.show_text(CLICK_SUBTITLE)
             self.table.setRowCount(0)
             self._table_node = None
             return
