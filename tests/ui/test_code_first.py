@@ -440,6 +440,7 @@ def test_the_marked_line_is_scrolled_into_view_when_lines_wrap(qtbot: QtBot, ses
     recording = record(load_builtin("gan-no-detach"))
     panel = CodePanel(session)
     qtbot.addWidget(panel)
+    panel.set_wrapped(True)
     panel.resize(220, 200)
     panel.show()
     qtbot.waitExposed(panel)

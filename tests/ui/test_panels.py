@@ -31,7 +31,7 @@ from app.ui.panels.device_selector import DeviceSelector
 from app.ui.panels.error_panel import ErrorPanel
 from app.ui.panels.grad_panel import MAX_BARS, GradPanel
 from app.ui.panels.memory_chart import MemoryChart
-from app.ui.panels.node_details import NodeDetails
+from app.ui.panels.node_details import COLUMNS, NodeDetails
 from app.ui.panels.step_counter import StepCounter
 from app.ui.panels.timeline_bar import TimelineBar
 from app.ui.runtime.session import Session
@@ -75,11 +75,13 @@ def test_node_details_show_every_slot_state_as_recorded(qtbot, session, two_loss
         shown = details.slot_states()
         for slot in node.tensor_slots:
             assert shown[slot.name] == oracle[(pow_id, slot.name)], index
-    self_row = [details.table.item(row, 0).text() for row in range(details.table.rowCount())].index("self")
+    column = {name: at for at, name in enumerate(COLUMNS)}
+    rows = range(details.table.rowCount())
+    self_row = [details.table.item(row, column["Slot"]).text() for row in rows].index("self")
     saved = next(s for s in node.saved if s.name == "self")
-    assert details.table.item(self_row, 1).text() == f"({saved.shape[0]})"
-    assert details.table.item(self_row, 2).text() == saved.dtype
-    assert details.table.item(self_row, 3).text() == f"{saved.nbytes} B"
+    assert details.table.item(self_row, column["Shape"]).text() == f"({saved.shape[0]})"
+    assert details.table.item(self_row, column["Dtype"]).text() == saved.dtype
+    assert details.table.item(self_row, column["Bytes"]).text() == f"{saved.nbytes} B"
 
 
 def test_node_details_list_the_saved_tensors_first(qtbot, session):
@@ -88,7 +90,8 @@ def test_node_details_list_the_saved_tensors_first(qtbot, session):
     session.apply(recording)  # at the error step: the node whose saved tensor was freed
     node = recording.graph.node(recording.failed.failed_node)
     assert node.saved[0].kind != "tensor"  # addmm saves alpha and beta first
-    names = [details.table.item(row, 0).text() for row in range(details.table.rowCount())]
+    slot_column = COLUMNS.index("Slot")
+    names = [details.table.item(row, slot_column).text() for row in range(details.table.rowCount())]
     tensors = [s.name for s in node.saved if s.kind == "tensor"]
     assert names == tensors + [s.name for s in node.saved if s.kind != "tensor"]
     assert details.slot_states()[names[0]] == "freed"
@@ -378,6 +381,7 @@ def test_code_panel_wraps_long_lines_between_tokens_never_inside_a_name(qtbot, s
     an operator (``F.layer_nor`` / ``m(h, [8])``), at any width down to the longest name's."""
     recording = record(Program(WRAPPING_PROGRAM))
     panel = _panel(qtbot, CodePanel, session)
+    panel.set_wrapped(True)
     session.apply(recording)
     panel.show()
     qtbot.waitExposed(panel)
@@ -399,6 +403,7 @@ def test_code_panel_wraps_long_lines_between_tokens_never_inside_a_name(qtbot, s
 def test_code_panel_cuts_a_name_wider_than_the_panel_anywhere_and_shows_it_whole(qtbot, session):
     name = "a_name_written_far_wider_than_any_narrow_dock_would_show_on_one_line"
     panel = _panel(qtbot, CodePanel, session)
+    panel.set_wrapped(True)
     panel.write(f"x = {name} + 1\n")
     panel.show()
     qtbot.waitExposed(panel)
@@ -416,6 +421,7 @@ def test_code_panel_cuts_a_name_wider_than_the_panel_anywhere_and_shows_it_whole
 def test_typing_in_a_wrapped_line_keeps_the_programs_text_and_wraps_it_between_tokens(qtbot, session):
     recording = record(Program(WRAPPING_PROGRAM))
     panel = _panel(qtbot, CodePanel, session)
+    panel.set_wrapped(True)
     session.apply(recording)
     panel.show()
     qtbot.waitExposed(panel)

@@ -166,3 +166,43 @@ def test_the_whole_graph_in_a_corner_takes_the_view_there(qtbot, window, trainin
     assert _shown_rect(view).intersects(QRectF(wanted, QSize(1, 1)).adjusted(-40, -40, 40, 40))
     shown.navigation.fit()  # the whole graph: no corner
     qtbot.waitUntil(lambda: not corner.isVisible(), timeout=2000)
+
+
+def _step_slots(state, node: str) -> list:
+    """The saved values the step is about: its node's slots that changed at this step (freed,
+    kept, modified), or at an error step the node's slots already freed."""
+    changed = [key for key in state.step.slot_changes if key[0] == node]
+    if changed or state.step.kind != "error":
+        return changed
+    return [key for key, slot in state.slots.items() if key[0] == node and slot == "freed"]
+
+
+@pytest.mark.parametrize("program", ["two-losses", "forgot-retain", "gan-no-detach", "rnn-no-detach"])
+def test_following_shows_the_node_and_the_saved_value_it_changes_whole(qtbot, window, program):
+    """At 1280x720 and text 1.5, following the run: the node a step runs and the saved value it
+    frees or keeps are drawn whole in the view wherever the two fit it at the zoom shown."""
+    shown = window((1280, 720), 1.5)
+    _load(qtbot, shown, program)
+    view, session = shown.graph_view, shown.session
+    assert shown.commands.follow.isChecked()
+    cut = []
+    for index in range(session.last_index + 1):
+        session.go_to(index)
+        qtbot.wait(5)
+        state = session.state()
+        node = step_node(state, running=True)
+        if node is None or node not in view.graph_scene.scene_items.nodes:
+            continue
+        items = view.graph_scene.scene_items
+        keys = [key for key in _step_slots(state, node) if key in items.slots]
+        if not keys:
+            continue
+        rect = items.nodes[node].sceneBoundingRect()
+        for key in keys:
+            rect |= items.slots[key].sceneBoundingRect()
+        drawn = view.mapFromScene(rect).boundingRect()
+        room = view.viewport().rect()
+        fits = drawn.width() <= room.width() - 32 and drawn.height() <= room.height() - 32
+        if fits and not room.contains(drawn):  # 32: the camera's margins, 16 px a side
+            cut.append((index, node, keys, drawn, room))
+    assert not cut, cut

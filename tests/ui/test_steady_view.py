@@ -1,6 +1,7 @@
 """Following the running node keeps a steady view: a step whose node is already drawn readable
-inside the view moves nothing (no zoom, no scroll), and a step about a weight every iteration
-uses stays on the iteration that reads it, where one of the weight's neighbours is in view.
+inside the view, with its saved values where they fit it, moves nothing (no zoom, no scroll),
+and a step about a weight every iteration uses stays on the iteration that reads it, where one
+of the weight's neighbours is in view.
 
 Whether a node is readable in view is measured from what is drawn (the node item's rectangle
 mapped to the viewport, its font size times the view's zoom), not from the camera's own state.
@@ -77,6 +78,24 @@ def _readable_in_view(view, node: str) -> bool:
     return inside and item.font_px * view.transform().m11() >= ROOM_PX * view.font_scale
 
 
+def _seen_with_saved_values(view, node: str) -> bool:
+    """``node`` readable in view (:func:`_readable_in_view`) and its saved values' boxes drawn
+    whole in the same room wherever node and boxes together fit it."""
+    if not _readable_in_view(view, node):
+        return False
+    graph = view.graph_scene
+    items = graph.scene_items
+    shown = graph.folded.shown_as(node)
+    rect = items.nodes[shown].sceneBoundingRect()
+    for key, slot in items.slots.items():
+        if key[0] == shown:
+            rect |= slot.sceneBoundingRect()
+    drawn = view.mapFromScene(rect).boundingRect()
+    room = view.viewport().rect().adjusted(FOCUS_MARGIN, FOCUS_MARGIN, -FOCUS_MARGIN, -FOCUS_MARGIN)
+    too_big = drawn.width() > room.width() or drawn.height() > room.height()
+    return too_big or QRect(room).contains(drawn)
+
+
 def _node_steps(recording) -> list[int]:
     return [i for i, step in enumerate(recording.timeline.steps) if step.kind == "node"]
 
@@ -90,7 +109,7 @@ def test_a_step_whose_node_is_already_readable_moves_nothing(qtbot, window):
     for index in steps[1:]:
         node = step_node(session.recording.timeline.state(index), running=True)
         assert node is not None
-        already, before, size = _readable_in_view(view, node), _camera(view), view.viewport().size()
+        already, before, size = _seen_with_saved_values(view, node), _camera(view), view.viewport().size()
         session.go_to(index)
         qtbot.wait(5)
         assert _readable_in_view(view, node) or not already  # the node a step is about stays readable

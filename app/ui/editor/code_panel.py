@@ -81,6 +81,7 @@ __all__ = ["FAILED", "RUNNING", "CodePanel", "node_tooltip"]
 RUNNING, FAILED = "▶", "✗"
 MAX_LINES = 12
 MIN_LINES = 4
+STATEMENT_SHOWN = 12  # characters of a marked statement the code column shows, at least
 FILL_LATER_LINES = 500  # a longer text is written one event-loop turn after the recording is applied
 HIGHLIGHT_MAX_LINES = 1000  # past this, uncoloured: colouring costs ~18 ms per 1000 lines on the GUI thread
 BAR_WIDTH, FAINT_BAR_WIDTH = 5, 2
@@ -119,7 +120,12 @@ class CodePanel(CodeEdit):
         self._current: QColor | None = None  # None: a tint from the palette (NOTE [palette colours])
         self._failed: QColor | None = None
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # arrow keys stay with stepping until clicked
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # no line hides its end
+        # NOTE [code does not wrap]: at 1280x720 and text 1.5 the column holds ~16 characters, and
+        # wrapped lines read as a column of fragments ("requires_grad=Tr" / "ue)", "g_loss." /
+        # "backward()"), a marked line two or three rows. Each line keeps its row, as editors show
+        # code; the marked line's statement is scrolled into view from its indentation
+        # (_scroll_to_marks). View ▸ Wrap code lines wraps them (between tokens: code_edit.py).
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.document().setDocumentMargin(BAR_WIDTH + 3)  # the bars are drawn left of the text
         self.setPlaceholderText("# recording…")
         self.line_numbers().setToolTip(GUTTER_TIP)
@@ -350,6 +356,8 @@ class CodePanel(CodeEdit):
         """Bring the marked lines into view without moving the learner's cursor; while the lines a
         fix or a toggle wrote flash, those (the graph shows the nodes they made: graph_area.py)."""
         lines = [line - 1 for line in self._flashed] or self.highlighted_lines()
+        if lines:
+            self._scroll_across_to(lines[0])
         if not lines or self._lines_rect(range(lines[0], lines[0] + 1), whole=True) is not None:
             return
         # The scroll bar counts the lines on screen, not the program's: a wrapped line is two or
@@ -361,6 +369,27 @@ class CodePanel(CodeEdit):
             above += max(block.lineCount(), 1)
             block = block.next()
         self.verticalScrollBar().setValue(max(above - 2, 0))
+
+    def set_wrapped(self, on: bool) -> None:
+        """Wrap long lines at the column's width (between tokens), or give each line one row."""
+        mode = QPlainTextEdit.LineWrapMode.WidgetWidth if on else QPlainTextEdit.LineWrapMode.NoWrap
+        self.setLineWrapMode(mode)
+        self._scroll_to_marks()
+
+    def _scroll_across_to(self, line: int) -> None:
+        """Unwrapped, the view is scrolled across only when it would not show the marked line's
+        statement from its indentation, :data:`STATEMENT_SHOWN` characters of it (NOTE [code does
+        not wrap]): scrolled further, every other line lost its first characters."""
+        block = self.document().findBlockByNumber(line)
+        if self.lineWrapMode() != QPlainTextEdit.LineWrapMode.NoWrap or not block.isValid():
+            return
+        text, metrics = block.text(), self.fontMetrics()
+        indent = len(text) - len(text.lstrip())
+        start = metrics.horizontalAdvance(text[:indent])
+        needed = self.document().documentMargin() + metrics.horizontalAdvance(
+            text[: indent + STATEMENT_SHOWN]
+        )
+        self.horizontalScrollBar().setValue(0 if needed <= self.viewport().width() else round(start))
 
     def _highlight(self) -> None:
         """One full-width selection spanning the marked block of lines (their number does not matter)."""

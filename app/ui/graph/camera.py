@@ -163,16 +163,21 @@ class Camera:
         room = self._room()
         readable = self.readable_px / self._node_px()
         zoom = self.zoom
-        if (
-            self._reading is not None
-            and zoom >= readable
-            and self._steady(alone, also if shared else (), room)
-        ):
-            self._reading = node_id
-            return True
 
         def fits(rect: QRectF) -> float:
             return min(room.width() / max(rect.width(), 1.0), room.height() / max(rect.height(), 1.0))
+
+        # NOTE [the node with its saved values]: what must be seen is the node with its saved
+        # values (the step frees or keeps one of them) wherever they fit the room at this zoom;
+        # the node alone kept the view while the value it freed was cut at the view's edge.
+        own = QRectF(together)  # together grows by the company below
+        if (
+            self._reading is not None
+            and zoom >= readable
+            and self._steady(own if fits(own) >= zoom else alone, also if shared else (), room)
+        ):
+            self._reading = node_id
+            return True
 
         if self._reading is None or zoom < readable or fits(alone) < zoom:
             zoom = max(readable, min(READ_ZOOM, fits(together)))  # with its saved values where they fit
@@ -185,6 +190,8 @@ class Camera:
             view.centerOn(together.center())
         else:
             self._pan_to(together, room)
+        # its saved values before its company; too wide, as many of them as fit beside the node
+        view.ensureVisible(own, FOCUS_MARGIN, FOCUS_MARGIN)
         view.ensureVisible(alone, FOCUS_MARGIN, FOCUS_MARGIN)  # the node itself, when all is too wide
         self._fitted = (graph.sceneRect(), self.zoom)
         self._reading = node_id

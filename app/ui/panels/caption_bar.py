@@ -11,9 +11,18 @@ lines hold the seed's captions whole in a 1280x720 window (66 px at text scale 1
 label's own wrapping took for them); a third left the graph less than half the window in the
 projector theme, and a height set by a recording's longest captions changed with the caption's
 width, which the step counter beside it changes.
+
+# NOTE [a whole caption on a small screen]
+On a small screen for the text size (``screen_fit.is_tight``) the two lines cut most captions: at
+1280x720 and text 1.5 the error step's caption (why the call failed: the sentence to read out)
+ended "at PowBackward0 (y = x.sq…". There the caption is set a size smaller (``tight`` in the
+stylesheet) and takes as many lines as the recording's longest caption needs, at most
+:data:`TIGHT_CAPTION_LINES`: still one height for the whole recording, so the graph stays put.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QResizeEvent, QTextLayout, QTextOption
@@ -22,9 +31,10 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 from app.ui.runtime.session import Session
 from app.ui.style.breakable import breakable, unbroken
 
-__all__ = ["CAPTION_LINES", "CaptionBar", "fixed_lines"]
+__all__ = ["CAPTION_LINES", "TIGHT_CAPTION_LINES", "CaptionBar", "fixed_lines", "lines_needed"]
 
 CAPTION_LINES = 2
+TIGHT_CAPTION_LINES = 4  # the most on a small screen (NOTE [a whole caption on a small screen])
 ELLIPSIS = "…"
 # between its lines: a line separator, so the label's text stays one paragraph, as when it wrapped
 LINE_BREAK = "\u2028"
@@ -38,6 +48,9 @@ class CaptionBar(QLabel):
         super().__init__(parent)
         self._session = session
         self._caption = ""  # the whole caption, as the recording words it
+        self._most = CAPTION_LINES  # the lines a recording's captions may take (set_tight)
+        self._lines = CAPTION_LINES  # the lines this recording's captions take at this width
+        self._measured: tuple[object, ...] = ()  # what _lines was measured for
         self.setWordWrap(True)  # its lines fit (fixed_lines): it wraps none, and measures them right
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -50,6 +63,16 @@ class CaptionBar(QLabel):
         self.show_caption("Loading…")  # a program recorded or a .lens file read: the first step replaces it
         session.step_applied.connect(self._on_step_applied)
         session.cleared.connect(lambda: self.show_caption(""))
+        session.recording_applied.connect(lambda recording: self._fill())
+
+    def set_tight(self, on: bool) -> None:
+        """On a small screen: a size smaller, as many lines as the longest caption needs (NOTE [a
+        whole caption on a small screen])."""
+        self._most = TIGHT_CAPTION_LINES if on else CAPTION_LINES
+        self.setProperty("tight", on)
+        self.style().unpolish(self)
+        self.style().polish(self)  # the stylesheet's tight font
+        self._fill()
 
     def _on_step_applied(self, index: int) -> None:
         state = self._session.state()
@@ -76,13 +99,37 @@ class CaptionBar(QLabel):
 
     def _fill(self) -> None:
         width = max(1, self.contentsRect().width() - 2 * self.margin() - SLACK_PX)
-        lines, cut = fixed_lines(breakable(self._caption), self.font(), width, CAPTION_LINES)
+        lines, cut = fixed_lines(breakable(self._caption), self.font(), width, self._line_count(width))
         text = LINE_BREAK.join(lines)
         if text != self.text():
             self.setText(text)
         tip = unbroken(self._caption) if cut else ""
         if tip != self.toolTip():
             self.setToolTip(tip)
+
+    def _line_count(self, width: int) -> int:
+        if self._most <= CAPTION_LINES:
+            return CAPTION_LINES
+        recording = self._session.recording
+        key = (id(recording), width, self.font().key(), self._most)
+        if key != self._measured:
+            self._measured = key
+            timeline = () if recording is None else recording.timeline
+            captions = (timeline[index].caption for index in range(len(timeline)))
+            self._lines = lines_needed(captions, self.font(), width, CAPTION_LINES, self._most)
+        return self._lines
+
+
+def lines_needed(captions: Iterable[str], font: QFont, width: float, least: int, most: int) -> int:
+    """The lines the longest of ``captions`` takes at ``width`` pixels in ``font``, between
+    ``least`` and ``most`` (it stops measuring at ``most``)."""
+    need = least
+    for caption in dict.fromkeys(captions):  # a loop repeats its captions
+        while need < most and fixed_lines(breakable(caption), font, width, need)[1]:
+            need += 1
+        if need >= most:
+            break
+    return need
 
 
 def fixed_lines(text: str, font: QFont, width: float, count: int) -> tuple[list[str], bool]:

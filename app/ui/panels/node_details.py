@@ -31,7 +31,14 @@ if TYPE_CHECKING:
 
 __all__ = ["COLUMNS", "NodeDetails"]
 
-COLUMNS = ("Slot", "Shape", "Dtype", "Bytes", "State")
+# the state first: last, at 1280x720 and text 1.5 it was past the dock's right edge, and second,
+# after a column as wide as addmm's "mat1_sym_strides", still half out of it
+COLUMNS = ("State", "Slot", "Shape", "Dtype", "Bytes")
+SLOT_COLUMN = COLUMNS.index("Slot")
+# before a node: a title of one line, as a node's name takes (the title keeps its height while
+# stepping: "Click a node in the graph", two lines at text 1.5, left a blank line over the table)
+CLICK_TITLE = "Click a node"
+CLICK_SUBTITLE = "in the graph: its saved values and their state at this step appear here."
 STATE_COLUMN = COLUMNS.index("State")
 
 
@@ -63,8 +70,16 @@ class _Table(QTableWidget):
     (Qt's default hint, 192 px, made every fresh dock tall; an ignored hint left the table out
     of the panel's height for its width, and the labels were cut.)"""
 
+    def minimumSizeHint(self) -> QSize:
+        """Its header and first row whole, with the scroll bar under them: a fixed 60 px cut the
+        row in half at text 1.5, the bar over it."""
+        row = self.rowHeight(0) if self.rowCount() else self.verticalHeader().defaultSectionSize()
+        bar = self.horizontalScrollBar().sizeHint().height()
+        height = self.horizontalHeader().sizeHint().height() + row + bar + 2 * self.frameWidth()
+        return QSize(super().minimumSizeHint().width(), max(TABLE_MIN_HEIGHT, height))
+
     def sizeHint(self) -> QSize:
-        return QSize(super().sizeHint().width(), self.minimumHeight())
+        return QSize(super().sizeHint().width(), self.minimumSizeHint().height())
 
 
 class NodeDetails(QWidget):
@@ -76,7 +91,7 @@ class NodeDetails(QWidget):
         self._table_node: str | None = None  # the node whose rows the table holds
         self.node_id: str | None = None
         # NOTE [steady heights]: the node changes at every step of a call
-        self.title = SteadyLabel("Click a node in the graph")
+        self.title = SteadyLabel(CLICK_TITLE)
         self.title.setObjectName("nodeTitle")
         self.subtitle = SteadyLabel("")
         self.subtitle.setObjectName("nodeSubtitle")
@@ -87,15 +102,22 @@ class NodeDetails(QWidget):
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setMinimumHeight(TABLE_MIN_HEIGHT)  # a header and a row; it scrolls when short
         self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.title)
         layout.addWidget(self.subtitle)
         layout.addWidget(self.table, 1)
         session.recording_applied.connect(self._on_recording_applied)
         session.step_applied.connect(self._on_step_applied)
+
+    def set_compact(self, on: bool) -> None:
+        """On a small screen (``screen_fit.is_tight``) the table comes right under the node's name,
+        before the lines about it: at 1280x720 and text 1.5 the dock shows ~150 px, and the
+        wrapped lines about the node took them all, the saved values' states below the fold."""
+        layout = self._layout
+        layout.removeWidget(self.table)
+        layout.insertWidget(layout.indexOf(self.subtitle) + (0 if on else 1), self.table, 1)
 
     def show_node(self, node_id: str | None) -> None:
         """Pin ``node_id`` (None: follow the current step's node again)."""
@@ -108,7 +130,8 @@ class NodeDetails(QWidget):
 
     def slot_states(self) -> dict[str, str]:
         """Slot name -> the state text shown in the table."""
-        return {self._cell(row, 0): self._cell(row, STATE_COLUMN) for row in range(self.table.rowCount())}
+        rows = range(self.table.rowCount())
+        return {self._cell(row, SLOT_COLUMN): self._cell(row, STATE_COLUMN) for row in rows}
 
     def _cell(self, row: int, column: int) -> str:
         item = self.table.item(row, column)
@@ -133,8 +156,8 @@ class NodeDetails(QWidget):
         node_id = self._pinned or _latest_node(recording, state.step.index)
         self.node_id = node_id
         if node_id is None or node_id not in recording.graph:
-            self.title.show_text("Click a node in the graph")
-            self.subtitle.show_text("Its saved values and their state at this step appear here.")
+            self.title.show_text(CLICK_TITLE)
+            self.subtitle.show_text(CLICK_SUBTITLE)
             self.table.setRowCount(0)
             self._table_node = None
             return
@@ -173,14 +196,18 @@ class NodeDetails(QWidget):
             return
         self._table_node = node.id
         self.table.setRowCount(len(rows))
+        self.table.updateGeometry()  # its least height holds a row of this node's
         for row, slot in enumerate(rows):
-            if slot.kind == "tensor":
-                cells = [slot.name, _shape(slot), slot.dtype or "—", _nbytes(slot)]
-            else:
-                cells = [slot.name, "—", "—", "—"]
-            cells.append(_state_text(node, slot, state))
-            for column, text in enumerate(cells):
-                self._set_cell(row, column, text)
+            tensor = slot.kind == "tensor"
+            cells = {
+                "State": _state_text(node, slot, state),
+                "Slot": slot.name,
+                "Shape": _shape(slot) if tensor else "—",
+                "Dtype": (slot.dtype or "—") if tensor else "—",
+                "Bytes": _nbytes(slot) if tensor else "—",
+            }
+            for column, name in enumerate(COLUMNS):
+                self._set_cell(row, column, cells[name])
 
     def _set_cell(self, row: int, column: int, text: str) -> None:
         item = self.table.item(row, column)  # reused: rewriting text is cheaper than new items

@@ -31,6 +31,13 @@ class StepCounter(QWidget):
         session.step_applied.connect(self._on_step_applied)
         session.cleared.connect(lambda: self._on_step_applied(0))
 
+    def set_tight(self, on: bool) -> None:
+        """On a small screen the number is a size smaller: the caption beside it takes the width
+        (caption_bar.py's NOTE [a whole caption on a small screen])."""
+        self.number.setProperty("tight", on)
+        self.number.style().unpolish(self.number)
+        self.number.style().polish(self.number)
+
     def _on_step_applied(self, index: int) -> None:
         self.number.setText(f"Step {index} / {self._session.last_index}")
         self.detail.setText(self._detail_text())

@@ -211,6 +211,7 @@ class MainWindow(QMainWindow):
         self.predict_panel.active_changed.connect(self._on_predict_toggled)
         c.follow.setChecked(self.settings.follow_nodes)
         c.follow.toggled.connect(self._on_follow_toggled)
+        c.wrap_code.toggled.connect(self.code_panel.set_wrapped)
         s.recording_applied.connect(self._on_recording_applied)
         s.step_applied.connect(self._on_step_applied)
         s.busy_changed.connect(self._on_busy_changed)
@@ -465,6 +466,9 @@ class MainWindow(QMainWindow):
             self._tight = tight
             self.code_column.set_compact(tight)
             self.error_panel.set_compact(tight)
+            self.caption_bar.set_tight(tight)
+            self.step_counter.set_tight(tight)
+            self.node_details.set_compact(tight)
             self.stage.set_error_share(TIGHT_ERROR_SHARE if tight else ERROR_SHARE)
 
     def _on_font_scale_changed(self, scale: float) -> None:
