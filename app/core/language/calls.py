@@ -248,7 +248,7 @@ class Calls:
         method = ev.members.checked_method(owner, func)
         args, kwargs = self.arguments(node)
         if func.attr not in KEEPING_PROXY_METHODS and not _zeroes_plain_grads(owner, func.attr):
-            ev.let_go = True  # model.train_step() may drop anything (NOTE [calls that let go])
+            ev.let_go = True  # model.add_module(...) drops the old one (NOTE [calls that let go])
         return ev.apply(method, args, kwargs, node)
 
     def python_method(self, owner: Any, node: ast.Call, func: ast.Attribute) -> Any:
