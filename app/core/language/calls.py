@@ -22,7 +22,9 @@ from app.core.language.hints import with_run_hint
 from app.core.language.instances import ProgramFunction, ProgramModuleProxy, ProgramObject
 from app.core.language.kinds import is_instance, type_of
 from app.core.language.members import listed_callables, method_caller
+from app.core.language.module_proxies import ModuleProxy
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
+from app.core.language.optimizer_proxies import OptimizerProxy
 from app.core.language.program_data import loader_length
 from app.core.language.python_methods import (
     GROWING_LIST_METHODS,
@@ -73,6 +75,20 @@ KEEPING_PROXY_METHODS = frozenset(
     | {"modules", "named_modules", "children", "named_children", "train", "eval", "extra_repr"}
 )
 LETTING_GO_TENSOR_METHODS = frozenset(["detach_", "requires_grad_", "resize_", "resize_as_", "set_"])
+
+
+def _zeroes_plain_grads(owner: Checked, method: str) -> bool:
+    """Whether ``owner.zero_grad()`` lets go of no graph: it drops its parameters' ``.grad`` and
+    nothing else, and a gradient made without ``create_graph`` has no ``grad_fn``, so it reaches no
+    node (NOTE [calls that let go])."""
+    if method != "zero_grad" or not isinstance(owner, (ModuleProxy, OptimizerProxy)):
+        return False
+    return all(_plain_tensor(p.grad) for p in owner.parameters())
+
+
+def _plain_tensor(grad: torch.Tensor | None) -> bool:
+    """No graph, and no attributes that could hold one (a tensor subclass's ``__dict__``)."""
+    return grad is None or (grad.grad_fn is None and type(grad) is torch.Tensor)
 
 
 def _starred(nodes: list[ast.expr]) -> bool:
@@ -231,8 +247,8 @@ class Calls:
         ev = self.ev
         method = ev.members.checked_method(owner, func)
         args, kwargs = self.arguments(node)
-        if func.attr not in KEEPING_PROXY_METHODS:
-            ev.let_go = True  # opt.zero_grad() lets go of the grads (NOTE [calls that let go])
+        if func.attr not in KEEPING_PROXY_METHODS and not _zeroes_plain_grads(owner, func.attr):
+            ev.let_go = True  # model.add_module(...) drops the old one (NOTE [calls that let go])
         return ev.apply(method, args, kwargs, node)
 
     def python_method(self, owner: Any, node: ast.Call, func: ast.Attribute) -> Any:

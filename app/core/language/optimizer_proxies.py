@@ -184,7 +184,7 @@ class OptimizerProxy(Checked):
 
         ``<i>`` is the parameter's place in the list the optimizer was given.
         """
-        for index, param in enumerate(self._params()):
+        for index, param in enumerate(self.parameters()):
             for key, value in self._optimizer.state.get(param, {}).items():
                 if isinstance(value, torch.Tensor):
                     yield f"state[{index}].{key}", value
@@ -207,7 +207,8 @@ class OptimizerProxy(Checked):
             raise refused("zero_grad(set_to_none=...) takes True or False")
         inspect.unwrap(torch.optim.Optimizer.zero_grad)(self._optimizer, set_to_none)
 
-    def _params(self) -> list[torch.Tensor]:
+    def parameters(self) -> list[torch.Tensor]:
+        """The tensors it updates, group by group (not a program's method: ``METHODS`` are)."""
         return [p for group in self._optimizer.param_groups for p in group["params"]]
 
 

@@ -10,8 +10,8 @@ capture gives every node ``n<k>`` in discovery order and each slot
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, replace
-from typing import Literal, NamedTuple
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, NamedTuple, TypeVar
 
 __all__ = [
     "Edge",
@@ -157,9 +157,27 @@ def numbered_storages(graph: Graph) -> Graph:
         return ref._replace(pointer=numbers.setdefault((ref.device, ref.pointer), len(numbers) + 1))
 
     nodes = tuple(
-        replace(n, saved=tuple(replace(s, storages=tuple(map(number, s.storages))) for s in n.saved))
+        _changed(n, saved=tuple(_changed(s, storages=tuple(map(number, s.storages))) for s in n.saved))
         if any(s.storages for s in n.saved)
         else n
         for n in graph.nodes
     )
     return Graph(nodes, graph.edges)
+
+
+_Frozen = TypeVar("_Frozen", SavedSlot, GraphNode)
+
+
+def _changed(instance: _Frozen, **changes: Any) -> _Frozen:
+    """``replace(instance, **changes)`` for a node or a slot, without running ``__init__`` again
+    (it sets each frozen field one by one: most of numbering a recording's storages, a slot or two
+    a node). A cached property (``tensor_slots``) is not copied: it is worked out again."""
+    kind = type(instance)
+    new: _Frozen = object.__new__(kind)
+    names = _FIELD_NAMES[kind]
+    new.__dict__.update((k, v) for k, v in instance.__dict__.items() if k in names)
+    new.__dict__.update(changes)
+    return new
+
+
+_FIELD_NAMES = {kind: frozenset(f.name for f in fields(kind)) for kind in (SavedSlot, GraphNode)}

@@ -6,18 +6,26 @@ walking ``next_functions`` from the values the program still holds: every
 tensor its roots reach by reference (NOTE [held is reachable] in
 ``reach.py``), and each leaf's ``.grad``. The walk runs only after a statement
 that could have let go of a graph (a name re-bound or deleted, an assignment
-into a list or an attribute, a call that lets go, an autograd call); a captured node it does not
+into a list or an attribute, a call that lets go); a captured node it does not
 reach is gone: the capture drops its ``grad_fn``, so Python frees it and its
 buffers, and its held slots become ``freed``.
 
 # NOTE [calls that let go]
 A call lets go of a value only by running code that drops a reference: the
 end of a program function (its names go), a proxy's method other than those
-that step, read or switch modes (``opt.zero_grad()`` drops the grads), a container's removing methods
+that step, read or switch modes, a container's removing methods
 (``held.pop()``), a tensor method that cuts or replaces its own graph
 (``detach_``, ``requires_grad_``, ``resize_``, ``set_``), ``next`` on a
 generator, the end of an ``except`` block (the traceback's scopes). The
-evaluator raises ``let_go`` at each; a statement whose calls are only torch's
+evaluator raises ``let_go`` at each. ``zero_grad()`` drops its parameters'
+``.grad`` only: it lets go when one of them has a graph (``create_graph``); a
+gradient without one reaches no node. An autograd call runs the program's code
+only through its hooks and functions (whose ends raise ``let_go``); the engine
+itself lets go of a graph only by replacing a ``.grad`` that has one, so the
+walk follows a call only when a leaf's ``.grad`` had a graph as it began, and
+what the call's statement made (``(x * 2).sum().backward()``) is settled with
+the rest of what it made. A training loop's ``opt.zero_grad()`` and
+``loss.backward()`` walk nothing. A statement whose calls are only torch's
 functions and other tensor methods (``h = torch.tanh(h @ w)``) makes new
 values and drops none, so what it re-binds is settled by the short walk
 below, not by a walk over every captured node.

@@ -93,6 +93,7 @@ def held_tensors(
     ``__class__`` with a warning)."""
     stack = list(roots)
     seen: set[int] = set()
+    bookkeeping = _bookkeeping()
     while stack:
         value = stack.pop()
         kind = type(value)
@@ -111,11 +112,11 @@ def held_tensors(
             if kind is not torch.Tensor and kind is not torch.nn.Parameter:
                 stack.extend(getattr(value, "__dict__", {}).values())
         elif issubclass(kind, torch.nn.Module):
-            stack.extend([v for k, v in vars(value).items() if k not in _bookkeeping()])
+            stack.extend([v for k, v in vars(value).items() if k not in bookkeeping])
         elif issubclass(kind, torch.optim.Optimizer):
             # Its state (exp_avg, momentum_buffer) is made with grad off unless the optimizer is
             # differentiable, so then it holds no graph.
-            skip = _bookkeeping() if _differentiable(value) else _bookkeeping() | {"state"}
+            skip = bookkeeping if _differentiable(value) else bookkeeping | {"state"}
             stack.extend([v for k, v in vars(value).items() if k not in skip])
         elif issubclass(kind, type):
             if value.__module__ in own_modules:

@@ -221,8 +221,9 @@ class Recorder:
         self.loops = loops
         index = len(self.calls)
         call = self._describe_call(kind, node, given, loops)
-        self.take_fresh(call=index, line=call.line)
+        self._made_in_call(self.take_fresh(call=index, line=call.line))
         self._probe_if_written(None)
+        grad_graphs = any(_holds_graph(t.grad) for t in self.leaves.tensors.values())
         first = len(self.log)
         start = self.grads.before_call()
         self._call_line = call.line
@@ -238,7 +239,8 @@ class Recorder:
             error = exc.message
         self.observer.finish()
         self._let_go_recomputed()
-        self.alive.dirty = True
+        if grad_graphs:  # NOTE [calls that let go]: a .grad with a graph may have been replaced
+            self.alive.dirty = True
         if error is not None:
             # NOTE [what a call can change]: a failed call is probed in full: the failing node
             # started and never finished.
@@ -250,7 +252,7 @@ class Recorder:
             raise ProgramStopped
         # create_graph leaves a graph in .grad, held through the leaves from now on: this call built it
         self.fresh.extend(graph_fns(t for t in self.leaves.tensors.values() if t.grad is not None))
-        self.take_fresh(call=index, line=call.line)
+        self._made_in_call(self.take_fresh(call=index, line=call.line))
         grads = self.grads.changes("call_end", None)
         contribution = self.grads.contributions(start) if kind == "backward" else None
         step = self.snapshot(
@@ -264,6 +266,12 @@ class Recorder:
         )
         self.calls.append(CallInfo(index, call, first, step.index))
         return result
+
+    def _made_in_call(self, new: list[str]) -> None:
+        """Nodes captured for a call are the statement's own too: ``(x * 2).sum().backward()``
+        holds its graph on no name once the statement ends, and ``backward(create_graph=True)``
+        leaves one in ``.grad`` (NOTE [calls that let go])."""
+        self.alive.made.extend(self.capture.fns[n] for n in new)
 
     # -- checkpointed blocks (NOTE [checkpoint frames]) ----------------
     @contextmanager
@@ -542,6 +550,10 @@ class ProgramRecorder(Recorder):
                     if tensor.is_leaf and tensor.requires_grad:
                         self.leaves.known(tensor, f"{name}.{path}")
         self.alive.just_bound = []
+
+
+def _holds_graph(grad: torch.Tensor | None) -> bool:
+    return grad is not None and grad.grad_fn is not None
 
 
 def _children(fn: Any) -> list[Any]:

@@ -13,7 +13,7 @@ import torch
 from app.core.model.program import Program
 from app.core.recorder.alive import AliveWalk, graph_fns
 from app.core.recorder.capture import GraphCapture
-from app.core.recorder.recorder import record
+from app.core.recorder.recorder import ProgramRecorder, record
 
 
 def _reachable(values: list[Any]) -> set[int]:
@@ -151,3 +151,61 @@ def test_a_returned_graph_is_captured_once() -> None:
         todo.extend(child for child, _ in fn.next_functions)
     recorded = [n.name for n in record(Program(RETURNED)).graph.nodes]
     assert sorted(recorded) == sorted(kinds)
+
+
+TRAINING = """import torch
+import torch.nn as nn
+import torch.optim as optim
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = optim.SGD(model.parameters(), lr=0.05)
+loss_fn = nn.MSELoss()
+x = torch.randn(16, 4)
+y = torch.randn(16, 1)
+for step in range(10):
+    opt.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_training_loop_walks_what_it_holds_once_an_iteration(monkeypatch: Any) -> None:
+    """``opt.zero_grad()`` drops gradients that have no graph, and ``loss.backward()`` makes none
+    and runs none of the program's code: neither lets go of a node, so of each iteration's four
+    lines only the one that re-binds ``loss`` walks what the program holds (NOTE [calls that let
+    go]); what it lets go of is still exactly what PyTorch no longer reaches."""
+    walks: list[int] = []
+    real = ProgramRecorder.held_tensors
+    monkeypatch.setattr(ProgramRecorder, "held_tensors", lambda self: walks.append(1) or real(self))
+    recording = record(Program(TRAINING))
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    loss = torch.nn.MSELoss()(model(torch.randn(16, 4)), torch.randn(16, 1))
+    assert recording.timeline.steps[-1].alive_nodes == len(_reachable([loss]))  # the last loss's
+    assert len(walks) <= 10 + 1
+
+
+GRAPH_IN_GRAD = """import torch
+x = torch.ones(3, requires_grad=True)
+lin = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD([x], lr=0.1)
+lin(x.exp()).sum().backward(create_graph=True)
+opt.zero_grad()
+lin.zero_grad()
+"""
+
+
+def test_zero_grad_lets_go_of_a_gradient_that_holds_a_graph() -> None:
+    """A ``create_graph`` gradient holds a graph: zeroing it lets go of the nodes only it reached,
+    as PyTorch no longer reaches them from anything the program holds."""
+    recording = record(Program(GRAPH_IN_GRAD))
+    x = torch.ones(3, requires_grad=True)
+    lin = torch.nn.Linear(3, 1)
+    lin(x.exp()).sum().backward(create_graph=True)
+    held = [x, lin.weight, lin.bias]
+    with_grads = len(_reachable(held))
+    opt_zeroed, lin_zeroed = recording.timeline.steps[-2:]
+    assert with_grads > 0
+    x.grad = None
+    assert opt_zeroed.alive_nodes == len(_reachable(held))  # only lin's gradients' graphs left
+    lin.zero_grad()
+    assert lin_zeroed.alive_nodes == len(_reachable(held)) == 0
