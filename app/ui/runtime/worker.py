@@ -191,7 +191,7 @@ def recording_of(source: Program | str | Path, device: str) -> tuple[Recording, 
     if is_lens(
         source
     ):  # the file stays the program's origin, through every edit (NOTE [trusted script offer])
-        recording, layout = open_lens(source)
+        recording, layout = open_lens(source, lazy=True)  # steps made as shown (NOTE [steps on demand])
         return replace(recording, program=replace(recording.program, path=Path(source))), layout
     return record_program(source, device), None
 
@@ -219,8 +219,9 @@ def prepare_shown(recording: Recording) -> Any:
     from app.render.states import ShownStates
 
     shown = ShownStates(recording)
-    if len(recording.timeline):
-        recording.timeline.state(0)  # replays the first step, O(graph), into the timeline's cache
+    if len(recording.timeline):  # the step shown first, replayed (O(graph)) into the timeline's
+        # cache; a file's damaged step before it fails the opening here, off the GUI thread
+        recording.timeline.state(recording.opening_step)
     timeline = recording.timeline  # the O(steps) series the panels read when it arrives, made here
     timeline.call_starts()
     timeline.iteration_starts()
