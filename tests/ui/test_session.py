@@ -290,3 +290,33 @@ def test_a_lens_files_damaged_step_is_said_when_it_is_shown(qtbot, session, two_
     assert f"steps[{last}].slot_changes" in blocker.args[0]
     assert session.index == last - 1 and session.state().step.index == last - 1
     assert session.recording is recording
+
+
+def test_the_checks_wait_while_the_window_draws_the_graph_it_was_given(qtbot, session, monkeypatch):
+    """The editor's checks import torch, which holds the interpreter for a second or more: while
+    the window still draws its first graph (``checks_wait``), the import waits; then it starts."""
+    imports, asked, drawing = [], [], [True]
+    monkeypatch.setattr(worker_module, "import_checks", lambda: imports.append(1))
+    monkeypatch.setattr(worker_module, "CHECKS_AFTER_MS", 10)
+
+    def still_drawing() -> bool:
+        asked.append(1)
+        return drawing[0]
+
+    session.worker.checks_wait = still_drawing
+    _load(qtbot, session, "two-losses")
+    qtbot.waitUntil(lambda: len(asked) >= 3, timeout=TIMEOUT)
+    assert imports == []
+    drawing[0] = False
+    qtbot.waitUntil(lambda: imports == [1], timeout=TIMEOUT)
+    assert len(asked) < worker_module.CHECKS_WAITS + 1
+
+
+def test_the_checks_wait_for_a_drawing_only_so_long(qtbot, session, monkeypatch):
+    imports, asked = [], []
+    monkeypatch.setattr(worker_module, "import_checks", lambda: imports.append(1))
+    monkeypatch.setattr(worker_module, "CHECKS_AFTER_MS", 10)
+    session.worker.checks_wait = lambda: asked.append(1) or True  # a graph never drawn
+    _load(qtbot, session, "two-losses")
+    qtbot.waitUntil(lambda: imports == [1], timeout=TIMEOUT)
+    assert len(asked) == worker_module.CHECKS_WAITS
