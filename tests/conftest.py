@@ -30,9 +30,9 @@ def lens_reads(monkeypatch):
     reads = []
     real = files.read
 
-    def counted(data):
+    def counted(data, **how):
         reads.append(len(data))
-        return real(data)
+        return real(data, **how)
 
     monkeypatch.setattr(files, "read", counted)
     return reads

@@ -343,8 +343,8 @@
   }
 
   // -- gradients per call ------------------------------------------------------------------------
-  // The value line and the history are the window's gradient panel's own words, made once per
-  // step in Python (app.core.lesson.panel_words): the page only shows the ones of the step.
+  // The value line and the history are the window's gradient panel's own words, made in Python
+  // (app.core.lesson.panel_words) and kept as runs of steps: the page only shows the step's run.
   var gradList = document.getElementById("grad-list");
   var leafEls = ST.grads.leaves.map(function (name) {
     var box = el("div", "leaf", gradList);
@@ -357,13 +357,22 @@
     for (var k = 0; k < ch.length && ch[k][0] <= i; k++) found = ch[k];
     return found;
   }
+  // A run [first step, value] holds from its step to the next run's: the last run starting at i or before.
+  function runAt(runs, i) {
+    var lo = 0, hi = runs.length - 1;
+    while (lo < hi) {
+      var mid = (lo + hi + 1) >> 1;
+      if (runs[mid][0] <= i) lo = mid; else hi = mid - 1;
+    }
+    return runs[lo][1];
+  }
   function showGrads(i) {
     leafEls.forEach(function (leaf) {
       var now = gradAt(leaf.name, i);
-      leaf.now.textContent = strings[ST.grads.text[leaf.name][i]];
+      leaf.now.textContent = strings[runAt(ST.grads.text[leaf.name], i)];
       leaf.box.setAttribute("data-grad", JSON.stringify(now ? now[1] : null));
       leaf.history.textContent = "";
-      var rows = ST.grads.history[leaf.name][i];
+      var rows = runAt(ST.grads.history[leaf.name], i);
       (rows.length ? rows : [null]).forEach(function (k) {
         var r = k === null ? "" : strings[k];
         text(el("div", "", leaf.history), r).title = r;

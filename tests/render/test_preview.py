@@ -27,7 +27,7 @@ from app.render.layout import Layout, layout_graph
 from app.render.layout_store import layout_json, save_with_layout
 from app.render.preview import Preview, preview_from_json, preview_json
 from app.render.qt.scene import GraphScene
-from app.render.style import PALETTES, dot_colour
+from app.render.style import DEFAULT_PALETTE, PALETTES, dot_colour
 
 TIMEOUT = 30_000
 
@@ -391,3 +391,34 @@ def test_a_damaged_recording_behind_its_picture_keeps_the_graph_on_screen(
     assert window.session.recording.program.name == "two-losses"
     assert window.graph_view is not None and window.graph_view.isVisible()
     window.session.worker.wait_idle()
+
+
+def test_the_picture_colours_its_dots_once_however_often_it_is_painted(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch, training_run: tuple[Recording, Layout]
+) -> None:
+    """The window repaints the picture while the file is read (its busy line): each paint
+    colouring every dot again held the interpreter from the reader. Two paints, one colouring
+    of each look (kind, state), and every dot still drawn in its colour."""
+    from app.ui.graph import graph_preview
+
+    preview = _preview(training_run)
+    calls: list[tuple[Any, ...]] = []
+    real = graph_preview.dot_colour
+
+    def counted(*args: Any) -> str:
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(graph_preview, "dot_colour", counted)
+    widget = graph_preview.GraphPreview()
+    qtbot.addWidget(widget)
+    widget.resize(800, 600)
+    widget.show_preview(preview, "reading")
+    first = widget.grab().toImage()
+    second = widget.grab().toImage()
+    assert preview.nodes > 2 * len(preview.looks)
+    assert len(calls) == len(preview.looks)  # per look, once: not per dot, not per paint
+    assert first == second
+    shown = {real(*preview.look(i), PALETTES[DEFAULT_PALETTE]) for i in range(preview.nodes)}
+    pixels = {first.pixel(x, y) for x in range(first.width()) for y in range(first.height())}
+    assert {QColor(colour).rgb() for colour in shown} <= pixels

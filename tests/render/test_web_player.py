@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -483,3 +484,43 @@ def test_a_pages_error_step_opens_with_the_failing_node_readable(browser, tmp_pa
       return w.width <= g.width + 1 && w.height <= g.height + 1;
     }""")
     assert whole
+
+
+def _panel_words(recording: Recording) -> list[dict[str, list[str]]]:
+    """At each step, each leaf's gradient value line and history as the window's panel words them."""
+    from app.core.lesson.panel_words import finished_calls, grad_history, grad_text
+
+    ends: dict[int, Any] = {}
+    out = []
+    for i in range(len(recording.timeline)):
+        state = recording.timeline.state(i)
+        for call in finished_calls(recording, i):
+            ends.setdefault(call, recording.grads_at_end(call))
+        out.append({
+            name: [grad_text(name, state.grads.get(name)),
+                   "\n".join(grad_history(recording, state.step, name, state.grads.get(name), ends)) or ""]
+            for name in recording.leaves
+        })  # fmt: skip
+    return out
+
+
+def test_the_gradient_panels_words_are_stored_per_change_and_shown_at_every_step(
+    browser, tmp_path: Path
+) -> None:
+    """The value line and the history change at a few steps (a .grad written, a call ended): the
+    page keeps one entry per change, not one per step, and shows the window's words at each step."""
+    from app.render.web.steps import step_data
+
+    recording, layout = _recorded("accumulate-no-zero")
+    data = step_data(recording)
+    words = _panel_words(recording)
+    for name in recording.leaves:
+        for column, k in (("text", 0), ("history", 1)):
+            changes = 1 + sum(a[name][k] != b[name][k] for a, b in pairwise(words))
+            assert len(data["grads"][column][name]) == changes < len(recording.timeline) // 2, column
+    page = open_page(browser, write_player(recording, tmp_path / "page.html", layout))
+    page.page.keyboard.press("Home")
+    for i, expected in enumerate(words):
+        assert page.dom()["grad_words"] == expected, i
+        page.page.keyboard.press("ArrowRight")
+    assert page.errors == []

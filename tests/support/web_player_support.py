@@ -44,6 +44,10 @@ READ_DOM = """() => {
     slots: states("#l-slots [data-slot]", "data-slot"),
     grads: Object.fromEntries([...document.querySelectorAll("#grad-list [data-leaf]")]
       .map(e => [e.getAttribute("data-leaf"), JSON.parse(e.getAttribute("data-grad"))])),
+    grad_words: Object.fromEntries([...document.querySelectorAll("#grad-list [data-leaf]")]
+      .map(e => [e.getAttribute("data-leaf"), [e.querySelector(".leaf-now").textContent,
+        [...e.querySelectorAll(".leaf-history div")].map(d => d.textContent)
+          .join(String.fromCharCode(10))]])),
     error_shown: !document.getElementById("error-panel").hidden,
   };
 }"""

@@ -8,6 +8,7 @@ browser).
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -25,6 +26,13 @@ from tests.support.recorded import builtin_recording
 
 def _shown(data: dict[str, Any], column: list[int], i: int) -> str:
     return str(data["strings"][column[i]])
+
+
+def _run_at(runs: list[list[Any]], i: int) -> Any:
+    """What a column of runs ``[first step, value]`` holds at step ``i`` (read as a scan here; the
+    page's script searches them)."""
+    assert runs and runs[0][0] == 0 and all(a[0] < b[0] for a, b in pairwise(runs))
+    return [value for first, value in runs if first <= i][-1]
 
 
 @pytest.mark.parametrize("name", builtin_names())
@@ -47,8 +55,9 @@ def test_at_every_step_the_page_says_what_the_panels_say(
         session.go_to(i)
         assert counter.detail.text() == _shown(data, data["detail"], i), i
         for leaf in leaves:
-            assert grads.grad_text(leaf) == _shown(data, data["grads"]["text"][leaf], i), (i, leaf)
-            lines = [str(data["strings"][k]) for k in data["grads"]["history"][leaf][i]]
+            text = data["strings"][_run_at(data["grads"]["text"][leaf], i)]
+            assert grads.grad_text(leaf) == text, (i, leaf)
+            lines = [str(data["strings"][k]) for k in _run_at(data["grads"]["history"][leaf], i)]
             assert grads.history_text(leaf) == "\n".join(lines), (i, leaf)
         at_error = page_error is not None and page_error["step"] == i
         assert error.isHidden() != at_error, i

@@ -272,3 +272,51 @@ def test_two_requests_before_torch_is_imported_both_finish_and_the_newest_shows(
     )
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "['two-losses']"
+
+
+def test_a_lens_files_damaged_step_is_said_when_it_is_shown(qtbot, session, two_losses, tmp_path):
+    """A .lens file's steps are checked as they are shown (NOTE [steps on demand]): a damaged late
+    step leaves the file open, and stepping onto it says what is wrong and stays where it was."""
+    from tests.support.damaged_lens import lens_with_step, unknown_slot_node
+
+    last = len(two_losses.timeline) - 1
+    path = lens_with_step(two_losses, tmp_path / "late.lens", last, unknown_slot_node)
+    recording = _load(qtbot, session, path)
+    assert len(recording.timeline) == len(two_losses.timeline) and session.index == 0
+    session.go_to(last - 1)
+    assert session.index == last - 1
+    with qtbot.waitSignal(session.failed, timeout=TIMEOUT) as blocker:
+        session.go_to(last)
+    assert f"steps[{last}].slot_changes" in blocker.args[0]
+    assert session.index == last - 1 and session.state().step.index == last - 1
+    assert session.recording is recording
+
+
+def test_the_checks_wait_while_the_window_draws_the_graph_it_was_given(qtbot, session, monkeypatch):
+    """The editor's checks import torch, which holds the interpreter for a second or more: while
+    the window still draws its first graph (``checks_wait``), the import waits; then it starts."""
+    imports, asked, drawing = [], [], [True]
+    monkeypatch.setattr(worker_module, "import_checks", lambda: imports.append(1))
+    monkeypatch.setattr(worker_module, "CHECKS_AFTER_MS", 10)
+
+    def still_drawing() -> bool:
+        asked.append(1)
+        return drawing[0]
+
+    session.worker.checks_wait = still_drawing
+    _load(qtbot, session, "two-losses")
+    qtbot.waitUntil(lambda: len(asked) >= 3, timeout=TIMEOUT)
+    assert imports == []
+    drawing[0] = False
+    qtbot.waitUntil(lambda: imports == [1], timeout=TIMEOUT)
+    assert len(asked) < worker_module.CHECKS_WAITS + 1
+
+
+def test_the_checks_wait_for_a_drawing_only_so_long(qtbot, session, monkeypatch):
+    imports, asked = [], []
+    monkeypatch.setattr(worker_module, "import_checks", lambda: imports.append(1))
+    monkeypatch.setattr(worker_module, "CHECKS_AFTER_MS", 10)
+    session.worker.checks_wait = lambda: asked.append(1) or True  # a graph never drawn
+    _load(qtbot, session, "two-losses")
+    qtbot.waitUntil(lambda: imports == [1], timeout=TIMEOUT)
+    assert len(asked) == worker_module.CHECKS_WAITS

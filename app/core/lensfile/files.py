@@ -39,17 +39,20 @@ def recording_from_bytes(data: bytes) -> Recording:
     return read(split(data)[1])[0]
 
 
-def open_lens(path: str | Path) -> tuple[Recording, dict[str, Any] | None]:
+def open_lens(path: str | Path, *, lazy: bool = False) -> tuple[Recording, dict[str, Any] | None]:
     """A ``.lens`` file's recording and its stored layout (None when it has none), unchecked
-    beyond being a JSON object: ``app.render.layout_store`` checks it against the graph."""
+    beyond being a JSON object: ``app.render.layout_store`` checks it against the graph.
+
+    ``lazy``: its steps are made and checked when first asked for (``reader.read``); a step
+    may then raise :class:`LensError` (the window's stepping says so)."""
     if _PREREAD:
         with _PREREAD_LOCK:
             opened = _PREREAD.pop(_file_key(path), None)
         if isinstance(opened, _Checked):
-            return read(opened.text)
+            return read(opened.text, lazy=lazy)
         if opened is not None:
             return opened
-    return read(split(file_bytes(path))[1])
+    return read(split(file_bytes(path))[1], lazy=lazy)
 
 
 def preread_lens(path: str | Path) -> None:

@@ -11,7 +11,8 @@ node of the graph``.
 The recording's nodes and steps are decoded one at a time from their raw text, the rest of the
 file in one call: no call holds the interpreter for long (the window reads a file on its worker
 while the GUI thread runs), and each node's or step's decoded JSON is dropped as soon as its
-object is made.
+object is made. Read ``lazy``, a step is decoded and checked when first asked for
+(:mod:`.steps`, timeline's NOTE [steps on demand]).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from app.core.lensfile.schema import (
     SlotEntry,
     ValuesEntry,
 )
+from app.core.lensfile.steps import StepsOnDemand, step_heads
 from app.core.model.graph import Edge, Graph, GraphNode, LoopMark, SavedSlot, SourceRef, StorageRef
 from app.core.model.program import Call, CallInfo, Program
 from app.core.model.recording import Recording
@@ -54,9 +56,12 @@ _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 T = TypeVar("T")
 
 
-def read(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
+def read(data: bytes, *, lazy: bool = False) -> tuple[Recording, dict[str, Any] | None]:
     """The recording in a file's bytes with any header split off (``container.split``'s second
-    part: gzip, or JSON text), and its stored layout (None when it has none)."""
+    part: gzip, or JSON text), and its stored layout (None when it has none).
+
+    ``lazy``: its steps are made and checked as they are first asked for (a damaged one raises
+    :class:`LensError` then); else all of them now."""
     # Decoding and checking a file makes millions of objects and no cycles; the full collections
     # that many allocations set off walked them all again (the 5,000-node chain's file read in
     # 2.4 s instead of 0.9 s in a process holding a recording already).
@@ -72,7 +77,7 @@ def read(data: bytes) -> tuple[Recording, dict[str, Any] | None]:
             raise refusal(exc, text, "", top=True) from None
         if top.format != FORMAT or top.version < 1 or top.version > VERSION:
             checked_top({"format": top.format, "version": top.version})
-        recording = _Reader(top).recording()
+        recording = _Reader(top).recording(lazy=lazy)
         layout = _decoded(top.layout, "layout") if top.layout else None
         return recording, layout if isinstance(layout, dict) else None
 
@@ -94,7 +99,7 @@ class _Reader:
         self.shared: dict[tuple[Any, ...], SavedSlot] = {}  # slots holding no tensor, alike by the thousand
         self.step_count, self.call_count = len(top.steps), len(top.calls)
 
-    def recording(self) -> Recording:
+    def recording(self, *, lazy: bool = False) -> Recording:
         top = self.top
         if not top.steps:
             raise damaged("steps: a recording has at least one step")
@@ -113,7 +118,7 @@ class _Reader:
             device=top.device,
             torch_version=top.torch_version,
             graph=Graph(nodes, edges),
-            timeline=Timeline(tuple(self.step(raw, i) for i, raw in enumerate(top.steps))),
+            timeline=self.timeline(lazy=lazy),
             leaves={
                 k: v if v == "" or v in ns else self.node_id(v, f"leaves.{k}") for k, v in top.leaves.items()
             },
@@ -123,6 +128,12 @@ class _Reader:
             error=top.error,
             error_line=top.error_line,
         )
+
+    def timeline(self, *, lazy: bool) -> Timeline:
+        raws = self.top.steps
+        if not lazy:
+            return Timeline(tuple(self.step(raw, i) for i, raw in enumerate(raws)))
+        return Timeline(StepsOnDemand(raws, self.step), heads=step_heads(raws, self.call_count))
 
     # -- checks --
 

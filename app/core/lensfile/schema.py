@@ -15,7 +15,19 @@ from app.core.model.graph import SlotKind
 from app.core.model.program import CallKind
 from app.core.model.timeline import StepKind
 
-__all__ = ["FILE", "HIGHEST", "LOWEST", "NODE", "POINTERS", "STEP", "FileEntry", "NodeEntry", "StepEntry"]
+__all__ = [
+    "FILE",
+    "HEADS",
+    "HIGHEST",
+    "LOWEST",
+    "NODE",
+    "POINTERS",
+    "STEP",
+    "FileEntry",
+    "NodeEntry",
+    "StepEntry",
+    "StepHeadEntry",
+]
 
 LOWEST, HIGHEST = -(2**63), 2**63 - 1
 # Whole numbers are 64-bit (a larger one would overflow a float, and Qt, where it is shown); data
@@ -85,6 +97,17 @@ class StepEntry(Struct, kw_only=True, gc=False):
     version_changes: dict[str, dict[str, Whole]] = {}
 
 
+class StepHeadEntry(Struct, kw_only=True, gc=False):
+    """The fields of a :class:`StepEntry` the series over every step read (timeline's NOTE
+    [steps on demand]): decoded for every step when a file is opened, the rest skipped in C."""
+
+    saved_bytes: Whole
+    call: Whole | None = None
+    device_bytes: Whole | None = None
+    loops: tuple[Loop, ...] = ()
+    alive_nodes: Count = 0
+
+
 class CallEntry(Struct, kw_only=True, gc=False):
     kind: CallKind
     line: Whole
@@ -141,3 +164,4 @@ class FileEntry(Struct, kw_only=True, gc=False):
 FILE = msgspec.json.Decoder(FileEntry)
 NODE = msgspec.json.Decoder(NodeEntry)
 STEP = msgspec.json.Decoder(StepEntry)
+HEADS = msgspec.json.Decoder(list[StepHeadEntry])

@@ -74,13 +74,13 @@ def timeline_marks(recording: Recording) -> list[Mark]:
     steps = recording.timeline.steps
     marks = []
     for i in recording.timeline.iteration_starts():
-        mark = steps[i].loops[-1]
+        mark = recording.timeline.head(i).loops[-1]
         number = str(mark.index + 1)
         total = f" of {mark.count}" if mark.count is not None else ""
         tip = f"iteration {number}{total} of the loop on line {mark.line} begins (Ctrl+Right)"
         marks.append(Mark(i, "iteration", f"iteration {number}", tip, number))
     for i in recording.timeline.call_starts():
-        call = (steps[i].call or 0) + 1
+        call = (recording.timeline.head(i).call or 0) + 1
         marks.append(Mark(i, "call", f"call {call}", f"call {call} begins (Shift+Right)"))
     failed = recording.failed
     if failed is not None:

@@ -7,16 +7,23 @@ rebuilds the full state of any step by replaying from the nearest checkpoint
 (one every ``CHECKPOINT_EVERY`` steps, built lazily, at most ``CHECKPOINTS_KEPT``
 kept), so memory grows with the
 changes, not with steps x graph size, and stepping back never touches torch.
+
+# NOTE [steps on demand]
+``Timeline.steps`` is any sequence of steps: a tuple once recorded, or a file's steps made
+(decoded and checked) as they are first asked for (``lensfile.steps``), so a big ``.lens``
+file opens without making its 13,000 steps first. What the series over every step read (a
+step's call, loops and byte counts: :class:`StepHead`) comes from ``heads`` when given,
+read up front with the file, so the timeline bar and the memory chart make no step.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from app.core.model.graph import LoopMark
 from app.core.model.values import Values
@@ -29,6 +36,7 @@ __all__ = [
     "SlotKey",
     "SlotState",
     "Step",
+    "StepHead",
     "StepKind",
     "StepState",
     "Timeline",
@@ -78,6 +86,16 @@ class Step:
     version_changes: Mapping[SlotKey, int] = field(default_factory=lambda: _NO_VERSIONS)
 
 
+class StepHead(NamedTuple):
+    """What the series over every step read of one step (NOTE [steps on demand])."""
+
+    call: int | None
+    loops: tuple[LoopMark, ...]
+    saved_bytes: int
+    alive_nodes: int
+    device_bytes: int | None
+
+
 @dataclass(frozen=True)
 class StepState:
     """Everything true at one step: the step itself plus the replayed full state."""
@@ -113,7 +131,9 @@ class _Full:
 
 @dataclass
 class Timeline:
-    steps: tuple[Step, ...]
+    steps: Sequence[Step]
+    # One per step when ``steps`` makes its steps on demand (NOTE [steps on demand]); else None.
+    heads: Sequence[StepHead] | None = field(default=None, repr=False, compare=False)
     # NOTE [checkpoint cache]: at most CHECKPOINTS_KEPT full states, least recently used
     # dropped. Keeping one per CHECKPOINT_EVERY steps forever grew with steps x graph size
     # (175 MB at 5,000 nodes once a learner had stepped through); stepping is local, and a far
@@ -127,6 +147,11 @@ class Timeline:
 
     def __getitem__(self, index: int) -> Step:
         return self.steps[index]
+
+    def head(self, index: int) -> StepHead | Step:
+        """What the series read of step ``index`` (its call, loops, byte counts), without making
+        the step when it is made on demand (NOTE [steps on demand])."""
+        return self.steps[index] if self.heads is None else self.heads[index]
 
     # -- series over every step, made once (the window's worker makes them ahead of the GUI thread) --
     def call_starts(self) -> tuple[int, ...]:
@@ -143,7 +168,7 @@ class Timeline:
         """Saved bytes, nodes alive and device bytes (None when no step knows them) at every step."""
         return self._once("memory", _memory_series)
 
-    def _once(self, name: str, make: Callable[[tuple[Step, ...]], _T]) -> _T:
+    def _once(self, name: str, make: Callable[[Sequence[StepHead | Step]], _T]) -> _T:
         """``make(steps)``, made once per timeline and kept under ``name``.
 
         >>> t = Timeline(())
@@ -153,7 +178,7 @@ class Timeline:
         with self._lock:
             if name in self._derived:
                 return self._derived[name]  # type: ignore[no-any-return]
-        made = make(self.steps)
+        made = make(self.steps if self.heads is None else self.heads)
         with self._lock:
             return self._derived.setdefault(name, made)  # type: ignore[no-any-return]
 
@@ -225,29 +250,31 @@ class Timeline:
 
     def call_bounds(self, call: int) -> tuple[int, int]:
         """First and last step index of a call."""
-        indices = [s.index for s in self.steps if s.call == call]
+        heads: Sequence[StepHead | Step] = self.steps if self.heads is None else self.heads
+        indices = [i for i, s in enumerate(heads) if s.call == call]
         if not indices:
             raise IndexError(f"call {call} was not recorded")
         return indices[0], indices[-1]
 
 
-def _call_starts(steps: tuple[Step, ...]) -> tuple[int, ...]:
+def _call_starts(steps: Sequence[StepHead | Step]) -> tuple[int, ...]:
     return tuple(
-        s.index for s in steps if s.call is not None and (s.index == 0 or steps[s.index - 1].call != s.call)
+        i for i, s in enumerate(steps) if s.call is not None and (i == 0 or steps[i - 1].call != s.call)
     )
 
 
-def _iteration_starts(steps: tuple[Step, ...]) -> tuple[int, ...]:
+def _iteration_starts(steps: Sequence[StepHead | Step]) -> tuple[int, ...]:
     starts = []
-    for step in steps:
-        before = steps[step.index - 1].loops if step.index else ()
+    before: tuple[LoopMark, ...] = ()
+    for i, step in enumerate(steps):
         if step.loops and before[: len(step.loops)] != step.loops:
-            starts.append(step.index)
+            starts.append(i)
+        before = step.loops
     return tuple(starts)
 
 
 def _memory_series(
-    steps: tuple[Step, ...],
+    steps: Sequence[StepHead | Step],
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...] | None]:
     known = [s.device_bytes for s in steps]
     device = tuple(b or 0 for b in known) if any(b is not None for b in known) else None

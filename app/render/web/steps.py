@@ -70,15 +70,30 @@ def _marks(recording: Recording) -> list[list[Any]]:
     return [[m.step, m.kind, m.label, m.tip] for m in timeline_marks(recording)]
 
 
+def _runs(column: list[list[Any]], value: Any, step: int) -> None:
+    """Add ``[step, value]`` to ``column`` unless the run it ends already holds ``value``.
+
+    >>> runs: list[list[Any]] = []
+    >>> for step, text in enumerate([4, 4, 7, 7, 4]):
+    ...     _runs(runs, text, step)
+    >>> runs
+    [[0, 4], [2, 7], [4, 4]]
+    """
+    if not column or column[-1][1] != value:
+        column.append([step, value])
+
+
 def _grads(recording: Recording, strings: _Strings) -> dict[str, Any]:
-    """Each leaf's ``.grad`` changes ``[step, values]`` (what the page's tests read), and at each
-    step the gradient panel's two texts, as indexes into ``strings``: its value line, and its
-    history as a list of lines (a call's line is one string, whichever steps show it)."""
+    """Each leaf's ``.grad`` changes ``[step, values]`` (what the page's tests read), and the
+    gradient panel's two texts as runs ``[first step, texts]`` (the page shows, at step ``i``, the
+    run it falls in: a text stays for the steps between two calls): its value line and its
+    history as a list of lines, as indexes into ``strings`` (a call's line is one string,
+    whichever steps show it). Stored per step, they were a fifth of the 200-iteration page."""
     leaves = list(recording.leaves)
     changes: dict[str, list[list[Any]]] = {name: [] for name in leaves}
     now: dict[str, Values | None] = dict.fromkeys(leaves)
-    texts: dict[str, list[int]] = {name: [] for name in leaves}
-    histories: dict[str, list[list[int]]] = {name: [] for name in leaves}
+    texts: dict[str, list[list[Any]]] = {name: [] for name in leaves}
+    histories: dict[str, list[list[Any]]] = {name: [] for name in leaves}
     ends: dict[int, Mapping[str, Values | None]] = {}
     lines_of: dict[tuple[int, str], str] = {}
     for step in recording.timeline.steps:
@@ -90,9 +105,9 @@ def _grads(recording: Recording, strings: _Strings) -> dict[str, Any]:
             if call not in ends:
                 ends[call] = recording.grads_at_end(call)
         for name in leaves:
-            texts[name].append(strings(grad_text(name, now[name])))
+            _runs(texts[name], strings(grad_text(name, now[name])), step.index)
             history = grad_history(recording, step, name, now[name], ends, lines_of=lines_of)
-            histories[name].append([strings(line) for line in history])  # each line stored once
+            _runs(histories[name], [strings(line) for line in history], step.index)  # lines stored once
     return {"leaves": leaves, "changes": changes, "text": texts, "history": histories}
 
 

@@ -127,6 +127,11 @@ class GraphArea(QStackedWidget):
         self.addWidget(self.message)
         self.addWidget(self.page)
 
+    def drawing_graph(self) -> bool:
+        """Whether the view was given a graph it does not draw yet (a big one is drawn in slices)."""
+        view = self.view
+        return view is not None and self._session.layout is not None and not view.shows_graph
+
     def make_view(self) -> None:
         """The graph view and the legend, made once (NOTE [fast start])."""
         if self.view is not None:

@@ -37,6 +37,10 @@ class GraphPreview(QWidget):
         self._palette = DEFAULT_PALETTE
         self._points: list[QPointF] = []
         self._lines: list[QLineF] = []
+        # The dots by colour, per palette: the window repaints the picture a dozen times while
+        # the file is read, and colouring 5,000 dots one by one each time held the interpreter
+        # (a cached colour's key, the palette, is hashed whole on every call) from the reader.
+        self._dot_groups: dict[str, list[tuple[str, list[QPointF]]]] = {}
 
     @property
     def preview(self) -> Preview | None:
@@ -48,12 +52,12 @@ class GraphPreview(QWidget):
         self._points = [QPointF(dots[i], dots[i + 1]) for i in range(0, len(dots), 2)]
         points, ends = self._points, preview.lines
         self._lines = [QLineF(points[ends[i]], points[ends[i + 1]]) for i in range(0, len(ends), 2)]
-        self._preview, self._text = preview, text
+        self._preview, self._text, self._dot_groups = preview, text, {}
         self.setToolTip(plain_tip(text))
         self.update()
 
     def clear(self) -> None:
-        self._preview, self._points, self._lines = None, [], []
+        self._preview, self._points, self._lines, self._dot_groups = None, [], [], {}
         self.update()
 
     def set_palette(self, name: str) -> None:
@@ -107,12 +111,21 @@ class GraphPreview(QWidget):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.setPen(QPen(QColor(edge_style("normal", palette).colour), 0))
         painter.drawLines(self._lines)
-        groups: dict[str, list[QPointF]] = {}
-        for node, point in enumerate(self._points):
-            groups.setdefault(dot_colour(*preview.look(node), palette), []).append(point)
-        for colour, points in groups.items():
+        for colour, points in self._dots_by_colour(preview):
             pen = QPen(QColor(colour), OVERVIEW_DOT_PX)
             pen.setCosmetic(True)
             pen.setCapStyle(Qt.PenCapStyle.SquareCap)
             painter.setPen(pen)
             painter.drawPoints(points)
+
+    def _dots_by_colour(self, preview: Preview) -> list[tuple[str, list[QPointF]]]:
+        """The dots grouped by their colour in the palette shown, made once per palette."""
+        groups = self._dot_groups.get(self._palette)
+        if groups is None:
+            palette = PALETTES[self._palette]
+            colours = [dot_colour(*look, palette) for look in preview.looks]  # a few looks
+            by_colour: dict[str, list[QPointF]] = {}
+            for look, point in zip(preview.dot_looks, self._points, strict=True):
+                by_colour.setdefault(colours[look], []).append(point)
+            groups = self._dot_groups[self._palette] = list(by_colour.items())
+        return groups

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWi
 
 from app.core.lesson.copies import copied_names, copy_grad_text
 from app.core.lesson.panel_words import finished_calls, grad_history, grad_text
+from app.core.model.errors import UserError
 from app.ui.runtime.session import Session
 from app.ui.style.steady_label import SteadyLabel
 from app.ui.style.theme import hue_colour
@@ -355,8 +356,11 @@ def _bars(
 def _largest(recording: Recording, names: list[str]) -> dict[str, float]:
     """The largest |value| each leaf's grad ever reaches: the bars' fixed scale (one pass over the steps)."""
     largest = dict.fromkeys(names, 0.0)
-    for step in recording.timeline.steps:
-        for name, grad in step.grad_changes.items():
-            if name in largest and grad is not None and grad.numel():
-                largest[name] = max(largest[name], *(abs(v) for v in _values(grad)))
+    try:
+        for step in recording.timeline.steps:
+            for name, grad in step.grad_changes.items():
+                if name in largest and grad is not None and grad.numel():
+                    largest[name] = max(largest[name], *(abs(v) for v in _values(grad)))
+    except UserError:  # a .lens file's damaged later step: the session says so when it is shown
+        pass
     return {name: value or 1.0 for name, value in largest.items()}

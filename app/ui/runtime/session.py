@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QObject, Signal
 
+from app.core.model.errors import UserError
 from app.ui.runtime.collector import GuiCollector
 from app.ui.runtime.player import Player
 from app.ui.runtime.worker import RecordingFailure, RecordingResult, RecordingWorker
@@ -236,7 +237,14 @@ class Session(QObject):
             return
         index = min(max(index, 0), self.last_index)
         if index != self._index:
-            self._index = index
+            try:  # a .lens file's steps are checked as they are first shown (NOTE [steps on demand])
+                state = self._recording.timeline.state(index)
+            except UserError as exc:  # a damaged step: said, and the step shown stays
+                self.pause()
+                self.last_error = exc
+                self.failed.emit(str(exc))
+                return
+            self._index, self._state = index, state
             self.step_applied.emit(index)
 
     def next_step(self) -> None:

@@ -47,7 +47,7 @@ from __future__ import annotations
 import gc
 import logging
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -76,6 +76,7 @@ log = logging.getLogger(__name__)
 
 NEVER = 1_000_000_000  # a generation-2 threshold that is never reached
 CHECKS_AFTER_MS = 1000  # the checks (and torch) are imported this long after the first graph arrives
+CHECKS_WAITS = 10  # times the import waits CHECKS_AFTER_MS more while the first graph is still drawn
 FREEZE_NODES = 1000  # recordings at least this big are frozen once loaded (NOTE [no full GC while loading])
 
 
@@ -191,7 +192,7 @@ def recording_of(source: Program | str | Path, device: str) -> tuple[Recording, 
     if is_lens(
         source
     ):  # the file stays the program's origin, through every edit (NOTE [trusted script offer])
-        recording, layout = open_lens(source)
+        recording, layout = open_lens(source, lazy=True)  # steps made as shown (NOTE [steps on demand])
         return replace(recording, program=replace(recording.program, path=Path(source))), layout
     return record_program(source, device), None
 
@@ -219,8 +220,9 @@ def prepare_shown(recording: Recording) -> Any:
     from app.render.states import ShownStates
 
     shown = ShownStates(recording)
-    if len(recording.timeline):
-        recording.timeline.state(0)  # replays the first step, O(graph), into the timeline's cache
+    if len(recording.timeline):  # the step shown first, replayed (O(graph)) into the timeline's
+        # cache; a file's damaged step before it fails the opening here, off the GUI thread
+        recording.timeline.state(recording.opening_step)
     timeline = recording.timeline  # the O(steps) series the panels read when it arrives, made here
     timeline.call_starts()
     timeline.iteration_starts()
@@ -273,6 +275,9 @@ class RecordingWorker(QObject):
         self._busy = False
         self._pauses: set[Hashable] = set()  # GcPause keys of runs not yet handed over
         self._checks_imported = False
+        # Whether the window is still drawing the graph it was given (its view sets it): importing
+        # torch meanwhile took the interpreter from the drawing (a second or more on a busy machine).
+        self.checks_wait: Callable[[], bool] = lambda: False
         self._done.connect(self._on_done)
         self._checks_done.connect(self._on_checks_imported)
         self.destroyed.connect(partial(GcPause.release_all, self._pauses))
@@ -332,7 +337,10 @@ class RecordingWorker(QObject):
             big = isinstance(outcome, RecordingResult) and len(outcome.recording.graph) >= FREEZE_NODES
             self._release_gc(outcome.request, freeze=big)
 
-    def _start_checks_import(self) -> None:
+    def _start_checks_import(self, waited: int = 0) -> None:
+        if waited < CHECKS_WAITS and self.checks_wait():
+            QTimer.singleShot(CHECKS_AFTER_MS, self, partial(self._start_checks_import, waited + 1))
+            return
         self._hold_gc("checks")  # released by _on_checks_imported, on this thread
         # A daemon thread, not the pool: closing the window waits for recordings, never for this
         # import (a second or more of torch), and the process may end while it is under way.

@@ -154,6 +154,7 @@ class MainWindow(QMainWindow):
         self.legend_area.setWidgetResizable(True)
         self.legend_area.setFrameShape(QFrame.Shape.NoFrame)
         self.graph_area = GraphArea(session, self.navigation, self.legend_area)
+        self.session.worker.checks_wait = self.graph_area.drawing_graph  # torch waits for the first graph
         # Predict's question beside the graph, in the room's sight (over_graph.py)
         self.predict_card = OverGraph(
             self.graph_area.page, self.predict_panel, self.predict_panel.scroll_area

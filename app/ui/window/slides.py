@@ -137,6 +137,7 @@ class SlideExporter(QObject):
         yield from write_steps(recording, scene, folder, "png" if fmt == "png" else "svg")
 
     def _tick(self, done: list[Path]) -> None:
+        from app.core.model.errors import UserError
         from app.render.export_budget import ExportTooLarge  # loaded with the drawing, not at start
 
         assert self._slides is not None
@@ -154,6 +155,10 @@ class SlideExporter(QObject):
         except ExportTooLarge as exc:  # the command line's budget (app.render.export_budget)
             self._finish()
             self.failed.emit(_too_large(exc))
+            return
+        except UserError as exc:  # a .lens file's damaged step, made as it is reached
+            self._finish()
+            self.failed.emit(f"Export stopped: {exc}")
             return
         self.progress.emit(len(done), self._count)
         QTimer.singleShot(0, lambda: self._tick(done))
