@@ -60,6 +60,14 @@ CASES: list[Case] = [
         "no command line",
         "record",
     ),
+    program_refused(
+        "a held deepcopy of a builtin",
+        "import copy\nclone = copy.deepcopy\ny = clone(print)\n",
+        3,
+        5,
+        "cannot be copied",
+        "record",
+    ),
     # -- object ---------------------------------------------------------------------------------
     program_refused("object's subclasses", "y = object.__subclasses__()\n", 1, 5, "private"),
     program_refused("object's mro", "y = object.mro()\n", 1, 5, "not on the built-in object", "record"),

@@ -62,6 +62,21 @@ for step in range(2):
     opt.param_groups[0]["lr"] = lr * 0.5
 print(opt.param_groups[0]["lr"])
 """,
+    "stand-in functions held as values": """
+import math
+import argparse
+import copy
+Parser = argparse.ArgumentParser
+root, clone = math.sqrt, copy.deepcopy
+parser = Parser()
+parser.add_argument("--scale", type=float, default=2.0)
+args = parser.parse_args(args=[])
+model = nn.Linear(2, 1)
+teacher = clone(model)
+loss = (model(torch.ones(1, 2)) * root(args.scale)).sum() + teacher(torch.ones(1, 2)).sum()
+loss.backward()
+print(root(16.0))
+""",
     "object as a base and as a value": """
 class AverageMeter(object):
     def __init__(self):
