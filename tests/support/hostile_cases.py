@@ -641,7 +641,12 @@ CASES: list[Case] = [
         "forward", LINEAR + "f = lin.forward\n", 4, 5, "'forward' is not available on an nn.Linear", "record"
     ),
     program_refused(
-        "assigning a parameter", LINEAR + "lin.weight = 3\n", 4, 1, "'weight' cannot be assigned", "record"
+        "assigning a parameter",
+        LINEAR + "lin.weight = print\n",
+        4,
+        1,
+        "'weight' cannot be assigned",
+        "record",
     ),
     program_refused(
         "a private attribute assigned", LINEAR + "lin._x = 3\n", 4, 1, "attribute '_x' is private", "record"

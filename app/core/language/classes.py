@@ -37,6 +37,7 @@ from app.core.language.module_proxies import ModuleProxy
 from app.core.language.objects import Checked
 from app.core.language.python_values import kind
 from app.core.language.raised import raised_error
+from app.core.language.safe_builtins import SafeBuiltin
 from app.core.language.scopes import Scope
 from app.core.model.errors import ProgramError, ProgramRaised
 
@@ -68,7 +69,9 @@ class Classes:
         base: ProgramClass | BaseMarker | None = None
         if node.bases:
             found = ev.eval(node.bases[0])
-            if not isinstance(found, (ProgramClass, BaseMarker)):
+            if isinstance(found, SafeBuiltin) and found.name == "object":  # NOTE [object]
+                found = None
+            if found is not None and not isinstance(found, (ProgramClass, BaseMarker)):
                 raise ev.error(f"{_BASE_REFUSAL}, not {kind(found)}", node.bases[0])
             base = found
         scope = Scope(frozenset(), parent=ev.scope, is_class=True)

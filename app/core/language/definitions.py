@@ -9,13 +9,14 @@ base and no ``metaclass=``, ``super()`` in its two plain spellings.
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from app.core.language.grammar import CLASS_METHOD_NAMES, FORBIDDEN_NAMES, RUN_HINT, is_own_name
 
 __all__ = [
     "DECORATOR_REFUSAL",
+    "FIXED_NAMES",
     "FUNCTION_ONLY",
+    "bound_names",
     "call_refusal",
     "definition_refusal",
     "own_names",
@@ -76,12 +77,12 @@ def call_refusal(node: ast.Call) -> Refusal | None:
     return None
 
 
-def definition_refusal(node: ast.FunctionDef | ast.ClassDef, builtins: dict[str, Any]) -> Refusal | None:
+def definition_refusal(node: ast.FunctionDef | ast.ClassDef) -> Refusal | None:
     """Why a def or a class is refused: its name, a decorator, its bases; or None."""
     if node.name.startswith("_") and not is_own_name(node.name) and node.name not in CLASS_METHOD_NAMES:
         listed = ", ".join(sorted(CLASS_METHOD_NAMES))
         return f"name '{node.name}' is private: a class may define only these names with _: {listed}", node
-    if node.name in FORBIDDEN_NAMES or node.name in builtins:
+    if node.name in FORBIDDEN_NAMES or node.name in FIXED_NAMES:
         return f"'{node.name}' is a built-in name and cannot be defined", node
     for decorator in node.decorator_list:
         as_dataclass = isinstance(node, ast.ClassDef) and _dotted(decorator) in (
@@ -105,20 +106,32 @@ def _dotted(node: ast.expr) -> str:
 
 
 # NOTE [shadowed builtins]
-# Python's introspection builtins are left out of the language (``vars``, ``dir``, ``object``), but
+# Python's introspection builtins are left out of the language (``vars``, ``dir``, ``globals``), but
 # real code names its own values after them: MAML's ``def forward(self, x, vars=None)``. A name the
 # program binds (an argument, an assignment, a def) is its own wherever it binds it; where it is
 # read unbound, it is not defined, never the builtin, which no program can reach.
 SHADOWABLE = frozenset(
-    ["vars", "dir", "object", "memoryview", "bytearray", "breakpoint", "help", "exit", "quit", "issubclass"]
+    ["vars", "dir", "memoryview", "bytearray", "breakpoint", "help", "exit", "quit", "issubclass"]
 )
 
 
-def shadowed_names(tree: ast.AST) -> frozenset[str]:
-    """The left-out builtins the program binds as its own names (NOTE [shadowed builtins]).
+# NOTE [own names over built-in ones]
+# The names every program starts with (``optim``, ``F``, ``nn``, ``sum``, ``max``, ``list``, ``type``)
+# are the program's to re-bind, as in Python: ``optim = torch.optim.SGD(...)``, ``sum = 0.0``. What
+# it binds is its own value wherever it is bound, found before the built-in one (scope, then the
+# program's names, then the built-in names: ``expressions.lookup``), and a name the program binds
+# anywhere is never read as a torch module by the static checks (``parsing._static_namespace``):
+# what it names is checked where it runs, as every value is. Two names stay fixed, since the static
+# checks read them by name: ``torch`` (``@torch.no_grad()``, ``torch.__version__``) and ``super``.
+FIXED_NAMES = frozenset(["torch", "super"])
 
-    >>> sorted(shadowed_names(ast.parse("def f(x, vars=None):\\n    dir = 1\\ny = eval")))
-    ['dir', 'vars']
+
+def bound_names(tree: ast.AST) -> frozenset[str]:
+    """Every name the program binds somewhere: assigned, an argument, a def, a class, an import,
+    an ``except ... as`` (NOTE [own names over built-in ones]).
+
+    >>> sorted(bound_names(ast.parse("import torch.optim as optim\ndef f(len):\n    sum = 1")))
+    ['f', 'len', 'optim', 'sum']
     """
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -128,7 +141,20 @@ def shadowed_names(tree: ast.AST) -> frozenset[str]:
             found.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             found.add(node.name)
-    return frozenset(found & SHADOWABLE)
+        elif isinstance(node, ast.ExceptHandler):  # except ValueError as err
+            found.update([node.name] if node.name else [])
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return frozenset(found)
+
+
+def shadowed_names(tree: ast.AST) -> frozenset[str]:
+    """The left-out builtins the program binds as its own names (NOTE [shadowed builtins]).
+
+    >>> sorted(shadowed_names(ast.parse("def f(x, vars=None):\\n    dir = 1\\ny = eval")))
+    ['dir', 'vars']
+    """
+    return bound_names(tree) & SHADOWABLE
 
 
 def own_names(tree: ast.AST) -> frozenset[str]:

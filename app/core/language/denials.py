@@ -20,6 +20,17 @@ _FILES = "programs cannot read or write files"
 _MEMORY = "it reaches raw memory, which programs never touch"
 _CODE = "it would run Python code of its own, which programs never do"
 _UNINITIALISED = "it holds whatever was in memory, different from run to run; use new_zeros"
+# Raw storage, decided by principle: set_ makes a tensor share another's storage (with any offset,
+# size and stride), resize_ re-sizes the storage in place and leaves new elements uninitialised.
+# Neither can be sized as an operation on values, so both stay out, saying what to write instead.
+_SHARED_STORAGE = (
+    "it makes the tensor share another tensor's storage (raw memory), which programs never touch; "
+    "write x.data = y, or x.copy_(y) for the same shape"
+)
+_RESIZED_STORAGE = (
+    "it re-sizes the tensor's storage in place, and new elements are uninitialised memory; "
+    "write x.reshape(...), or a new tensor (torch.zeros(...))"
+)
 
 # Tensor members a program may not use, and why (the rest of the public API is open).
 DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
@@ -35,11 +46,11 @@ DENIED_TENSOR_ATTRS: Mapping[str, str] = MappingProxyType(
         "is_shared": _MEMORY,
         "pin_memory": _MEMORY,
         "record_stream": _MEMORY,
-        "set_": _MEMORY,
-        "resize": _MEMORY,
-        "resize_": _MEMORY,
-        "resize_as": _MEMORY,
-        "resize_as_": _MEMORY,
+        "set_": _SHARED_STORAGE,
+        "resize": _RESIZED_STORAGE,
+        "resize_": _RESIZED_STORAGE,
+        "resize_as": _RESIZED_STORAGE,
+        "resize_as_": _RESIZED_STORAGE,
         "sparse_resize_": _MEMORY,
         "sparse_resize_and_clear_": _MEMORY,
         "as_strided": _MEMORY,

@@ -195,7 +195,7 @@ FORBIDDEN_NAMES: dict[str, str] = {
     "delattr": _ATTRS,
     "hasattr": _ATTRS,
     **dict.fromkeys(
-        _words("globals locals vars dir object memoryview bytearray breakpoint help exit quit issubclass"),
+        _words("globals locals vars dir memoryview bytearray breakpoint help exit quit issubclass"),
         _OUTSIDE,
     ),
 }

@@ -60,6 +60,8 @@ def is_instance(value: Any, marker: Any) -> bool:
         return any(is_instance(value, m) for m in marker)
     if isinstance(marker, TensorType):
         return isinstance(value, marker.cls)  # torch's own check (torch.FloatTensor: the dtype)
+    if isinstance(marker, SafeBuiltin) and marker.name == "object":  # NOTE [object]: every value is one
+        return True
     if isinstance(marker, SafeBuiltin) and marker.name in _PYTHON_TYPES:
         return not isinstance(value, Checked) and isinstance(value, _PYTHON_TYPES[marker.name])
     if isinstance(marker, (ModuleFactory, _ContainerFactory)):

@@ -30,6 +30,7 @@ from app.core.language.whitelist import (
     CUDNN_SETTINGS,
     Namespace,
     build_namespaces,
+    python_modules,
     result_fields,
 )
 from app.core.model.errors import ProgramError
@@ -210,9 +211,11 @@ class Members:
 
 @cache
 def listed_callables() -> frozenset[int]:
-    """The ids of every function and class the namespaces list: what a program may call by value."""
+    """The ids of every function and class the namespaces list, torch's and the stand-in modules'
+    (``s = math.sqrt``, ``P = argparse.ArgumentParser``): what a program may call by value."""
     found: set[int] = set()
     stack = [v for v in build_namespaces().values() if isinstance(v, Namespace)]
+    stack += python_modules().values()
     while stack:
         for member in stack.pop().members.values():
             if isinstance(member, Namespace):

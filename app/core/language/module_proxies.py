@@ -205,8 +205,15 @@ class ModuleProxy(Checked):
         raise KeyError(name)
 
     def set_attribute(self, name: str, value: Any) -> None:
-        """``lin.cache = t``: a name of the program's own, one the module does not have already."""
+        """``lin.cache = t``: a name of the program's own, one the module does not have already;
+        ``lin.weight = nn.Parameter(t)``: a parameter, buffer or module in its place, set as
+        nn.Module sets it (NOTE [module attributes])."""
         module = self._module
+        if name in module._parameters or name in module._buffers or name in module._modules:
+            if not isinstance(value, _LAYER_VALUES):
+                raise KeyError(name)  # a function or object of the program's is no part of a layer
+            setattr(module, name, value.module if isinstance(value, ModuleProxy) else value)
+            return
         own = _own_values(module)
         if name.startswith(("__", "lens_")) or (name not in own and hasattr(module, name)):
             raise KeyError(name)
@@ -396,6 +403,17 @@ class ModuleProxy(Checked):
         return {name: value for name, value in values.items() if is_plain_setting(value)}
 
 
+# What nn.Module's __setattr__ is given in a parameter's, buffer's or module's place: it names the
+# type of anything else in its TypeError, so no evaluator type may reach it (NOTE [module attributes]).
+_LAYER_VALUES = (ModuleProxy, torch.Tensor, type(None), bool, int, float, str, list, tuple, dict)
+
+# NOTE [module attributes]
+# A parameter, buffer or module of a torch layer is set as nn.Module's ``__setattr__`` sets it
+# (``lin.weight = nn.Parameter(t)``, ``bn.running_mean = t``, ``lin.bias = None``, ``net.fc =
+# nn.Linear(...)``): nn.Module itself checks the value and raises its own TypeError for a plain
+# tensor in a parameter's place, as in a plain run. Only values a layer can hold reach it: a
+# function or object of the program's is refused, so no evaluator type is ever named in an error.
+
 # NOTE [module surface]
 # Every module a program holds answers nn.Module's public surface (METHODS above): moving it
 # (to/cuda/cpu: the device the program runs on already), its dtype, modes, gradients, the
@@ -429,6 +447,13 @@ class ContainerProxy(ModuleProxy):
     def item(self, index: Any) -> Any:
         found = self.module[index]
         return _wrapped(found)  # a module as its proxy; a parameter of a ParameterList as it is
+
+    def set_item(self, index: Any, value: Any) -> None:
+        """``seq[0] = nn.Linear(2, 2)``, ``heads["a"] = layer``: PyTorch's own ``__setitem__``,
+        given only what a container can hold (NOTE [module attributes])."""
+        if not isinstance(value, (ModuleProxy, torch.Tensor)):
+            raise refused(f"the items of {self.kind} are modules or tensors")
+        self.module[index] = unwrap(value)
 
     def items(self) -> list[Any]:
         module = self.module

@@ -164,6 +164,10 @@ class OptimizerProxy(Checked):
         """PyTorch's own text for the optimizer and its settings."""
         return repr(self._optimizer)
 
+    optimizer = property(
+        lambda self: self._optimizer, doc="The wrapped optimizer (for the evaluator, never a program)."
+    )
+
     def method(self, name: str) -> Callable[..., Any]:
         """``step`` or ``zero_grad``, bound to this proxy."""
         return listed_method(self, name, self.METHODS)
@@ -246,7 +250,8 @@ class ParamGroupProxy(Checked):
         value = self._group[key]
         if key == "params":
             return list(value)
-        if not (is_plain_setting(value) or value is None):
+        held = key == "lr" and isinstance(value, torch.Tensor)  # lr given as a tensor: the same tensor
+        if not (is_plain_setting(value) or value is None or held):
             raise refused(f"{self._where}'s group setting '{key}' is not a plain value in programs")
         return list(value) if isinstance(value, list) else value
 

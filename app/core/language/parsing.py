@@ -20,7 +20,9 @@ from typing import Any, Literal
 import torch
 
 from app.core.language.definitions import (
+    FIXED_NAMES,
     FUNCTION_ONLY,
+    bound_names,
     call_refusal,
     definition_refusal,
     own_names,
@@ -187,6 +189,7 @@ class _StaticChecker:
         self.functions: set[int] = set()  # return and nonlocal statements inside a def or lambda
         self.own_names: frozenset[str] = frozenset()  # NOTE [own names]
         self.shadowed: frozenset[str] = frozenset()
+        self.bound: frozenset[str] = frozenset()  # NOTE [own names over built-in ones]
 
     def error(self, message: str, node: ast.AST) -> ProgramError:
         return error_at(with_run_hint(message), self.field, node, self.source)
@@ -195,6 +198,7 @@ class _StaticChecker:
         self.own_names = own_names(tree)
         self.called_with_own: set[int] = set()  # id(ast.Attribute) of x.register_hook(...) calls
         self.shadowed = shadowed_names(tree)  # NOTE [shadowed builtins]
+        self.bound = bound_names(tree)
         # Iterative, so a deep tree cannot overflow our own stack. Operators and
         # contexts carry no position: they are reported at their expression.
         # ``in_loop`` says whether break and continue have a loop to leave.
@@ -267,7 +271,7 @@ class _StaticChecker:
             raise self.error(*refusal)
 
     def check_definition(self, node: ast.FunctionDef | ast.ClassDef) -> None:
-        refusal = definition_refusal(node, self.builtins)
+        refusal = definition_refusal(node)
         if refusal is not None:
             raise self.error(*refusal)
 
@@ -303,15 +307,15 @@ class _StaticChecker:
             raise self.error(f"name '{node.id}' is private: names starting with _ are refused", node)
         if node.id in FORBIDDEN_NAMES and node.id not in self.shadowed:
             raise self.error(f"'{node.id}' is not available in programs: {FORBIDDEN_NAMES[node.id]}", node)
-        if isinstance(node.ctx, ast.Store) and node.id in self.builtins:
+        if isinstance(node.ctx, ast.Store) and node.id in FIXED_NAMES:
             raise self.error(f"'{node.id}' is a built-in name and cannot be assigned", node)
-        if isinstance(node.ctx, ast.Del) and node.id in self.builtins:
+        if isinstance(node.ctx, ast.Del) and node.id in FIXED_NAMES:
             raise self.error(f"'{node.id}' is a built-in name and cannot be deleted", node)
 
     def check_attribute(self, node: ast.Attribute) -> None:
         # NOTE [own names]: an underscore name the program defines somewhere; checked again on the
         # object it is read from, which must be the program's own.
-        owner = _static_namespace(node.value, self.builtins)
+        owner = _static_namespace(node.value, self.builtins, self.bound)
         refusal = attribute_refusal(node.attr, own=node.attr in self.own_names)
         if refusal is not None and id(node) in self.called_with_own:
             refusal = None  # called, its function checked where it runs (tensor_hooks.py)
@@ -371,13 +375,13 @@ class _StaticChecker:
             raise self.error(WITH_REFUSAL, call)
         func = call.func
         if isinstance(func, ast.Attribute):
-            owner = _static_namespace(func.value, self.builtins)
+            owner = _static_namespace(func.value, self.builtins, self.bound)
             if owner is not None and not isinstance(owner.members.get(func.attr), GradModeEntry):
                 raise self.error(WITH_REFUSAL, call)
         flagged = isinstance(func, ast.Attribute) and func.attr == "set_grad_enabled"
         if flagged and (len(call.args) != 1 or call.keywords):
             raise self.error("with torch.set_grad_enabled(...): takes one True or False", call)
-        hooks = (func.attr if isinstance(func, ast.Attribute) else func.id) in SAVED_HOOKS
+        hooks = (func.attr if isinstance(func, ast.Attribute) else func.id) in (*SAVED_HOOKS, "autocast")
         if (call.args or call.keywords) and not flagged and not hooks:  # hooks: checked as they run
             raise self.error(f"{_dotted(call.func)}() takes nothing here: write it with empty brackets", call)
 
@@ -391,7 +395,8 @@ WITH_REFUSAL = "only with torch.no_grad(): and with torch.enable_grad(): are par
 IMPORTABLE = (
     "torch, torch.nn, torch.nn.functional, torch.nn.init, torch.optim, torch.optim.lr_scheduler, "
     "torch.autograd (and its variable and function), torch.utils.data, torch.utils.checkpoint, "
-    "torch.distributions, torch.linalg, torch.fft, torch.special, math, random, time, argparse, "
+    "torch.distributions, torch.amp, torch.cuda.amp, torch.linalg, torch.fft, torch.special, math, "
+    "random, time, argparse, "
     "logging, warnings, copy, collections, itertools, functools, typing and tqdm"
 )
 # Modules snippets often import that stay out, with the reason a learner is shown.
@@ -464,7 +469,7 @@ def import_bindings(
     for name, value in out:
         if name.startswith("_") or name in FORBIDDEN_NAMES:
             raise refuse(f"an import cannot bind the name '{name}': pick another")
-        if name in builtins and builtins[name] is not value:
+        if name in FIXED_NAMES and builtins.get(name) is not value:
             raise refuse(f"'{name}' is a built-in name: this import would replace it; pick another")
     return out
 
@@ -507,13 +512,14 @@ def _version_string(owner: Namespace | None, node: ast.Attribute) -> bool:
     )
 
 
-def _static_namespace(node: ast.expr, builtins: dict[str, Any]) -> Namespace | None:
-    """The module ``node`` names, when that is known without running anything."""
+def _static_namespace(node: ast.expr, builtins: dict[str, Any], bound: frozenset[str]) -> Namespace | None:
+    """The module ``node`` names, when that is known without running anything: never a name the
+    program binds, which may hold a value of its own (NOTE [own names over built-in ones])."""
     if isinstance(node, ast.Name):
-        value = builtins.get(node.id)
+        value = builtins.get(node.id) if node.id not in bound or node.id in FIXED_NAMES else None
         return value if isinstance(value, Namespace) else None
     if isinstance(node, ast.Attribute):
-        owner = _static_namespace(node.value, builtins)
+        owner = _static_namespace(node.value, builtins, bound)
         member = owner.members.get(node.attr) if owner is not None else None
         return member if isinstance(member, Namespace) else None
     return None

@@ -96,6 +96,10 @@ def check_settings(where: str, settings: Mapping[str, Any]) -> None:
 
 
 def check_number_setting(where: str, name: str, value: Any) -> None:
+    """A setting of plain numbers; ``lr`` may be a one-element tensor, as PyTorch's optimizers type
+    it (``lr: float | Tensor``), which PyTorch checks itself."""
+    if name == "lr" and isinstance(value, torch.Tensor) and value.numel() == 1:
+        return
     numbers = (bool, int, float)
     items = value if isinstance(value, (tuple, list)) and name == "betas" else (value,)
     if len(items) > MAX_SETTING_ITEMS or not all(isinstance(item, numbers) for item in items):

@@ -228,6 +228,8 @@ def language_names() -> dict[str, Any]:
         "all": all,
         "divmod": divmod,
         "slice": slice,
+        # ``class Meter(object):`` is a class with no base; ``object()`` a sentinel (NOTE [object]).
+        "object": object,
         # Called by the evaluator itself, as they call the program's functions (NOTE [program types]).
         "isinstance": isinstance,
         "type": type,

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import torch
 
 from app.core.language.objects import Checked
+from app.core.language.safe_builtins import SafeBuiltin
 from app.core.language.whitelist import Namespace
 from app.core.sizing.limits import MAX_INT_BITS, MAX_NESTING, MAX_SEQUENCE
 
@@ -261,5 +262,7 @@ def kind(value: Any) -> str:
         return "a module"
     if isinstance(value, Checked):
         return value.kind
+    if isinstance(value, SafeBuiltin):
+        return f"the built-in {value.name}"
     name = type(value).__name__
     return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"

@@ -16,7 +16,9 @@ from typing import Any
 
 import torch
 
+from app.core.language.amp import AutocastEntry, autocast_context
 from app.core.language.data import ProgramLoader
+from app.core.language.definitions import FIXED_NAMES
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import Break, Continue, Return, first_line
 from app.core.language.grammar import INPLACE
@@ -120,7 +122,10 @@ class Statements:
     def import_statement(self, node: ast.Import | ast.ImportFrom) -> None:
         ev = self.ev
         for name, value in import_bindings(node, field=ev.field, source=ev.source):
-            if name not in ev.builtins:  # the built-in names are bound to these very objects
+            scope = ev.scope.owner_of(name) if ev.scope is not None else None
+            if scope is not None:  # an import in a function binds a local name, as in Python
+                scope.values[name] = value
+            elif name in ev.env or ev.builtins.get(name) is not value:  # nn, F: these very objects
                 ev.env[name] = value
 
     def pass_statement(self, node: ast.stmt) -> None:
@@ -316,6 +321,9 @@ class Statements:
                 if isinstance(mode, SavedHooksEntry):  # saved_tensors_hooks(pack, unpack), save_on_cpu()
                     stack.enter_context(saved_hooks_context(self.ev, mode, item.context_expr))
                     continue
+                if isinstance(mode, AutocastEntry):  # NOTE [mixed precision]
+                    stack.enter_context(autocast_context(self.ev, mode, item.context_expr))
+                    continue
                 enabled = mode.enabled if mode.enabled is not None else self.grad_flag(item.context_expr)
                 stack.enter_context(torch.enable_grad() if enabled else torch.no_grad())
             self.ev.block(node.body)
@@ -415,7 +423,7 @@ class Statements:
     def bind(self, name: str, value: Any, node: ast.AST) -> None:
         """``name = value`` where Python would put it (NOTE [program scopes])."""
         ev = self.ev
-        if name in ev.builtins:
+        if name in FIXED_NAMES:  # NOTE [own names over built-in ones]
             raise ev.error(f"'{name}' is a built-in name and cannot be assigned", node)
         scope = ev.scope.owner_of(name) if ev.scope is not None else None
         if scope is None:
@@ -434,7 +442,7 @@ class Statements:
             ev.refuse_growth(owner, value, removed, node)
             owner[index] = value
             ev.sizes.changed(owner, value, removed)
-        elif isinstance(owner, ParamGroupProxy):  # NOTE [parameter groups]
+        elif isinstance(owner, (ParamGroupProxy, ContainerProxy)):  # NOTE [parameter groups]
             ev.apply(owner.set_item, [index, value], {}, node)
         elif isinstance(owner, dict):
             self.set_key(owner, index, value, node)

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from app.core.language.amp import AutocastEntry, amp_members
 from app.core.language.autograd_functional import functional_members
 from app.core.language.copies import copy_members
 from app.core.language.data import data_members
@@ -289,7 +290,9 @@ def build_namespaces() -> dict[str, Any]:
     utils = Namespace(
         "torch.utils", {"data": Namespace("torch.utils.data", data_members()), "checkpoint": checkpoint}
     )
-    cuda = Namespace("torch.cuda", _cuda_members())
+    cuda = Namespace(
+        "torch.cuda", {**_cuda_members(), "amp": Namespace("torch.cuda.amp", amp_members("torch.cuda.amp"))}
+    )
     backends = Namespace("torch.backends", {"cudnn": Namespace("torch.backends.cudnn")})
     torch_members = _members(torch, TORCH_FUNCTIONS | TORCH_DTYPES)
     for name in ("linalg", "fft", "special"):  # NOTE [torch surface]
@@ -311,6 +314,8 @@ def build_namespaces() -> dict[str, Any]:
         no_grad=GradModeEntry("no_grad", enabled=False),
         enable_grad=GradModeEntry("enable_grad", enabled=True),
         set_grad_enabled=GradModeEntry("set_grad_enabled", enabled=None),
+        amp=Namespace("torch.amp", amp_members("torch.amp")),  # NOTE [mixed precision]
+        autocast=AutocastEntry("autocast", enabled=None),
     )
     builtins = {name: SafeBuiltin(name, fn) for name, fn in BUILTINS.items()}
     # nn and optim are bound from the start, as F is: a pasted snippet may leave out its imports.

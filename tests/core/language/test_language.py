@@ -226,7 +226,7 @@ PARSE_REFUSALS = [
     ("for x[0] in x:\n    y = 1", 1, 5, "a for loop names its items with plain names"),
     ("with x:\n    y = x", 1, 6, "only with torch.no_grad(): and with torch.enable_grad():"),
     ("with torch.no_grad() as g:\n    y = x", 1, 25, "with ... as is not needed"),
-    ("del print", 1, 5, "'print' is a built-in name and cannot be deleted"),
+    ("del torch", 1, 5, "'torch' is a built-in name and cannot be deleted"),
     ("break", 1, 1, "break can only be used inside a for loop"),
     ("y: int = 1 << 2", 1, 10, "bit shifts (<< and >>) are not allowed"),  # an annotated value is checked
     ("y = x is w", 1, 5, "'is' compares object identity; compare with None only"),
@@ -318,7 +318,7 @@ EVAL_REFUSALS = [
     ("y = x.view(7)", 1, 5, "PyTorch says: shape '[7]' is invalid for input of size 3"),
     ("y = 1 / 0", 1, 5, "Python says: division by zero"),
     ("a, b = x", 1, 1, "cannot unpack this value into 2 names"),
-    ("len = 3", 1, 1, "'len' is a built-in name and cannot be assigned"),
+    ("del len", 1, 5, "'len' is a built-in name and cannot be deleted"),
     ("y = x.add_(1)", 1, 5, "PyTorch says: a leaf Variable that requires grad is being used in an in-place"),
 ]
 
@@ -1142,7 +1142,7 @@ REFUSED = [
     ("from torch.nn import Lineer", 1, 1, "torch.nn.Lineer is not available in programs (did you mean"),
     ("from torch import *", 1, 1, "import * is not allowed"),
     ("from torch import save", 1, 1, "torch.save is not available in programs"),
-    ("import torch.nn as F", 1, 1, "'F' is a built-in name: this import would replace it"),
+    ("import math as torch", 1, 1, "'torch' is a built-in name: this import would replace it"),
     ("import torch as _t", 1, 1, "an import cannot bind the name '_t'"),
     ("from torch import nn as eval", 1, 1, "an import cannot bind the name 'eval'"),
     (
@@ -1157,7 +1157,7 @@ REFUSED = [
     ("del w.__dict__", 1, 5, "attribute '__dict__' is private"),
     ("y = getattr(w, 'grad')", 1, 5, "'getattr' is not available in programs"),
     ("for open in range(2):\n    pass", 1, 5, "'open' is not available in programs"),
-    ("for print in range(2):\n    pass", 1, 5, "'print' is a built-in name and cannot be assigned"),
+    ("for super in range(2):\n    pass", 1, 5, "'super' is a built-in name and cannot be assigned"),
     ("torch.autograd.grad = 1", 1, 1, "torch.autograd.grad cannot be assigned"),
     ("print(f'{w:>999999999}')", 1, 7, "f-string widths and precisions are limited to 100"),
     ("print(f'{w:.{2}f}')", 1, 7, "a format spec is written out in f-strings here"),
@@ -1259,7 +1259,7 @@ def test_a_checked_object_refuses_what_it_does_not_list(code: str, message: str)
         ("lin.to('meta')", "so an nn.Linear module cannot move to meta"),
         ("g = opt.param_groups[0].state", "'state' is not available on a parameter group"),
         ("opt.step(print)", "step() takes no closure in programs"),
-        ("lin.weight = lin.bias", "'weight' cannot be assigned on an nn.Linear module"),
+        ("lin.weight = print", "'weight' cannot be assigned on an nn.Linear module"),
     ],
 )
 def test_real_modules_and_optimizers_keep_hooks_state_and_closures_out(code: str, message: str) -> None:

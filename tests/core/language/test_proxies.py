@@ -320,11 +320,17 @@ def test_module_members_not_listed_are_refused(name: str) -> None:
         assert name not in proxy.members()
 
 
-def test_nothing_may_be_assigned_on_a_module() -> None:
+def test_nothing_but_its_parameters_may_be_assigned_on_a_module() -> None:
     lin = NN["Linear"](2, 2)
-    for name in ("weight", "training", "forward", "_parameters"):
+    for name in ("training", "forward", "_parameters"):
         with pytest.raises(KeyError):
             lin.set_attribute(name, torch.zeros(2, 2))
+    with pytest.raises(KeyError):  # NOTE [module attributes]: no evaluator object reaches a layer
+        lin.set_attribute("weight", object())
+    with pytest.raises(TypeError, match=r"torch\.nn\.Parameter or None expected"):  # PyTorch's own
+        lin.set_attribute("weight", torch.zeros(2, 2))
+    lin.set_attribute("weight", torch.nn.Parameter(torch.ones(2, 2)))
+    assert torch.equal(lin.get_attribute("weight"), torch.ones(2, 2))
 
 
 def test_members_are_public_and_every_one_answers() -> None:
@@ -496,7 +502,7 @@ def test_optimizer_errors_are_pytorchs_own() -> None:
         (lambda w: OPTIM["SGD"]([{"params": [w]}], lr=0.1), "list of tensors"),
         (lambda w: OPTIM["SGD"](NN["Linear"](2, 2), lr=0.1), r"parameters\(\)"),
         (lambda w: OPTIM["SGD"](w, lr=0.1), "list of tensors"),
-        (lambda w: OPTIM["SGD"]([w], lr=torch.tensor(0.1)), "plain number"),
+        (lambda w: OPTIM["SGD"]([w], lr=torch.ones(2)), "plain number"),
         (lambda w: OPTIM["Adam"]([w], betas=(torch.tensor(0.9), 0.99)), "plain number"),
         (lambda w: OPTIM["Adam"]([w], foreach=True), "no setting 'foreach'"),
         (lambda w: OPTIM["Adam"]([w], capturable=True), "no setting 'capturable'"),

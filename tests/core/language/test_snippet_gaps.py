@@ -143,7 +143,7 @@ def test_a_group_gives_the_parameters_themselves_as_a_new_list() -> None:
     [
         ("g['foo'] = 1", "only its settings can be assigned"),
         ("g['params'] = []", "only its settings can be assigned"),
-        ("g['lr'] = torch.ones(1)", "takes a plain number for lr, not a tensor"),
+        ("g['lr'] = torch.ones(2)", "takes a plain number for lr, not a tensor"),
         ("g['lr'] = 'fast'", "takes a plain number for lr"),
         ("x = g._group", "attribute '_group' is private"),
         ("x = g.keys()", "'keys' is not available on a parameter group"),
