@@ -22,6 +22,8 @@ from app.core.language.hints import with_run_hint
 from app.core.language.instances import ProgramFunction, ProgramModuleProxy, ProgramObject
 from app.core.language.kinds import is_instance, type_of
 from app.core.language.members import listed_callables, method_caller
+from app.core.language.module_hooks import MODULE_HOOKS, register_module_hook
+from app.core.language.module_proxies import ModuleProxy
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.program_data import loader_length
 from app.core.language.python_methods import (
@@ -216,6 +218,8 @@ class Calls:
             return ev.apply(fn, args, kwargs, node)
         if isinstance(owner, torch.Tensor):
             return self.tensor_method(owner, node, func)
+        if isinstance(owner, ModuleProxy) and func.attr in MODULE_HOOKS:  # module_hooks.py
+            return register_module_hook(ev, owner, func.attr, node)
         if isinstance(owner, Checked):
             return ev.classes.call_method(owner, func, node)
         if isinstance(owner, PYTHON_METHOD_OWNERS):
