@@ -31,7 +31,6 @@ from app.core.language.definitions import (
 from app.core.language.grammar import (
     ALLOWED_NODES,
     FORBIDDEN_NAMES,
-    IDENTITY_REFUSALS,
     REFUSALS,
     RUN_HINT,
     attribute_refusal,
@@ -238,8 +237,6 @@ class _StaticChecker:
             raise self.error(f"keyword '{node.arg}' is private: names starting with _ are refused", node)
         elif isinstance(node, ast.Constant):
             self.check_constant(node)
-        elif isinstance(node, ast.Compare):
-            self.check_identity(node)
         elif isinstance(node, ast.FormattedValue):
             self.check_format(node)
         elif isinstance(node, ast.Call):
@@ -332,13 +329,6 @@ class _StaticChecker:
         if isinstance(node.value, str) and len(node.value) > MAX_TEXT:
             raise self.error(f"text constants are limited to {MAX_TEXT:,} characters", node)
 
-    def check_identity(self, node: ast.Compare) -> None:
-        """``is`` and ``is not`` only against None (``p.grad is not None``)."""
-        lefts = [node.left, *node.comparators[:-1]]
-        for op, left, right in zip(node.ops, lefts, node.comparators, strict=True):
-            if type(op) in IDENTITY_REFUSALS and not (_is_none(left) or _is_none(right)):
-                raise self.error(IDENTITY_REFUSALS[type(op)], node)
-
     def check_format(self, node: ast.FormattedValue) -> None:
         """``f"{loss:.4f}"``: a written-out spec, no wider than MAX_FORMAT_WIDTH (``{x:>999999999}``)."""
         spec = node.format_spec
@@ -413,10 +403,6 @@ def _cudnn_setting(owner: Namespace, node: ast.Attribute) -> bool:
         and node.attr in CUDNN_SETTINGS
         and isinstance(node.ctx, ast.Store)
     )
-
-
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _dotted(node: ast.expr) -> str:
