@@ -25,11 +25,11 @@ from app.core.language.grammar import attribute_refusal, missing_member
 from app.core.language.graph_nodes import grad_fn_view
 from app.core.language.hints import with_run_hint
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
+from app.core.language.performance_settings import is_setting
 from app.core.language.python_errors import SuperMethod, lacks_member, read_missing
 from app.core.language.python_methods import lacks_attribute
 from app.core.language.python_values import kind
 from app.core.language.whitelist import (
-    CUDNN_SETTINGS,
     Namespace,
     build_namespaces,
     result_fields,
@@ -193,9 +193,9 @@ class Members:
                 self.ask(owner.set_attribute, [name, value], node)
             except NotListed:
                 raise ev.error(f"'{name}' cannot be assigned on {owner.kind}", node) from None
-        elif isinstance(owner, Namespace) and owner.path == "torch.backends.cudnn" and name in CUDNN_SETTINGS:
+        elif isinstance(owner, Namespace) and is_setting(owner.path, name):  # performance_settings.py
             if not isinstance(value, bool):
-                raise ev.error(f"torch.backends.cudnn.{name} takes True or False", node)
+                raise ev.error(f"{owner.path}.{name} takes True or False", node)
             # Accepted and left as it is: a recording's kernels are chosen where it runs (CPU, or
             # the device picked in the window), and the setting would outlive the program.
         elif isinstance(owner, torch.Tensor):

@@ -39,11 +39,12 @@ from app.core.language.grammar import (
     with_run_hint,
 )
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
+from app.core.language.performance_settings import is_setting
 from app.core.language.positions import error_at, index_position, source_lines
 from app.core.language.python_methods import format_spec_refusal
 from app.core.language.python_modules import ListedFunction
 from app.core.language.saved_hooks import SAVED_HOOKS
-from app.core.language.whitelist import CUDNN_SETTINGS, Namespace, build_namespaces, python_modules
+from app.core.language.whitelist import Namespace, build_namespaces, python_modules
 from app.core.model.errors import ProgramError
 from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
 
@@ -399,8 +400,7 @@ FUTURE_FEATURES = frozenset(
 def _cudnn_setting(owner: Namespace, node: ast.Attribute) -> bool:
     """``torch.backends.cudnn.deterministic = ...``: the one module attribute a program may assign."""
     return (
-        owner.path == "torch.backends.cudnn"
-        and node.attr in CUDNN_SETTINGS
+        is_setting(owner.path, node.attr)  # performance_settings.py
         and isinstance(node.ctx, ast.Store)
     )
 
