@@ -684,18 +684,18 @@ CASES: list[Case] = [
     # -- programs: hooks, which would run code of their own -----------------------------
     program_refused(
         "a forward hook",
-        LINEAR + "h = lin.register_forward_hook(print)\n",
+        LINEAR + "h = lin.register_forward_hook(torch.relu)\n",
         4,
-        5,
-        "'register_forward_hook' is not available",
+        31,
+        "register_forward_hook(hook) takes a function the program defines",
         "record",
     ),
     program_refused(
         "a backward hook",
-        LINEAR + "h = lin.register_full_backward_hook(print)\n",
+        LINEAR + "h = lin.register_full_backward_hook(torch.relu)\n",
         4,
-        5,
-        "'register_full_backward_hook' is not available",
+        37,
+        "register_full_backward_hook(hook) takes a function the program defines",
         "record",
     ),
     program_refused(

@@ -5,9 +5,11 @@ and its inputs. In a program the function is something the program holds that ca
 module (``nn.Linear(2, 3)``) or a listed function bound by name (``from torch import tanh``).
 PyTorch's own implementation runs, through the object's checked call, inside one call of the
 language, so the size guard sees every operation of the forward and backward passes it makes;
-its internal ``autograd.grad`` calls are its own, not recorded calls of the program. Only
-``create_graph`` and ``strict`` may be set: ``vectorize`` and the forward-mode strategy run
-through ``vmap``, which the guard does not follow.
+its internal ``autograd.grad`` calls are its own, not recorded calls of the program. Every
+keyword each function documents (``create_graph``, ``strict``, ``vectorize``, ``strategy``,
+``outer_jacobian_strategy``, ``v``) is passed to PyTorch, which checks it: ``vectorize`` and the
+forward-mode strategy run the function under ``vmap``, whose batched operations reach the size
+guard as the real, batched tensors they compute on.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from app.core.language.objects import Checked
 __all__ = ["FUNCTIONAL_AUTOGRAD", "functional_members"]
 
 FUNCTIONAL_AUTOGRAD = ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")
-SETTINGS = frozenset({"create_graph", "strict"})
+SETTINGS = frozenset({"create_graph", "strict", "vectorize", "strategy", "outer_jacobian_strategy", "v"})
 
 
 def functional_members() -> dict[str, Any]:
@@ -46,9 +48,9 @@ def _checked(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
                 f"{where} takes something the program can call first, such as a module "
                 "(nn.Linear(2, 1)) or a function imported by name (from torch import tanh)"
             )
-        for key, value in kwargs.items():
-            if key not in SETTINGS or not isinstance(value, bool):
-                raise refused(f"{where} takes only create_graph= and strict= (True or False) here")
+        unknown = sorted(set(kwargs) - SETTINGS)
+        if unknown:  # PyTorch's own TypeError names the keyword; no other keyword reaches it
+            raise TypeError(f"{name}() got an unexpected keyword argument '{unknown[0]}'")
         return real(func.call, inputs, *args, **kwargs)
 
     call.__name__ = name

@@ -18,14 +18,17 @@ from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, first_line
 from app.core.language.generators import GENERATOR
 from app.core.language.gradchecks import GRADCHECK_SETTINGS, MAX_CHECKED_ELEMENTS, GradCheck
+from app.core.language.grammar import attribute_refusal
 from app.core.language.hints import with_run_hint
 from app.core.language.instances import ProgramFunction, ProgramModuleProxy, ProgramObject
 from app.core.language.kinds import is_instance, type_of
 from app.core.language.members import listed_callables, method_caller
+from app.core.language.module_hooks import MODULE_HOOKS, register_module_hook
 from app.core.language.module_proxies import ModuleProxy
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.optimizer_proxies import OptimizerProxy
 from app.core.language.program_data import loader_length
+from app.core.language.python_errors import call_member, lacks_member, read_missing
 from app.core.language.python_methods import (
     GROWING_LIST_METHODS,
     PYTHON_METHOD_OWNERS,
@@ -232,6 +235,8 @@ class Calls:
             return ev.apply(fn, args, kwargs, node)
         if isinstance(owner, torch.Tensor):
             return self.tensor_method(owner, node, func)
+        if isinstance(owner, ModuleProxy) and func.attr in MODULE_HOOKS:  # module_hooks.py
+            return register_module_hook(ev, owner, func.attr, node)
         if isinstance(owner, Checked):
             return ev.classes.call_method(owner, func, node)
         if isinstance(owner, PYTHON_METHOD_OWNERS):
@@ -285,6 +290,11 @@ class Calls:
         ev = self.ev
         if func.attr == "register_hook":  # with a function of the program's (tensor_hooks.py)
             return register_hook(ev, owner, node)
+        if lacks_member(owner, func.attr) and attribute_refusal(func.attr) is None:
+            return ev.apply(read_missing, [owner, func.attr], {}, func)  # python_errors.py
+        if ev.members.is_tensor_value(func):  # x.requires_grad(): Python's TypeError
+            args, kwargs = self.arguments(node)
+            return ev.apply(call_member, [owner, func.attr, *args], kwargs, node)
         ev.members.check_tensor_method(func)
         if func.attr in LETTING_GO_TENSOR_METHODS:
             ev.let_go = True  # y.detach_() lets go of y's graph (NOTE [calls that let go])

@@ -22,6 +22,7 @@ from app.core.language.grammar import BINOPS, COMPARE, UNARY
 from app.core.language.instances import ContainerProxy, ProgramModuleProxy, ProgramObject
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
 from app.core.language.optimizer_proxies import ParamGroupProxy
+from app.core.language.python_identity import IDENTITY
 from app.core.language.python_methods import percent_text
 from app.core.language.python_values import kind, python_arith_refusal
 from app.core.language.raised import raised_error
@@ -217,7 +218,8 @@ class Expressions:
         result: Any = True
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.eval(right_node)
-            result = self.ev.apply(COMPARE[type(op)], [left, right], {}, node)
+            compare = IDENTITY.get(type(op), COMPARE[type(op)])  # `is`: python_identity.py
+            result = self.ev.apply(compare, [left, right], {}, node)
             if len(node.ops) > 1 and not self.truth_of(result, node):
                 return result
             left = right

@@ -24,7 +24,6 @@ __all__ = [
     "CLASS_METHOD_NAMES",
     "COMPARE",
     "FORBIDDEN_NAMES",
-    "IDENTITY_REFUSALS",
     "INPLACE",
     "REFUSALS",
     "RUN_HINT",
@@ -74,19 +73,11 @@ COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.LtE: operator.le,
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
-    ast.Is: operator.is_,  # only against None: ``p.grad is None`` (see IDENTITY_REFUSALS)
+    ast.Is: operator.is_,  # of what stand-ins stand for, in evaluation (python_identity.py)
     ast.IsNot: operator.is_not,
     ast.In: lambda item, container: item in container,
     ast.NotIn: lambda item, container: item not in container,
 }
-# ``is`` compares identity, which the language only allows against None.
-IDENTITY_REFUSALS: dict[type[ast.cmpop], str] = {
-    ast.Is: "'is' compares object identity; compare with None only (x.grad is None), values with ==",
-    ast.IsNot: (
-        "'is not' compares object identity; compare with None only (x.grad is not None), values with !="
-    ),
-}
-
 ALLOWED_NODES: tuple[type[ast.AST], ...] = (
     ast.Module,
     ast.Expression,

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from app.core.language.classes import SuperProxy
 from app.core.language.denials import denied_attribute
 from app.core.language.evaluation import Evaluation
 from app.core.language.flow import HAS_MEMBERS, NotListed
@@ -24,10 +25,11 @@ from app.core.language.grammar import attribute_refusal, missing_member
 from app.core.language.graph_nodes import grad_fn_view
 from app.core.language.hints import with_run_hint
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
+from app.core.language.performance_settings import is_setting
+from app.core.language.python_errors import SuperMethod, lacks_member, read_missing
 from app.core.language.python_methods import lacks_attribute
 from app.core.language.python_values import kind
 from app.core.language.whitelist import (
-    CUDNN_SETTINGS,
     Namespace,
     build_namespaces,
     python_modules,
@@ -67,6 +69,8 @@ class Members:
                 raise ev.error(f"{owner.path}.{node.attr} is a function: call it", node)
             return member  # act=nn.ReLU, fn=F.relu: a listed function held to call later
         if isinstance(owner, torch.Tensor):
+            if lacks_member(owner, node.attr) and attribute_refusal(node.attr) is None:
+                return ev.apply(read_missing, [owner, node.attr], {}, node)  # Python's AttributeError
             self.check_tensor_attr(node)
             value = ev.apply(_reader(node.attr), [owner], {}, node)
             if node.attr == "grad_fn":  # a view of the node, never the node (NOTE [grad_fn views])
@@ -74,6 +78,8 @@ class Members:
             if callable(value):
                 raise ev.error(f"'{node.attr}' is a method: call it, as in x.{node.attr}()", node)
             return value
+        if isinstance(owner, SuperProxy) and node.attr == "__init__":
+            return SuperMethod(f"{owner.kind}.__init__")  # read, not called: python_errors.py
         if isinstance(owner, Checked):
             return self.checked_attribute(owner, node)
         if node.attr in result_fields(owner):
@@ -104,6 +110,11 @@ class Members:
             close = difflib.get_close_matches(node.attr, _tensor_members(), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise self.ev.error(f"tensors have no attribute '{node.attr}'{hint}", node)
+
+    def is_tensor_value(self, func: ast.Attribute) -> bool:
+        """Whether ``x.name`` is a listed tensor member that is a value, not a method."""
+        self.check_tensor_attr(func)
+        return not callable(read_public_attribute(torch.Tensor, func.attr))
 
     def check_tensor_method(self, func: ast.Attribute) -> None:
         """Refuse ``x.name(...)`` unless ``name`` is a listed tensor method."""
@@ -183,9 +194,9 @@ class Members:
                 self.ask(owner.set_attribute, [name, value], node)
             except NotListed:
                 raise ev.error(f"'{name}' cannot be assigned on {owner.kind}", node) from None
-        elif isinstance(owner, Namespace) and owner.path == "torch.backends.cudnn" and name in CUDNN_SETTINGS:
+        elif isinstance(owner, Namespace) and is_setting(owner.path, name):  # performance_settings.py
             if not isinstance(value, bool):
-                raise ev.error(f"torch.backends.cudnn.{name} takes True or False", node)
+                raise ev.error(f"{owner.path}.{name} takes True or False", node)
             # Accepted and left as it is: a recording's kernels are chosen where it runs (CPU, or
             # the device picked in the window), and the setting would outlive the program.
         elif isinstance(owner, torch.Tensor):

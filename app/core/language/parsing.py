@@ -33,7 +33,6 @@ from app.core.language.definitions import (
 from app.core.language.grammar import (
     ALLOWED_NODES,
     FORBIDDEN_NAMES,
-    IDENTITY_REFUSALS,
     REFUSALS,
     RUN_HINT,
     attribute_refusal,
@@ -42,11 +41,12 @@ from app.core.language.grammar import (
     with_run_hint,
 )
 from app.core.language.objects import AutogradEntry, Checked, GradModeEntry
+from app.core.language.performance_settings import is_setting
 from app.core.language.positions import error_at, index_position, source_lines
 from app.core.language.python_methods import format_spec_refusal
 from app.core.language.python_modules import ListedFunction
 from app.core.language.saved_hooks import SAVED_HOOKS
-from app.core.language.whitelist import CUDNN_SETTINGS, Namespace, build_namespaces, python_modules
+from app.core.language.whitelist import Namespace, build_namespaces, python_modules
 from app.core.model.errors import ProgramError
 from app.core.sizing.limits import MAX_DEPTH, MAX_SOURCE_CHARS, MAX_TEXT
 
@@ -242,8 +242,6 @@ class _StaticChecker:
             raise self.error(f"keyword '{node.arg}' is private: names starting with _ are refused", node)
         elif isinstance(node, ast.Constant):
             self.check_constant(node)
-        elif isinstance(node, ast.Compare):
-            self.check_identity(node)
         elif isinstance(node, ast.FormattedValue):
             self.check_format(node)
         elif isinstance(node, ast.Call):
@@ -336,13 +334,6 @@ class _StaticChecker:
         if isinstance(node.value, str) and len(node.value) > MAX_TEXT:
             raise self.error(f"text constants are limited to {MAX_TEXT:,} characters", node)
 
-    def check_identity(self, node: ast.Compare) -> None:
-        """``is`` and ``is not`` only against None (``p.grad is not None``)."""
-        lefts = [node.left, *node.comparators[:-1]]
-        for op, left, right in zip(node.ops, lefts, node.comparators, strict=True):
-            if type(op) in IDENTITY_REFUSALS and not (_is_none(left) or _is_none(right)):
-                raise self.error(IDENTITY_REFUSALS[type(op)], node)
-
     def check_format(self, node: ast.FormattedValue) -> None:
         """``f"{loss:.4f}"``: a written-out spec, no wider than MAX_FORMAT_WIDTH (``{x:>999999999}``)."""
         spec = node.format_spec
@@ -414,14 +405,9 @@ FUTURE_FEATURES = frozenset(
 def _cudnn_setting(owner: Namespace, node: ast.Attribute) -> bool:
     """``torch.backends.cudnn.deterministic = ...``: the one module attribute a program may assign."""
     return (
-        owner.path == "torch.backends.cudnn"
-        and node.attr in CUDNN_SETTINGS
+        is_setting(owner.path, node.attr)  # performance_settings.py
         and isinstance(node.ctx, ast.Store)
     )
-
-
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _dotted(node: ast.expr) -> str:

@@ -38,8 +38,23 @@ __all__ = [
 
 def _overridable_in(module: ModuleType) -> frozenset[str]:
     declared = {id(fn) for fn in torch.overrides.get_testing_overrides()}
-    names = (n for n in dir(module) if id(getattr(module, n, None)) in declared)
+    names = {n for n in dir(module) if id(getattr(module, n, None)) in declared}
+    names |= _in_place_twins(module, names)
     return frozenset(n for n in names if refused_op(n) is None)
+
+
+# y.detach_() lets go of y's graph, which the evaluator notes at the method (NOTE [calls that let go])
+_NO_TWIN = frozenset(["detach"])
+
+
+def _in_place_twins(module: ModuleType, names: set[str]) -> set[str]:
+    """``F.relu_``, ``torch.sigmoid_``: the registry leaves out the in-place twin of an op it
+    declares; the twin is the same ATen op writing its input (``relu_``), which autograd records
+    and the guard sizes as a write. Only twins the module itself exposes, as functions."""
+    twins = (name + "_" for name in names if not name.endswith("_") and name not in _NO_TWIN)
+    return {
+        t for t in twins if callable(getattr(module, t, None)) and not isinstance(getattr(module, t), type)
+    }
 
 
 @cache

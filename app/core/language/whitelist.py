@@ -40,6 +40,7 @@ from app.core.language.module_proxies import nn_members
 from app.core.language.objects import AutogradEntry, GradModeEntry
 from app.core.language.optimizer_proxies import optim_members
 from app.core.language.os_paths import NO_SYSTEM, os_members, os_path_members
+from app.core.language.performance_settings import set_float32_matmul_precision
 from app.core.language.python_modules import math_members, random_members
 from app.core.language.safe_builtins import BUILTINS, SafeBuiltin
 from app.core.language.saved_hooks import graph_members
@@ -74,7 +75,6 @@ from app.core.language.torch_wrappers import (
 from app.core.model.errors import ProgramError
 
 __all__ = [
-    "CUDNN_SETTINGS",
     "RETURN_TYPES_MODULE",
     "TENSOR_TYPES",
     "ZEROED_METHODS",
@@ -176,8 +176,6 @@ TENSOR_TYPES = {
     "IntTensor": (torch.IntTensor, torch.int32),
     "BoolTensor": (torch.BoolTensor, torch.bool),
 }
-# Settings snippets write for reproducible GPU runs; they change nothing the language records.
-CUDNN_SETTINGS = frozenset(["deterministic", "benchmark"])
 
 
 def _members(module: Any, names: frozenset[str]) -> dict[str, Any]:
@@ -293,12 +291,15 @@ def build_namespaces() -> dict[str, Any]:
     cuda = Namespace(
         "torch.cuda", {**_cuda_members(), "amp": Namespace("torch.cuda.amp", amp_members("torch.cuda.amp"))}
     )
-    backends = Namespace("torch.backends", {"cudnn": Namespace("torch.backends.cudnn")})
+    matmul = Namespace("torch.backends.cuda.matmul")  # speed settings (performance_settings.py)
+    cuda_backend = Namespace("torch.backends.cuda", {"matmul": matmul})
+    backends = Namespace("torch.backends", {"cudnn": Namespace("torch.backends.cudnn"), "cuda": cuda_backend})
     torch_members = _members(torch, TORCH_FUNCTIONS | TORCH_DTYPES)
     for name in ("linalg", "fft", "special"):  # NOTE [torch surface]
         path = f"torch.{name}"
         torch_members[name] = Namespace(path, _members(getattr(torch, name), registry_functions(path)))
     torch_members.update(
+        set_float32_matmul_precision=set_float32_matmul_precision,  # performance_settings.py
         empty=_zeroed(torch.zeros, "empty"),  # NOTE [zeroed memory]
         empty_like=_zeroed(torch.zeros_like, "empty_like"),
         __version__=str(torch.__version__),  # NOTE [version string]

@@ -170,7 +170,10 @@ def _unreadable_slot(fn: Any, name: str, exc: RuntimeError) -> SavedSlot:
     single = tensors[0] if len(tensors) == 1 else None
     if not tensors:
         return SavedSlot(name, "tensor")
-    return _tensor_slot(name, tensors, single, None if expected is None else int(expected[1]))
+    try:
+        return _tensor_slot(name, tensors, single, None if expected is None else int(expected[1]))
+    except RuntimeError:  # a vmap or forward-mode wrapper (hessian's forward-mode): no storage
+        return SavedSlot(name, "tensor")
 
 
 _EXPECTED_VERSION = re.compile(r"expected version (\d+)")

@@ -229,7 +229,6 @@ PARSE_REFUSALS = [
     ("del torch", 1, 5, "'torch' is a built-in name and cannot be deleted"),
     ("break", 1, 1, "break can only be used inside a for loop"),
     ("y: int = 1 << 2", 1, 10, "bit shifts (<< and >>) are not allowed"),  # an annotated value is checked
-    ("y = x is w", 1, 5, "'is' compares object identity; compare with None only"),
     ("y = 1 << 100000", 1, 5, "bit shifts (<< and >>) are not allowed"),
     ("y = b'bytes'", 1, 5, "bytes literals are not allowed"),
     ("y = '" + "a" * (MAX_TEXT + 1) + "'", 1, 5, "text constants are limited to 1,000 characters"),
@@ -304,9 +303,9 @@ EVAL_REFUSALS = [
     ("y = x(2)", 1, 5, "'x' is a tensor, not a function: it cannot be called"),
     ("y = torch(2)", 1, 5, "'torch' is a module, not a function"),
     ("y = x.sum", 1, 5, "'sum' is a method: call it, as in x.sum()"),
-    ("y = x.shape()", 1, 5, "'shape' is not a method: drop the ()"),
+    ("y = x.shape()", 1, 5, "'torch.Size' object is not callable"),  # Python's own error
     ("y = torch.float32(x)", 1, 5, "torch.float32 is not a function"),
-    ("y = x.sumx()", 1, 5, "tensors have no attribute 'sumx' (did you mean 'sum'?)"),
+    ("y = x.sumx()", 1, 5, "'Tensor' object has no attribute 'sumx'"),
     (
         "y = x.grad.sum()",  # NOTE [missing attributes]: Python's own error, as a plain run's
         1,
@@ -1254,7 +1253,7 @@ def test_a_checked_object_refuses_what_it_does_not_list(code: str, message: str)
     [
         ("a = lin.state_dict(keep_vars=1)", "state_dict(...) takes prefix= as text and keep_vars="),
         ("lin.load_state_dict(1)", "load_state_dict(...) takes a dict of tensors by name"),
-        ("h = lin.register_forward_hook(print)", "'register_forward_hook' is not available on an nn.Linear"),
+        ("h = lin.register_forward_hook(torch.relu)", "takes a function the program defines"),
         ("lin.apply(5)", "this is an int, not a function"),
         ("lin.to('meta')", "so an nn.Linear module cannot move to meta"),
         ("g = opt.param_groups[0].state", "'state' is not available on a parameter group"),

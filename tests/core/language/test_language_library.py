@@ -302,9 +302,9 @@ def test_autograd_functional_takes_a_module_or_a_function_bound_by_name() -> Non
     out, back = functional.vjp(net, x, torch.ones(2))
     assert torch.equal(env["out"], out) and torch.equal(env["back"], back)
     err = refusal(
-        "lin = nn.Linear(2, 1)\nJ = torch.autograd.functional.jacobian(lin, torch.ones(2), vectorize=True)"
+        "lin = nn.Linear(2, 1)\nJ = torch.autograd.functional.jacobian(lin, torch.ones(2), hidden=True)"
     )
-    assert err.line == 2 and "takes only create_graph= and strict=" in err.message
+    assert err.line == 2 and "unexpected keyword argument 'hidden'" in err.message
     err = refusal("J = torch.autograd.functional.jacobian(3, torch.ones(2))")
     assert "takes something the program can call first" in err.message
 

@@ -294,7 +294,7 @@ def test_tensor_constructors_make_what_pytorch_makes() -> None:
         ("y = torch.Tensor(torch.ones(2), 3)", "takes a list of values"),
         ("y = torch.Tensor([1.0], device='meta')", "takes its values only here"),
         ("y = torch.Tensor([[1.0] * 10000] * 10000)", "the limit is"),
-        ("torch.backends.cudnn.enabled = False", "torch.backends.cudnn.enabled is not available"),
+        ("torch.backends.cudnn.version = 1", "torch.backends.cudnn.version is not available"),
         ("torch.backends.cudnn.deterministic = 1", "takes True or False"),
         ("torch.backends.mps = 1", "torch.backends.mps is not available"),
         ("torch.cuda.is_available = 1", "cannot be assigned"),
