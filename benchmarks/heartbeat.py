@@ -40,6 +40,10 @@ class Heartbeat:
         self.last = 0
         self.gaps: list[tuple[float, str]] = []
         self.ends: list[float] = []  # time.perf_counter() at the tick that ended each gap
+        # the GUI thread's own CPU time in each gap (time.thread_time()): on a loaded machine most of a
+        # wall gap is waiting for a processor; this is the work that ran between two ticks
+        self.cpu_ms: list[float] = []
+        self._cpu_last = 0.0
         self.started = 0.0
         self.phase = "start"  # set from any thread: what is running now
         self._phase_at_last = "start"
@@ -48,19 +52,30 @@ class Heartbeat:
         self.clock.start()
         self.started = time.perf_counter()
         self.last = 0
+        self._cpu_last = time.thread_time()
         self.timer.start()
 
     def _on_tick(self) -> None:
+        cpu = time.thread_time()
+        self.cpu_ms.append((cpu - self._cpu_last) * 1000)
         keep_none_alive()
         now, phase = self.clock.nsecsElapsed(), self.phase
         during = phase if phase == self._phase_at_last else f"{self._phase_at_last} -> {phase}"
         self.gaps.append(((now - self.last) / 1e6, during))
         self.ends.append(time.perf_counter())
         self.last, self._phase_at_last = now, phase
+        self._cpu_last = time.thread_time()  # the tick's own bookkeeping is not the window's work
 
     def stop(self) -> tuple[float, str]:
         self.timer.stop()
         return max(self.gaps, default=(math.nan, "none"))
+
+    def cpu_of_largest(self) -> tuple[float, float]:
+        """The GUI thread's CPU ms in the largest wall gap, and the largest CPU ms in any gap."""
+        if not self.gaps:
+            return (math.nan, math.nan)
+        i = max(range(len(self.gaps)), key=lambda k: self.gaps[k][0])
+        return (self.cpu_ms[i], max(self.cpu_ms))
 
     def top(self, count: int = 3) -> tuple[tuple[float, str], ...]:
         return tuple(sorted(self.gaps, reverse=True)[:count])
@@ -82,6 +97,8 @@ class Responsiveness:
     note: str = ""
     gc_pauses: tuple[tuple[float, int, str], ...] = ()  # slowest (ms, generation, thread) during the load
     top_gaps: tuple[tuple[float, str], ...] = ()  # the largest gaps and what ran meanwhile
+    max_gap_cpu_ms: float = math.nan  # the GUI thread's CPU time inside the largest gap
+    max_cpu_gap_ms: float = math.nan  # the most CPU time the GUI thread spent between two ticks
 
 
 class GcPauses:
@@ -144,14 +161,15 @@ def measure_heartbeat(program: Program, log: Callable[[str], None]) -> Responsiv
         loop.exec()  # the real event loop, as the window runs it
         load_s = time.perf_counter() - start
         gap, phase = beat.stop()
+    gap_cpu, most_cpu = beat.cpu_of_largest()
     session.worker.wait_idle()
     window.hide()  # close() would ask about the unsaved in-memory program (a modal dialog)
     window.deleteLater()
     settle()
     note = f"recording failed: {failed[0]}" if failed else ""
     note = (note + "; " if note else "") + patched
-    log(f"heartbeat: {gap:.1f} ms during {phase}; load {load_s:.1f} s; {note}")
-    return Responsiveness(gap, phase, "window", load_s, note, pauses.slowest(), beat.top())
+    log(f"heartbeat: {gap:.1f} ms ({gap_cpu:.1f} ms CPU) during {phase}; load {load_s:.1f} s; {note}")
+    return Responsiveness(gap, phase, "window", load_s, note, pauses.slowest(), beat.top(), gap_cpu, most_cpu)
 
 
 def _show_seed_first(window: Any) -> None:
