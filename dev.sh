@@ -2,7 +2,7 @@
 # Set up everything Autograd Lens needs, then run it or its tests.
 #
 #   ./dev.sh run [PROGRAM]   install what is missing, open the window
-#   ./dev.sh test [PYTEST ARGS]  install what is missing, run every check and test
+#   ./dev.sh test [PYTEST ARGS]  install what is missing, run every check and test (on every core)
 #
 # Installs (only when missing): Graphviz's `dot`, Xvfb and Chromium from Debian/Ubuntu
 # packages (apt-get, via sudo when not root), a virtualenv in .venv, and the
@@ -60,7 +60,10 @@ case "$cmd" in
     .venv/bin/ruff format --check "${lint[@]}"
     .venv/bin/ruff check "${lint[@]}"
     .venv/bin/mypy
-    exec .venv/bin/python -m pytest "$@"
+    # One worker per core (pytest-xdist; PYTEST_XDIST_AUTO_NUM_WORKERS sets how many). A file's
+    # tests run together on one worker, in their order, sharing its module fixtures; `-n 0`
+    # after the command runs them all in this process, as plain pytest does.
+    exec .venv/bin/python -m pytest -n auto --dist loadfile "$@"
     ;;
   *)
     echo "usage: ./dev.sh run [PROGRAM] | ./dev.sh test [PYTEST ARGS]" >&2

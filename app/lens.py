@@ -33,7 +33,16 @@ __all__ = ["LensRecorder", "record"]
 
 
 class LensRecorder:
-    """What ``with lens.record() as rec:`` gives: the recording once the block ended."""
+    """What ``with lens.record() as rec:`` gives: the recording once the block ended.
+
+    >>> import torch
+    >>> from app import lens
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> with lens.record() as rec:
+    ...     x.square().sum().backward()
+    >>> rec.recording.grads_at_end(0)["x"].tolist()
+    [2.0, 4.0]
+    """
 
     def __init__(self, model: torch.nn.Module | None = None, device: str = "cpu") -> None:
         self._model = model
@@ -63,13 +72,36 @@ class LensRecorder:
 
     @property
     def recording(self) -> Recording:
+        """The :class:`~app.core.model.recording.Recording` of the block; asked for inside the block,
+        a ``RuntimeError`` says it is not ready yet.
+
+        >>> import torch
+        >>> from app import lens
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> with lens.record() as rec:
+        ...     (x * 2).sum().backward()
+        >>> [step.kind for step in rec.recording.timeline.steps]
+        ['node', 'node', 'node', 'call_end', 'forward']
+        """
         if self._recording is None:
             raise RuntimeError("the recording is ready once the `with lens.record()` block has ended")
         return self._recording
 
     def save(self, path: str | Path) -> None:
         """Write the recording to a ``.lens`` file (``python -m app gui FILE.lens`` opens it), or to
-        a path ending in ``.html``, the one-file page that steps through it in any browser."""
+        a path ending in ``.html``, the one-file page that steps through it in any browser.
+
+        >>> import pathlib, tempfile, torch
+        >>> from app import lens
+        >>> from app.core.lensfile import read_lens
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> with lens.record() as rec:
+        ...     (x * 2).sum().backward()
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     rec.save(pathlib.Path(folder, "run.lens"))
+        ...     read_lens(pathlib.Path(folder, "run.lens")) == rec.recording
+        True
+        """
         if str(path).lower().endswith(".html"):
             from app.render.web import write_player
 
@@ -89,13 +121,27 @@ class LensRecorder:
         return inline_player(self._recording, lines=self._lines)
 
     def to_json(self) -> dict[str, Any]:
-        """The recording as the JSON object ``python -m app trace --json`` prints (a dict)."""
+        """The recording as the JSON object ``python -m app trace --json`` prints (a dict).
+
+        >>> import torch
+        >>> from app import lens
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> with lens.record() as rec:
+        ...     (x * 2).sum().backward()
+        >>> [(c["kind"], c["text"]) for c in rec.to_json()["calls"]]
+        [('backward', '(x * 2).sum().backward()')]
+        """
         from app.core.report import to_json
 
         return to_json(self.recording)
 
     def show(self) -> int:
-        """Open the window on the recording; returns when the window is closed."""
+        """Open the window on the recording; returns when the window is closed.
+
+        >>> with lens.record() as rec:  # doctest: +SKIP
+        ...     loss.backward()
+        >>> rec.show()  # doctest: +SKIP
+        """
         import tempfile
 
         from app.ui.main import run_gui
@@ -109,5 +155,14 @@ class LensRecorder:
 
 def record(model: torch.nn.Module | None = None, *, device: str = "cpu") -> LensRecorder:
     """Record the autograd calls made inside a ``with`` block; ``model``'s parameters are
-    named by the variable that holds it (``model.fc1.weight``)."""
+    named by the variable that holds it (``model.fc1.weight``).
+
+    >>> import torch
+    >>> from app import lens
+    >>> model = torch.nn.Linear(2, 1)
+    >>> with lens.record(model) as rec:
+    ...     model(torch.ones(1, 2)).sum().backward()
+    >>> sorted(rec.recording.leaves)
+    ['model.bias', 'model.weight']
+    """
     return LensRecorder(model, device)

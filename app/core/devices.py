@@ -18,6 +18,12 @@ __all__ = ["DeviceInfo", "list_devices", "resolve_device"]
 
 @dataclass(frozen=True)
 class DeviceInfo:
+    """One device torch reports, whether it can be used, and why not when it cannot.
+
+    >>> DeviceInfo("cuda", "CUDA", False, "no GPU").available
+    False
+    """
+
     name: str  # what torch.device() accepts: "cpu", "cuda:0", "mps"
     description: str  # for people: "NVIDIA H200 (cuda:0)"
     available: bool
@@ -51,12 +57,25 @@ def _mps_devices() -> list[DeviceInfo]:
 
 
 def list_devices() -> list[DeviceInfo]:
-    """CPU always; then every CUDA device torch reports, then MPS where torch has it."""
+    """CPU always; then every CUDA device torch reports, then MPS where torch has it.
+
+    >>> list_devices()[0]
+    DeviceInfo(name='cpu', description='CPU', available=True, reason='')
+    """
     return [DeviceInfo("cpu", "CPU", True), *_cuda_devices(), *_mps_devices()]
 
 
 def resolve_device(name: str) -> torch.device:
-    """Check ``name`` against what torch reports; raise a clear :class:`ProgramError` if unusable."""
+    """Check ``name`` against what torch reports; raise a clear :class:`ProgramError` if unusable.
+
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    >>> try:
+    ...     resolve_device("gpu0")
+    ... except ProgramError as exc:
+    ...     print(exc.field, "|", exc.message.split(" (")[0])
+    device | 'gpu0' is not a device name
+    """
     try:
         device = torch.device(name)
     except (RuntimeError, TypeError) as exc:

@@ -152,10 +152,25 @@ def _call_python(call: LegacyCall) -> str:
 
 
 def builtin_names() -> list[str]:
+    """The built-in programs' names, in the order the window lists them.
+
+    >>> "two-losses" in builtin_names()
+    True
+    """
     return [p.stem for p in program_files()]
 
 
 def load_builtin(name: str) -> Program:
+    """The built-in program ``name``; a :class:`ProgramError` names the nearest one when unknown.
+
+    >>> load_builtin("two-losses").title
+    'Backward twice through a shared square'
+    >>> try:
+    ...     load_builtin("two-loss")
+    ... except ProgramError as exc:
+    ...     print(exc.message.split(";")[0])
+    no built-in program 'two-loss' (did you mean 'two-losses'?)
+    """
     for path in program_files():
         if path.stem == name:
             return load_file(path)
@@ -165,7 +180,18 @@ def load_builtin(name: str) -> Program:
 
 
 def load_program(name_or_path: str | Path) -> Program:
-    """A built-in by name, or a ``.toml`` or ``.py`` file by path."""
+    """A built-in by name, or a ``.toml`` or ``.py`` file by path.
+
+    >>> load_program("forgot-retain").name
+    'forgot-retain'
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder, "mine.py")
+    ...     _ = path.write_text("# My program\\nimport torch\\n", encoding="utf-8")
+    ...     program = load_program(path)
+    >>> program.name, program.title
+    ('mine', 'My program')
+    """
     text = str(name_or_path)
     path = Path(text)
     if text in builtin_names() and not path.exists():

@@ -355,9 +355,12 @@ def test_starting_the_window_does_not_import_torch():
     assert out.stdout.strip() == "[]"  # torch loads in the worker, after the window is up
 
 
-def test_a_missing_last_program_falls_back_to_the_seed(qtbot, open_window, settings_path, tmp_path):
+def test_a_missing_last_program_falls_back_to_the_seed(
+    qtbot, open_window, settings_path, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # a short path, whole in the notice (a long one is cut)
     settings = AppSettings(settings_path)
-    settings.last_program = str(tmp_path / "gone.toml")
+    settings.last_program = "gone.toml"
     window = MainWindow(settings)
     qtbot.addWidget(window)
     window.show()

@@ -30,12 +30,30 @@ _PREREAD_LOCK = threading.Lock()
 
 
 def read_lens(path: str | Path) -> Recording:
-    """Read a ``.lens`` file; raises :class:`LensError` for a damaged or newer file."""
+    """Read a ``.lens`` file; raises :class:`LensError` for a damaged or newer file.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder, "notes.lens")
+    ...     _ = path.write_text("not a recording", encoding="utf-8")
+    ...     try:
+    ...         read_lens(path)
+    ...     except LensError as exc:
+    ...         print(exc.message.split(":")[0])
+    this .lens file is damaged or not a recording
+    """
     return open_lens(path)[0]
 
 
 def recording_from_bytes(data: bytes) -> Recording:
-    """The recording in a ``.lens`` file's bytes; raises :class:`LensError` for anything else."""
+    """The recording in a ``.lens`` file's bytes; raises :class:`LensError` for anything else.
+
+    >>> from app.core import load_builtin, record
+    >>> from app.core.lensfile import lens_bytes
+    >>> rec = record(load_builtin("forgot-retain"))
+    >>> recording_from_bytes(lens_bytes(rec)) == rec
+    True
+    """
     return read(split(data)[1])[0]
 
 
@@ -44,7 +62,18 @@ def open_lens(path: str | Path, *, lazy: bool = False) -> tuple[Recording, dict[
     beyond being a JSON object: ``app.render.layout_store`` checks it against the graph.
 
     ``lazy``: its steps are made and checked when first asked for (``reader.read``); a step
-    may then raise :class:`LensError` (the window's stepping says so)."""
+    may then raise :class:`LensError` (the window's stepping says so).
+
+    >>> import pathlib, tempfile
+    >>> from app.core import load_builtin, record
+    >>> from app.core.lensfile import save_lens
+    >>> rec = record(load_builtin("two-losses"))
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     save_lens(rec, pathlib.Path(folder, "a.lens"), layout={"nodes": {}})
+    ...     opened, layout = open_lens(pathlib.Path(folder, "a.lens"))
+    >>> opened == rec, layout
+    (True, {'nodes': {}})
+    """
     if _PREREAD:
         with _PREREAD_LOCK:
             opened = _PREREAD.pop(_file_key(path), None)
@@ -63,6 +92,17 @@ def preread_lens(path: str | Path) -> None:
     A file with a preview is checked as far as its header and its compressed bytes go, and its
     recording is read by :func:`open_lens`, once the window shows the picture; any other file is
     read whole here.
+
+    >>> import pathlib, tempfile
+    >>> from app.core import load_builtin, record
+    >>> from app.core.lensfile import save_lens
+    >>> rec = record(load_builtin("two-losses"))
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder, "a.lens")
+    ...     save_lens(rec, path)
+    ...     preread_lens(path)  # checked now: a damaged file would raise here
+    ...     open_lens(path)[0] == rec  # and not read again
+    True
     """
     key = _file_key(path)  # before reading: a file rewritten meanwhile is not handed over as new
     header, body = split(file_bytes(path))
@@ -80,7 +120,18 @@ def preread_lens(path: str | Path) -> None:
 def lens_preview(path: str | Path) -> Any | None:
     """The preview in a ``.lens`` file's header, as JSON (``app.render.preview`` checks it), or
     None: the file has none, or :func:`preread_lens` read it whole already. Reads at most
-    :data:`HEAD_BYTES` of a file not pre-read; raises no :class:`LensError` (the read does)."""
+    :data:`HEAD_BYTES` of a file not pre-read; raises no :class:`LensError` (the read does).
+
+    >>> import pathlib, tempfile
+    >>> from app.core import load_builtin, record
+    >>> from app.core.lensfile import save_lens
+    >>> rec = record(load_builtin("two-losses"))
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     save_lens(rec, pathlib.Path(folder, "a.lens"), preview={"nodes": []})
+    ...     save_lens(rec, pathlib.Path(folder, "b.lens"))
+    ...     lens_preview(pathlib.Path(folder, "a.lens")), lens_preview(pathlib.Path(folder, "b.lens"))
+    ({'nodes': []}, None)
+    """
     with _PREREAD_LOCK:
         opened = _PREREAD.get(_file_key(path))
     if opened is not None:

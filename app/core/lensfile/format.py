@@ -100,7 +100,15 @@ MAX_DIMS = 64
 
 
 class LensError(UserError):
-    """A ``.lens`` file that cannot be read: damaged, not a recording, or from a newer version."""
+    """A ``.lens`` file that cannot be read: damaged, not a recording, or from a newer version.
+
+    >>> from app.core.lensfile import recording_from_bytes
+    >>> try:
+    ...     recording_from_bytes(b"not a recording")
+    ... except LensError as exc:
+    ...     print(exc.message.split(":")[0])
+    this .lens file is damaged or not a recording
+    """
 
 
 def damaged(what: str) -> LensError:
@@ -118,7 +126,11 @@ def is_lens(source: object) -> TypeGuard[str | Path]:
 
 def code_refusal(code: str) -> str | None:
     """Why a program's text is too long for a recording (None when it is not): the window's
-    editor would freeze laying it out."""
+    editor would freeze laying it out.
+
+    >>> code_refusal("x = 1\\n"), code_refusal("x" * 100_001)
+    (None, 'a line of 100,001 characters, longer than 100,000')
+    """
     if len(code) > MAX_CODE_CHARS:
         return f"more than {MAX_CODE_CHARS:,} characters"
     longest = max(map(len, code.splitlines()), default=0)

@@ -50,7 +50,17 @@ def save_lens(
     preview: Mapping[str, Any] | None = None,
 ) -> None:
     """Write ``recording`` to ``path`` as a ``.lens`` file (with ``layout`` and ``preview``, see
-    :func:`lens_bytes`)."""
+    :func:`lens_bytes`).
+
+    >>> import pathlib, tempfile
+    >>> from app.core import load_builtin, record
+    >>> from app.core.lensfile import read_lens
+    >>> rec = record(load_builtin("two-losses"))
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     save_lens(rec, pathlib.Path(folder, "two-losses.lens"))
+    ...     read_lens(pathlib.Path(folder, "two-losses.lens")) == rec
+    True
+    """
     Path(path).write_bytes(lens_bytes(recording, layout=layout, preview=preview))
 
 
@@ -69,6 +79,11 @@ def lens_bytes(
     (the reader checks only that it is an object: the renderer checks the rest).
     ``preview``: the picture the window paints first (format's NOTE [picture first]), as
     ``app.render.preview`` writes it; a compressed file only, in a header member of its own.
+
+    >>> from app.core import load_builtin, record
+    >>> rec = record(load_builtin("two-losses"))
+    >>> lens_bytes(rec)[:2], lens_bytes(rec, compress=False)[:30]  # gzip's magic; the JSON
+    (b'\\x1f\\x8b', b'{"format":"autograd-lens","ver')
     """
     data = _recording_json(recording)
     if layout is not None:

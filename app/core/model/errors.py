@@ -87,7 +87,11 @@ class ProgramError(UserError):
 
 
 class RecordingTimeout(ProgramError):
-    """A recording ran past its time limit."""
+    """A recording ran past its time limit (``Limits.time_limit_s``): ``record`` raises it.
+
+    >>> issubclass(RecordingTimeout, ProgramError)
+    True
+    """
 
 
 class ProgramRaised(ProgramError):
@@ -96,4 +100,8 @@ class ProgramRaised(ProgramError):
     A recording ends at it with an ``error`` step, as Python would end the
     program; refusals of the language (:class:`ProgramError`) stop the
     recording instead, since nothing real ran.
+
+    >>> exc = ProgramRaised("ValueError: no", field="program", line=3, python_type=ValueError)
+    >>> str(exc), exc.python_type.__name__
+    ('program, line 3: ValueError: no', 'ValueError')
     """

@@ -30,7 +30,11 @@ SlotKind = Literal["tensor", "value", "none"]
 
 @dataclass(frozen=True)
 class LoopMark:
-    """One enclosing loop at a moment of the program: the ``for`` line and the iteration (from 0)."""
+    """One enclosing loop at a moment of the program: the ``for`` line and the iteration (from 0).
+
+    >>> LoopMark(line=4, index=0, count=3)  # the first of three rounds of the loop on line 4
+    LoopMark(line=4, index=0, count=3)
+    """
 
     line: int
     index: int
@@ -58,7 +62,12 @@ class StorageRef(NamedTuple):
 
 @dataclass(frozen=True)
 class SavedSlot:
-    """One ``_saved_<name>`` attribute of a node, as it was at capture time."""
+    """One ``_saved_<name>`` attribute of a node, as it was at capture time.
+
+    >>> slot = SavedSlot("self", "tensor", shape=(2,), storages=(StorageRef("cpu", 4096, 8),))
+    >>> slot.storage
+    ('cpu', 4096)
+    """
 
     name: str
     kind: SlotKind
@@ -79,6 +88,13 @@ class SavedSlot:
 
 @dataclass(frozen=True)
 class GraphNode:
+    """One autograd node (a ``grad_fn``) the recording captured, with its saved slots.
+
+    >>> node = GraphNode("n0", "PowBackward0", "y = x.square()", saved=(SavedSlot("self", "tensor"),))
+    >>> [slot.name for slot in node.tensor_slots]
+    ['self']
+    """
+
     id: str
     name: str  # PyTorch's class name, e.g. "PowBackward0"
     label: str | None  # the program text that made it, or the leaf's name
@@ -98,7 +114,11 @@ class GraphNode:
 
 
 class Edge(NamedTuple):
-    """From a node to one of its ``next_functions``."""
+    """From a node to one of its ``next_functions``.
+
+    >>> Edge("n0", "n1").dst
+    'n1'
+    """
 
     src: str
     dst: str
@@ -106,6 +126,13 @@ class Edge(NamedTuple):
 
 @dataclass(frozen=True)
 class Graph:
+    """The nodes a recording captured and the edges between them, looked up by node id.
+
+    >>> g = Graph((GraphNode("n0", "SumBackward0", "y.sum()"),), ())
+    >>> "n0" in g, g.node("n0").name, len(g)
+    (True, 'SumBackward0', 1)
+    """
+
     nodes: tuple[GraphNode, ...]
     edges: tuple[Edge, ...]
     _index: dict[str, GraphNode] = field(default_factory=dict, compare=False, repr=False)

@@ -30,7 +30,12 @@ _NO_KEYWORDS: Mapping[str, str] = MappingProxyType({})
 
 @dataclass(frozen=True)
 class Program:
-    """The program text (``code``) with its title, summary and notes."""
+    """The program text (``code``) with its title, summary and notes.
+
+    >>> program = Program("import torch\\nx = torch.ones(2)\\n", name="demo")
+    >>> program.lines
+    ['import torch', 'x = torch.ones(2)']
+    """
 
     code: str
     name: str = "program"
@@ -68,6 +73,10 @@ class Call:
 
     ``retain_graph`` is the value the program passed (None when it passed
     none: PyTorch's default then follows ``create_graph``).
+
+    >>> call = Call("backward", 3, 1, 3, 19, "y.sum().backward()")
+    >>> call.retain_graph, call.effective_retain
+    (None, False)
     """
 
     kind: CallKind
@@ -88,7 +97,13 @@ class Call:
 
 @dataclass(frozen=True)
 class CallInfo:
-    """A recorded call: the call, its first and last step, and how it ended."""
+    """A recorded call: the call, its first and last step, and how it ended.
+
+    >>> call = Call("backward", 3, 1, 3, 19, "y.sum().backward()")
+    >>> info = CallInfo(0, call, first_step=1, last_step=4)
+    >>> info.call.text, info.error is None
+    ('y.sum().backward()', True)
+    """
 
     index: int
     call: Call

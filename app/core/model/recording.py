@@ -15,7 +15,15 @@ __all__ = ["Recording"]
 
 @dataclass(frozen=True)
 class Recording:
-    """What one run of a program did, step by step (see ``app.core.recorder.record``)."""
+    """What one run of a program did, step by step (see ``app.core.recorder.record``).
+
+    >>> from app.core import load_builtin, record
+    >>> rec = record(load_builtin("two-losses"))
+    >>> [c.call.text for c in rec.calls]
+    ['y.sum().backward(retain_graph=True)', '(y * 3).sum().backward()']
+    >>> rec.grads_at_end(0)["x"].tolist(), rec.grads_at_end(1)["x"].tolist()
+    ([2.0, 4.0], [8.0, 16.0])
+    """
 
     program: Program
     device: str

@@ -63,6 +63,11 @@ class Step:
     ``call_end`` closes a call; an
     ``error`` step ends the program (``call`` is None when the exception was
     not raised by an autograd call).
+
+    >>> from app.core import load_builtin, record
+    >>> step = record(load_builtin("two-losses")).timeline[2]
+    >>> step.kind, step.call, step.node, dict(step.slot_changes)
+    ('node', 0, 'n0', {('n0', 'self'): 'retained'})
     """
 
     index: int
@@ -98,7 +103,13 @@ class StepHead(NamedTuple):
 
 @dataclass(frozen=True)
 class StepState:
-    """Everything true at one step: the step itself plus the replayed full state."""
+    """Everything true at one step: the step itself plus the replayed full state.
+
+    >>> from app.core import load_builtin, record
+    >>> state = record(load_builtin("forgot-retain")).timeline.state(4)
+    >>> state.step.kind, dict(state.slots)
+    ('call_end', {('n0', 'self'): 'freed'})
+    """
 
     step: Step
     slots: Mapping[SlotKey, SlotState]
@@ -131,6 +142,14 @@ class _Full:
 
 @dataclass
 class Timeline:
+    """Every step of a recording, and the full state at any of them (replayed from checkpoints).
+
+    >>> from app.core import load_builtin, record
+    >>> timeline = record(load_builtin("two-losses")).timeline
+    >>> len(timeline), timeline.call_starts(), timeline.state(10).grads["x"].tolist()
+    (12, (1, 6), [8.0, 16.0])
+    """
+
     steps: Sequence[Step]
     # One per step when ``steps`` makes its steps on demand (NOTE [steps on demand]); else None.
     heads: Sequence[StepHead] | None = field(default=None, repr=False, compare=False)

@@ -120,7 +120,12 @@ def _swapped(raw: bytes, code: str) -> bytes:
 
 @dataclass(frozen=True)
 class Values:
-    """The elements of a tensor, flattened, with its shape and dtype name."""
+    """The elements of a tensor, flattened, with its shape and dtype name.
+
+    >>> grad = Values((2, 2), (1.0, 2.0, 3.0, 4.0))
+    >>> grad.tolist(), grad.numel()
+    ([[1.0, 2.0], [3.0, 4.0]], 4)
+    """
 
     shape: tuple[int, ...]
     flat: tuple[Number, ...] | PackedNumbers  # NOTE [packed values]

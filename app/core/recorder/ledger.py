@@ -49,7 +49,16 @@ HOLDING = frozenset(("alive", "retained", "modified"))  # states whose slot keep
 
 
 def probe_slot(fn: Any, name: str, has_run: bool) -> SlotState:
-    """The state of one tensor slot, read from PyTorch (never assumed)."""
+    """The state of one tensor slot, read from PyTorch (never assumed).
+
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> y = x.exp()
+    >>> probe_slot(y.grad_fn, "result", has_run=False)
+    'alive'
+    >>> y.sum().backward()
+    >>> probe_slot(y.grad_fn, "result", has_run=True)
+    'freed'
+    """
     if released(fn, name):
         return "freed"
     if hooked_packed(fn, name) is not NOT_HOOKED:  # NOTE [saved-tensor hooks]: never unpacked here

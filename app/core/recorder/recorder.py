@@ -592,5 +592,13 @@ def _device_bytes(device: torch.device) -> int:
 
 
 def record(program: Program, device: str = "cpu", *, limits: Limits | None = None) -> Recording:
-    """Run ``program`` on ``device`` and return its recorded timeline."""
+    """Run ``program`` on ``device`` and return its recorded timeline.
+
+    >>> from app.core.loading import load_builtin
+    >>> rec = record(load_builtin("forgot-retain"))
+    >>> rec.calls[1].error.startswith("Trying to backward through the graph a second time")
+    True
+    >>> rec.calls[1].failed_node, rec.graph.node("n0").name
+    ('n0', 'PowBackward0')
+    """
     return ProgramRecorder(program, resolve_device(device), limits or Limits()).run()

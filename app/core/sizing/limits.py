@@ -49,7 +49,11 @@ MAX_OPS_PER_CALL = 20_000  # ATen operations one call of the language may run
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds on what one recording may do."""
+    """Bounds on what one recording may do (``record(program, limits=...)``).
+
+    >>> Limits(time_limit_s=5.0).max_elements
+    10000000
+    """
 
     max_elements: int = 10_000_000  # per tensor, including intermediates and views
     time_limit_s: float = 30.0

@@ -100,8 +100,11 @@ class GraphView(QGraphicsView):
         self.setAccessibleName("Autograd graph")
         self._update_background()
         # NOTE [module groups]: a layout per set of collapsed modules, made once and kept
-        self.modules = ModuleGroups(self)
-        self.minimap = Minimap(self)  # the whole graph in a corner while zoomed in
+        self.modules = ModuleGroups(self, self)
+        self.modules.redrawn.connect(self.modules_changed)
+        self.modules.said.connect(self.layout_said)
+        self.minimap = Minimap(self, self)  # the whole graph in a corner while zoomed in
+        self.minimap.panned.connect(self.learner_zoomed)
 
     def sizeHint(self) -> QSize:
         # QGraphicsView's own hint follows the scene's size: each new graph would ask the window to

@@ -15,18 +15,18 @@ nodes fill every corner it stays hidden (Fit graph shows the whole graph).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QWidget
 
 from app.render.style import PALETTES
 
 if TYPE_CHECKING:
-    from app.ui.graph.graph_view import GraphView
+    from app.render.qt.scene import GraphScene
 
-__all__ = ["Minimap"]
+__all__ = ["MappedView", "Minimap"]
 
 SHARE = 0.22  # the corner's largest side, as a share of the view's side
 LARGEST = QSize(260, 170)  # pixels: a corner, never a second graph
@@ -35,11 +35,44 @@ INSET = 8  # pixels between the corner and the view's edges
 SHOWN_SHARE = 0.9  # the view shows less than this share of the graph's width or height: a corner
 
 
-class Minimap(QWidget):
-    """The corner of ``view``: over its viewport, at the bottom right."""
+class _Reading(Protocol):
+    @property
+    def reading(self) -> str | None: ...
 
-    def __init__(self, view: GraphView) -> None:
-        super().__init__(view)
+
+class MappedView(Protocol):
+    """What the corner reads of a graph view and moves (``GraphView`` is one): the scene shown or
+    waiting to be, its palette, the node its camera shows readable, the viewport and the part of
+    the scene it shows, and Qt's call that centres a scene point."""
+
+    @property
+    def graph_scene(self) -> GraphScene | None: ...
+
+    @property
+    def unshown(self) -> GraphScene | None: ...
+
+    @property
+    def palette_name(self) -> str: ...
+
+    @property
+    def camera(self) -> _Reading: ...
+
+    def viewport(self) -> QWidget: ...
+
+    def mapToScene(self, rect: QRect, /) -> QPolygonF: ...
+
+    def centerOn(self, pos: QPointF, /) -> None: ...
+
+
+class Minimap(QWidget):
+    """The corner of ``view``, a child of ``parent`` (the view's widget, whose coordinates the
+    viewport's geometry is in): over the viewport, at the bottom right. ``panned``: the learner
+    clicked or dragged in it, and the view was centred there."""
+
+    panned = Signal()
+
+    def __init__(self, view: MappedView, parent: QWidget) -> None:
+        super().__init__(parent)
         self._view = view
         self._pixmap: QPixmap | None = None
         self._key: tuple[object, ...] = ()
@@ -186,7 +219,7 @@ class Minimap(QWidget):
         ):
             return
         self._view.centerOn(self.scene_point(event.position()))
-        self._view.learner_zoomed.emit()  # the learner's own pan: following stops
+        self.panned.emit()  # the learner's own pan: following stops
         event.accept()
 
     def scene_point(self, point: QPointF) -> QPointF:

@@ -15,23 +15,40 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Hashable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QPoint, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QWidget
 
 from app.core.model.recording import Recording
 from app.render.layout import Layout, LayoutError, layout_graph
 from app.render.modules import ModuleGroup, module_groups
 from app.render.qt.boxes import NodeItem
-from app.ui.graph.pointer import box_at, dot_at
+from app.ui.graph.pointer import PointedView, box_at, dot_at
 from app.ui.runtime.worker import GcPause
 
 if TYPE_CHECKING:
-    from app.ui.graph.graph_view import GraphView
+    from app.core.model.timeline import StepState
+    from app.render.states import ShownStates
 
-__all__ = ["ModuleGroups", "ModuleLayouts"]
+__all__ = ["GroupedView", "ModuleGroups", "ModuleLayouts"]
+
+
+class GroupedView(PointedView, Protocol):
+    """What module groups read of a graph view and redraw (``GraphView`` is one): what the pointer
+    is over (``PointedView``), and the calls that draw a recording placed by another layout."""
+
+    def set_model(
+        self,
+        recording: Recording,
+        layout: Layout,
+        *,
+        progressive: bool | None = ...,
+        shown: ShownStates | None = ...,
+    ) -> None: ...
+
+    def show_state(self, state: StepState) -> int: ...
 
 
 class ModuleLayouts(QObject):
@@ -102,22 +119,27 @@ class ModuleLayouts(QObject):
 
 
 class ModuleGroups(QObject):
-    """The module groups of the recording a graph view shows, and which of them are collapsed.
+    """The module groups of the recording ``view`` shows, and which of them are collapsed.
 
-    Redrawn with other groups collapsed, the view emits ``modules_changed``; a layout Graphviz
-    could not make is told through its ``layout_said``, and the drawing shown stays.
+    ``parent`` (the view's widget) owns the two actions and the context menu. Once the view is
+    redrawn with other groups collapsed, ``redrawn`` is emitted; a layout Graphviz could not make
+    is told through ``said``, and the drawing shown stays.
     """
 
-    def __init__(self, view: GraphView) -> None:
-        super().__init__(view)
+    redrawn = Signal()
+    said = Signal(str)
+
+    def __init__(self, view: GroupedView, parent: QWidget) -> None:
+        super().__init__(parent)
         self._view = view
+        self._parent = parent
         self._layouts = ModuleLayouts(self)
         self._layouts.ready.connect(self._on_layout_ready)
         self._layouts.failed.connect(self._on_layout_failed)
         self._wanted: frozenset[str] | None = None  # the collapsed set asked for, until drawn
-        self.collapse_all_action = QAction("Collapse all modules", view)
+        self.collapse_all_action = QAction("Collapse all modules", parent)
         self.collapse_all_action.triggered.connect(self.collapse_all)
-        self.expand_all_action = QAction("Expand all modules", view)
+        self.expand_all_action = QAction("Expand all modules", parent)
         self.expand_all_action.triggered.connect(self.expand_all)
         self.update_actions()
 
@@ -183,12 +205,12 @@ class ModuleGroups(QObject):
             view.show_state(state)
         if selected is not None and view.graph_scene is not None:
             view.graph_scene.select(selected)
-        view.modules_changed.emit()
+        self.redrawn.emit()
 
     def _on_layout_failed(self, why: str) -> None:
         self._wanted = None  # the drawing shown stays
         self.update_actions()
-        self._view.layout_said.emit(f"The modules could not be redrawn: {why}")
+        self.said.emit(f"The modules could not be redrawn: {why}")
 
     def update_actions(self) -> None:
         groups, collapsed = self.groups, self.collapsed
@@ -216,7 +238,7 @@ class ModuleGroups(QObject):
 
     def menu(self, pos: QPoint) -> QMenu:
         """The context menu at ``pos``: collapse or expand the module there, and all of them."""
-        menu = QMenu(self._view)
+        menu = QMenu(self._parent)
         group = self.group_at(pos)
         if group is not None:
             module = next((g.module for g in self.groups if g.name == group), group)
