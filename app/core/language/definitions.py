@@ -130,7 +130,7 @@ def bound_names(tree: ast.AST) -> frozenset[str]:
     """Every name the program binds somewhere: assigned, an argument, a def, a class, an import,
     an ``except ... as`` (NOTE [own names over built-in ones]).
 
-    >>> sorted(bound_names(ast.parse("import torch.optim as optim\ndef f(len):\n    sum = 1")))
+    >>> sorted(bound_names(ast.parse("import torch.optim as optim\\ndef f(len):\\n    sum = 1")))
     ['f', 'len', 'optim', 'sum']
     """
     found: set[str] = set()

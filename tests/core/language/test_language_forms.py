@@ -297,8 +297,8 @@ ESCAPES = [
         "'lens_proxy' is not available",
     ),
     (
-        "import torch\nclass M(torch.nn.Module):\n    pass\nk = M().register_forward_hook(print)\n",
-        "'register_forward_hook' is not available",
+        "import torch\nclass M(torch.nn.Module):\n    pass\nk = M().register_forward_hook(torch.relu)\n",
+        "takes a function the program defines",
     ),
     ("e = ValueError('a')\nt = e.__traceback__\n", "attribute '__traceback__' is private"),
     (
