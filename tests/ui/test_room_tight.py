@@ -4,6 +4,9 @@ fix's button without scrolling; on a larger screen nothing is folded away."""
 
 from __future__ import annotations
 
+import io
+import tokenize
+
 import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QWidget
@@ -116,11 +119,45 @@ def test_the_memory_advice_shows_its_edit_with_one_scroll_at_most(qtbot, window,
     assert _inside(advice.fix_codes[0], inner.viewport())  # and the lines it changes
 
 
+def _words(text: str) -> list[tuple[int, int]]:
+    """Where each name, number and string of one line of code starts and ends (Python's own
+    tokenizer; a line it cannot read alone has none)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    kinds = (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
+    return [(t.start[1], t.end[1]) for t in tokens if t.type in kinds and t.start[0] == 1 == t.end[0]]
+
+
 @pytest.mark.parametrize("program", ["gan-no-detach", "two-losses", "logged-loss"])
-def test_code_lines_keep_their_rows_and_the_marked_statement_is_in_view(qtbot, window, program):
-    """At 1280x720 and text 1.5 the code column holds ~16 characters: no line is wrapped into
-    fragments, and the marked line is scrolled across to show its statement from its start."""
+def test_code_shows_every_character_and_wraps_between_words(qtbot, window, program):
+    """At 1280x720 and text 1.5 the code column holds ~16 characters: every character of the
+    program is on screen without scrolling across (the seed's ``retain_graph=True`` too), and a
+    line wraps between Python's tokens, never inside a name, number or string that fits a row."""
     shown = window(1.5, program, (1280, 720))
+    edit = shown.editor.code_edit
+    document = edit.document()
+    qtbot.waitUntil(lambda: bool(edit.highlighted_lines()), timeout=TIMEOUT)
+    qtbot.wait(200)
+    assert edit.horizontalScrollBar().maximum() == 0
+    room = edit.viewport().width()
+    for number in range(document.blockCount()):
+        block = document.findBlockByNumber(number)
+        document.documentLayout().blockBoundingRect(block)  # laid out, as when scrolled to
+        layout, text = block.layout(), block.text()
+        starts = [layout.lineAt(i).textStart() for i in range(1, layout.lineCount())]
+        for begin, end in _words(text):
+            wide = edit.fontMetrics().horizontalAdvance(text[begin:end]) >= room / 2
+            assert wide or not [b for b in starts if begin < b < end], (text, text[begin:end], starts)
+
+
+@pytest.mark.parametrize("program", ["gan-no-detach", "two-losses", "logged-loss"])
+def test_unwrapped_code_lines_keep_their_rows_and_the_marked_statement_is_in_view(qtbot, window, program):
+    """With View ▸ Wrap code lines unchecked no line is wrapped into fragments, and the marked line
+    is scrolled across to show its statement from its start."""
+    shown = window(1.5, program, (1280, 720))
+    shown.commands.wrap_code.setChecked(False)
     edit = shown.editor.code_edit
     document = edit.document()
     qtbot.waitUntil(lambda: bool(edit.highlighted_lines()), timeout=TIMEOUT)

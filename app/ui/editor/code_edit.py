@@ -12,8 +12,8 @@ the palette's lightness), so it follows the theme; a stylesheet may still set
 ``CodeEdit { qproperty-errorColor: ... }``.
 
 # NOTE [code wraps between tokens]
-Where lines wrap (the Code panel, with View ▸ Wrap code lines: code_panel.py's NOTE [code does
-not wrap]), Qt finds the wrapping points with
+Where lines wrap (the Code panel, unless View ▸ Wrap code lines is unchecked: code_panel.py's
+NOTE [code wraps by default]), Qt finds the wrapping points with
 Unicode's rules for prose: in code they are only the spaces, so ``F.layer_norm(h,`` is one word,
 and a word wider than the room left was cut anywhere (``F.layer_nor`` / ``m(h, [8])``). Zero-width
 spaces would give Qt the points (as :func:`~app.ui.style.breakable.breakable_code` does for labels), but

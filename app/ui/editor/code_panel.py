@@ -120,12 +120,13 @@ class CodePanel(CodeEdit):
         self._current: QColor | None = None  # None: a tint from the palette (NOTE [palette colours])
         self._failed: QColor | None = None
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # arrow keys stay with stepping until clicked
-        # NOTE [code does not wrap]: at 1280x720 and text 1.5 the column holds ~16 characters, and
-        # wrapped lines read as a column of fragments ("requires_grad=Tr" / "ue)", "g_loss." /
-        # "backward()"), a marked line two or three rows. Each line keeps its row, as editors show
-        # code; the marked line's statement is scrolled into view from its indentation
-        # (_scroll_to_marks). View ▸ Wrap code lines wraps them (between tokens: code_edit.py).
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # NOTE [code wraps by default]: at 1280x720 and text 1.5 the column holds ~16 characters.
+        # Unwrapped, each line keeps its row but loses its end: the seed's line 5 read
+        # "y.sum().backward(re", the keyword the lesson is about cut off, even at 1920x1080. So
+        # lines wrap between tokens (code_edit.py's NOTE [code wraps between tokens]) and every
+        # character of the program is on screen. View ▸ Wrap code lines, unchecked, gives each
+        # line one row, the marked line's statement scrolled into view from its indentation.
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.document().setDocumentMargin(BAR_WIDTH + 3)  # the bars are drawn left of the text
         self.setPlaceholderText("# recording…")
         self.line_numbers().setToolTip(GUTTER_TIP)
@@ -378,8 +379,8 @@ class CodePanel(CodeEdit):
 
     def _scroll_across_to(self, line: int) -> None:
         """Unwrapped, the view is scrolled across only when it would not show the marked line's
-        statement from its indentation, :data:`STATEMENT_SHOWN` characters of it (NOTE [code does
-        not wrap]): scrolled further, every other line lost its first characters."""
+        statement from its indentation, :data:`STATEMENT_SHOWN` characters of it (NOTE [code wraps
+        by default]): scrolled further, every other line lost its first characters."""
         block = self.document().findBlockByNumber(line)
         if self.lineWrapMode() != QPlainTextEdit.LineWrapMode.NoWrap or not block.isValid():
             return

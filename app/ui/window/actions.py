@@ -41,6 +41,9 @@ class WindowActions:
         self.fit = add("Fit graph", "Ctrl+0")
         self.follow = add("Follow the running node", None, checkable=True)
         self.wrap_code = add("Wrap code lines", None, checkable=True)
+        self.wrap_code.setChecked(
+            True
+        )  # the Code panel's default (code_panel.py's NOTE [code wraps by default])
         self.larger_text = add("Larger text", "Ctrl+Alt+=")
         self.smaller_text = add("Smaller text", "Ctrl+Alt+-")
         self.normal_text = add("Normal text size", "Ctrl+Alt+0")
