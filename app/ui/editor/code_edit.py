@@ -50,7 +50,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from app.ui.editor.python_highlighter import PythonHighlighter
-from app.ui.style.breakable import code_breaks
+from app.ui.style.breakable import code_breaks, keyword_breaks
 from app.ui.style.plain_text import plain_tip
 from app.ui.style.theme import hue_colour, mixed
 
@@ -93,7 +93,7 @@ class _CodeLayout(QPlainTextDocumentLayout):
         option.setWrapMode(QTextOption.WrapMode.WrapAnywhere)  # so a line takes all that fits
         layout.setTextOption(option)
         text, margin, top = block.text(), self.document().documentMargin(), 0.0
-        breaks = code_breaks(text)
+        breaks, second = code_breaks(text), keyword_breaks(text)
         layout.beginLayout()
         while (line := layout.createLine()).isValid():
             line.setLeadingIncluded(True)
@@ -101,9 +101,9 @@ class _CodeLayout(QPlainTextDocumentLayout):
             start = line.textStart()
             end = start + line.textLength()
             if end < len(text) and not text[end - 1].isspace():
-                last = bisect_left(breaks, end + 1) - 1  # the last break at or before ``end``
-                if last >= 0 and start < breaks[last] < end:
-                    line.setNumColumns(breaks[last] - start, width)
+                cut = _last_between(breaks, start, end) or _last_between(second, start, end)
+                if cut is not None:
+                    line.setNumColumns(cut - start, width)
             line.setPosition(QPointF(margin, top))
             top += line.height() + min(math.ceil(line.leading()), 0)  # as Qt stacks its lines
         layout.endLayout()
@@ -111,6 +111,12 @@ class _CodeLayout(QPlainTextDocumentLayout):
         block.setLineCount(layout.lineCount())
         if self.document().lineCount() != lines_before:  # the scroll bar counts lines
             self.documentSizeChanged.emit(self.documentSize())
+
+
+def _last_between(breaks: list[int], start: int, end: int) -> int | None:
+    """The last of the sorted ``breaks`` after ``start`` and at or before ``end``, if any."""
+    last = bisect_left(breaks, end + 1) - 1
+    return breaks[last] if last >= 0 and start < breaks[last] < end else None
 
 
 class _LineNumbers(QWidget):

@@ -16,7 +16,16 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-__all__ = ["BREAK", "LONG_WORD", "SHORT_GROUP", "breakable", "breakable_code", "code_breaks", "unbroken"]
+__all__ = [
+    "BREAK",
+    "LONG_WORD",
+    "SHORT_GROUP",
+    "breakable",
+    "breakable_code",
+    "code_breaks",
+    "keyword_breaks",
+    "unbroken",
+]
 
 BREAK = "\u200b"  # a zero-width space: a line may wrap here
 LONG_WORD = 20  # characters: shorter words are never split
@@ -64,6 +73,18 @@ def code_breaks(line: str) -> list[int]:
     breaks += [m.end() for m in _OPERATOR.finditer(line) if m.group() != "="]
     breaks += _after_opening_brackets(line)
     return sorted({i for i in breaks if i > indent and i not in inside})
+
+
+def keyword_breaks(line: str) -> list[int]:
+    """Just after the ``=`` of each keyword argument: where a line wraps only when no break of
+    :func:`code_breaks` fits (``requires_grad=`` / ``True)`` rather than ``requires_grad=Tr`` /
+    ``ue)``), since ``retain_graph=True`` otherwise reads best whole.
+
+    >>> keyword_breaks("f(x, requires_grad=True)")
+    [19]
+    """
+    inside = {i for token in _TOKEN.finditer(line) for i in range(token.start() + 1, token.end())}
+    return [m.end() for m in _OPERATOR.finditer(line) if m.group() == "=" and m.end() not in inside]
 
 
 def _after_opening_brackets(line: str) -> list[int]:
