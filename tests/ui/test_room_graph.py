@@ -14,9 +14,9 @@ import pytest
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 
 from app.ui.graph.graph_area import step_node
-from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
+from tests.support.room_window import sized_window
 
 TIMEOUT = 30_000
 ROOM_PX = 12.0  # the smallest node name the back row reads
@@ -47,17 +47,7 @@ def window(qtbot, tmp_path):
     made_windows: list[MainWindow] = []
 
     def make(size: tuple[int, int], scale: float) -> MainWindow:
-        settings = AppSettings(tmp_path / "settings.ini")
-        settings.font_scale = scale
-        made = MainWindow(settings, BUILT_INS[0])
-        qtbot.addWidget(made)
-        made.set_size(*size)
-        made.setMaximumSize(*size)
-        made.show()
-        with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
-            made.start()
-        qtbot.waitUntil(lambda: made.graph_view is not None and made.editor is not None, timeout=TIMEOUT)
-        qtbot.waitUntil(lambda: made.size() == QSize(*size), timeout=TIMEOUT)
+        made = sized_window(qtbot, tmp_path, scale, BUILT_INS[0], size)
         made_windows.append(made)
         return made
 
