@@ -91,3 +91,24 @@ def test_the_window_finds_its_advice_after_the_graph_is_built(qtbot, monkeypatch
     assert events == ["built", "lesson"]
     assert not view.building
     window.memory_chart.advice.wait_idle()
+
+
+def test_the_editor_is_made_once_the_first_big_graph_is_painted(qtbot, monkeypatch, tmp_path):
+    """The first recording's graph, built in slices, is painted before the editor is made (its
+    text set and highlighted), and the editor then holds the recorded program."""
+    monkeypatch.setattr(graph_view_module, "PROGRESSIVE_ITEMS", 0)
+    window = MainWindow(AppSettings(str(tmp_path / "settings.ini")), "two-losses")
+    qtbot.addWidget(window)
+    window.show()
+    editor_when_shown: list[bool] = []
+
+    def watch(_recording):
+        view = window.graph_view
+        view.graph_shown.connect(lambda: editor_when_shown.append(window.editor is not None))
+
+    window.session.recording_applied.connect(watch)
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
+        window.start()
+    qtbot.waitUntil(lambda: window.editor is not None, timeout=TIMEOUT)
+    assert editor_when_shown == [False]
+    assert window.code_panel.toPlainText() == load_builtin("two-losses").code
