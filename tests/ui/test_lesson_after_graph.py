@@ -5,6 +5,8 @@ the graph view builds in slices. No timing is asserted; the order of events is."
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QApplication
 
 from app.core import load_builtin, record
 from app.ui.graph import graph_view as graph_view_module
@@ -16,6 +18,31 @@ from app.ui.runtime.settings import AppSettings
 from app.ui.window.main_window import MainWindow
 
 TIMEOUT = 60_000
+
+
+@pytest.fixture
+def make_window(tmp_path):
+    """Makes a shown window on two-losses, not yet started; deleted afterwards, with its timers (a
+    later test's patched checks import must not hear from this window's worker)."""
+    windows: list[MainWindow] = []
+
+    def make() -> MainWindow:
+        windows.append(MainWindow(AppSettings(str(tmp_path / "settings.ini")), "two-losses"))
+        windows[-1].show()
+        return windows[-1]
+
+    yield make
+    for made in windows:
+        _delete(made)
+
+
+def _delete(made: MainWindow) -> None:
+    made.session.worker.wait_idle()
+    for panel in (made.error_panel, made.memory_chart.advice):
+        panel.wait_idle()
+    made.hide()  # close() would ask about an unsaved program
+    made.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
 
 
 @pytest.fixture
@@ -65,7 +92,7 @@ def test_a_lesson_waits_for_a_graph_only_so_long(qtbot, monkeypatch, two_losses)
     assert worker.wait_idle()
 
 
-def test_the_window_finds_its_advice_after_the_graph_is_built(qtbot, monkeypatch, tmp_path):
+def test_the_window_finds_its_advice_after_the_graph_is_built(qtbot, monkeypatch, make_window):
     """Every graph is built in slices here, a little a turn: the advice's lesson (made quick, no
     advice) would otherwise be found long before the view holds every item."""
     events: list[str] = []
@@ -77,9 +104,7 @@ def test_the_window_finds_its_advice_after_the_graph_is_built(qtbot, monkeypatch
     monkeypatch.setattr(AdvicePanel, "find_lesson", staticmethod(find))
     monkeypatch.setattr(graph_view_module, "PROGRESSIVE_ITEMS", 0)
     monkeypatch.setattr(graph_view_module, "SLICE_S", 0.0001)
-    window = MainWindow(AppSettings(str(tmp_path / "settings.ini")), "two-losses")
-    qtbot.addWidget(window)
-    window.show()
+    window = make_window()
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
         window.start()
     qtbot.waitUntil(lambda: window.graph_view is not None, timeout=TIMEOUT)
@@ -88,18 +113,16 @@ def test_the_window_finds_its_advice_after_the_graph_is_built(qtbot, monkeypatch
     events.clear()
     with qtbot.waitSignal(window.memory_chart.advice._lesson.ready, timeout=TIMEOUT):
         window.session.load("logged-loss")
-    assert events == ["built", "lesson"]
+    assert events.count("lesson") == 1 and "built" in events[: events.index("lesson")]
     assert not view.building
     window.memory_chart.advice.wait_idle()
 
 
-def test_the_editor_is_made_once_the_first_big_graph_is_painted(qtbot, monkeypatch, tmp_path):
+def test_the_editor_is_made_once_the_first_big_graph_is_painted(qtbot, monkeypatch, make_window):
     """The first recording's graph, built in slices, is painted before the editor is made (its
     text set and highlighted), and the editor then holds the recorded program."""
     monkeypatch.setattr(graph_view_module, "PROGRESSIVE_ITEMS", 0)
-    window = MainWindow(AppSettings(str(tmp_path / "settings.ini")), "two-losses")
-    qtbot.addWidget(window)
-    window.show()
+    window = make_window()
     editor_when_shown: list[bool] = []
 
     def watch(_recording):
