@@ -39,6 +39,7 @@ __all__ = ["FAULTS_ENV", "main", "requested_program"]
 
 FAULTS_ENV = "AUTOGRAD_LENS_CHILD_FAULTS"  # "1": requests may ask for an injected fault (tests only)
 MAX_OPEN_FILES = 256
+NICE = 5  # below the window (layout.py's NOTE [helpers below the window]): it records while the window paints
 _ALLOCATION_FAILED = ("can't allocate memory", "MemoryError", "std::bad_alloc", "out of memory")
 # A device's own memory or state, not this process's address space: the program's error, as PyTorch
 # words it, and a fresh child next (a CUDA error can leave the process's device context unusable).
@@ -58,9 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _set_limits() -> None:
-    """Open files, and no core files from a crash (the address space: :func:`_limit_memory`)."""
+    """Open files, no core files from a crash (the address space: :func:`_limit_memory`), and a
+    priority below the window's."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     _lower(resource.RLIMIT_NOFILE, MAX_OPEN_FILES)
+    with contextlib.suppress(OSError):  # a processor for the window's GUI thread first
+        os.nice(NICE)
 
 
 def _limit_memory(memory_mb: int | None) -> None:

@@ -95,6 +95,18 @@ def test_a_program_object_comes_back_as_the_very_program(pool: ChildPool) -> Non
     assert to_json(there) == to_json(record(program))
 
 
+def test_the_child_records_below_the_windows_priority(pool: ChildPool) -> None:
+    """It records while the window paints: the kernel's own priority of the child process, read
+    from outside it, is lower (a higher nice value) than this process's."""
+    record_in_child("two-losses", pool=pool)  # a child that has started and answered
+    child = pool.take(ChildLimits().memory_mb)  # the warm one
+    try:
+        child.wait_ready()  # it lowered its priority before it imported torch
+        assert os.getpriority(os.PRIO_PROCESS, child.pid) > os.getpriority(os.PRIO_PROCESS, 0)
+    finally:
+        pool.give_back(child)
+
+
 def test_a_program_crosses_the_pipe_in_the_lens_files_form_with_every_field() -> None:
     """The request carries the program as a ``.lens`` file holds it; a field the model and the
     schema gain crosses with no edit here."""

@@ -263,3 +263,14 @@ def test_any_module_tree_trained_in_any_loop_lays_out_and_exports(tmp_path: Path
     everything = {"max_steps": len(rec.timeline), "max_bytes": 1 << 40}  # not the budget's test
     files = export_recording(rec, tmp_path / "slides", fmt="svg", **everything)
     assert len(files) == len(rec.timeline) and all(f.stat().st_size > 0 for f in files)
+
+
+def test_dot_runs_below_the_windows_priority() -> None:
+    """dot lays out while the window paints (NOTE [helpers below the window]): the command
+    started as dot is reads its own nice value from the kernel, and it is this process's plus
+    ``DOT_NICE``; what it prints comes back as ``subprocess.run`` would give it."""
+    from app.render import layout
+
+    done = layout._run_dot(["sh", "-c", "cut -d' ' -f19 /proc/self/stat; echo said >&2"], 1, 30.0)
+    assert done.returncode == 0 and done.stderr == b"said\n"
+    assert int(done.stdout) == os.getpriority(os.PRIO_PROCESS, 0) + layout.DOT_NICE

@@ -38,7 +38,7 @@ import ast
 import itertools
 from dataclasses import dataclass
 
-from app.core.lesson.edits import Source, assigned_names, wrapped
+from app.core.lesson.edits import Source, assigned_names, parsed, wrapped
 from app.core.lesson.fix import Claim, Fix
 from app.core.lesson.holders import Holder, holder_of
 from app.core.model.graph import GraphNode, LoopMark
@@ -185,7 +185,7 @@ def advice_for(recording: Recording) -> Advice | None:
     if kept is None:
         return None
     try:
-        source = Source(recording.program.code)
+        source = parsed(recording.program.code)
     except SyntaxError:
         return None
     holder = holder_of(source, kept.loop_line, _made_names(source, recording, kept.nodes))

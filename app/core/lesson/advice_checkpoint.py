@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 
 from app.core.lesson.advice import Advice
-from app.core.lesson.edits import Source, edit_text
+from app.core.lesson.edits import Source, edit_text, parsed
 from app.core.lesson.fix import Claim, Fix
 from app.core.model.recording import Recording
 
@@ -50,7 +50,7 @@ def reentrant_checkpoint_advice(recording: Recording) -> Advice | None:
     if recording.failed is not None or recording.error is not None or not recording.calls:
         return None
     try:
-        source = Source(recording.program.code)
+        source = parsed(recording.program.code)
     except SyntaxError:
         return None
     grads = recording.timeline.state(len(recording.timeline) - 1).grads

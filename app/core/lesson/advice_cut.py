@@ -15,7 +15,7 @@ import ast
 import dataclasses
 
 from app.core.lesson.advice import Advice
-from app.core.lesson.edits import Source, call_node, edit_text, statement_lines
+from app.core.lesson.edits import Source, call_node, edit_text, parsed, statement_lines
 from app.core.lesson.failure import Failure
 from app.core.lesson.fix import Fix
 from app.core.lesson.recipes_cut import CUT_MAKERS
@@ -62,7 +62,7 @@ def leaf_loss_advice(recording: Recording) -> Advice | None:
     if recording.failed is not None or recording.error is not None:
         return None
     try:
-        source = Source(recording.program.code)
+        source = parsed(recording.program.code)
     except SyntaxError:
         return None
     for info in recording.calls:

@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass
 
 from app.core.lesson.advice import Advice
-from app.core.lesson.edits import Source, call_node, edit_text, line_ending
+from app.core.lesson.edits import Source, call_node, edit_text, line_ending, parsed
 from app.core.lesson.fix import Claim, Fix
 from app.core.lesson.statement_shapes import is_step, step_receiver
 from app.core.model.program import CallInfo
@@ -51,7 +51,7 @@ def grown_grads(recording: Recording) -> GrownGrads | None:
     """The first backward site whose later runs start from the gradients earlier runs left, and
     whose code steps an optimizer after it (NOTE at the top of this module); None if none."""
     try:
-        source = Source(recording.program.code)
+        source = parsed(recording.program.code)
     except SyntaxError:
         return None
     for infos in _runs(recording).values():
@@ -111,7 +111,7 @@ def zero_grad_advice(recording: Recording) -> Advice | None:
     grown = grown_grads(recording)
     if grown is None:
         return None
-    source = Source(recording.program.code)
+    source = parsed(recording.program.code)
     found = _stepper(source, grown.call)
     if found is None:
         return None

@@ -20,6 +20,7 @@ import ast
 import difflib
 import io
 from collections.abc import Sequence
+from functools import lru_cache
 
 from app.core.model.program import Call
 
@@ -40,6 +41,7 @@ __all__ = [
     "names_bound",
     "names_read",
     "new_line_numbers",
+    "parsed",
     "set_call_keyword",
     "statement_lines",
     "unified_diff",
@@ -264,6 +266,20 @@ def end_line(node: Positioned) -> int:
 
 def _span(node: Positioned) -> int:
     return end_line(node) - node.lineno
+
+
+@lru_cache(maxsize=2)
+def parsed(code: str) -> Source:
+    """``code`` parsed once for all who read it unchanged: the lesson of one recording reads its
+    program in every advice and fix, and parsing a 3,000-line program takes 0.1-0.5 s in one call
+    that holds the interpreter (the window's GUI thread waits that long). Readers never change a
+    :class:`Source` or its tree; the edits make new text. Raises ``SyntaxError`` as
+    :class:`Source` does (a failed parse is not kept).
+
+    >>> parsed("y = x\\n") is parsed("y = x\\n")
+    True
+    """
+    return Source(code)
 
 
 def _innermost_by_line(tree: ast.AST, lines: int) -> list[ast.stmt | None]:

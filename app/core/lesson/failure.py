@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from app.core.lesson.edits import Source, call_node, loop_at
+from app.core.lesson.edits import Source, call_node, loop_at, parsed
 from app.core.model.graph import GraphNode
 from app.core.model.program import Call, CallInfo
 from app.core.model.recording import Recording
@@ -121,7 +121,7 @@ def failure_of(recording: Recording) -> Failure | None:
     if info is None:
         return None
     try:
-        source = Source(recording.program.code)
+        source = parsed(recording.program.code)
     except SyntaxError:
         return None
     failed = info.failed_node

@@ -9,6 +9,7 @@ from app.core.lesson.edits import (
     Source,
     assigned_names,
     names_read,
+    parsed,
     set_call_keyword,
     unwrap_block,
     wrap_in_block,
@@ -100,7 +101,7 @@ def program_error_fixes(recording: Recording) -> list[Fix]:
     if line is None:
         return []
     try:
-        source = Source(recording.program.code)
+        source = parsed(recording.program.code)
     except SyntaxError:
         return []
     stmt = source.statement_at(line)

@@ -132,6 +132,10 @@ class GraphArea(QStackedWidget):
         view = self.view
         return view is not None and self._session.layout is not None and not view.shows_graph
 
+    def loading_graph(self) -> bool:
+        """Whether the view is still drawing its graph or filling it in (a big one, in slices)."""
+        return self.drawing_graph() or (self.view is not None and self.view.building)
+
     def make_view(self) -> None:
         """The graph view and the legend, made once (NOTE [fast start])."""
         if self.view is not None:

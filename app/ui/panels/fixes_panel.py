@@ -10,6 +10,7 @@ height: then it scrolls.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -173,6 +174,16 @@ class FixesPanel(QFrame):
     def wait_idle(self, msecs: int = 30_000) -> bool:
         """Block until the lesson being found is found (for closing and tests)."""
         return self._lesson.wait_idle(msecs)
+
+    def find_after(self, loading: Callable[[], bool]) -> None:
+        """Start finding a lesson only once ``loading()`` is false: the window draws its graph first
+        (NOTE [the lesson after the graph] in ``app/ui/runtime/lesson_worker.py``)."""
+        self._lesson.wait = loading
+
+    @property
+    def lesson_waits(self) -> bool:
+        """A lesson asked for waits for the graph to be drawn."""
+        return self._lesson.waiting
 
     # -- its height: the whole text at its width, unless the host caps it (then it scrolls) ----
     def sizeHint(self) -> QSize:

@@ -15,6 +15,18 @@ deadline more) is dropped, so a panel never offers edits long after its
 recording came on screen. Like every thread that works for the window, a run holds a
 :class:`~app.ui.runtime.worker.GcPause` until the GUI thread has its answer (NOTE [no
 full GC while loading]).
+
+# NOTE [the lesson after the graph]
+A pool thread still shares the interpreter with the GUI thread: parsing a
+3,000-line program is one call that holds it for 0.1-0.5 s, and the lesson's
+walks over the tree take half of it in turns of a few milliseconds. Run while
+the window fills in a big graph in slices, that made the window's largest
+stalls of the load (0.5-1 s on two busy cores). So a request waits while
+``wait()`` says the window is still drawing a graph (the window passes its
+graph area's ``loading_graph``), looking first in the turn after the request
+(the recording reaches the graph view in the request's own turn), then again
+every :data:`LESSON_WAIT_MS`, at most :data:`LESSON_WAITS` times; its deadline
+counts from when it starts.
 """
 
 from __future__ import annotations
@@ -25,18 +37,22 @@ from collections.abc import Callable, Hashable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from app.ui.runtime.worker import GcPause
 
 if TYPE_CHECKING:
     from app.core.model.recording import Recording
 
-__all__ = ["LESSON_DEADLINE_S", "LessonWorker"]
+__all__ = ["LESSON_DEADLINE_S", "LESSON_WAITS", "LESSON_WAIT_MS", "LessonWorker"]
 
 log = logging.getLogger(__name__)
 
 LESSON_DEADLINE_S = 2.0  # the lesson of a built-in takes ~10 ms; of a 100,000-character program ~0.1 s
+LESSON_WAIT_MS = (
+    200  # a request waiting for the graph looks again this often (NOTE [the lesson after the graph])
+)
+LESSON_WAITS = 50  # and starts after this many looks even if the graph is still being drawn
 
 
 class LessonWorker(QObject):
@@ -60,20 +76,40 @@ class LessonWorker(QObject):
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(2)  # a superseded run may still be finishing
         self._latest = 0
+        self._waiting = False
         self._pauses: set[Hashable] = set()
+        # while it says True, a request waits (NOTE [the lesson after the graph]); the window sets it
+        self.wait: Callable[[], bool] | None = None
         self._done.connect(self._on_done)
         self.destroyed.connect(partial(GcPause.release_all, self._pauses))
 
     def request(self, recording: Recording) -> int:
         """Find the lesson of ``recording``; returns the request's number."""
         self._latest += 1
-        number = self._latest
+        if self.wait is None:
+            self._start_when_drawn(self._latest, recording)
+        else:  # first look in the next turn: the window is given the recording in this one
+            QTimer.singleShot(0, self, partial(self._start_when_drawn, self._latest, recording))
+        return self._latest
+
+    @property
+    def waiting(self) -> bool:
+        """A request waits for the window to draw its graph (NOTE [the lesson after the graph])."""
+        return self._waiting
+
+    def _start_when_drawn(self, number: int, recording: Recording, waited: int = 0) -> None:
+        if number != self._latest:
+            return  # superseded while it waited: the newer request runs instead
+        self._waiting = self.wait is not None and waited < LESSON_WAITS and self.wait()
+        if self._waiting:
+            again = partial(self._start_when_drawn, number, recording, waited + 1)
+            QTimer.singleShot(LESSON_WAIT_MS, self, again)
+            return
         key = (id(self), number)
         self._pauses.add(key)
         GcPause.hold(key)  # released on this thread once the answer is here
         deadline = time.monotonic() + self._deadline_s
         self._pool.start(lambda: self._run(number, recording, deadline))
-        return number
 
     def wait_idle(self, msecs: int = 30_000) -> bool:
         """Block until every started run has ended (for closing and tests).

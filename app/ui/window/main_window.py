@@ -23,6 +23,7 @@ painted.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,6 +81,8 @@ if TYPE_CHECKING:  # imported for real later (see NOTE [fast start])
     from app.ui.window.file_actions import FileController
 
 __all__ = ["SUMMARY_LINES", "MainWindow"]
+
+EDITOR_AT_LATEST_MS = 3000  # the editor is made by then even if the first graph was never painted
 
 
 class MainWindow(QMainWindow):
@@ -155,6 +158,8 @@ class MainWindow(QMainWindow):
         self.legend_area.setFrameShape(QFrame.Shape.NoFrame)
         self.graph_area = GraphArea(session, self.navigation, self.legend_area)
         self.session.worker.checks_wait = self.graph_area.drawing_graph  # torch waits for the first graph
+        for fixes in (self.error_panel, self.memory_chart.advice):
+            fixes.find_after(self.graph_area.loading_graph)  # the lesson waits for the graph, too
         # Predict's question beside the graph, in the room's sight (over_graph.py)
         self.predict_card = OverGraph(
             self.graph_area.page, self.predict_panel, self.predict_panel.scroll_area
@@ -323,9 +328,9 @@ class MainWindow(QMainWindow):
         self.commands.undo.setEnabled(self.session.can_undo)
         self._fences_stale = True  # the panels still show the last recording's step
         self.graph_area.make_view()
-        if self.editor is None:
-            QTimer.singleShot(0, self._make_editor)  # after the first graph is painted
         self.graph_area.show_recording(recording)
+        if self.editor is None:
+            self._make_editor_after_graph()
 
     def _on_step_applied(self, index: int) -> None:
         if self._fences_stale:  # after the panels' own handlers: they show the new recording now
@@ -421,6 +426,18 @@ class MainWindow(QMainWindow):
             if action.text() == title and isinstance(menu, QMenu):
                 return menu
         return None
+
+    def _make_editor_after_graph(self) -> None:
+        """The editor (its text set and highlighted: 0.2 s for a 3,000-line program) once the first
+        graph is painted; a big graph goes on screen a few turns after it arrives (graph_view's
+        NOTE [swap in a turn of its own]), and the learner can step from then on."""
+        view = self.graph_view
+        if view is None or not self.graph_area.loading_graph():
+            QTimer.singleShot(0, self._make_editor)
+            return
+        after = partial(after_first_paint, view.viewport(), self._make_editor)
+        view.graph_shown.connect(after, Qt.ConnectionType.SingleShotConnection)
+        QTimer.singleShot(EDITOR_AT_LATEST_MS, self, self._make_editor)  # made once, whichever is first
 
     def _make_editor(self) -> None:
         """One code editor: the editor adopts the code panel, which keeps marking the steps."""

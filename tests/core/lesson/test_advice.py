@@ -243,3 +243,30 @@ def test_the_memory_chart_shows_the_advice_under_its_rising_line(qtbot, session,
     qtbot.waitUntil(lambda: chart._plot_area().bottom() < full.bottom())
     assert chart._plot_area().bottom() <= chart.advice.geometry().top()
     assert chart.alive_series()[-1] == alive_at_end(logged["logged-loss"])
+
+
+def test_one_lesson_parses_its_program_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every advice reads the same program: it is parsed once (a 3,000-line program's parse holds
+    the interpreter for 0.1-0.5 s, the window's GUI thread waiting meanwhile), and the advices are
+    those of a fresh parse per reader."""
+    import ast
+
+    from app.core.lesson import edits
+    from app.core.lesson.advised import advices_of
+
+    recording = record(program("kept.append(loss)", before="kept = []  # parsed once"))
+    edits.parsed.cache_clear()
+    fresh = advices_of(recording)
+    edits.parsed.cache_clear()
+    parses: list[str] = []
+    real_parse = ast.parse
+
+    def counting_parse(source: str, *args: object, **kwargs: object) -> ast.Module:
+        parses.append(source)
+        return real_parse(source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ast, "parse", counting_parse)
+    found = advices_of(recording)
+    assert found, "the program keeps every iteration's graph: there is advice"
+    assert parses.count(recording.program.code) == 1
+    assert found == fresh
