@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
@@ -434,6 +434,21 @@ def test_proxies_mirror_their_node_and_lead_to_it(qtbot, deep):
     assert view.selected_node == w
     visible = view.mapToScene(view.viewport().rect()).boundingRect()
     assert visible.contains(view.node_item(w).pos())  # the click went to the real node
+
+
+def test_the_corner_draws_the_boxes_once_for_each_size_it_takes(make_view):
+    """Following a run, the corner map takes its full size or half of it at nearly every pan: its
+    boxes are drawn once for each size, and a size taken again paints what it painted before."""
+    view, _ = make_view("forgot-retain")
+    corner, full = view.minimap, QSize(160, 100)
+    corner.resize(full)
+    first = corner.grab().toImage()  # a paint of the corner, as the view's own paints cause
+    drawn = corner.boxes_drawn
+    for size in (full / 2, full, full / 2, full):
+        corner.resize(size)
+        corner.grab()
+    assert corner.boxes_drawn == drawn + 1
+    assert corner.grab().toImage() == first
 
 
 def test_zoomed_far_out_hides_saved_value_boxes(make_view):
