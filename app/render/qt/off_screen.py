@@ -52,7 +52,9 @@ class OffScreen:
     ) -> tuple[list[str], list[SlotKey], list[Edge]]:
         """Of a step's restyles, those to do now: every one when they are few or no view is
         given, else those drawn within ``seen`` (scene units); the rest are filed for later."""
-        if seen is None or len(nodes) + len(slots) + len(edges) <= LATER_ABOVE:
+        proxies = self._items.proxy_of
+        many = len(nodes) + len(slots) + len(edges) + sum(e in proxies for e in edges)
+        if seen is None or many <= LATER_ABOVE:
             return list(nodes), list(slots), list(edges)
         in_nodes, in_slots, in_edges = self._keys_within(seen)
         self.nodes.update(nodes)
@@ -100,8 +102,10 @@ class OffScreen:
         slots: set[SlotKey] = set()
         edges: set[Edge] = set()
         for item in self._items.scene.items(seen, Qt.ItemSelectionMode.IntersectsItemBoundingRect):
-            if isinstance(item, (NodeItem, ProxyItem)):
+            if isinstance(item, NodeItem):
                 nodes.add(item.node_id)
+            elif isinstance(item, ProxyItem):
+                edges.add(item.edge)  # restyled with its long edge
             elif isinstance(item, SlotItem):
                 slots.add(item.key)
             elif isinstance(item, EdgeItem) and isinstance(item.key, Edge):

@@ -258,8 +258,10 @@ class GraphScene(QGraphicsScene):
         """Whether ``item``'s restyle was put off while it was hidden (NOTE [restyle what is seen])."""
         put_off, later = self.put_off, self.off_screen
         put_off.catch_up(self.looks.state)
-        if isinstance(item, (NodeItem, ProxyItem)):
+        if isinstance(item, NodeItem):
             return item.node_id in put_off.nodes or item.node_id in later.nodes
+        if isinstance(item, ProxyItem):  # restyled with its long edge (NOTE [a proxy goes with its edge])
+            return item.edge in put_off.edges or item.edge in later.edges
         if isinstance(item, SlotItem):
             return item.key in put_off.slots or item.key in later.slots
         if isinstance(item, EdgeItem):
