@@ -6,9 +6,10 @@ overview and its hidden items wait (restyle_later.py's NOTE [restyle what is see
 run, the view is zoomed in and every box is shown, but only a screenful is on screen: the
 end of a 20,000-node backward restyled thousands of boxes in one 2.4 s turn. So a step that
 restyles more than ``LATER_ABOVE`` items restyles those in a view's rectangle at once and
-files the rest here; a timer restyles them a slice at a time, and a view about to paint
-restyles first those of them it is about to draw (``restyle_within``). What tests and panels
-read is the current step's look regardless (step_style.py computes it on demand).
+files the rest here; a timer restyles them a slice at a time once the steps pause (stepping
+on, each step's slices went to items no view showed), and a view about to paint restyles
+first those of them it is about to draw (``restyle_within``). What tests and panels read is
+the current step's look regardless (step_style.py computes it on demand).
 """
 
 from __future__ import annotations
