@@ -13,6 +13,7 @@ an item's state is computed on demand from the recording, never kept up to date 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from app.core.model.graph import Edge
 from app.core.model.timeline import SlotKey, StepState
@@ -37,6 +38,7 @@ from app.render.style import (
 __all__ = ["StepLooks", "proxy_style"]
 
 
+@lru_cache(maxsize=256)  # a few styles a palette; a weight's proxies ask it at every step of it
 def proxy_style(style: BoxStyle) -> BoxStyle:
     """A proxy looks like its node (fill, dimming) with a dashed border and no tag."""
     return replace(style, dash="dash", tag="", border_width=min(style.border_width, 2.0))

@@ -207,3 +207,77 @@ def test_a_big_step_restyles_what_the_view_shows_and_the_rest_after(qtbot, recor
     qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
     assert not any(scene.is_stale(item) for item in (*scene.nodes.values(), *scene.slots.values()))
     assert png_bytes(scene) == png_bytes(eager)
+
+
+def test_items_left_for_later_wait_while_the_steps_go_on(qtbot, recorded, monkeypatch):
+    """NOTE [restyle off screen later]: the events each step posts (a step's paint) restyle none of
+    the items a big step left for later; once the steps pause, the timer restyles them all."""
+    import time
+
+    from PySide6.QtWidgets import QApplication
+
+    from app.render.qt import off_screen
+    from app.render.qt import scene as scene_module
+    from app.ui.graph.graph_view import GraphView
+
+    monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
+    lay = layout_graph(recorded.graph)
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(320, 240)
+    view.show()
+    view.set_model(recorded, lay, progressive=False)
+    view.camera.set_zoom(2.0)
+    scene = view.graph_scene
+    boundary = _call_boundaries(recorded)[-1]
+    view.centerOn(scene.nodes[recorded.timeline.steps[boundary - 1].node or recorded.graph.nodes[0].id])
+    scene.show_state(recorded.timeline.state(boundary - 1))
+    qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
+    start = time.perf_counter()
+    scene.show_state(recorded.timeline.state(boundary))
+    waiting = scene.off_screen.waiting
+    assert waiting
+    for _ in range(2):  # what a step's events are: the scene's change signal, the view's paint
+        QApplication.processEvents()
+    if (time.perf_counter() - start) * 1000 < scene_module.LATER_AFTER_MS:  # (a stalled machine: no check)
+        assert scene.off_screen.waiting == waiting
+    qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
+    assert not any(scene.is_stale(item) for item in (*scene.nodes.values(), *scene.edges.values()))
+
+
+def test_a_paint_of_what_the_step_restyled_asks_the_index_no_more(qtbot, recorded, monkeypatch):
+    """A view painting the part of the scene a big step just restyled (nearly every step, zoomed
+    in) finds nothing waiting there without a look at the scene's index; a pan looks again, and
+    what it shows is restyled before it is painted."""
+    from app.render.qt import off_screen
+    from app.ui.graph.graph_view import GraphView
+
+    monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
+    looks = []
+    within = off_screen.OffScreen._keys_within
+    monkeypatch.setattr(
+        off_screen.OffScreen, "_keys_within", lambda self, seen: (looks.append(seen), within(self, seen))[1]
+    )
+    lay = layout_graph(recorded.graph)
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(320, 240)
+    view.show()
+    view.set_model(recorded, lay, progressive=False)
+    view.camera.set_zoom(2.0)
+    scene = view.graph_scene
+    boundary = _call_boundaries(recorded)[-1]
+    view.centerOn(scene.nodes[recorded.timeline.steps[boundary - 1].node or recorded.graph.nodes[0].id])
+    scene.show_state(recorded.timeline.state(boundary - 1))
+    qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
+    looks.clear()
+    scene.show_state(recorded.timeline.state(boundary))
+    assert scene.off_screen.waiting and len(looks) == 1  # the step's split
+    view.viewport().repaint()
+    assert len(looks) == 1
+    waiting = {n for n in scene.off_screen.nodes}
+    far = next(n for n in waiting if n in scene.nodes)
+    view.centerOn(scene.nodes[far])
+    view.viewport().repaint()
+    assert len(looks) == 2 and far not in scene.off_screen.nodes  # restyled before it was painted
+    assert not scene.is_stale(scene.nodes[far])

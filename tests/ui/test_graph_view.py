@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
@@ -434,6 +434,49 @@ def test_proxies_mirror_their_node_and_lead_to_it(qtbot, deep):
     assert view.selected_node == w
     visible = view.mapToScene(view.viewport().rect()).boundingRect()
     assert visible.contains(view.node_item(w).pos())  # the click went to the real node
+
+
+def test_a_weights_proxies_off_screen_wait_and_those_in_view_are_restyled_at_once(qtbot, deep, monkeypatch):
+    """NOTE [a proxy goes with its edge]: zoomed in on one use of a weight every depth reads, a
+    step about the weight restyles at once the proxies the view shows; the others wait, and once
+    restyled on the timer every proxy is painted in its node's state."""
+    from app.render.qt import off_screen
+
+    monkeypatch.setattr(off_screen, "LATER_ABOVE", 4)  # this small model's weight is "many"
+    rec, lay = deep
+    view = _shown_view(qtbot, 320, 240)
+    view.set_model(rec, lay, progressive=False)
+    view.camera.set_zoom(2.0)
+    scene, w = view.graph_scene, rec.leaves["w"]
+    proxies = scene.proxies[w]
+    view.centerOn(proxies[len(proxies) // 2])
+    seen = view.mapToScene(view.viewport().rect()).boundingRect()
+    in_view = [p for p in proxies if p.sceneBoundingRect().intersects(seen)]
+    assert in_view and len(in_view) < len(proxies)
+    waited = 0
+    for step in rec.timeline.steps:
+        qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
+        scene.show_state(rec.timeline.state(step.index))
+        assert all(p.painted_state == view.node_item(w).state for p in in_view), step.index
+        waited += sum(p.painted_state != view.node_item(w).state for p in proxies)
+    assert waited  # some off-screen proxies waited at a step about the weight
+    qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
+    assert all(p.painted_state == view.node_item(w).state for p in proxies)
+
+
+def test_the_corner_draws_the_boxes_once_for_each_size_it_takes(make_view):
+    """Following a run, the corner map takes its full size or half of it at nearly every pan: its
+    boxes are drawn once for each size, and a size taken again paints what it painted before."""
+    view, _ = make_view("forgot-retain")
+    corner, full = view.minimap, QSize(160, 100)
+    corner.resize(full)
+    first = corner.grab().toImage()  # a paint of the corner, as the view's own paints cause
+    drawn = corner.boxes_drawn
+    for size in (full / 2, full, full / 2, full):
+        corner.resize(size)
+        corner.grab()
+    assert corner.boxes_drawn == drawn + 1
+    assert corner.grab().toImage() == first
 
 
 def test_zoomed_far_out_hides_saved_value_boxes(make_view):

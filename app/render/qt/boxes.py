@@ -14,7 +14,7 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from app.core.model.graph import GraphNode, SavedSlot
+from app.core.model.graph import Edge, GraphNode, SavedSlot
 from app.core.model.timeline import SlotKey
 from app.render.labels import node_lines, proxy_lines, slot_lines
 from app.render.layout import Box
@@ -296,6 +296,7 @@ class ProxyItem(BoxItem):
         self.node = node
         self.node_id = node.id
         self.user = user
+        self.edge = Edge(user, node.id)  # the long edge it stands at, restyled with it
         self._start()
 
     def look_now(self) -> tuple[str, BoxStyle, str]:

@@ -6,9 +6,10 @@ overview and its hidden items wait (restyle_later.py's NOTE [restyle what is see
 run, the view is zoomed in and every box is shown, but only a screenful is on screen: the
 end of a 20,000-node backward restyled thousands of boxes in one 2.4 s turn. So a step that
 restyles more than ``LATER_ABOVE`` items restyles those in a view's rectangle at once and
-files the rest here; a timer restyles them a slice at a time, and a view about to paint
-restyles first those of them it is about to draw (``restyle_within``). What tests and panels
-read is the current step's look regardless (step_style.py computes it on demand).
+files the rest here; a timer restyles them a slice at a time once the steps pause (stepping
+on, each step's slices went to items no view showed), and a view about to paint restyles
+first those of them it is about to draw (``restyle_within``). What tests and panels read is
+the current step's look regardless (step_style.py computes it on demand).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from app.core.model.graph import Edge
 from app.core.model.timeline import SlotKey
 from app.render.qt.boxes import NodeItem, ProxyItem, SlotItem
 from app.render.qt.edges import EdgeItem
+from app.render.qt.fonts import Fonts
 from app.render.qt.scene_items import SceneItems
 
 __all__ = ["LATER_ABOVE", "OffScreen"]
@@ -38,6 +40,11 @@ class OffScreen:
         self.nodes: set[str] = set()
         self.slots: set[SlotKey] = set()
         self.edges: set[Edge] = set()
+        # none of the waiting items is drawn within this rectangle (scene units), the last one
+        # split or restyled within, while the items keep their places and sizes (spread, fonts).
+        # A view paints what the step's split just restyled, or a part of it, at nearly every
+        # step; a look at the scene's index for it cost ~1.5 ms a paint.
+        self._clear: tuple[QRectF, float, Fonts] | None = None
 
     @property
     def waiting(self) -> int:
@@ -52,9 +59,12 @@ class OffScreen:
     ) -> tuple[list[str], list[SlotKey], list[Edge]]:
         """Of a step's restyles, those to do now: every one when they are few or no view is
         given, else those drawn within ``seen`` (scene units); the rest are filed for later."""
-        if seen is None or len(nodes) + len(slots) + len(edges) <= LATER_ABOVE:
+        proxies = self._items.proxy_of
+        many = len(nodes) + len(slots) + len(edges) + sum(e in proxies for e in edges)
+        if seen is None or many <= LATER_ABOVE:
             return list(nodes), list(slots), list(edges)
         in_nodes, in_slots, in_edges = self._keys_within(seen)
+        self._clear = (QRectF(seen), self._items.spread, self._items.fonts)
         self.nodes.update(nodes)
         self.slots.update(slots)
         self.edges.update(edges)
@@ -70,12 +80,22 @@ class OffScreen:
 
     def restyle_within(self, seen: QRectF) -> int:
         """Restyle the waiting items drawn within ``seen`` (a view about to paint it)."""
-        if not self.waiting:
+        if not self.waiting or self._all_restyled_within(seen):
             return 0
         in_nodes, in_slots, in_edges = self._keys_within(seen)
+        self._clear = (QRectF(seen), self._items.spread, self._items.fonts)
         now = (list(self.nodes & in_nodes), list(self.slots & in_slots), list(self.edges & in_edges))
         self.forget(*now)
         return self._items.restyle(*now)[0]
+
+    def _all_restyled_within(self, seen: QRectF) -> bool:
+        clear = self._clear
+        return (
+            clear is not None
+            and clear[1] == self._items.spread
+            and clear[2] is self._items.fonts
+            and clear[0].contains(seen)
+        )
 
     def restyle_some(self, seconds: float) -> int:
         """Restyle waiting items for about ``seconds``; how many were restyled."""
@@ -100,8 +120,10 @@ class OffScreen:
         slots: set[SlotKey] = set()
         edges: set[Edge] = set()
         for item in self._items.scene.items(seen, Qt.ItemSelectionMode.IntersectsItemBoundingRect):
-            if isinstance(item, (NodeItem, ProxyItem)):
+            if isinstance(item, NodeItem):
                 nodes.add(item.node_id)
+            elif isinstance(item, ProxyItem):
+                edges.add(item.edge)  # restyled with its long edge
             elif isinstance(item, SlotItem):
                 slots.add(item.key)
             elif isinstance(item, EdgeItem) and isinstance(item.key, Edge):

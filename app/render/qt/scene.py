@@ -41,6 +41,7 @@ __all__ = ["CHUNK", "MARGIN", "OVERVIEW_DOT_PX", "GraphScene"]
 
 CHUNK = 400  # items built per slice when populating progressively (a few ms each)
 LATER_SLICE_S = 0.004  # time a timer tick spends on restyles left for later (NOTE [restyle off screen later])
+LATER_AFTER_MS = 150  # restyles left for later begin once the steps pause this long
 
 
 class GraphScene(QGraphicsScene):
@@ -88,7 +89,6 @@ class GraphScene(QGraphicsScene):
         self.put_off = PutOff(self.drawn)
         self.off_screen = OffScreen(self.scene_items)  # NOTE [restyle off screen later]
         self._later = QTimer(self)
-        self._later.setInterval(0)
         self._later.timeout.connect(self._on_later)
         self._selected: str | None = None
         self.complete = False
@@ -232,7 +232,7 @@ class GraphScene(QGraphicsScene):
         done, changed = self.scene_items.restyle(*now)
         self.restyled += done
         if self.off_screen.waiting:
-            self._later.start()
+            self._later.start(LATER_AFTER_MS)  # again at each step: stepping on, the rest waits
         return len(frames) + changed
 
     def _seen(self) -> QRectF | None:
@@ -250,6 +250,7 @@ class GraphScene(QGraphicsScene):
             self.restyled += self.off_screen.restyle_within(seen)
 
     def _on_later(self) -> None:
+        self._later.setInterval(0)  # the steps paused: the rest a slice a tick
         self.restyled += self.off_screen.restyle_some(LATER_SLICE_S)
         if not self.off_screen.waiting:
             self._later.stop()
@@ -258,8 +259,10 @@ class GraphScene(QGraphicsScene):
         """Whether ``item``'s restyle was put off while it was hidden (NOTE [restyle what is seen])."""
         put_off, later = self.put_off, self.off_screen
         put_off.catch_up(self.looks.state)
-        if isinstance(item, (NodeItem, ProxyItem)):
+        if isinstance(item, NodeItem):
             return item.node_id in put_off.nodes or item.node_id in later.nodes
+        if isinstance(item, ProxyItem):  # restyled with its long edge (NOTE [a proxy goes with its edge])
+            return item.edge in put_off.edges or item.edge in later.edges
         if isinstance(item, SlotItem):
             return item.key in put_off.slots or item.key in later.slots
         if isinstance(item, EdgeItem):

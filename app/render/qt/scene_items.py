@@ -36,7 +36,7 @@ from app.render.qt.boxes import BoxItem, NodeItem, ProxyItem, SlotItem
 from app.render.qt.edges import EdgeItem
 from app.render.qt.fonts import Fonts, Texts, growth, measure, node_texts, proxy_texts, slot_texts
 from app.render.qt.frames import ClusterItem
-from app.render.step_style import StepLooks, proxy_style
+from app.render.step_style import StepLooks
 from app.render.style import SlotShow
 
 __all__ = ["SceneItems"]
@@ -71,11 +71,11 @@ class SceneItems:
         self.edges: dict[Edge, EdgeItem] = {}
         self.slot_edges: dict[SlotKey, EdgeItem] = {}
         self.proxies: dict[str, list[ProxyItem]] = {}  # node id -> its stand-ins at long edges
+        self.proxy_of: dict[Edge, ProxyItem] = {}  # a long edge -> the stand-in at its far end
         self.clusters: dict[str, ClusterItem] = {}  # a frame per loop iteration and per expanded module
         self.cluster_of: dict[str, list[str]] = {}  # drawn node -> the frames around it
         self._slot_keys: dict[str, list[SlotKey]] | None = None  # node -> its laid-out saved values
         self._framed = False  # the frames are made
-        self._proxied: set[Edge] = set()  # the long edges whose stand-in is made
         self._seen_built: list[QRectF] = []  # every item drawn within each is made (at this spread)
 
     @property
@@ -155,7 +155,7 @@ class SceneItems:
                 self._build_node(node.id)
                 yield None
         for edge in self.layout.proxies:
-            if edge not in self._proxied:
+            if edge not in self.proxy_of:
                 self._build_proxy(edge)
                 yield None
 
@@ -165,7 +165,7 @@ class SceneItems:
         return (
             len(self.edges) == len(self.layout.edges)
             and len(self.nodes) == len(self.graph.nodes)
-            and (len(self._proxied) == len(self.layout.proxies))
+            and (len(self.proxy_of) == len(self.layout.proxies))
         )
 
     def build_within(self, seen: QRectF) -> int:
@@ -183,7 +183,7 @@ class SceneItems:
                 self._build_edge(cast("Edge", key))
             elif kind == "node" and key not in self.nodes and key in self.graph:
                 self._build_node(cast("str", key))
-            elif kind == "proxy" and key not in self._proxied:
+            elif kind == "proxy" and key not in self.proxy_of:
                 self._build_proxy(cast("Edge", key))
             else:
                 continue
@@ -218,7 +218,7 @@ class SceneItems:
     def _build_proxy(self, edge: Edge) -> None:
         proxy = ProxyItem(self.graph.node(edge.dst), edge.src, self.layout.proxies[edge], self.looks)
         self.proxies.setdefault(edge.dst, []).append(self._add_box(proxy))
-        self._proxied.add(edge)
+        self.proxy_of[edge] = proxy
 
     def _build_frames(self) -> None:
         """One frame per loop iteration the layout placed (dot_source's NOTE [iteration clusters])
@@ -288,8 +288,9 @@ class SceneItems:
     def restyle(
         self, nodes: Iterable[str], slots: Iterable[SlotKey], edges: Iterable[Edge]
     ) -> tuple[int, int]:
-        """Restyle the built items of ``nodes`` (with their proxies), ``slots`` (with their dotted
-        lines) and ``edges``: how many were restyled, and how many of them changed look."""
+        """Restyle the built items of ``nodes``, ``slots`` (with their dotted lines) and ``edges``
+        (with the proxy at a long edge's end): how many were restyled, and how many of them changed
+        look. NOTE [a proxy goes with its edge]"""
         done = changed = 0
         for node_id in nodes:
             node = self.nodes.get(node_id)
@@ -306,6 +307,10 @@ class SceneItems:
             if line is not None:
                 done += 1
                 changed += line.restyle()
+            proxy = self.proxy_of.get(edge)
+            if proxy is not None:
+                done += 1
+                changed += proxy.restyle()
         return done, changed
 
     def restyle_frames(self, nodes: Iterable[str]) -> list[ClusterItem]:
@@ -315,10 +320,13 @@ class SceneItems:
         return [frame for name in names if (frame := self.clusters.get(name)) is not None and frame.restyle()]
 
     def _restyle_node(self, node: NodeItem) -> bool:
-        state, style = self.looks.node(node.node_id)
-        for proxy in self.proxies.get(node.node_id, ()):
-            proxy.set_look(state, proxy_style(style))
-        return node.set_look(state, style)
+        # NOTE [a proxy goes with its edge]: a weight every iteration of a loop reads has a proxy
+        # at each of its long edges, ~200 of them, drawn across the whole graph; restyled with
+        # their node they were restyled at every step of it, though a view shows one or two.
+        # A node's change restyles every edge at it (DrawnStates.changes), so a proxy is
+        # restyled with its long edge, and like an edge it waits while off screen
+        # (NOTE [restyle off screen later]).
+        return node.set_look(*self.looks.node(node.node_id))
 
     def _restyle_slot(self, slot: SlotItem) -> bool:
         state, style, note = self.looks.slot(slot.key)
