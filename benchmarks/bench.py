@@ -1,6 +1,6 @@
 """Autograd Lens benchmark: step latency, recording cost, start-up, responsiveness, memory.
 
-    python benchmarks/bench.py [--json] [--sizes 10,100,1000,5000] [--quick]
+    python benchmarks/bench.py [--json] [--sizes 10,100,1000,5000] [--quick | --smoke]
 
 Everything is measured side by side in one run, alternatives interleaved and repeated, and reported
 as medians (the machine is shared and noisy). See ``benchmarks/README.md`` for what each number
@@ -27,6 +27,7 @@ from benchmarks.common import (  # noqa: E402
     DEFAULT_SIZES,
     HEARTBEAT_NODES,
     PROGRAM_ITERATIONS,
+    SMOKE_ITERATIONS,
     attempt,
     child_json,
     machine_info,
@@ -54,34 +55,39 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     gc.collect()
     gc.freeze()
     results = [measure_size(n, opts) for n in sizes]
-    runs = 2 if opts.quick else 5
+    # --smoke: one round of each part, at its smallest size (the largest of --sizes, a short loop)
+    runs = 1 if opts.smoke else 2 if opts.quick else 5
     opts.log(f"start-up: {runs} interleaved runs of the window and of `import torch`")
-    startup, imports = attempt(lambda: measure_startup(runs), ([], []), opts.log)
+    startup, imports = attempt(lambda: measure_startup(runs, warm_up=not opts.smoke), ([], []), opts.log)
     big = max(sizes)
     opts.log(f"heartbeat: loading {min(HEARTBEAT_NODES, big)} nodes in a fresh window process")
     heartbeat = attempt(lambda: heartbeat_in_child(min(HEARTBEAT_NODES, big)), None, opts.log)
     opts.log(f"peak RSS: child process with {big} nodes")
     rss = attempt(lambda: peak_rss_child(big), {}, opts.log)
     rss["nodes"] = big
-    opts.log(f"program: a {PROGRAM_ITERATIONS}-iteration training loop, recorded and run plainly")
-    program = attempt(lambda: measure_program(PROGRAM_ITERATIONS, 2 if opts.quick else 7), None, opts.log)
+    iterations = SMOKE_ITERATIONS if opts.smoke else PROGRAM_ITERATIONS
+    opts.log(f"program: a {iterations}-iteration training loop, recorded and run plainly")
+    program = attempt(lambda: measure_program(iterations, runs if opts.quick else 7), None, opts.log)
     if program is not None:
         opts.log("program: every step in the window")
         program = attempt(lambda: measure_program_in_window(program, opts), program, opts.log)
     opts.log("real model: a TransformerEncoderLayer step, `run` vs the plain script, in a child process")
-    real = attempt(lambda: real_model_in_child(3 if opts.quick else 15), None, opts.log)
-    opts.log(f"lens open: the window on a {LENS_OPEN_NODES}-node .lens file, fresh processes")
-    lens_open = attempt(lambda: measure_lens_open(1 if opts.quick else 5, opts.log), LensOpen(), opts.log)
+    real = attempt(lambda: real_model_in_child(1 if opts.smoke else 3 if opts.quick else 15), None, opts.log)
+    lens_nodes = big if opts.smoke else LENS_OPEN_NODES
+    opts.log(f"lens open: the window on a {lens_nodes}-node .lens file, fresh processes")
+    lens_open = attempt(
+        lambda: measure_lens_open(1 if opts.quick else 5, opts.log, lens_nodes), LensOpen(), opts.log
+    )
     stack = None
     if not opts.quick:
         opts.log(f"stack: {STACK_NODES} nodes of transformer layers through `run`, in a child process")
         stack = attempt(lambda: child_json("--child-stack", STACK_NODES), None, opts.log)
     from benchmarks.web import measure_web
 
-    web_sizes = (max(sizes), 20) if opts.quick else (5000, PROGRAM_ITERATIONS)
+    web_sizes = (big, iterations) if opts.smoke else (big, 20) if opts.quick else (5000, PROGRAM_ITERATIONS)
     web = attempt(lambda: measure_web(opts.log, *web_sizes), None, opts.log)
     opts.log("language: a Net(nn.Module) training loop as plain Python, the evaluator, and recorded")
-    language = attempt(lambda: measure_language(2 if opts.quick else 7), None, opts.log)
+    language = attempt(lambda: measure_language(runs if opts.quick else 7), None, opts.log)
     return Report(
         machine, results, startup, imports, heartbeat, rss, program, real, lens_open, stack, web, language
     )
@@ -95,6 +101,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", action="store_true", help="print the JSON object only")
     parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="node counts, e.g. 10,100")
     parser.add_argument("--quick", action="store_true", help="one round of everything (a smoke run)")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="each part once at its smallest size (the tests' run; implies --quick)",
+    )
     parser.add_argument("--rerender-timeout", type=float, default=120.0, help="cap on one dot run, s")
     parser.add_argument("--child-rss", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child-heartbeat", type=int, help=argparse.SUPPRESS)
@@ -126,11 +137,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    report = run(sizes, Options(quick=args.quick, rerender_timeout_s=args.rerender_timeout, log=log))
+    quick = args.quick or args.smoke
+    opts = Options(quick=quick, rerender_timeout_s=args.rerender_timeout, log=log, smoke=args.smoke)
+    report = run(sizes, opts)
     if args.json:
         from benchmarks.fixes import measure as fixes_measure
 
-        print(json.dumps({**report.json(), "fixes": fixes_measure(rounds=1 if args.quick else 3)}))
+        fixes = fixes_measure(rounds=1, builtin_rounds=1) if args.smoke else fixes_measure(1 if quick else 3)
+        print(json.dumps({**report.json(), "fixes": fixes}))
     else:
         print(table(report))
         print()

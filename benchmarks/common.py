@@ -30,6 +30,7 @@ DEFAULT_SIZES = (10, 100, 1000, 5000)
 HEARTBEAT_MS = 10
 HEARTBEAT_NODES = 5000
 PROGRAM_ITERATIONS = 200
+SMOKE_ITERATIONS = 4  # --smoke: the training loop and the page at their smallest
 PAINT_WAIT_MS = 300  # after the first step is applied, keep beating while it paints
 BIG_LIMITS = Limits(time_limit_s=3600.0)  # the benchmark measures; it must not be cut short
 LAYOUT_TIMEOUT_S = 3600.0

@@ -26,19 +26,20 @@ class LensOpen:
     first_s: list[float] = field(default_factory=list)
     ready_s: list[float] = field(default_factory=list)
     torch_import_s: list[float] = field(default_factory=list)
+    nodes: int = LENS_OPEN_NODES  # the size of the chain the file holds
 
 
-def measure_lens_open(runs: int, log: Callable[[str], None]) -> LensOpen:
-    """The window spawned on a saved ``.lens`` of the 5,000-node chain (nothing recorded, torch
+def measure_lens_open(runs: int, log: Callable[[str], None], nodes: int = LENS_OPEN_NODES) -> LensOpen:
+    """The window spawned on a saved ``.lens`` of the ``nodes``-node chain (nothing recorded, torch
     never imported), alternating with ``python -c "import torch"``. The file is written as ``trace
     --save`` writes it, with its layout (layout_store's NOTE [stored layouts]) and its preview."""
     from app.render.layout_store import save_with_layout
 
-    recording = record(chain_program(LENS_OPEN_NODES), limits=BIG_LIMITS)
-    path = Path(tempfile.mkdtemp(prefix="lens-bench-")) / "chain-5000.lens"
+    recording = record(chain_program(nodes), limits=BIG_LIMITS)
+    path = Path(tempfile.mkdtemp(prefix="lens-bench-")) / f"chain-{nodes}.lens"
     save_with_layout(recording, path)
     log(f"lens open: {len(recording.graph)} nodes, {path.stat().st_size / 1e6:.1f} MB on disk")
-    result = LensOpen()
+    result = LensOpen(nodes=nodes)
     for _ in range(runs):
         result.torch_import_s.append(torch_import_once())
         first, ready = startup_marks(str(path))

@@ -11,7 +11,7 @@ from typing import Any
 from benchmarks.common import TARGETS, median, median_of_ratios, p95, ratio
 from benchmarks.heartbeat import Responsiveness
 from benchmarks.language import LanguageCost
-from benchmarks.lens_open import LENS_OPEN_NODES, LensOpen
+from benchmarks.lens_open import LensOpen
 from benchmarks.program import ProgramResult
 from benchmarks.real_models import RealModelResult
 from benchmarks.sizes import SizeResult
@@ -157,7 +157,7 @@ def _own_code_lines(report: Report) -> Iterator[str]:
         )
     lens = report.lens_open
     yield (
-        f"  .lens of {LENS_OPEN_NODES} nodes: first painted graph (its preview) "
+        f"  .lens of {lens.nodes} nodes: first painted graph (its preview) "
         f"{median(lens.first_s):.2f} s, graph drawn and steps ready {median(lens.ready_s):.2f} s; "
         f"import torch beside them "
         f"{median(lens.torch_import_s):.2f} s"

@@ -71,6 +71,7 @@ class Options:
     quick: bool
     rerender_timeout_s: float
     log: Callable[[str], None]
+    smoke: bool = False  # each part once at its smallest size: what the tests run (implies quick)
 
 
 def measure_size(nodes: int, opts: Options) -> SizeResult:

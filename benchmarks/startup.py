@@ -62,12 +62,14 @@ def torch_import_once() -> float:
     return elapsed
 
 
-def measure_startup(runs: int) -> tuple[list[float], list[float]]:
+def measure_startup(runs: int, *, warm_up: bool = True) -> tuple[list[float], list[float]]:
     """Start-up and ``import torch`` times, alternating. The window's modules are compiled to
     bytecode once, by a first start that is not counted, as on a user's machine after its first
-    start (with ``PYTHONDONTWRITEBYTECODE`` set, every start would compile them again)."""
+    start (with ``PYTHONDONTWRITEBYTECODE`` set, every start would compile them again); a smoke
+    run, which only checks that each number is there, skips that start."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    startup_once()
+    if warm_up:
+        startup_once()
     startup, imports = [], []
     for _ in range(runs):
         imports.append(torch_import_once())

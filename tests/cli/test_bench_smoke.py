@@ -1,4 +1,5 @@
-"""Smoke test of the benchmark at its smallest size: it runs, and its JSON has the documented shape.
+"""Smoke test of the benchmark at its smallest size (``--smoke``: each part once, at the smallest
+size it takes): it runs, and its JSON has the documented shape.
 
 No timing is asserted here (numbers live in benchmarks/README.md); only that every number the
 benchmark reports exists, is finite and positive, and that its generated programs are the graphs
@@ -23,6 +24,7 @@ from app.core import Recording, record, trace
 from tests.support.oracle import check_against_plain, check_against_probes
 
 ROOT = Path(__file__).resolve().parents[2]
+SMOKE_ITERATIONS = 4  # benchmarks/common.py: the training loop's iterations in a --smoke run
 SIZE_KEYS = {
     "nodes": int,
     "step_median_ms": float,
@@ -111,10 +113,10 @@ def stored_changes(recording: Recording) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_quick_benchmark_prints_its_json_object() -> None:
+def test_smoke_benchmark_prints_its_json_object() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--json", "--quick", "--sizes", "10"],
+        [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--json", "--smoke", "--sizes", "10"],
         capture_output=True,
         text=True,
         timeout=900,
@@ -151,7 +153,7 @@ def test_quick_benchmark_prints_its_json_object() -> None:
     for key, kind in PROGRAM_KEYS.items():
         assert isinstance(program[key], kind), key
         assert math.isfinite(program[key]) and program[key] > 0, (key, program[key])
-    assert program["iterations"] == 200 and program["steps"] > program["iterations"]
+    assert program["iterations"] == SMOKE_ITERATIONS and program["steps"] > program["iterations"]
     assert size["nodes"] == 11  # 3 per block + 2 leaves + 4 loss-side nodes (programs.py)
     real = result["real_model"]
     assert set(real) == set(REAL_MODEL_KEYS)

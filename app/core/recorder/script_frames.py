@@ -19,6 +19,8 @@ from typing import Any, TextIO, TypeVar
 
 import torch
 
+from app.core.language.optimizer_proxies import optimizer_without_dynamo
+
 __all__ = [
     "ModuleNames",
     "Printed",
@@ -97,9 +99,13 @@ _ATOMS = frozenset((int, float, complex, bool, str, bytes, type(None)))
 
 def _bookkeeping() -> frozenset[str]:
     """The attributes torch gives every module and optimizer for its hooks and flags (a dozen
-    dicts per module, walked at every line for no tensor): a tensor is never kept there."""
+    dicts per module, walked at every line for no tensor): a tensor is never kept there.
+
+    The optimizer is built as a program's is: PyTorch's own ``SGD(...)`` imports Dynamo on first
+    use (NOTE [optimizer without Dynamo]), seconds at every import of this module."""
     module = set(vars(torch.nn.Module())) - {"_parameters", "_buffers", "_modules"}
-    optimizer = set(vars(torch.optim.SGD([torch.zeros(1, requires_grad=True)]))) - {
+    sgd = optimizer_without_dynamo(torch.optim.SGD, [torch.zeros(1, requires_grad=True)], (), {})
+    optimizer = set(vars(sgd)) - {
         "state",
         "param_groups",
         "defaults",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import gzip
 import json
 import math
@@ -476,7 +475,16 @@ def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 SMALL = small_json()
+SMALL_TEXT = json.dumps(SMALL)
 PLACES = paths(SMALL)[1:]
+
+
+def small_copy() -> dict[str, Any]:
+    """A fresh ``SMALL`` to edit: it is parsed JSON, so parsing its text again copies it exactly,
+    in a fraction of ``copy.deepcopy``'s time (which was most of these tests' time)."""
+    return json.loads(SMALL_TEXT)  # type: ignore[no-any-return]
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6)
     | st.sampled_from(["n0", "n1", "self", "alive", "node", "backward", "nan", "float32"]),
@@ -486,7 +494,7 @@ json_values = st.recursive(
 
 
 def replaced(place: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    data = copy.deepcopy(SMALL)
+    data = small_copy()
     put(data, place, value)
     return data
 
@@ -494,7 +502,7 @@ def replaced(place: tuple[Any, ...], value: Any) -> dict[str, Any]:
 @FUZZ
 @given(st.lists(st.tuples(st.sampled_from(PLACES), json_values | st.just(...)), min_size=1, max_size=3))
 def test_fuzz_random_json_values_at_every_key(edits: list[tuple[tuple[Any, ...], Any]]) -> None:
-    data = copy.deepcopy(SMALL)
+    data = small_copy()
     for place, value in edits:
         with contextlib.suppress(KeyError, IndexError, TypeError):  # an earlier edit removed the place
             put(data, place, value)

@@ -1,8 +1,8 @@
 """The size guard prices every operation without loading the compiler stack (NOTE [meta runs
 without Dynamo]): recording every built-in program (but those that call PyTorch's checkpoint,
 which imports Dynamo itself) and a hostile set of ops whose meta kernels are
-Python references imports no ``torch._dynamo``, ``torch._inductor`` or ``onnx``, and leaves no
-``torchinductor_*`` folder in a fresh ``$TMPDIR``."""
+Python references (and importing the script recorder) imports no ``torch._dynamo``,
+``torch._inductor`` or ``onnx``, and leaves no ``torchinductor_*`` folder in a fresh ``$TMPDIR``."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ from app.core.lensfile import save_lens
 from app.core.loading import builtin_names, load_builtin
 from app.core.model.program import Program
 from app.core.recorder.recorder import record
+import app.core.recorder.script  # the script recorder's own set-up builds no Dynamo-wrapped optimizer
 # PyTorch's own torch.utils.checkpoint imports Dynamo when it is called (its functions are wrapped
 # in torch._disable_dynamo), and Dynamo makes a torchinductor_<user> folder in $TMPDIR: the
 # checkpoint built-ins are recorded last, after the count.
