@@ -25,6 +25,11 @@ none of them a place a program keeps its values in by itself:
   function's name re-bound to a tensor is missed);
 * a function is entered for its closure, defaults and ``__dict__``, not its
   globals: a program function's globals are a root already;
+* the interpreter's import tables (``sys.modules``, ``sys.path_importer_cache``,
+  ``sys.meta_path``, ``sys.path_hooks``) are not entered: they reach every module
+  ever imported (a program that imports ``sys`` would walk all of torch on every
+  line), and a module the program imports is bound to one of its names, so it
+  is a root already;
 * what the recorder itself is made of (its capture holds every node) and
   program text (``ast`` nodes) are never entered.
 
@@ -54,6 +59,7 @@ from __future__ import annotations
 import ast
 import functools
 import gc
+import sys
 import types
 import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -145,11 +151,15 @@ def _module_data(module: types.ModuleType) -> list[Any]:
     names = vars(module)
     known = _MODULE_DATA.get(id(module))
     if known is None or known[0] != len(names) or known[2]() is not module:
-        data = tuple(k for k, v in names.items() if issubclass(type(v), _DATA) and not _dunder(k))
+        skip = _IMPORT_TABLES if module is sys else frozenset()
+        data = tuple(
+            k for k, v in names.items() if issubclass(type(v), _DATA) and not _dunder(k) and k not in skip
+        )
         known = _MODULE_DATA[id(module)] = (len(names), data, weakref.ref(module))
     return [names.get(k) for k in known[1]]
 
 
+_IMPORT_TABLES = frozenset(("modules", "path_importer_cache", "meta_path", "path_hooks"))
 _MODULE_DATA: dict[int, tuple[int, tuple[str, ...], weakref.ref[types.ModuleType]]] = {}
 
 

@@ -209,3 +209,18 @@ def test_zero_grad_lets_go_of_a_gradient_that_holds_a_graph() -> None:
     assert opt_zeroed.alive_nodes == len(_reachable(held))  # only lin's gradients' graphs left
     lin.zero_grad()
     assert lin_zeroed.alive_nodes == len(_reachable(held)) == 0
+
+
+def test_a_program_that_imports_sys_is_walked_without_every_module(monkeypatch: Any) -> None:
+    """``sys.modules`` reaches every module ever imported; a walk that entered it would meet
+    far more objects than a small program holds (and take seconds a line)."""
+    import sys
+
+    from app.core.recorder import reach
+
+    monkeypatch.setattr(reach, "_MOST_OBJECTS", 20_000)
+    x = torch.ones(2, requires_grad=True)
+    kept = x.exp()
+    namespace = {"sys": sys, "torch": torch, "kept": kept}
+    found = list(reach.held_tensors([namespace], own_modules={"__main__"}))
+    assert [t.grad_fn.name() for t in found if t.grad_fn is not None] == ["ExpBackward0"]
