@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import torch
@@ -420,19 +420,33 @@ class GraphCapture:
             self._ids.pop(id(fn), None)
             self.changes += 1
 
-    def freeze(self, fields: Mapping[str, Mapping[str, Any]] | None = None) -> Graph:
-        """The graph as data; ``fields`` sets more of each node's fields (its line, loops, steps)."""
+    def freeze(
+        self,
+        fields: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        saved: Callable[[tuple[SavedSlot, ...]], tuple[SavedSlot, ...]] | None = None,
+    ) -> Graph:
+        """The graph as data; ``fields`` sets more of each node's fields (its line, loops, steps),
+        and ``saved`` gives each node's slots as the graph holds them (its storages numbered)."""
         more = fields or {}
         labels = self.labels
         nodes = tuple(
-            _graph_node(node_id, parts, labels.get(node_id), more.get(node_id, {}))
+            _graph_node(node_id, parts, labels.get(node_id), more.get(node_id, {}), saved)
             for node_id, parts in self._parts.items()
         )
         return Graph(nodes, tuple(dict.fromkeys(self._edges)))
 
 
-def _graph_node(node_id: str, parts: _Parts, label: str | None, more: Mapping[str, Any]) -> GraphNode:
+def _graph_node(
+    node_id: str,
+    parts: _Parts,
+    label: str | None,
+    more: Mapping[str, Any],
+    slots: Callable[[tuple[SavedSlot, ...]], tuple[SavedSlot, ...]] | None,
+) -> GraphNode:
     name, saved, call, is_leaf = parts
+    if slots is not None:
+        saved = slots(saved)
     fields: dict[str, Any] = {"id": node_id, "name": name, "label": label, "saved": saved}
     fields.update(added_at_call=call, is_leaf=is_leaf, **more)
     return frozen(GraphNode, **fields) if fields.keys() == _NODE_FIELDS else GraphNode(**fields)
