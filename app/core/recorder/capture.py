@@ -50,7 +50,7 @@ def frozen(cls: type[T], **fields: Any) -> T:
     would have left them).
     """
     instance: T = object.__new__(cls)
-    instance.__dict__.update(fields)
+    object.__setattr__(instance, "__dict__", fields)  # ``fields`` is this call's own dict
     return instance
 
 
