@@ -79,7 +79,20 @@ def read_saved(fn: Any, name: str) -> Any:
     return getattr(fn, SAVED_PREFIX + name)
 
 
+def _raw_slot_names(kind: type) -> frozenset[str]:
+    """The slots of a node class with a raw saved value (``_raw_saved_<name>``): its tensor slots.
+    A slot without one holds a number or sizes, which no saved-tensor hook ever packs."""
+    names = _RAW_SLOT_NAMES.get(kind)
+    if names is None:
+        listed = dir(kind)
+        names = _RAW_SLOT_NAMES[kind] = frozenset(
+            a[len(RAW_PREFIX) :] for a in listed if a.startswith(RAW_PREFIX)
+        )
+    return names
+
+
 _SLOT_NAMES: dict[type, tuple[str, ...]] = {}
+_RAW_SLOT_NAMES: dict[type, frozenset[str]] = {}
 _Parts = tuple[str, tuple[SavedSlot, ...], int | None, bool]  # a node's name, slots, call, leaf
 
 
@@ -343,8 +356,9 @@ class GraphCapture:
 
     def _read_slots(self, fn: Any, node_id: str) -> Iterator[SavedSlot]:
         frame = None
+        raw = _raw_slot_names(type(fn))
         for name in saved_slot_names(fn):
-            packed = hooked_packed(fn, name)
+            packed = hooked_packed(fn, name) if name in raw else NOT_HOOKED
             if packed is not NOT_HOOKED:  # NOTE [saved-tensor hooks]: read what pack returned
                 frame = frame or self._new_frame(fn, name, packed)
                 yield packed_slot(name, packed)
