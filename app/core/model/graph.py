@@ -21,6 +21,7 @@ __all__ = [
     "SavedSlot",
     "SlotKind",
     "SourceRef",
+    "StorageNumbers",
     "StorageRef",
     "numbered_storages",
 ]
@@ -176,20 +177,37 @@ def numbered_storages(graph: Graph) -> Graph:
     address of the process that recorded it, and the number still tells which saved values share a
     buffer. Numbering numbers is the identity.
     """
-    numbers: dict[tuple[str, int], int] = {}
-
-    def number(ref: StorageRef) -> StorageRef:
-        if ref.pointer == 0:
-            return ref
-        return ref._replace(pointer=numbers.setdefault((ref.device, ref.pointer), len(numbers) + 1))
-
+    numbered = StorageNumbers()
     nodes = tuple(
-        _changed(n, saved=tuple(_changed(s, storages=tuple(map(number, s.storages))) for s in n.saved))
-        if any(s.storages for s in n.saved)
-        else n
-        for n in graph.nodes
+        _changed(n, saved=numbered(n.saved)) if any(s.storages for s in n.saved) else n for n in graph.nodes
     )
     return Graph(nodes, graph.edges)
+
+
+class StorageNumbers:
+    """Numbers storages in the order their slots are shown to it (``numbered_storages``, one node's
+    slots at a time): a graph's nodes can be numbered as they are made, not made twice."""
+
+    def __init__(self) -> None:
+        self._numbers: dict[tuple[str, int], int] = {}
+
+    def __call__(self, saved: tuple[SavedSlot, ...]) -> tuple[SavedSlot, ...]:
+        """``saved`` with every storage numbered (the same tuple when none has a storage)."""
+        if not any(s.storages for s in saved):
+            return saved
+        return tuple(self._slot(s) if s.storages else s for s in saved)
+
+    def _slot(self, slot: SavedSlot) -> SavedSlot:
+        numbers = self._numbers
+        refs = tuple(
+            ref
+            if ref.pointer == 0
+            else StorageRef(
+                ref.device, numbers.setdefault((ref.device, ref.pointer), len(numbers) + 1), ref.nbytes
+            )
+            for ref in slot.storages
+        )
+        return _changed(slot, storages=refs)
 
 
 _Frozen = TypeVar("_Frozen", SavedSlot, GraphNode)
@@ -201,9 +219,11 @@ def _changed(instance: _Frozen, **changes: Any) -> _Frozen:
     a node). A cached property (``tensor_slots``) is not copied: it is worked out again."""
     kind = type(instance)
     new: _Frozen = object.__new__(kind)
-    names = _FIELD_NAMES[kind]
-    new.__dict__.update((k, v) for k, v in instance.__dict__.items() if k in names)
-    new.__dict__.update(changes)
+    values = instance.__dict__.copy()
+    if len(values) != len(_FIELD_NAMES[kind]):  # a cached property's value (or a missing field)
+        values = {k: v for k, v in values.items() if k in _FIELD_NAMES[kind]}
+    values.update(changes)
+    object.__setattr__(new, "__dict__", values)
     return new
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import torch
@@ -50,7 +50,7 @@ def frozen(cls: type[T], **fields: Any) -> T:
     would have left them).
     """
     instance: T = object.__new__(cls)
-    instance.__dict__.update(fields)
+    object.__setattr__(instance, "__dict__", fields)  # ``fields`` is this call's own dict
     return instance
 
 
@@ -79,7 +79,20 @@ def read_saved(fn: Any, name: str) -> Any:
     return getattr(fn, SAVED_PREFIX + name)
 
 
+def _raw_slot_names(kind: type) -> frozenset[str]:
+    """The slots of a node class with a raw saved value (``_raw_saved_<name>``): its tensor slots.
+    A slot without one holds a number or sizes, which no saved-tensor hook ever packs."""
+    names = _RAW_SLOT_NAMES.get(kind)
+    if names is None:
+        listed = dir(kind)
+        names = _RAW_SLOT_NAMES[kind] = frozenset(
+            a[len(RAW_PREFIX) :] for a in listed if a.startswith(RAW_PREFIX)
+        )
+    return names
+
+
 _SLOT_NAMES: dict[type, tuple[str, ...]] = {}
+_RAW_SLOT_NAMES: dict[type, frozenset[str]] = {}
 _Parts = tuple[str, tuple[SavedSlot, ...], int | None, bool]  # a node's name, slots, call, leaf
 
 
@@ -343,8 +356,9 @@ class GraphCapture:
 
     def _read_slots(self, fn: Any, node_id: str) -> Iterator[SavedSlot]:
         frame = None
+        raw = _raw_slot_names(type(fn))
         for name in saved_slot_names(fn):
-            packed = hooked_packed(fn, name)
+            packed = hooked_packed(fn, name) if name in raw else NOT_HOOKED
             if packed is not NOT_HOOKED:  # NOTE [saved-tensor hooks]: read what pack returned
                 frame = frame or self._new_frame(fn, name, packed)
                 yield packed_slot(name, packed)
@@ -420,19 +434,33 @@ class GraphCapture:
             self._ids.pop(id(fn), None)
             self.changes += 1
 
-    def freeze(self, fields: Mapping[str, Mapping[str, Any]] | None = None) -> Graph:
-        """The graph as data; ``fields`` sets more of each node's fields (its line, loops, steps)."""
+    def freeze(
+        self,
+        fields: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        saved: Callable[[tuple[SavedSlot, ...]], tuple[SavedSlot, ...]] | None = None,
+    ) -> Graph:
+        """The graph as data; ``fields`` sets more of each node's fields (its line, loops, steps),
+        and ``saved`` gives each node's slots as the graph holds them (its storages numbered)."""
         more = fields or {}
         labels = self.labels
         nodes = tuple(
-            _graph_node(node_id, parts, labels.get(node_id), more.get(node_id, {}))
+            _graph_node(node_id, parts, labels.get(node_id), more.get(node_id, {}), saved)
             for node_id, parts in self._parts.items()
         )
         return Graph(nodes, tuple(dict.fromkeys(self._edges)))
 
 
-def _graph_node(node_id: str, parts: _Parts, label: str | None, more: Mapping[str, Any]) -> GraphNode:
+def _graph_node(
+    node_id: str,
+    parts: _Parts,
+    label: str | None,
+    more: Mapping[str, Any],
+    slots: Callable[[tuple[SavedSlot, ...]], tuple[SavedSlot, ...]] | None,
+) -> GraphNode:
     name, saved, call, is_leaf = parts
+    if slots is not None:
+        saved = slots(saved)
     fields: dict[str, Any] = {"id": node_id, "name": name, "label": label, "saved": saved}
     fields.update(added_at_call=call, is_leaf=is_leaf, **more)
     return frozen(GraphNode, **fields) if fields.keys() == _NODE_FIELDS else GraphNode(**fields)

@@ -32,6 +32,7 @@ import torch
 
 from app.core.model.timeline import StepKind
 from app.core.model.values import PackedNumbers, Values
+from app.core.recorder.capture import frozen
 from app.core.recorder.leaves import LeafNames
 
 __all__ = ["GradWatch", "values_of"]
@@ -44,6 +45,12 @@ def values_of(tensor: torch.Tensor) -> Values:
     sparse=True)``) is shown with its zeros, as the dense tensor it stands for; a tensor on the
     meta device, which has no values (a script's: programs stop where they make one), as NaN.
     """
+    code = _PACKED.get(tensor.dtype)
+    if code is not None and tensor.is_cpu and tensor.layout == torch.strided:
+        raw = _raw_bytes(tensor)  # most values: a float CPU tensor, read as it is
+        if raw is not None:  # as many numbers as the shape holds: Values' own check is spared
+            packed = PackedNumbers(raw, code)
+            return frozen(Values, shape=tuple(tensor.shape), flat=packed, dtype=_DTYPE_NAMES[tensor.dtype])
     if tensor.is_meta:  # 4 bytes an element, as the real tensor would have taken
         return Values(tuple(tensor.shape), PackedNumbers(struct.pack("f", math.nan) * tensor.numel(), "f"))
     data = tensor.detach().to("cpu")
@@ -61,8 +68,17 @@ def values_of(tensor: torch.Tensor) -> Values:
     return Values(tuple(data.shape), PackedNumbers(raw, _PACKED[data.dtype]), dtype)
 
 
+def _raw_bytes(tensor: torch.Tensor) -> bytes | None:
+    """The bytes of a contiguous, non-empty CPU tensor's elements (None for any other)."""
+    count = tensor.numel()
+    if not count or not tensor.is_contiguous():
+        return None
+    return ctypes.string_at(tensor.data_ptr(), count * tensor.element_size())
+
+
 _COMPARED_BY_VALUE = 65_536  # elements: a .grad this small is compared by value after a write in place
 _PACKED = {torch.float32: "f", torch.float64: "d"}  # struct's codes for them, in the machine's order
+_DTYPE_NAMES = {dtype: str(dtype).removeprefix("torch.") for dtype in _PACKED}
 
 
 class GradWatch:

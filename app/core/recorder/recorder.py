@@ -51,7 +51,7 @@ from app.core.language.positions import SourceText
 from app.core.language.python_modules import seeded_random
 from app.core.lesson.captions import RECOMPUTED, write_captions
 from app.core.model.errors import ProgramRaised, RecordingTimeout
-from app.core.model.graph import Graph, LoopMark, numbered_storages
+from app.core.model.graph import Graph, LoopMark, StorageNumbers
 from app.core.model.program import Call, CallInfo, CallKind, Program
 from app.core.model.recording import Recording
 from app.core.model.timeline import Step, StepKind, Timeline
@@ -431,7 +431,8 @@ class Recorder:
         )
 
     def _freeze(self) -> Graph:
-        return numbered_storages(self.capture.freeze(self.log.node_fields()))  # no address in a file
+        # storages numbered as the nodes are made: a recording is a file, which holds no address
+        return self.capture.freeze(self.log.node_fields(), saved=StorageNumbers())
 
 
 class ProgramRecorder(Recorder):

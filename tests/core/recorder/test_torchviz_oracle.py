@@ -74,7 +74,7 @@ def _frozen(change: Callable[[Graph], Graph]) -> Callable[[pytest.MonkeyPatch], 
     def patch(monkeypatch: pytest.MonkeyPatch) -> None:
         real = capture.GraphCapture.freeze
         monkeypatch.setattr(
-            capture.GraphCapture, "freeze", lambda self, fields=None: change(real(self, fields))
+            capture.GraphCapture, "freeze", lambda self, fields=None, **kw: change(real(self, fields, **kw))
         )
 
     return patch
