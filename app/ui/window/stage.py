@@ -41,11 +41,13 @@ CAPTION_SHARE = 0.3
 
 class CaptionRoom(QScrollArea):
     """The caption's room: as tall as the tallest caption since ``forget``, at most ``limit``
-    pixels, scrolling beyond (NOTE [the graph keeps its size while stepping])."""
+    pixels, scrolling beyond (NOTE [the graph keeps its size while stepping]). ``widest``: its
+    minimum width, too, only grows until ``forget`` (a caption that changes at every step)."""
 
-    def __init__(self, caption: QWidget) -> None:
+    def __init__(self, caption: QWidget, *, widest: bool = False) -> None:
         super().__init__()
         self._caption = caption
+        self._widest = widest
         self._tallest = 0
         self._limit = 1 << 20
         self._least = -1  # the caption's minimum width, as the room last reported it
@@ -75,12 +77,13 @@ class CaptionRoom(QScrollArea):
         return QSize(hint.width() + self.verticalScrollBar().sizeHint().width(), self.height())
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(self._caption.minimumSizeHint().width(), self.height())
+        least = self._caption.minimumSizeHint().width()
+        return QSize(max(self._least, least) if self._widest else least, self.height())
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
         if kind in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
-            self._tallest = 0  # another text size: measured afresh
+            self._tallest, self._least = 0, -1  # another text size: measured afresh
         if kind in (QEvent.Type.LayoutRequest, QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self._update_height()
         elif kind == QEvent.Type.Resize and watched is self.viewport():
@@ -96,6 +99,7 @@ class CaptionRoom(QScrollArea):
     def forget(self) -> None:
         """Measure afresh (the stage changed width: every caption wraps anew)."""
         self._tallest = 0
+        self._least = -1
         # measured without the bar: measured with it, the caption wrapped narrower than it will be
         # shown once the bar goes, and the room kept a blank line
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -108,7 +112,10 @@ class CaptionRoom(QScrollArea):
         need = need if need > 0 else caption.sizeHint().height()
         self._tallest = max(self._tallest, need)
         height = min(self._tallest, self._limit)
+        # the widest minimum since ``forget``: a caption's minimum width is its longest word, and
+        # reported anew at each step it laid the whole window out again at most steps
         least = caption.minimumSizeHint().width()
+        least = max(self._least, least) if self._widest else least
         if least != self._least:  # the header's layout keeps the room's minimum until told
             self._least = least
             self.updateGeometry()
@@ -131,7 +138,7 @@ class Stage(QWidget):
     ) -> None:
         super().__init__()
         self._error_panel = error_panel
-        self.caption_room = CaptionRoom(caption)
+        self.caption_room = CaptionRoom(caption, widest=True)
         self.header = QWidget()  # the sentence to read out, and where we are: across the top
         row = QHBoxLayout(self.header)
         row.setContentsMargins(0, 0, 0, 0)

@@ -1,0 +1,91 @@
+"""A step lays out nothing outside the panels whose text it changes: the caption's room and the
+step counter keep their size, so neither the stage (the central widget) nor the main window is
+asked for a new layout, and the graph keeps its place in the window (stage.py's NOTE [the graph
+keeps its size while stepping])."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QEvent, QObject, QPoint, QSize
+from PySide6.QtWidgets import QWidget
+
+from app.ui.runtime.settings import AppSettings
+from app.ui.window import dialogs
+from app.ui.window.main_window import MainWindow
+
+TIMEOUT = 30_000
+TRAINING = Path(__file__).parents[1] / "support" / "scripts" / "training" / "mlp_adam_batches.py"
+
+
+class _Requests(QObject):
+    """Counts the layout requests delivered to some widgets."""
+
+    def __init__(self, widgets: list[QWidget]) -> None:
+        super().__init__()
+        self.count = 0
+        for widget in widgets:
+            widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.count += 1
+        return False
+
+
+@pytest.fixture(autouse=True)
+def no_modal_dialogs(monkeypatch):
+    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
+    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    from app.core.lensfile import save_lens
+    from app.core.recorder.script import record_script
+
+    lens = tmp_path / "training.lens"
+    save_lens(record_script(TRAINING).recording, lens)
+    made = MainWindow(AppSettings(tmp_path / "settings.ini"), "two-losses")
+    qtbot.addWidget(made)
+    made.set_size(1280, 720)
+    made.setMaximumSize(1280, 720)
+    made.show()
+    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
+        made.start()
+    qtbot.waitUntil(lambda: made.graph_view is not None and made.size() == QSize(1280, 720), timeout=TIMEOUT)
+    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
+        made.load_program(lens)
+    view = made.graph_view
+    qtbot.waitUntil(lambda: not view.building and view.unshown is None, timeout=TIMEOUT)
+    qtbot.wait(50)
+    yield made
+    made.session.worker.wait_idle()
+
+
+def _view_at(window) -> QPoint:
+    view = window.graph_view
+    return view.mapTo(window, QPoint(0, 0))
+
+
+def test_stepping_never_lays_out_the_window_and_the_graph_stays_put(qtbot, window):
+    steps = list(range(1, min(len(window.session.recording.timeline), 41)))
+    captions = {window.session.recording.timeline[i].caption for i in steps}
+    assert len(captions) > 5  # the steps' captions differ (in words, and in length)
+    for index in steps:  # a first pass: each panel has shown its widest text once
+        window.session.go_to(index)
+        qtbot.wait(1)
+    qtbot.wait(50)
+    requests = _Requests([window, window.centralWidget()])
+    placed = _view_at(window)
+    size = window.graph_view.size()
+    shown = set()
+    for index in steps[-20:]:
+        window.session.go_to(index)
+        qtbot.wait(1)
+        shown.add(window.caption_bar.caption())
+        assert (_view_at(window), window.graph_view.size()) == (placed, size)
+    qtbot.wait(50)
+    assert len(shown) > 3
+    assert requests.count == 0
