@@ -20,6 +20,11 @@ TIMEOUT = 10_000
 
 @pytest.fixture
 def collector(qapp):
+    # An earlier test's window may still be importing the checks on its daemon thread; these
+    # tests force collections on every allocation, which is no test of that import.
+    for thread in threading.enumerate():
+        if thread.name == "import-checks":
+            thread.join(timeout=60)
     made = Session()  # a window's session takes over collection
     installed = GuiCollector.installed()
     assert installed is not None
