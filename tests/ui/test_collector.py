@@ -13,15 +13,17 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool
 from app.core.gc_pause import collection_paused
 from app.ui.runtime.collector import CHECK_MS, PAUSED_CHECK_MS, YOUNG_WHILE_PAUSED, GuiCollector
 from app.ui.runtime.session import Session
-from app.ui.runtime.worker import GcPause
+from app.ui.runtime.worker import GcPause, import_checks
 
 TIMEOUT = 10_000
 
 
 @pytest.fixture
 def collector(qapp):
-    # An earlier test's window may still be importing the checks on its daemon thread; these
-    # tests force collections on every allocation, which is no test of that import.
+    # An earlier test's window may still import the checks on its daemon thread (its start waits
+    # for that window's graph); these tests force collections on every allocation, which is no
+    # test of that import: the checks are imported here first, so that thread finds them loaded.
+    import_checks()
     for thread in threading.enumerate():
         if thread.name == "import-checks":
             thread.join(timeout=60)

@@ -114,6 +114,7 @@ def test_the_window_never_asks_for_more_than_1280x720(qtbot, window):
 def test_f5_shows_only_graph_caption_counter_and_code_and_brings_the_layout_back(qtbot, window):
     shown = window()
     qtbot.waitUntil(lambda: not shown._fresh_docks, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: shown.editor is not None, timeout=TIMEOUT)  # made after the first paint
     before = shown.docks.shown()
     share = _graph_share(shown)
     with qtbot.waitSignal(shown.presentation.toggled, timeout=TIMEOUT) as blocker:

@@ -82,7 +82,9 @@ def test_the_error_step_at_1280x720_and_text_1_5(qtbot, window, present, program
 
 def test_a_large_screen_folds_nothing_away(qtbot, window):
     shown = window(1.0, "gan-no-detach", (1920, 1080))
-    assert shown.code_column.summary_room.isVisible() and shown.editor.heading.isVisible()
+    # the editor is made in the turn after the first graph is painted
+    qtbot.waitUntil(lambda: shown.editor is not None and shown.editor.heading.isVisible(), timeout=TIMEOUT)
+    assert shown.code_column.summary_room.isVisible()
     assert "AddmmBackward0" in shown.error_panel.title.text()
 
 
