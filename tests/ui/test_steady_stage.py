@@ -5,18 +5,14 @@ keeps its size while stepping])."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from PySide6.QtCore import QEvent, QObject, QPoint, QSize
+from PySide6.QtCore import QEvent, QObject, QPoint
 from PySide6.QtWidgets import QWidget
 
-from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
-from app.ui.window.main_window import MainWindow
+from tests.support.room_window import training_window
 
 TIMEOUT = 30_000
-TRAINING = Path(__file__).parents[1] / "support" / "scripts" / "training" / "mlp_adam_batches.py"
 
 
 class _Requests(QObject):
@@ -42,24 +38,7 @@ def no_modal_dialogs(monkeypatch):
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    from app.core.lensfile import save_lens
-    from app.core.recorder.script import record_script
-
-    lens = tmp_path / "training.lens"
-    save_lens(record_script(TRAINING).recording, lens)
-    made = MainWindow(AppSettings(tmp_path / "settings.ini"), "two-losses")
-    qtbot.addWidget(made)
-    made.set_size(1280, 720)
-    made.setMaximumSize(1280, 720)
-    made.show()
-    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
-        made.start()
-    qtbot.waitUntil(lambda: made.graph_view is not None and made.size() == QSize(1280, 720), timeout=TIMEOUT)
-    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
-        made.load_program(lens)
-    view = made.graph_view
-    qtbot.waitUntil(lambda: not view.building and view.unshown is None, timeout=TIMEOUT)
-    qtbot.wait(50)
+    made = training_window(qtbot, tmp_path)
     yield made
     made.session.worker.wait_idle()
 

@@ -10,10 +10,9 @@ mapped to the viewport, its font size times the view's zoom), not from the camer
 from __future__ import annotations
 
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPointF, QRect, QSize
+from PySide6.QtCore import QPointF, QRect
 from PySide6.QtGui import QTextCursor
 
 from app.ui.graph.camera import FOCUS_MARGIN
@@ -21,10 +20,10 @@ from app.ui.graph.graph_area import neighbours_of, step_node
 from app.ui.runtime.settings import AppSettings
 from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
+from tests.support.room_window import training_window
 
 TIMEOUT = 30_000
 ROOM_PX = 12.0  # the smallest node name the back row reads, at text scale 1
-TRAINING = Path(__file__).parents[1] / "support" / "scripts" / "training" / "mlp_adam_batches.py"
 
 
 @pytest.fixture(autouse=True)
@@ -35,24 +34,7 @@ def no_modal_dialogs(monkeypatch):
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    from app.core.lensfile import save_lens
-    from app.core.recorder.script import record_script
-
-    lens = tmp_path / "training.lens"
-    save_lens(record_script(TRAINING).recording, lens)
-    made = MainWindow(AppSettings(tmp_path / "settings.ini"), "two-losses")
-    qtbot.addWidget(made)
-    made.set_size(1280, 720)
-    made.setMaximumSize(1280, 720)
-    made.show()
-    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
-        made.start()
-    qtbot.waitUntil(lambda: made.graph_view is not None and made.size() == QSize(1280, 720), timeout=TIMEOUT)
-    with qtbot.waitSignal(made.session.recording_applied, timeout=TIMEOUT):
-        made.load_program(lens)
-    view = made.graph_view
-    qtbot.waitUntil(lambda: not view.building and view.unshown is None, timeout=TIMEOUT)
-    qtbot.wait(50)  # fitted once the page has its size, a turn later
+    made = training_window(qtbot, tmp_path)
     yield made
     made.session.worker.wait_idle()
 
