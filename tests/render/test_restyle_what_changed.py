@@ -59,6 +59,25 @@ def _call_boundaries(recording) -> list[int]:
     return [s.index for s in steps[1:] if s.call != steps[s.index - 1].call]
 
 
+def _zoomed_at_the_last_call_end(qtbot, recording):
+    """A small view zoomed in on a corner of the graph: the node that ran just before the last
+    call's end, and its neighbours. Gives the view, its layout and that call end's step."""
+    from app.ui.graph.graph_view import GraphView
+
+    lay = layout_graph(recording.graph)
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(320, 240)
+    view.show()
+    view.set_model(recording, lay, progressive=False)
+    view.camera.set_zoom(2.0)
+    boundary = _call_boundaries(recording)[-1]
+    view.centerOn(
+        view.graph_scene.nodes[recording.timeline.steps[boundary - 1].node or recording.graph.nodes[0].id]
+    )
+    return view, lay, boundary
+
+
 def test_a_box_sums_up_its_members_as_each_members_own_state_says(recorded):
     """The set operations of ``summary_state`` against a call of ``node_state`` per member."""
     shown = ShownStates(recorded)
@@ -178,20 +197,10 @@ def test_a_big_step_restyles_what_the_view_shows_and_the_rest_after(qtbot, recor
     after it, and then every item draws the pixels of a scene restyled eagerly at every step."""
     from app.render.qt import off_screen
     from app.render.qt.scene import GraphScene
-    from app.ui.graph.graph_view import GraphView
 
     monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
-    lay = layout_graph(recorded.graph)
-    view = GraphView()
-    qtbot.addWidget(view)
-    view.resize(320, 240)
-    view.show()
-    view.set_model(recorded, lay, progressive=False)
-    view.camera.set_zoom(2.0)
+    view, lay, boundary = _zoomed_at_the_last_call_end(qtbot, recorded)
     scene = view.graph_scene
-    boundary = _call_boundaries(recorded)[-1]
-    ran = recorded.timeline.steps[boundary - 1].node or recorded.graph.nodes[0].id
-    view.centerOn(scene.nodes[ran])  # a corner of the graph: one node and its neighbours
     seen = view.mapToScene(view.viewport().rect()).boundingRect()
     eager = GraphScene(recorded, lay)
     for index in (boundary - 1, boundary):
@@ -218,19 +227,10 @@ def test_items_left_for_later_wait_while_the_steps_go_on(qtbot, recorded, monkey
 
     from app.render.qt import off_screen
     from app.render.qt import scene as scene_module
-    from app.ui.graph.graph_view import GraphView
 
     monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
-    lay = layout_graph(recorded.graph)
-    view = GraphView()
-    qtbot.addWidget(view)
-    view.resize(320, 240)
-    view.show()
-    view.set_model(recorded, lay, progressive=False)
-    view.camera.set_zoom(2.0)
+    view, _, boundary = _zoomed_at_the_last_call_end(qtbot, recorded)
     scene = view.graph_scene
-    boundary = _call_boundaries(recorded)[-1]
-    view.centerOn(scene.nodes[recorded.timeline.steps[boundary - 1].node or recorded.graph.nodes[0].id])
     scene.show_state(recorded.timeline.state(boundary - 1))
     qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
     start = time.perf_counter()
@@ -250,7 +250,6 @@ def test_a_paint_of_what_the_step_restyled_asks_the_index_no_more(qtbot, recorde
     in) finds nothing waiting there without a look at the scene's index; a pan looks again, and
     what it shows is restyled before it is painted."""
     from app.render.qt import off_screen
-    from app.ui.graph.graph_view import GraphView
 
     monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
     looks = []
@@ -258,16 +257,8 @@ def test_a_paint_of_what_the_step_restyled_asks_the_index_no_more(qtbot, recorde
     monkeypatch.setattr(
         off_screen.OffScreen, "_keys_within", lambda self, seen: (looks.append(seen), within(self, seen))[1]
     )
-    lay = layout_graph(recorded.graph)
-    view = GraphView()
-    qtbot.addWidget(view)
-    view.resize(320, 240)
-    view.show()
-    view.set_model(recorded, lay, progressive=False)
-    view.camera.set_zoom(2.0)
+    view, _, boundary = _zoomed_at_the_last_call_end(qtbot, recorded)
     scene = view.graph_scene
-    boundary = _call_boundaries(recorded)[-1]
-    view.centerOn(scene.nodes[recorded.timeline.steps[boundary - 1].node or recorded.graph.nodes[0].id])
     scene.show_state(recorded.timeline.state(boundary - 1))
     qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
     looks.clear()
