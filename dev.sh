@@ -62,8 +62,10 @@ case "$cmd" in
     .venv/bin/mypy
     # One worker per core (pytest-xdist; PYTEST_XDIST_AUTO_NUM_WORKERS sets how many). A file's
     # tests run together on one worker, in their order, sharing its module fixtures; `-n 0`
-    # after the command runs them all in this process, as plain pytest does.
-    exec .venv/bin/python -m pytest -n auto --dist loadfile "$@"
+    # after the command runs them all in this process, as plain pytest does. A crashed worker
+    # fails the run at once: xdist 3.8 can wait forever when it replaces a crashed worker under
+    # `--dist loadfile`.
+    exec .venv/bin/python -m pytest -n auto --dist loadfile --max-worker-restart 0 "$@"
     ;;
   *)
     echo "usage: ./dev.sh run [PROGRAM] | ./dev.sh test [PYTEST ARGS]" >&2

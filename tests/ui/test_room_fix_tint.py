@@ -12,17 +12,11 @@ from PySide6.QtGui import QColor, QTextCursor
 from app.ui.editor.code_panel import CHANGED_HUE
 from app.ui.runtime.settings import AppSettings
 from app.ui.style.theme import tint_colour
-from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
 
+pytestmark = pytest.mark.usefixtures("no_modal_dialogs")
+
 TIMEOUT = 30_000
-
-
-@pytest.fixture(autouse=True)
-def no_modal_dialogs(monkeypatch):
-    """Closing the window after a fix would ask to keep the edit: answered, never shown."""
-    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
-    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
 
 
 def _written(old: str, new: str) -> list[int]:

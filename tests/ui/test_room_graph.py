@@ -14,22 +14,16 @@ import pytest
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 
 from app.ui.graph.graph_area import step_node
-from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
 from tests.support.room_window import sized_window
+
+pytestmark = pytest.mark.usefixtures("no_modal_dialogs")
 
 TIMEOUT = 30_000
 ROOM_PX = 12.0  # the smallest node name the back row reads
 ROOMS = [((1280, 720), 1.0), ((1280, 720), 1.3), ((1280, 720), 1.5), ((1024, 640), 1.0), ((1024, 640), 1.5)]
 BUILT_INS = ("two-losses", "gan-no-detach", "rnn-no-detach")
 TRAINING = Path(__file__).parents[1] / "support" / "scripts" / "training" / "mlp_adam_batches.py"
-
-
-@pytest.fixture(autouse=True)
-def no_modal_dialogs(monkeypatch):
-    """No question is asked: each would wait for a click no test gives."""
-    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
-    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
 
 
 @pytest.fixture(scope="module")

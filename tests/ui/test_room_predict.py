@@ -8,18 +8,12 @@ from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QWidget
 
 from app.core.lesson.predict import FAILS, SUCCEEDS
-from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
 from tests.support.room_window import sized_window
 
+pytestmark = pytest.mark.usefixtures("no_modal_dialogs")
+
 TIMEOUT = 30_000
-
-
-@pytest.fixture(autouse=True)
-def no_modal_dialogs(monkeypatch):
-    """No question is asked: each would wait for a click no test gives."""
-    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
-    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
 
 
 @pytest.fixture

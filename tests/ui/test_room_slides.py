@@ -9,18 +9,12 @@ from PySide6.QtGui import QColor, QImage
 
 from app.render.qt.slide import CODE_SHARE, MARK
 from app.ui.runtime.settings import AppSettings
-from app.ui.window import dialogs
 from app.ui.window import slides as slides_module
 from app.ui.window.main_window import MainWindow
 
+pytestmark = pytest.mark.usefixtures("no_modal_dialogs")
+
 TIMEOUT = 30_000
-
-
-@pytest.fixture(autouse=True)
-def no_modal_dialogs(monkeypatch):
-    """No question is asked: each would wait for a click no test gives."""
-    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
-    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
 
 
 def _colour_share(image: QImage, area: QRect, colour: str) -> float:

@@ -12,18 +12,13 @@ from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QWidget
 
 from app.ui.style.breakable import unbroken
-from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
 from tests.support.room_window import sized_window
 
+pytestmark = pytest.mark.usefixtures("no_modal_dialogs")
+
 TIMEOUT = 60_000
 LEAST_CODE_LINES = 8
-
-
-@pytest.fixture(autouse=True)
-def no_modal_dialogs(monkeypatch):
-    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
-    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
 
 
 @pytest.fixture

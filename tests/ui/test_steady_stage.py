@@ -9,8 +9,9 @@ import pytest
 from PySide6.QtCore import QEvent, QObject, QPoint
 from PySide6.QtWidgets import QWidget
 
-from app.ui.window import dialogs
 from tests.support.room_window import training_window
+
+pytestmark = pytest.mark.usefixtures("no_modal_dialogs")
 
 TIMEOUT = 30_000
 
@@ -28,12 +29,6 @@ class _Requests(QObject):
         if event.type() == QEvent.Type.LayoutRequest:
             self.count += 1
         return False
-
-
-@pytest.fixture(autouse=True)
-def no_modal_dialogs(monkeypatch):
-    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
-    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
 
 
 @pytest.fixture

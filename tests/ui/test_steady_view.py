@@ -18,18 +18,13 @@ from PySide6.QtGui import QTextCursor
 from app.ui.graph.camera import FOCUS_MARGIN
 from app.ui.graph.graph_area import neighbours_of, step_node
 from app.ui.runtime.settings import AppSettings
-from app.ui.window import dialogs
 from app.ui.window.main_window import MainWindow
 from tests.support.room_window import training_window
 
+pytestmark = pytest.mark.usefixtures("no_modal_dialogs")
+
 TIMEOUT = 30_000
 ROOM_PX = 12.0  # the smallest node name the back row reads, at text scale 1
-
-
-@pytest.fixture(autouse=True)
-def no_modal_dialogs(monkeypatch):
-    monkeypatch.setattr(dialogs, "ask", lambda parent, title, text, choices, default: "Discard")
-    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: None)
 
 
 @pytest.fixture

@@ -21,27 +21,14 @@ from app.ui.graph.camera import READABLE_NODE_PX
 from app.ui.runtime import worker as worker_module
 from app.ui.runtime.excepthook import install_exception_handler
 from app.ui.runtime.settings import AppSettings
-from app.ui.window import dialogs
 from app.ui.window import slides as slides_module
 from app.ui.window.main_window import MainWindow
 from tests.support.oracle import run_plainly
 from tests.support.plain_errors import plain_forgot_retain_error
 
+pytestmark = pytest.mark.usefixtures("no_modal_dialogs")
+
 TIMEOUT = 30_000
-
-
-@pytest.fixture(autouse=True)
-def no_modal_dialogs(monkeypatch):
-    """Every question a window would ask is answered "Discard" and remembered."""
-    asked = []
-
-    def ask(parent, title, text, choices, default):
-        asked.append(title)
-        return "Discard"
-
-    monkeypatch.setattr(dialogs, "ask", ask)
-    monkeypatch.setattr(dialogs, "inform", lambda parent, title, text: asked.append(title))
-    return asked
 
 
 @pytest.fixture(scope="module", autouse=True)
