@@ -137,6 +137,37 @@ def test_f5_shows_only_graph_caption_counter_and_code_and_brings_the_layout_back
     assert shown.bars.toolbar.isVisible() and shown.timeline_bar.isVisible()
 
 
+def test_f5_before_the_editor_exists_presents_the_editor_once_it_is_made(qtbot, tmp_path):
+    """F5 pressed while the program is still recording (the editor is made after the first graph
+    is painted): the editor, once made, is what the code dock shows, and F5 brings every dock and
+    the chrome back."""
+    shown = MainWindow(AppSettings(tmp_path / "settings.ini"), "two-losses")
+    qtbot.addWidget(shown)
+    shown.set_size(1280, 720)
+    shown.show()
+    shown.activateWindow()
+    qtbot.waitUntil(shown.isActiveWindow, timeout=TIMEOUT)
+    before = shown.docks.shown()
+    qtbot.keyClick(shown, Qt.Key.Key_F5)
+    assert shown.editor is None and shown.presentation.active
+    with qtbot.waitSignal(shown.session.recording_applied, timeout=TIMEOUT):
+        shown.start()
+    qtbot.waitUntil(lambda: shown.editor is not None, timeout=TIMEOUT)
+    editor = shown.editor
+    assert editor is not None
+    qtbot.waitUntil(lambda: editor.isVisible() and shown.code_panel.marks_shown, timeout=TIMEOUT)
+    assert shown.docks.shown() == ["code"] and shown.presentation.active
+    assert shown.docks.dock("code").isAncestorOf(editor)
+    for chrome in (shown.menuBar(), shown.bars.toolbar, shown.statusBar(), shown.timeline_bar):
+        assert not chrome.isVisible()
+    with qtbot.waitSignal(shown.presentation.toggled, timeout=TIMEOUT) as blocker:
+        qtbot.keyClick(shown, Qt.Key.Key_F5)
+    assert blocker.args == [False]
+    assert shown.docks.shown() == before
+    assert shown.bars.toolbar.isVisible() and shown.timeline_bar.isVisible() and editor.isVisible()
+    shown.session.worker.wait_idle()
+
+
 def test_a_dock_hidden_from_the_view_menu_is_remembered(qtbot, window, tmp_path):
     settings_path = tmp_path / "docks.ini"
     first = window(AppSettings(settings_path))
