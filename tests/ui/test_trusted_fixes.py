@@ -63,35 +63,6 @@ def test_gui_on_a_refused_script_opens_that_script_with_its_refusal_never_the_se
     window.session.worker.wait_idle()
 
 
-def test_a_trusted_scripts_error_gets_proven_fixes_to_copy_or_apply(
-    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(dialogs, "ask", lambda *args: "discard")
-    script = tmp_path / "mine.py"
-    script.write_text(REFUSED_TWICE, encoding="utf-8")
-    window = _window(qtbot, tmp_path, str(script))
-    window.start()
-    qtbot.waitUntil(lambda: window.editor is not None and window.editor.error() is not None, timeout=TIMEOUT)
-    window.trusted_offer.ask = Yes()
-    panel = window.error_panel
-    with qtbot.waitSignal(panel.lesson_shown, timeout=RUN_TIMEOUT):
-        window.trusted_offer.button.click()
-    panel.wait_idle(RUN_TIMEOUT)
-    qtbot.waitUntil(lambda: bool(panel.fixes), timeout=RUN_TIMEOUT)
-    assert panel.no_fix.isHidden()
-    bars = [bar for bar in panel.script_bars if bar.isVisible()]
-    assert bars and len(bars) == len(panel.fixes)
-    assert str(script) in bars[0].patch()  # an edit of the user's own file
-    globals_: dict[str, Any] = {}
-    exec(compile(panel.fixes[0].code, str(script), "exec"), globals_)  # the fix, run plainly
-    plain = torch.tensor([1.0, 2.0], requires_grad=True)
-    loss = (plain * plain * (len("/") + 1.0)).sum()
-    loss.backward(retain_graph=True)  # both backwards of the script, as PyTorch runs them
-    loss.backward()
-    assert globals_["x"].grad is not None and torch.equal(globals_["x"].grad, plain.grad)
-    window.session.worker.wait_idle()
-
-
 def test_an_error_no_edit_fixes_says_so_in_one_line(qtbot: QtBot, tmp_path: Path) -> None:
     program = tmp_path / "argmax.py"
     program.write_text(
@@ -163,7 +134,7 @@ def _plainly(path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_apply_to_file_after_a_trusted_recording_writes_the_fix_keeps_a_backup_and_records_again(
+def test_a_trusted_scripts_error_gets_proven_fixes_and_apply_writes_one_keeps_a_backup_and_records(
     qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import json
@@ -181,9 +152,21 @@ def test_apply_to_file_after_a_trusted_recording_writes_the_fix_keeps_a_backup_a
     panel = window.error_panel
     with qtbot.waitSignal(panel.lesson_shown, timeout=RUN_TIMEOUT):
         window.trusted_offer.button.click()
+    panel.wait_idle(RUN_TIMEOUT)
     qtbot.waitUntil(lambda: bool(panel.fixes), timeout=RUN_TIMEOUT)
+    assert panel.no_fix.isHidden()
+    bars = [bar for bar in panel.script_bars if bar.isVisible()]
+    assert bars and len(bars) == len(panel.fixes)
+    assert str(script) in bars[0].patch()  # an edit of the user's own file, to copy or apply
     fix = panel.fixes[0].code
-    bar = next(bar for bar in panel.script_bars if bar.isVisible())
+    globals_: dict[str, Any] = {}
+    exec(compile(fix, str(script), "exec"), globals_)  # the fix, run plainly in this process
+    plain = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = (plain * plain * (len("/") + 1.0)).sum()
+    loss.backward(retain_graph=True)  # both backwards of the script, as PyTorch runs them
+    loss.backward()
+    assert globals_["x"].grad is not None and torch.equal(globals_["x"].grad, plain.grad)
+    bar = bars[0]
     with qtbot.waitSignal(window.session.recording_applied, timeout=RUN_TIMEOUT) as applied:
         bar.apply_button.click()
     assert script.read_text(encoding="utf-8") == fix != REFUSED_TWICE  # the proven fix, on disk
