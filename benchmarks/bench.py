@@ -76,7 +76,9 @@ def run(sizes: Sequence[int], opts: Options) -> Report:
     lens_nodes = big if opts.smoke else LENS_OPEN_NODES
     opts.log(f"lens open: the window on a {lens_nodes}-node .lens file, fresh processes")
     lens_open = attempt(
-        lambda: measure_lens_open(1 if opts.quick else 5, opts.log, lens_nodes), LensOpen(), opts.log
+        lambda: measure_lens_open(1 if opts.quick else 5, opts.log, lens_nodes, time_torch=not opts.smoke),
+        LensOpen(),
+        opts.log,
     )
     stack = None
     if not opts.quick:

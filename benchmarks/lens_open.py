@@ -29,10 +29,13 @@ class LensOpen:
     nodes: int = LENS_OPEN_NODES  # the size of the chain the file holds
 
 
-def measure_lens_open(runs: int, log: Callable[[str], None], nodes: int = LENS_OPEN_NODES) -> LensOpen:
+def measure_lens_open(
+    runs: int, log: Callable[[str], None], nodes: int = LENS_OPEN_NODES, *, time_torch: bool = True
+) -> LensOpen:
     """The window spawned on a saved ``.lens`` of the ``nodes``-node chain (nothing recorded, torch
-    never imported), alternating with ``python -c "import torch"``. The file is written as ``trace
-    --save`` writes it, with its layout (layout_store's NOTE [stored layouts]) and its preview."""
+    never imported), alternating with ``python -c "import torch"`` (not with ``time_torch`` False, a
+    smoke run's: the report then sets the start-up's imports beside it). The file is written as
+    ``trace --save`` writes it, with its layout (layout_store's NOTE [stored layouts]) and its preview."""
     from app.render.layout_store import save_with_layout
 
     recording = record(chain_program(nodes), limits=BIG_LIMITS)
@@ -41,7 +44,8 @@ def measure_lens_open(runs: int, log: Callable[[str], None], nodes: int = LENS_O
     log(f"lens open: {len(recording.graph)} nodes, {path.stat().st_size / 1e6:.1f} MB on disk")
     result = LensOpen(nodes=nodes)
     for _ in range(runs):
-        result.torch_import_s.append(torch_import_once())
+        if time_torch:
+            result.torch_import_s.append(torch_import_once())
         first, ready = startup_marks(str(path))
         result.first_s.append(first)
         result.ready_s.append(ready)

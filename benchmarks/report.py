@@ -160,7 +160,7 @@ def _own_code_lines(report: Report) -> Iterator[str]:
         f"  .lens of {lens.nodes} nodes: first painted graph (its preview) "
         f"{median(lens.first_s):.2f} s, graph drawn and steps ready {median(lens.ready_s):.2f} s; "
         f"import torch beside them "
-        f"{median(lens.torch_import_s):.2f} s"
+        f"{median(lens.torch_import_s or report.torch_import_s):.2f} s"
     )
     if report.stack:
         yield f"  transformer stack: {json.dumps(report.stack)}"

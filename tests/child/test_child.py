@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from app.child import client as client_module
 from app.child.client import (
     ChildFailure,
     ChildLimits,
@@ -54,13 +55,24 @@ def pool() -> Iterator[ChildPool]:
     made.close()
 
 
-@pytest.fixture
-def faulty(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChildPool]:
-    """A pool whose children honour injected faults."""
-    monkeypatch.setenv(FAULTS_ENV, "1")
-    made = ChildPool()
-    yield made
-    made.close()
+@pytest.fixture(scope="module")
+def faulty() -> Iterator[ChildPool]:
+    """One pool for the module's faults, whose children honour injected faults. A fault ends or
+    retires the child it ran in; the fresh child each test records with next stays warm for the
+    following test's fault (each start is an ``import torch``), so the tests count starts from
+    :func:`_warm`."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(FAULTS_ENV, "1")  # read by each child as it starts, for the module's length
+        made = ChildPool()
+        yield made
+        made.close()
+
+
+def _warm(pool: ChildPool, memory_mb: int | None = ChildLimits().memory_mb) -> int:
+    """A warm child with that memory limit in ``pool`` (started now if it has none); how many
+    children the pool has started, that one included."""
+    pool.give_back(pool.take(memory_mb))
+    return pool.started
 
 
 def _children() -> list[tuple[int, str]]:
@@ -162,6 +174,7 @@ def test_every_hostile_case_gets_the_same_outcome_in_the_child(
 def test_a_child_that_dies_is_one_message_and_the_next_recording_works(
     kind: str, words: str, faulty: ChildPool
 ) -> None:
+    started = _warm(faulty)
     with pytest.raises(ChildFailure) as failure:
         record_in_child("two-losses", pool=faulty, fault={"kind": kind})
     assert words in str(failure.value)
@@ -169,17 +182,34 @@ def test_a_child_that_dies_is_one_message_and_the_next_recording_works(
     assert not [pid for pid, state in _children() if state == "Z"]  # reaped
     again = record_in_child("two-losses", pool=faulty)
     assert to_json(again) == to_json(record(load_program("two-losses")))
-    assert faulty.started == 2
+    assert faulty.started == started + 1  # the warm child died; one fresh child recorded next
 
 
-def test_an_operator_past_the_time_limit_is_stopped_by_the_wall_clock(faulty: ChildPool) -> None:
+def test_an_operator_past_the_time_limit_is_stopped_by_the_wall_clock(
+    faulty: ChildPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the wall clock stops the child at its time limit plus a grace (5 s, for an operator that is
+    # about to return): a shorter grace here stops it the same way, sooner
+    monkeypatch.setattr(client_module, "GRACE_S", 0.5)
     limits = ChildLimits(time_limit_s=0.5)
+    started = _warm(faulty)
     with pytest.raises(ChildFailure) as failure:
         record_in_child("two-losses", pool=faulty, limits=limits, fault={"kind": "sleep", "seconds": 3600})
     assert failure.value.limit == "time"
     assert "time limit of 0.5 s" in str(failure.value) and "--time-limit" in str(failure.value)
     assert not _children() or all(state != "Z" for _, state in _children())
     assert record_in_child("two-losses", pool=faulty).calls  # a fresh child
+    assert faulty.started == started + 1
+
+
+def test_a_bug_in_the_child_names_its_exception(faulty: ChildPool) -> None:
+    started = _warm(faulty)
+    with pytest.raises(RecordingBug) as bug:
+        record_in_child("two-losses", pool=faulty, fault={"kind": "bug"})
+    assert bug.value.kind == "RuntimeError" and "injected" in str(bug.value)
+    assert faulty.started == started  # the warm child answered
+    assert record_in_child("two-losses", pool=faulty).calls  # the faulty child was retired
+    assert faulty.started == started + 1
 
 
 def test_an_allocation_past_the_memory_limit_names_the_limit(faulty: ChildPool) -> None:
@@ -191,15 +221,6 @@ def test_an_allocation_past_the_memory_limit_names_the_limit(faulty: ChildPool) 
     assert record_in_child("two-losses", pool=faulty, limits=limits).calls
 
 
-def test_a_bug_in_the_child_names_its_exception(faulty: ChildPool) -> None:
-    with pytest.raises(RecordingBug) as bug:
-        record_in_child("two-losses", pool=faulty, fault={"kind": "bug"})
-    assert bug.value.kind == "RuntimeError" and "injected" in str(bug.value)
-    assert faulty.started == 1
-    assert record_in_child("two-losses", pool=faulty).calls  # the faulty child was retired
-    assert faulty.started == 2
-
-
 def test_a_device_out_of_memory_is_the_programs_error_and_a_fresh_child_follows(
     faulty: ChildPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -209,7 +230,9 @@ def test_a_device_out_of_memory_is_the_programs_error_and_a_fresh_child_follows(
     from app.child.server import _fault
 
     fault = {"kind": "device-oom", "op": "square"}
-    shown = record_in_child("two-losses", pool=faulty, limits=ChildLimits(memory_mb=2048), fault=fault)
+    limits = ChildLimits(memory_mb=2048)
+    started = _warm(faulty, limits.memory_mb)
+    shown = record_in_child("two-losses", pool=faulty, limits=limits, fault=fault)
     monkeypatch.setenv(FAULTS_ENV, "1")
     with _fault(fault):
         here = record(load_program("two-losses"))
@@ -217,9 +240,10 @@ def test_a_device_out_of_memory_is_the_programs_error_and_a_fresh_child_follows(
     assert "CUDA out of memory" in (shown.error or "") and "--memory-limit" not in (shown.error or "")
     lines = load_program("two-losses").code.splitlines()
     assert "square()" in lines[(shown.error_line or 0) - 1]
-    assert faulty.started == 1
-    assert to_json(record_in_child("two-losses", pool=faulty)) == to_json(record(load_program("two-losses")))
-    assert faulty.started == 2  # retired after the device error
+    assert faulty.started == started
+    expected = to_json(record(load_program("two-losses")))
+    assert to_json(record_in_child("two-losses", pool=faulty, limits=limits)) == expected
+    assert faulty.started == started + 1  # retired after the device error, though its limits fit
 
 
 def test_the_child_runs_under_its_limits_with_only_its_pipes(pool: ChildPool, tmp_path: Path) -> None:
@@ -316,10 +340,28 @@ def test_trace_tells_a_dead_child_in_one_line_and_exits_2(
     assert len(lines) == 1 and lines[0].startswith("autograd-lens: ") and words in lines[0]
 
 
-def test_trace_in_the_child_prints_what_trace_in_process_prints() -> None:
-    child, here = _trace("rnn-no-detach", "--json"), _trace("rnn-no-detach", "--json", "--in-process")
-    assert child.returncode == here.returncode == 0
-    assert json.loads(child.stdout) == json.loads(here.stdout)
+def test_trace_in_the_child_prints_what_trace_in_process_prints(
+    pool: ChildPool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command as ``python -m app trace`` runs it, here, its children from this module's warm pool."""
+    import app.core.recorder.recorder as recorder_module
+    from app import cli
+
+    monkeypatch.setattr(client_module, "POOL", pool)
+    monkeypatch.setattr(pool, "limits", pool.limits)  # the command sets its pool's limits
+    bound = recorder_module.record
+
+    def never(*args: object, **kwargs: object) -> object:
+        raise AssertionError("trace without --in-process recorded in the command's own process")
+
+    monkeypatch.setattr(recorder_module, "record", never)
+    assert cli.main(["trace", "rnn-no-detach", "--json"]) == 0
+    child = capsys.readouterr()
+    monkeypatch.setattr(recorder_module, "record", bound)
+    assert cli.main(["trace", "rnn-no-detach", "--json", "--in-process"]) == 0
+    here = capsys.readouterr()
+    assert child.err == here.err == ""
+    assert json.loads(child.out) == json.loads(here.out)
 
 
 # -- the window --------------------------------------------------------------------------------
@@ -384,14 +426,19 @@ def test_the_window_paints_its_first_graph_without_torch_and_imports_the_checks_
     """The first graph comes from the child; the editor's checks (and torch) are imported in the
     window's process only after it, off the GUI thread."""
     code = (
-        "import sys\n"
+        "import sys, time\n"
         f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"
         "import first_paint\n"
         "from PySide6.QtCore import QTimer\n"
         "def finish():\n"
         "    print('at-first-paint', 'torch' in sys.modules, flush=True)\n"
-        "    later = lambda: print('later', 'torch' in sys.modules, flush=True)\n"
-        "    QTimer.singleShot(15_000, lambda: (later(), first_paint.os._exit(0)))\n"
+        "    end = time.monotonic() + 60\n"
+        "    def later():\n"  # as soon as torch is imported, or after a minute without it
+        "        if 'torch' in sys.modules or time.monotonic() > end:\n"
+        "            print('later', 'torch' in sys.modules, flush=True)\n"
+        "            first_paint.os._exit(0)\n"
+        "        QTimer.singleShot(100, later)\n"
+        "    later()\n"
         "first_paint._finish = finish\n"
         "sys.argv[1:] = ['forgot-retain']\n"
         "first_paint.main()\n"
@@ -442,15 +489,9 @@ def test_run_without_out_records_in_a_child_and_shows_that_recording(
     assert cli.main(["run", str(script)]) == 0
     assert "[8.0, 16.0]" in capfd.readouterr().out  # the script's own output, from its process
     assert len(shown) == 1
-    expected = subprocess.run(
-        [sys.executable, "-m", "app", "run", "--json", str(script)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
+    assert cli.main(["run", "--json", str(script)]) == 0  # recorded here: the oracle
     got = to_json(read_lens(shown[0]))
-    printed = json.loads(expected.stdout)
+    printed = json.loads(capfd.readouterr().out)
     assert printed.pop("fixes") == [] and printed.pop("advice") is None  # the lesson: not the recording's
     assert json.dumps(got, sort_keys=True) == json.dumps(printed, sort_keys=True)
 
