@@ -243,11 +243,12 @@ def _safe_streams() -> None:
 
 
 def _programs() -> int:
-    from app.core.loading import builtin_names, load_builtin
+    """Names and titles, read from the files' heads: no language, so no ``import torch``."""
+    from app.core.builtins import builtin_entries
     from app.core.terminal import terminal_text
 
-    for name in builtin_names():
-        print(terminal_text(f"{name:<22} {load_builtin(name).title}"))
+    for entry in sorted(builtin_entries(), key=lambda entry: entry.name):
+        print(terminal_text(f"{entry.name:<22} {entry.title}"))
     return 0
 
 

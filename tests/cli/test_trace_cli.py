@@ -189,6 +189,17 @@ def test_programs_lists_every_builtin() -> None:
         assert load_builtin(name).title in listed[name]
 
 
+def test_programs_lists_the_builtins_without_importing_torch() -> None:
+    """Listing names and titles reads the files' heads; ``import torch`` alone takes seconds."""
+    probe = "import sys; from app.cli import main; main(['programs']); print('torch' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], check=False, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    *listed, imported = done.stdout.splitlines()
+    assert [line.split()[0] for line in listed] == builtin_names() and imported == "False"
+
+
 def test_the_old_command_name_still_lists_the_builtins_and_is_not_shown() -> None:
     old = run_app("scenarios")  # the old name of "programs"
     new, shown = run_app("programs"), run_app("--help")
