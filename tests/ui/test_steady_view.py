@@ -171,6 +171,43 @@ def test_a_step_that_moves_the_view_paints_it_once(qtbot, window):
     assert corner_moved >= 1  # the run did move the corner map
 
 
+class _PaintedArea(QObject):
+    """The pixels of a widget's paint events."""
+
+    def __init__(self, widget) -> None:
+        super().__init__()
+        self.pixels = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.pixels += sum(r.width() * r.height() for r in event.region())
+        return False
+
+
+def test_a_short_pan_paints_the_strip_it_uncovers(qtbot, window):
+    """minimap.py's NOTE [a pan paints what it uncovers]: zoomed in, with the corner map shown, a
+    pan of 30 pixels paints the strip it uncovers and the corner's places, not the whole view
+    (every pan did while the corner was a widget beside the viewport)."""
+    view, session = window.graph_view, window.session
+    session.go_to(_node_steps(session.recording)[0])
+    qtbot.waitUntil(view.minimap.isVisible, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: view.graph_scene.off_screen.waiting == 0, timeout=TIMEOUT)
+    qtbot.wait(50)  # the step's restyles left for later are done and painted
+    bar, viewport = view.horizontalScrollBar(), view.viewport()
+    painted = _PaintedArea(viewport)
+    whole = viewport.width() * viewport.height()
+    for shift in (30, -30):
+        painted.pixels = 0
+        bar.setValue(bar.value() + shift)
+        for _ in range(3):
+            QApplication.processEvents()
+        assert 0 < painted.pixels < whole / 4, (shift, painted.pixels, whole)
+    viewport.removeEventFilter(painted)
+    corner = view.minimap.geometry()
+    assert view.minimap.isVisible() and QRect(viewport.rect()).contains(corner)
+
+
 def test_a_recording_opens_with_a_node_name_the_room_can_read(qtbot, window):
     """Readable on arrival: a graph whose names fitted are too small to read opens zoomed in on a
     node (the step's, else the newest made, else the first to come), its name >= 12 px."""
