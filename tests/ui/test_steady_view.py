@@ -12,8 +12,9 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from PySide6.QtCore import QPointF, QRect
+from PySide6.QtCore import QEvent, QObject, QPointF, QRect
 from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QApplication
 
 from app.ui.graph.camera import FOCUS_MARGIN
 from app.ui.graph.graph_area import neighbours_of, step_node
@@ -125,6 +126,81 @@ def test_a_weight_every_iteration_uses_keeps_the_view_on_the_iteration(qtbot, wi
         assert _camera(view) == where, f"step {index}: the view crossed the graph to the weight {node}"
         checked += 1
     assert checked >= 1
+
+
+class _Paints(QObject):
+    """Paint events a widget receives."""
+
+    def __init__(self, widget) -> None:
+        super().__init__()
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        self.count += event.type() == QEvent.Type.Paint
+        return False
+
+
+def test_a_step_that_moves_the_view_paints_it_once(qtbot, window):
+    """The corner map takes its place for the new view before the view paints: placed while
+    the view painted, it left its old place to be painted again in a second pass."""
+    view, session = window.graph_view, window.session
+    steps = _node_steps(session.recording)
+    session.go_to(steps[0])
+    qtbot.wait(20)
+    paints = _Paints(view.viewport())
+    corner_moved = 0
+    for index in steps[1:60]:
+        where, corner, size = _camera(view), view.minimap.geometry(), view.viewport().size()
+        before = paints.count
+        session.go_to(index)
+        for _ in range(3):  # the step's events, its paint, and any paint that paint asked for
+            QApplication.processEvents()
+        if _camera(view) == where or view.viewport().size() != size:
+            continue
+        assert paints.count - before == 1, (
+            f"step {index} moved the view and painted it {paints.count - before}x"
+        )
+        corner_moved += view.minimap.isVisible() and view.minimap.geometry() != corner
+    view.viewport().removeEventFilter(paints)
+    assert corner_moved >= 1  # the run did move the corner map
+
+
+class _PaintedArea(QObject):
+    """The pixels of a widget's paint events."""
+
+    def __init__(self, widget) -> None:
+        super().__init__()
+        self.pixels = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.pixels += sum(r.width() * r.height() for r in event.region())
+        return False
+
+
+def test_a_short_pan_paints_the_strip_it_uncovers(qtbot, window):
+    """minimap.py's NOTE [a pan paints what it uncovers]: zoomed in, with the corner map shown, a
+    pan of 30 pixels paints the strip it uncovers and the corner's places, not the whole view
+    (every pan did while the corner was a widget beside the viewport)."""
+    view, session = window.graph_view, window.session
+    session.go_to(_node_steps(session.recording)[0])
+    qtbot.waitUntil(view.minimap.isVisible, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: view.graph_scene.off_screen.waiting == 0, timeout=TIMEOUT)
+    qtbot.wait(50)  # the step's restyles left for later are done and painted
+    bar, viewport = view.horizontalScrollBar(), view.viewport()
+    painted = _PaintedArea(viewport)
+    whole = viewport.width() * viewport.height()
+    for shift in (30, -30):
+        painted.pixels = 0
+        bar.setValue(bar.value() + shift)
+        for _ in range(3):
+            QApplication.processEvents()
+        assert 0 < painted.pixels < whole / 4, (shift, painted.pixels, whole)
+    viewport.removeEventFilter(painted)
+    corner = view.minimap.geometry()
+    assert view.minimap.isVisible() and QRect(viewport.rect()).contains(corner)
 
 
 def test_a_recording_opens_with_a_node_name_the_room_can_read(qtbot, window):

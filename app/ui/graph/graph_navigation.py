@@ -103,6 +103,10 @@ class GraphNavigation(QObject):
             self._view.camera.fit()
         else:
             self._view.camera.show_readable(node_id, self._also, shared=shared)
+        # NOTE [the corner moves before the paint]: the corner map found its place as the view
+        # painted; moved then, it left its old place to paint again, a second pass over the window
+        # at each step that moved the view. Placed now, the one paint of the pan covers both.
+        self._view.minimap.sync()
 
     def _refit(self) -> None:
         if self._view is None or not self.auto_fit:

@@ -103,7 +103,10 @@ class GraphView(QGraphicsView):
         self.modules = ModuleGroups(self, self)
         self.modules.redrawn.connect(self.modules_changed)
         self.modules.said.connect(self.layout_said)
-        self.minimap = Minimap(self, self)  # the whole graph in a corner while zoomed in
+        self.minimap = Minimap(self)  # the whole graph in a corner while zoomed in
+        # the background brush fills what a paint uncovers: a scroll moves the pixels drawn and
+        # paints only the strip it uncovers (minimap.py's NOTE [a pan paints what it uncovers])
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.minimap.panned.connect(self.learner_zoomed)
 
     def sizeHint(self) -> QSize:

@@ -68,14 +68,19 @@ class MappedView(Protocol):
 
 
 class Minimap(QWidget):
-    """The corner of ``view``, a child of ``parent`` (the view's widget, whose coordinates the
-    viewport's geometry is in): over the viewport, at the bottom right. ``panned``: the learner
-    clicked or dragged in it, and the view was centred there."""
+    """The corner of ``view``, a child of its viewport, at the bottom right. ``panned``: the
+    learner clicked or dragged in it, and the view was centred there.
+
+    NOTE [a pan paints what it uncovers]: a child of the viewport, not of the view. A widget
+    over the viewport beside it made every scroll repaint the whole viewport (Qt moves the
+    pixels of a scrolled widget only where no sibling covers it): following a run, each pan
+    painted a screenful of boxes and edges, where the strip it uncovers would do. A child is
+    moved with the pixels, and put back in its corner before the paint (``sync``)."""
 
     panned = Signal()
 
-    def __init__(self, view: MappedView, parent: QWidget) -> None:
-        super().__init__(parent)
+    def __init__(self, view: MappedView) -> None:
+        super().__init__(view.viewport())
         self._view = view
         self._pixmaps: dict[QSize, QPixmap] = {}  # the boxes, drawn once for each size the corner took
         self._key: tuple[object, ...] = ()  # the graph and palette they were drawn for
@@ -99,7 +104,7 @@ class Minimap(QWidget):
     def sync(self) -> None:
         """Show the corner while the view shows part of the graph; move its frame."""
         view, graph = self._view, self._view.graph_scene
-        room = view.viewport().geometry()
+        room = view.viewport().rect()
         scene = graph.sceneRect() if graph is not None else QRectF()
         shown = view.mapToScene(view.viewport().rect()).boundingRect()
         wanted = (
