@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
 
 from app.core.lesson.advice import Advice
 from app.core.lesson.advised import advices_of
+from app.core.lesson.candidates import found_for
 from app.core.lesson.edits import changed_lines
 from app.core.lesson.fix import Fix
 from app.core.lesson.prove import proven_fixes
@@ -75,7 +76,8 @@ class AdvicePanel(FixesPanel):
         from app.child.proofs import window_recorder
 
         old = recording.program.code
-        for advice in advices_of(recording):
+        found = found_for(recording)  # NOTE [the lesson found in the child]
+        for advice in advices_of(recording) if found is None else found.advices:
             proven = proven_fixes(
                 recording, advice.fixes, record=window_recorder(recording), deadline=deadline
             )

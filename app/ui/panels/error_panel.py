@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QToolButton, QWidget
 
+from app.core.lesson.candidates import found_for
 from app.core.lesson.fix import Fix
 from app.core.lesson.lines import iteration_text, node_origin
 from app.core.lesson.panel_words import error_title
@@ -277,7 +278,8 @@ class ErrorPanel(FixesPanel):
         from app.child.proofs import script_of, window_recorder
 
         old = recording.program.code
-        candidates = fixes_for(recording, deadline)
+        found = found_for(recording)  # NOTE [the lesson found in the child]
+        candidates = fixes_for(recording, deadline) if found is None else list(found.fixes)
         proven = proven_fixes(recording, candidates, record=window_recorder(recording), deadline=deadline)
         return Lesson([p.fix for p in proven], [shown_change(old, p) for p in proven], script_of(recording))
 
