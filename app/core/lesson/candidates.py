@@ -24,13 +24,13 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
-from app.core.lesson.advice import Advice
-from app.core.lesson.advised import advices_of
 from app.core.lesson.fix import Claim, ClaimKind, Fix
-from app.core.lesson.recipes import fixes_for
-from app.core.model.recording import Recording
+
+if TYPE_CHECKING:  # the window reads what was found at start-up; finding them is imported later
+    from app.core.lesson.advice import Advice
+    from app.core.model.recording import Recording
 
 __all__ = [
     "Candidates",
@@ -54,6 +54,9 @@ class Candidates:
 
 def candidates_of(recording: Recording, deadline: float | None = None) -> Candidates:
     """What the lesson of ``recording`` will prove (``deadline``: ``fixes_for``'s)."""
+    from app.core.lesson.advised import advices_of
+    from app.core.lesson.recipes import fixes_for
+
     if recording.failed is not None or recording.error is not None:
         return Candidates(fixes=tuple(fixes_for(recording, deadline)))
     return Candidates(advices=tuple(advices_of(recording)))
@@ -111,6 +114,8 @@ def _fix_json(fix: Fix) -> dict[str, Any]:
 
 def candidates_from_json(data: Any) -> Candidates:
     """The candidates :func:`candidates_json` wrote; ``ValueError`` for anything else."""
+    from app.core.lesson.advice import Advice
+
     data = _dict(data, ("fixes", "advices"))
     advices = []
     for item in _list(data["advices"]):
