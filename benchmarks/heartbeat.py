@@ -225,7 +225,7 @@ def _lift_worker_limits(beat: Heartbeat) -> str:
     def record_program(source: Program | str, device: str) -> Recording:
         from app.child.client import record_in_child  # the window's own path: the warm child
 
-        recording = record_in_child(source, device, recorder_limits=BIG_LIMITS)
+        recording = record_in_child(source, device, recorder_limits=BIG_LIMITS, lesson=True)
         beat.phase = "layout (worker)"
         return recording
 

@@ -350,19 +350,26 @@ def record_in_child(
     pool: ChildPool | None = None,
     recorder_limits: Limits | None = None,
     fault: dict[str, Any] | None = None,
+    lesson: bool = False,
 ) -> Recording:
     """Record ``source`` (a program, or a built-in name or file the child reads) in a child process.
 
     Raises what an in-process recording would (:class:`ProgramError` and its
     kinds, with the same message and place), or :class:`ChildFailure`.
     ``recorder_limits``: every bound of the recording (its time limit is
-    ``limits.time_limit_s`` unless given).
+    ``limits.time_limit_s`` unless given). ``lesson``: the child finds the lesson's candidates
+    too, kept beside the recording (NOTE [the lesson found in the child]).
     """
-    request = {"op": "record", "source": request_source(source), "device": device}
+    request = {"op": "record", "source": request_source(source), "device": device, "lesson": lesson}
     answer, payload = _run_in_child(
         request, limits=limits, pool=pool, recorder_limits=recorder_limits, fault=fault
     )
-    return _outcome(answer, payload, source)
+    if not lesson or not answer.get("ok"):
+        return _outcome(answer, payload, source)
+    from app.child.lesson_answer import split_lesson
+
+    payload, keep = split_lesson(answer, payload)
+    return keep(_outcome(answer, payload, source))
 
 
 MAX_TORCHVIZ_BYTES = 64_000_000  # make_dot's DOT of the largest graph a recording allows is a few MB

@@ -7,8 +7,10 @@ on ``OUT_FD`` (:mod:`app.child.protocol`). It ends when its input ends.
 A request is ``{"op": "record", "source": ..., "device": ..., "limits":
 {...}, "cpu_s": ...}``; the source is ``{"load": NAME_OR_PATH}`` (a
 built-in or a file, read and checked here) or ``{"program": {code, name,
-title, summary, notes, twin}}``. The answer is ``{"ok": true}`` with the
-recording's ``.lens`` bytes, ``{"ok": false, "error": {...}}`` for a
+title, summary, notes, twin}}``; ``"lesson": true`` asks for the lesson's candidates too (NOTE
+[the lesson found in the child] in ``app/core/lesson/candidates.py``). The answer is ``{"ok": true}`` with the
+recording's ``.lens`` bytes (followed by ``lesson_bytes`` bytes of the lesson's JSON when asked),
+``{"ok": false, "error": {...}}`` for a
 :class:`ProgramError` (its class, message and place), or ``{"ok": false,
 "limit": "memory"}`` when an allocation failed under the memory limit.
 
@@ -39,6 +41,7 @@ __all__ = ["FAULTS_ENV", "main", "requested_program"]
 
 FAULTS_ENV = "AUTOGRAD_LENS_CHILD_FAULTS"  # "1": requests may ask for an injected fault (tests only)
 MAX_OPEN_FILES = 256
+LESSON_DEADLINE_S = 2.0  # as the window's own (app/ui/runtime/lesson_worker.py)
 NICE = 5  # below the window (layout.py's NOTE [helpers below the window]): it records while the window paints
 _ALLOCATION_FAILED = ("can't allocate memory", "MemoryError", "std::bad_alloc", "out of memory")
 # A device's own memory or state, not this process's address space: the program's error, as PyTorch
@@ -148,7 +151,26 @@ def _answer(request: dict[str, Any], memory_mb: int | None) -> tuple[dict[str, A
         return {"ok": False, "limit": "memory", "memory_mb": memory_mb}, b""
     error = recording.error
     retire = error is not None and (recording.device != "cpu" or _device_fault(error))
-    return {"ok": True, "retire": retire}, lens_bytes(recording, compress=False)
+    payload = lens_bytes(recording, compress=False)
+    lesson = _lesson(recording) if request.get("lesson") else None
+    if lesson is None:
+        return {"ok": True, "retire": retire}, payload
+    return {"ok": True, "retire": retire, "lesson_bytes": len(lesson)}, payload + lesson
+
+
+def _lesson(recording: Any) -> bytes | None:
+    """The lesson's candidates for ``recording`` as JSON bytes (NOTE [the lesson found in the child]
+    in ``app/core/lesson/candidates.py``), or None when finding them failed: the window finds them
+    itself then."""
+    import json
+
+    from app.core.lesson.candidates import candidates_json, candidates_of
+
+    try:
+        found = candidates_of(recording, time.monotonic() + LESSON_DEADLINE_S)
+        return json.dumps(candidates_json(found), separators=(",", ":")).encode("utf-8")
+    except Exception:  # a bug in the lesson must not lose the recording
+        return None
 
 
 def _allocation_failed(text: str, memory_mb: int | None) -> bool:

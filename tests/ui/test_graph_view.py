@@ -966,3 +966,39 @@ def test_a_big_graph_opened_readable_draws_its_nodes_in_view_at_its_first_paint(
         assert built.nodes[node_id].sceneBoundingRect() == item.sceneBoundingRect()
     for key, item in whole.slots.items():
         assert built.slots[key].sceneBoundingRect() == item.sceneBoundingRect()
+
+
+def _missing_in_view(view: GraphView) -> list[str]:
+    """The layout's nodes drawn within ``view``'s viewport that have no item yet."""
+    graph, seen = view.graph_scene, _visible(view)
+    spread = graph.spread
+    return [
+        node_id
+        for node_id, box in graph.layout.nodes.items()
+        if seen.intersects(
+            QRectF(box.x * spread - box.width / 2, box.y * spread - box.height / 2, box.width, box.height)
+        )
+        and node_id not in graph.nodes
+    ]
+
+
+def test_a_graph_being_built_is_built_where_a_resize_or_a_scroll_shows_it_before_the_paint(
+    qtbot, monkeypatch, deep
+):
+    """scene_items.py's NOTE [build what is seen first]: the view, made wider or scrolled while its
+    graph is built in slices (a panel appears beside it), makes what comes into view at once, so
+    the paint that shows it draws it (a paint's own build came after the paint's start)."""
+    from app.ui.graph import graph_view as graph_view_module
+
+    monkeypatch.setattr(graph_view_module, "SLICE_S", 0.0)  # one chunk a tick: the build outlasts this test
+    rec, lay = deep
+    view = _shown_view(qtbot, 160, 120)
+    view.set_model(rec, lay, progressive=True)
+    view.camera.show_readable(rec.graph.nodes[-1].id)
+    qtbot.waitUntil(lambda: view.unshown is None, timeout=5000)
+    assert view.building and view.camera.zoom > view.graph_scene.overview_zoom
+    view.resize(700, 500)
+    assert view.building and _missing_in_view(view) == []
+    bar = view.horizontalScrollBar()
+    bar.setValue(bar.minimum() if bar.value() > bar.minimum() else bar.maximum())
+    assert view.building and _missing_in_view(view) == []

@@ -135,3 +135,24 @@ def test_the_editor_is_made_once_the_first_big_graph_is_painted(qtbot, monkeypat
     qtbot.waitUntil(lambda: window.editor is not None, timeout=TIMEOUT)
     assert editor_when_shown == [False]
     assert window.code_panel.toPlainText() == load_builtin("two-losses").code
+
+
+def test_the_lesson_of_a_recording_is_found_in_the_child_not_in_the_window(qtbot, monkeypatch, make_window):
+    """NOTE [the lesson found in the child]: the window's process proves the advice the recording
+    child found, and never parses the program or looks for advice itself."""
+    from app.core.lesson import advised, edits
+
+    looked, parsed = [], []
+    advice_for, source_init = advised.advice_for, edits.Source.__init__
+    monkeypatch.setattr(advised, "advice_for", lambda r: looked.append(r) or advice_for(r))
+    monkeypatch.setattr(edits.Source, "__init__", lambda s, code: parsed.append(code) or source_init(s, code))
+    edits.parsed.cache_clear()
+    window = make_window()
+    with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT):
+        window.start()
+    advice = window.memory_chart.advice
+    window.session.load("logged-loss")
+    qtbot.waitUntil(lambda: bool(advice.fixes), timeout=TIMEOUT)  # proven, after two-losses' none
+    assert advice.title.text().startswith("⚠")
+    assert looked == [] and parsed == []
+    advice.wait_idle()

@@ -65,7 +65,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QTextEdit, QWidget
 
-from app.core.lesson.edits import new_line_numbers
 from app.ui.editor.call_menu import call_sites_at, keyword_actions
 from app.ui.editor.code_edit import CodeEdit
 from app.ui.editor.line_marks import marks_at, previous_lines, step_selection
@@ -201,6 +200,8 @@ class CodePanel(CodeEdit):
         self._flash_next = []
         if change is not None and change is not self._change_seen and change[1] == recording.program.code:
             self._change_seen = change
+            from app.core.lesson.edits import new_line_numbers  # the lesson's, not needed at start-up
+
             self._flash_next = new_line_numbers(*change)
         if self._typed and self.keeps_typing(recording.program):
             self._on_typing_paused()  # the learner's text stays; marked if it is this recording's

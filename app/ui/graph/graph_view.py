@@ -253,6 +253,7 @@ class GraphView(QGraphicsView):
         old, new = event.oldSize(), event.size()
         if old.width() != new.width() or old.height() <= 0 or self._graph is None:
             super().resizeEvent(event)
+            self._build_seen()
             return
         anchor = self.resizeAnchor()
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
@@ -260,6 +261,24 @@ class GraphView(QGraphicsView):
         self.setResizeAnchor(anchor)
         bar = self.verticalScrollBar()
         bar.setValue(bar.value() + old.height() - new.height())
+        self._build_seen()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self._build_seen()
+
+    def _build_seen(self) -> None:
+        """Make what the viewport shows now of a graph being built (scene_items.py's NOTE [build what
+        is seen first]). Asked at a resize or a scroll too, not only at the paint: a paint's event
+        reaches the window's event filters before the view builds, so a panel appearing beside a
+        5,000-node graph being built left the paint that followed with a strip never made, and
+        the graph was shown whole only once all of it was built, seconds later."""
+        graph = self._graph
+        if graph is None or self.unshown is not None or graph.complete:
+            return
+        if self.camera.zoom < graph.overview_zoom:  # drawn as the overview (or a fit in the middle
+            return  # of its scaling, before the camera turned it on): every item of it, at once
+        graph.build_within(self.seen_rect())
 
     def paintEvent(self, event: QPaintEvent) -> None:
         graph = self._graph

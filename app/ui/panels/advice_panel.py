@@ -15,17 +15,13 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QWidget
 
-from app.core.lesson.advice import Advice
-from app.core.lesson.advised import advices_of
-from app.core.lesson.edits import changed_lines
-from app.core.lesson.fix import Fix
-from app.core.lesson.prove import proven_fixes
 from app.ui.panels.fixes_panel import FixesPanel, Lesson, wrapped_label
 from app.ui.panels.proof_marks import PROOF_DEADLINE_S
 from app.ui.runtime.session import Session
 from app.ui.style.plain_text import plain_tip
 
 if TYPE_CHECKING:
+    from app.core.lesson.fix import Fix
     from app.core.model.recording import Recording
 
 __all__ = ["AdvicePanel"]
@@ -73,9 +69,14 @@ class AdvicePanel(FixesPanel):
     def find_lesson(recording: Recording, deadline: float) -> Lesson:
         """The first advice whose edits hold when recorded, with them (none: no advice shown)."""
         from app.child.proofs import window_recorder
+        from app.core.lesson.advised import advices_of
+        from app.core.lesson.candidates import found_for
+        from app.core.lesson.edits import changed_lines
+        from app.core.lesson.prove import proven_fixes
 
         old = recording.program.code
-        for advice in advices_of(recording):
+        found = found_for(recording)  # NOTE [the lesson found in the child]
+        for advice in advices_of(recording) if found is None else found.advices:
             proven = proven_fixes(
                 recording, advice.fixes, record=window_recorder(recording), deadline=deadline
             )
@@ -90,6 +91,8 @@ class AdvicePanel(FixesPanel):
         return Lesson([], [])
 
     def _show_lesson(self, lesson: Lesson) -> None:
+        from app.core.lesson.advice import Advice
+
         advice = lesson.said
         if isinstance(advice, Advice):
             self.title.setText(f"⚠ {advice.headline}")

@@ -28,17 +28,15 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QToolButton, QWidget
 
-from app.core.lesson.fix import Fix
 from app.core.lesson.lines import iteration_text, node_origin
 from app.core.lesson.panel_words import error_title
-from app.core.lesson.prove import ScriptSource, proven_fixes
-from app.core.lesson.recipes import fixes_for
 from app.ui.panels.fixes_panel import FixesPanel, Lesson, wrapped_label
 from app.ui.panels.proof_marks import PROOF_DEADLINE_S, show_script_bars, shown_change
 from app.ui.runtime.session import Session
 from app.ui.style.plain_text import plain_tip
 
 if TYPE_CHECKING:
+    from app.core.lesson.fix import Fix
     from app.core.model.graph import GraphNode, SavedSlot
     from app.core.model.program import CallInfo
     from app.core.model.recording import Recording
@@ -275,15 +273,21 @@ class ErrorPanel(FixesPanel):
     def find_lesson(recording: Recording, deadline: float) -> Lesson:
         """The fixes that hold when recorded (NOTE [proving a script] for a script's)."""
         from app.child.proofs import script_of, window_recorder
+        from app.core.lesson.candidates import found_for
+        from app.core.lesson.prove import proven_fixes
+        from app.core.lesson.recipes import fixes_for
 
         old = recording.program.code
-        candidates = fixes_for(recording, deadline)
+        found = found_for(recording)  # NOTE [the lesson found in the child]
+        candidates = fixes_for(recording, deadline) if found is None else list(found.fixes)
         proven = proven_fixes(recording, candidates, record=window_recorder(recording), deadline=deadline)
         return Lesson([p.fix for p in proven], [shown_change(old, p) for p in proven], script_of(recording))
 
     def _show_lesson(self, lesson: Lesson) -> None:
         """A script's fixes are edits of the user's file: a patch to copy or apply, never a re-record
         in the checked language (NOTE in ``app/ui/script_fixes.py``)."""
+        from app.core.lesson.prove import ScriptSource
+
         script = lesson.said if isinstance(lesson.said, ScriptSource) else None
         self.script_bars = show_script_bars(self, script, self._fixes, self._session)
         self.no_fix.setVisible(not self._fixes)

@@ -14,11 +14,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
-from app.core.lesson.edits import changed_lines
-from app.core.lesson.prove import ProvenFix, ScriptSource
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the lesson's modules are imported with its first lesson, not at start-up
     from app.core.lesson.fix import Fix
+    from app.core.lesson.prove import ProvenFix, ScriptSource
     from app.ui.panels.fixes_panel import FixesPanel
     from app.ui.panels.script_fixes import ScriptFixBar
     from app.ui.runtime.session import Session
@@ -40,6 +38,8 @@ def checking_label() -> QLabel:
 
 def shown_change(old: str, proven: ProvenFix) -> str:
     """What a fix's button shows under it: the lines it changes, then the mark of its check."""
+    from app.core.lesson.edits import changed_lines
+
     fix = proven.fix
     lines = changed_lines(old, fix.code, fix.moved)
     return "\n".join([*lines, f"✓ {proven.checked.mark()}"])

@@ -201,11 +201,12 @@ def record_program(source: Program | str | Path, device: str) -> Recording:
     """The real recording, in the warm child process; a module attribute so tests can replace it.
 
     A built-in name or a file is read and checked by the child, so the window's
-    process needs no torch to show it.
+    process needs no torch to show it. The child finds the lesson's candidates too (NOTE [the
+    lesson found in the child] in ``app/core/lesson/candidates.py``).
     """
     from app.child.client import record_in_child
 
-    return record_in_child(source, device)
+    return record_in_child(source, device, lesson=True)
 
 
 def layout_recording(recording: Recording) -> Any:

@@ -186,7 +186,7 @@ def test_a_window_opening_a_hostile_recording_steps_while_its_fixes_are_found(
     opened as a ``.lens``: the fixes are found on a pool thread, held here until the test has
     stepped through the whole recording, then shown."""
     from app.core.lensfile import save_lens
-    from app.ui.panels import error_panel
+    from app.core.lesson import recipes  # the error panel imports fixes_for from it as it finds them
     from app.ui.runtime.settings import AppSettings
     from app.ui.window.main_window import MainWindow
 
@@ -195,14 +195,14 @@ def test_a_window_opening_a_hostile_recording_steps_while_its_fixes_are_found(
     path = tmp_path / "hostile.lens"
     save_lens(recording, path)
     release, threads = threading.Event(), []
-    real = error_panel.fixes_for
+    real = recipes.fixes_for
 
     def held(rec: Recording, deadline: float | None = None) -> list:
         threads.append(threading.current_thread())
         release.wait(10)  # on the GUI thread this would freeze the window, and the test would see it
         return real(rec, deadline)
 
-    monkeypatch.setattr(error_panel, "fixes_for", held)
+    monkeypatch.setattr(recipes, "fixes_for", held)
     window = MainWindow(AppSettings(str(tmp_path / "settings.ini")), path)
     qtbot.addWidget(window)
     window.show()
