@@ -36,7 +36,9 @@ program holds ran after every line. It is skipped when the roots are the same
 captured nodes as at the last walk and nothing was captured or let go since:
 a captured node is held by the capture (its ``id`` is its own), and a node's
 ``next_functions`` never change, so the walk would find what it found then,
-which is every node still captured.
+which is every node still captured. Nor is there a walk while nothing is
+captured: a program building a deep model before its first forward pass
+(2,000 nested ``nn.Sequential``) would walk all of it after every statement.
 
 >>> import torch
 >>> from app.core.recorder.capture import GraphCapture
@@ -152,6 +154,8 @@ class AliveWalk:
     def _unreachable(self) -> list[str]:
         self.dirty = False
         capture = self.capture
+        if not capture.fns:  # nothing captured, nothing to let go: no walk (NOTE [walks not repeated])
+            return []
         try:
             roots = list(self._held_roots())
         except WalkTooLong:  # NOTE [held is reachable]: nothing is let go on an unfinished walk
