@@ -37,23 +37,28 @@ def _recorded(name: str) -> tuple[Recording, Layout]:
     return builtin_recording(name), builtin_layout(name)
 
 
+_KEPT: list[Any] = []  # the context of big_tab, open for the whole module
+
+
 @pytest.fixture(scope="module")
-def big_tab(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> OpenPage:
+def big_tab(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenPage]:
     """One 1920x1080 page the built-ins' players open in, one after another."""
     blank = tmp_path_factory.mktemp("tab") / "blank.html"
     recording, layout = _recorded("two-losses")
-    return open_page(browser, write_player(recording, blank, layout), 1920, 1080)
+    tab = open_page(browser, write_player(recording, blank, layout), 1920, 1080)
+    _KEPT.append(tab.page.context)
+    yield tab
+    _KEPT.remove(tab.page.context)
 
 
 @pytest.fixture(autouse=True)
 def _pages_closed(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Each test's own pages closed after it: a page left open (one still playing) kept its
-    timers running in the browser through every later test."""
+    """Each test's own pages closed after it (not big_tab's, whichever test runs first): a page
+    left open (one still playing) kept its timers running in the browser through every later test."""
     yield
     if "browser" in request.fixturenames:
-        kept = request.getfixturevalue("big_tab").page.context if "big_tab" in request.fixturenames else None
         for context in request.getfixturevalue("browser").contexts:
-            if context is not kept:
+            if all(context is not kept for kept in _KEPT):
                 context.close()
 
 
