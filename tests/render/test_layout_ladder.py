@@ -9,6 +9,7 @@ refuses what Graphviz 2.43 refuses (or more) and hands everything else to the re
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -92,6 +93,18 @@ def training_runs():  # type: ignore[no-untyped-def]
     return {path.stem: record_script(path).recording for path in TRAINING}
 
 
+@pytest.fixture(scope="module")
+def rung_layouts(training_runs):  # type: ignore[no-untyped-def]
+    """``lay(stem, rung)``: the layout of a training run with that rung of the ladder alone, made
+    once for the module (each is one run of Graphviz over a few hundred boxes)."""
+
+    @functools.cache
+    def lay(stem: str, rung: int) -> Layout:
+        return layout_graph(training_runs[stem].graph, ladder=[LADDER[rung]])
+
+    return lay
+
+
 def test_the_corpus_holds_the_training_loops_a_learner_writes() -> None:
     names = {path.stem for path in TRAINING}
     assert {"mlp_sgd", "mlp_adam_batches", "cnn_batchnorm", "gan", "transformer_encoder"} <= names
@@ -101,11 +114,11 @@ def test_the_corpus_holds_the_training_loops_a_learner_writes() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", TRAINING, ids=[p.stem for p in TRAINING])
-def test_a_recorded_training_loop_is_laid_out_in_full(training_runs, script: Path) -> None:
+def test_a_recorded_training_loop_is_laid_out_in_full(training_runs, rung_layouts, script: Path) -> None:
     rec = training_runs[script.stem]
     plain = check_against_plain(rec)  # the recording is what PyTorch did
     assert len(plain.calls) >= 3, "three iterations or more"
-    layout = layout_graph(rec.graph)
+    layout = rung_layouts(script.stem, 0)  # the ladder's first rung: the full drawing, or an error
     assert layout.simplified == "", "Graphviz 2.43 draws these in full (dot_source's NOTE [flat edges])"
     assert_complete(rec.graph, layout)
     assert len(iterations(fold(rec.graph, layout.collapsed).graph)) >= 3
@@ -113,10 +126,10 @@ def test_a_recorded_training_loop_is_laid_out_in_full(training_runs, script: Pat
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", TRAINING, ids=[p.stem for p in TRAINING])
-def test_every_rung_of_the_ladder_lays_out_a_training_loop(training_runs, script: Path) -> None:
+def test_every_rung_of_the_ladder_lays_out_a_training_loop(training_runs, rung_layouts, script: Path) -> None:
     rec = training_runs[script.stem]
-    for rung in LADDER:
-        layout = layout_graph(rec.graph, ladder=[rung])
+    for i, rung in enumerate(LADDER):
+        layout = rung_layouts(script.stem, i)
         assert layout.simplified == rung[1]
         assert_complete(rec.graph, layout)
 
@@ -162,16 +175,16 @@ def test_a_layout_dot_refuses_is_retried_plainer_and_each_refusal_logged(
     assert warnings == [f"Graphviz could not lay out the full drawing: {LADDER[rung][1]}"]
 
 
-def test_a_simplified_layout_is_stored_and_read_back_as_it_was(training_runs) -> None:
+def test_a_simplified_layout_is_stored_and_read_back_as_it_was(training_runs, rung_layouts) -> None:
     rec = training_runs["nested_sequential"]
-    for rung in LADDER:
-        layout = layout_graph(rec.graph, ladder=[rung])
+    for i in range(len(LADDER)):
+        layout = rung_layouts("nested_sequential", i)
         assert layout_from_json(layout_json(layout), rec.graph) == layout
 
 
-def test_a_stored_layout_says_only_what_the_ladder_says(training_runs) -> None:
+def test_a_stored_layout_says_only_what_the_ladder_says(training_runs, rung_layouts) -> None:
     rec = training_runs["mlp_sgd"]
-    stored = layout_json(layout_graph(rec.graph, ladder=[LADDER[1]]))
+    stored = layout_json(rung_layouts("mlp_sgd", 1))
     stored["simplified"] = "\x1b]0;owned\x07 any text"
     with pytest.raises(LayoutError, match="unknown simplification"):
         layout_from_json(stored, rec.graph)

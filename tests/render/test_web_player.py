@@ -7,23 +7,24 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.core import load_builtin, record
 from app.core.loading import builtin_names
 from app.core.model.graph import Graph
 from app.core.model.recording import Recording
 from app.core.model.timeline import Timeline
 from app.core.trace_json import to_json
-from app.render.layout import Layout, layout_graph
+from app.render.layout import Layout
 from app.render.web import write_player
 from app.render.web.steps import GRAD_NUMBERS
 from tests.support.json_steps import full_states
-from tests.support.web_player_support import browser, open_page, screenshot_dir
+from tests.support.recorded import builtin_layout, builtin_recording
+from tests.support.web_player_support import OpenPage, browser, open_page, screenshot_dir
 
 __all__ = ["browser"]  # the fixture, used by name
 
@@ -31,8 +32,34 @@ HOSTILE = '</script><img src=x onerror="window.__pwned=1"><script>window.__pwned
 
 
 def _recorded(name: str) -> tuple[Recording, Layout]:
-    recording = record(load_builtin(name))
-    return recording, layout_graph(recording.graph)
+    """The built-in's recording and layout, made once per process: both are frozen, and each test
+    only reads them (a hostile copy is a new recording)."""
+    return builtin_recording(name), builtin_layout(name)
+
+
+_KEPT: list[Any] = []  # the context of big_tab, open for the whole module
+
+
+@pytest.fixture(scope="module")
+def big_tab(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenPage]:
+    """One 1920x1080 page the built-ins' players open in, one after another."""
+    blank = tmp_path_factory.mktemp("tab") / "blank.html"
+    recording, layout = _recorded("two-losses")
+    tab = open_page(browser, write_player(recording, blank, layout), 1920, 1080)
+    _KEPT.append(tab.page.context)
+    yield tab
+    _KEPT.remove(tab.page.context)
+
+
+@pytest.fixture(autouse=True)
+def _pages_closed(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test's own pages closed after it (not big_tab's, whichever test runs first): a page
+    left open (one still playing) kept its timers running in the browser through every later test."""
+    yield
+    if "browser" in request.fixturenames:
+        for context in request.getfixturevalue("browser").contexts:
+            if all(context is not kept for kept in _KEPT):
+                context.close()
 
 
 def _flat(value: Any) -> list[Any]:
@@ -109,11 +136,13 @@ def _check_step(data: dict[str, Any], full: dict[str, Any], dom: dict[str, Any],
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", builtin_names())
-def test_every_step_of_a_builtin_shows_what_trace_json_says(browser, tmp_path: Path, name: str) -> None:
+def test_every_step_of_a_builtin_shows_what_trace_json_says(
+    big_tab: OpenPage, tmp_path: Path, name: str
+) -> None:
     recording, layout = _recorded(name)
     data = to_json(recording)
     full = full_states(data)
-    page = open_page(browser, write_player(recording, tmp_path / "page.html", layout), 1920, 1080)
+    page = big_tab.goto(write_player(recording, tmp_path / "page.html", layout))
     page.page.keyboard.press("Home")
     for i in range(len(data["steps"])):
         dom = page.dom()
@@ -323,7 +352,7 @@ def test_the_export_command_writes_one_page(browser, tmp_path: Path) -> None:
     page = open_page(browser, out)
     data = json.loads(page.page.evaluate("document.getElementById('lens-data').textContent"))
     assert data["steps"]["name"] == "two-losses" and page.others() == []
-    assert len(page.dom()["nodes"]) == len(record(load_builtin("two-losses")).graph)
+    assert len(page.dom()["nodes"]) == len(builtin_recording("two-losses").graph)
 
 
 def test_a_notebook_cell_shows_the_player_and_saves_it(browser, tmp_path: Path) -> None:

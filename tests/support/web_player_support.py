@@ -86,6 +86,16 @@ class OpenPage:
         """Every request but the page's own file."""
         return [url for url in self.requests if url != self.url]
 
+    def goto(self, path: Path) -> OpenPage:
+        """Open ``path`` in this page instead, its requests and errors logged afresh (a new
+        context per page starts a renderer of its own: about a second each)."""
+        self.url = path.resolve().as_uri()
+        self.requests.clear()
+        self.errors.clear()
+        self.page.goto(self.url)
+        self.page.wait_for_function(READY, timeout=60_000)
+        return self
+
 
 def open_page(browser: Any, path: Path, width: int = 1280, height: int = 720) -> OpenPage:
     """``path`` opened in a fresh context, every request logged (and refused but the page's own)."""
@@ -103,9 +113,7 @@ def open_page(browser: Any, path: Path, width: int = 1280, height: int = 720) ->
             request_route.abort()
 
     context.route("**/*", route)
-    page.goto(opened.url)
-    page.wait_for_function(READY, timeout=60_000)
-    return opened
+    return opened.goto(path)
 
 
 def screenshot_dir() -> Path:

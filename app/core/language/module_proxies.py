@@ -251,13 +251,19 @@ class ModuleProxy(Checked):
         """Parameters, then buffers (``running_mean``), by their paths in the module, as
         ``named_parameters()`` and ``named_buffers()`` give them. Walked with a stack: torch's own
         walk recurses once per level for every module it yields, so a chain of 2,000 nested
-        ``nn.Sequential`` (asked after each statement that binds one) took minutes."""
+        ``nn.Sequential`` (asked after each statement that binds one) took minutes. A path is
+        spelled only for a module that holds a tensor (the chain's every level spelled its own,
+        each one longer than the last)."""
         modules = _modules_in_order(self._module)
-        for own in (nn.Module.named_parameters, nn.Module.named_buffers):
+        for own in ("_parameters", "_buffers"):
             seen: set[int] = set()
-            for prefix, module in modules:
-                for name, tensor in own(module, recurse=False, remove_duplicate=False):
-                    if id(tensor) not in seen:
+            for place in modules:
+                tensors = vars(place[2])[own]
+                if not tensors:
+                    continue
+                prefix = _path(place)
+                for name, tensor in tensors.items():
+                    if tensor is not None and id(tensor) not in seen:
                         seen.add(id(tensor))
                         yield prefix + name, tensor
 
@@ -517,17 +523,35 @@ def _is_plain_result(value: Any) -> bool:
     return False
 
 
-def _modules_in_order(root: nn.Module) -> list[tuple[str, nn.Module]]:
-    """``root``'s modules each once, with the prefix of their paths, in ``named_modules()``'s order."""
-    found: list[tuple[str, nn.Module]] = []
+# A module's place under the root: (its parent's place, its name there, the module); the root's
+# parent is None.
+_Place = tuple[Any, str, nn.Module]
+
+
+def _path(place: _Place) -> str:
+    """The prefix of the paths of the tensors of the module at ``place`` (``"0.1."``; ``""`` at the root)."""
+    names: list[str] = []
+    while place[0] is not None:
+        names.append(place[1])
+        place = place[0]
+    return "".join(f"{name}." for name in reversed(names))
+
+
+def _modules_in_order(root: nn.Module) -> list[_Place]:
+    """``root``'s modules each once, at their places, in ``named_modules()``'s order."""
+    found: list[_Place] = []
     seen: set[int] = set()
-    stack = [("", root)]
+    stack: list[_Place] = [(None, "", root)]
     while stack:
-        prefix, module = stack.pop()
+        place = stack.pop()
+        module = place[2]
         if id(module) in seen:
             continue
         seen.add(id(module))
-        found.append((prefix, module))
-        children = [(f"{prefix}{name}.", child) for name, child in module.named_children()]
-        stack.extend(reversed(children))
+        found.append(place)
+        children = vars(module)["_modules"]
+        if children:
+            stack.extend(
+                reversed([(place, name, child) for name, child in children.items() if child is not None])
+            )
     return found

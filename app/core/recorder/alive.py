@@ -36,7 +36,14 @@ program holds ran after every line. It is skipped when the roots are the same
 captured nodes as at the last walk and nothing was captured or let go since:
 a captured node is held by the capture (its ``id`` is its own), and a node's
 ``next_functions`` never change, so the walk would find what it found then,
-which is every node still captured.
+which is every node still captured. Nor is there a walk while nothing is
+captured: a program building a deep model before its first forward pass
+(2,000 nested ``nn.Sequential``) would walk all of it after every statement.
+And the graphs of the tensors the program's names hold themselves (``y``, not
+``head.w``), of its leaves' ``.grad`` and of its running lines are followed
+first: when they reach every captured node, none is gone, and what the names
+reach through objects (a chain of 400 of them, re-bound on every line) is not
+walked.
 
 >>> import torch
 >>> from app.core.recorder.capture import GraphCapture
@@ -87,9 +94,15 @@ class AliveWalk:
     ``held_roots`` gives the nodes of every value the program holds now.
     """
 
-    def __init__(self, capture: GraphCapture, held_roots: Callable[[], Iterable[Any]]) -> None:
+    def __init__(
+        self,
+        capture: GraphCapture,
+        held_roots: Callable[[], Iterable[Any]],
+        near_roots: Callable[[], Iterable[Any]] | None = None,
+    ) -> None:
         self.capture = capture
         self._held_roots = held_roots
+        self._near_roots = near_roots  # some of held_roots, found without a walk over objects
         self.dirty = False  # the current statement may have let go of a graph
         self.just_bound: list[str] = []  # names the current statement bound
         self.made: list[Any] = []  # grad_fns of the nodes the current statement added
@@ -152,6 +165,14 @@ class AliveWalk:
     def _unreachable(self) -> list[str]:
         self.dirty = False
         capture = self.capture
+        if not capture.fns:  # nothing captured, nothing to let go: no walk (NOTE [walks not repeated])
+            return []
+        walked: dict[int, Any] = {}
+        alive: set[str] = set()
+        if self._near_roots is not None:
+            alive.update(capture.reachable_from(self._near_roots(), walked))
+            if len(alive) == len(capture.fns):  # every captured node is reached: none is gone
+                return []
         try:
             roots = list(self._held_roots())
         except WalkTooLong:  # NOTE [held is reachable]: nothing is let go on an unfinished walk
@@ -160,7 +181,7 @@ class AliveWalk:
         if walk == self._last_walk and all(capture.id_of(fn) is not None for fn in roots):
             return []  # NOTE [walks not repeated]
         self._last_walk = walk
-        alive = set(capture.reachable_from_all(roots))
+        alive.update(capture.reachable_from_all([fn for fn in roots if id(fn) not in walked]))
         return [n for n in capture.fns if n not in alive]
 
 

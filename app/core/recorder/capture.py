@@ -402,14 +402,19 @@ class GraphCapture:
         A node this capture does not know is walked through too: a graph the
         program holds may reach known nodes through nodes never captured.
         """
+        return self.reachable_from(roots, {})
+
+    def reachable_from(self, roots: Iterable[Any], walked: dict[int, Any]) -> list[str]:
+        """As :meth:`reachable_from_all`, past the nodes in ``walked`` (those an earlier walk went
+        through, and counted, by id); the nodes walked now are added to it. It keeps each node's
+        Python object, so that no id is another node's while the walks that share it last."""
         seen: dict[str, None] = {}
-        walked: set[int] = set()
         stack = list(roots)
         while stack:
             fn = stack.pop()
             if id(fn) in walked:
                 continue
-            walked.add(id(fn))
+            walked[id(fn)] = fn
             node_id = self.id_of(fn)
             if node_id is not None:
                 seen[node_id] = None

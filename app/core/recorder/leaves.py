@@ -48,13 +48,14 @@ class LeafNames:
         self._in_use = in_use
         self.nodes: dict[str, str] = {}  # leaf name -> its latest AccumulateGrad node id ("" before)
         self.tensors: dict[str, torch.Tensor] = {}  # leaf name -> the leaf itself
+        self._names: dict[int, str] = {}  # id of a leaf in ``tensors`` -> its name there
         self.names: dict[str, str] = {}  # AccumulateGrad node id -> leaf name
         self.unread: dict[str, None] = {}  # leaves whose .grad no step has read yet
         self.lines: dict[str, int] = {}  # leaf name -> the line that named it, where known
 
     def name(self, tensor: torch.Tensor) -> str | None:
         """The name ``tensor`` is known by, if it is a known leaf."""
-        return next((k for k, v in self.tensors.items() if v is tensor), None)
+        return self._names.get(id(tensor))  # (``tensors`` holds the leaf: its id is its own)
 
     def known(self, tensor: torch.Tensor, name: str, line: int | None = None) -> str:
         """Know ``tensor`` as a leaf named ``name`` (or another name, when that one is taken), named
@@ -65,6 +66,7 @@ class LeafNames:
         if name in self.tensors:  # the name now holds another leaf: keep both rows apart
             name = self.unused_name(name)
         self.tensors[name] = tensor
+        self._names[id(tensor)] = name
         self.nodes.setdefault(name, "")
         self.unread[name] = None
         if line is not None:
@@ -83,7 +85,8 @@ class LeafNames:
         self.known(leaf, name, line)
 
     def _rename(self, name: str, new: str) -> None:
-        self.tensors[new] = self.tensors.pop(name)
+        tensor = self.tensors[new] = self.tensors.pop(name)
+        self._names[id(tensor)] = new
         node_id = self.nodes[new] = self.nodes.pop(name)
         if node_id:
             self.names[node_id] = new

@@ -100,7 +100,7 @@ class Recorder:
         self.leaves = LeafNames(self.capture, name_of=self.name_of, in_use=self.name_in_use)
         self.ledger.watch_leaves(self.leaves.tensors)
         self.grads = GradWatch(self.leaves)
-        self.alive = AliveWalk(self.capture, self.held_roots)
+        self.alive = AliveWalk(self.capture, self.held_roots, self.near_roots)
         self.log = StepLog()
         timed = math.isfinite(self.deadline)  # a trusted script has no time limit
         self.observer = EngineObserver(
@@ -132,6 +132,10 @@ class Recorder:
         """The nodes of what the program holds, and of its leaves' ``.grad``."""
         yield from graph_fns(self.held_tensors())
         yield from graph_fns(self.leaves.tensors.values())
+
+    def near_roots(self) -> Iterator[Any]:
+        """Some of :meth:`held_roots`, found without walking what the program's objects hold."""
+        return iter(())
 
     def name_of(self, tensor: torch.Tensor) -> str | None:
         """A name the program holds the leaf by, or None."""
@@ -515,6 +519,14 @@ class ProgramRecorder(Recorder):
         go to the line that called it, whose value they now are.
         """
         yield from super().held_roots()
+        for made in self.running_lines:
+            yield from made
+
+    def near_roots(self) -> Iterator[Any]:
+        """The nodes of the tensors the program's names hold themselves, of its leaves' ``.grad``
+        and of its running lines (NOTE [walks not repeated] in ``alive.py``)."""
+        yield from graph_fns(value for value in self.env.values() if isinstance(value, torch.Tensor))
+        yield from graph_fns(self.leaves.tensors.values())
         for made in self.running_lines:
             yield from made
 

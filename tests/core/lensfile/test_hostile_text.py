@@ -11,11 +11,8 @@ fixes on a pool thread, while stepping goes on.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -37,7 +34,7 @@ from app.core.toml_writer import toml_string
 from app.ui.editor.python_highlighter import token_spans
 from app.ui.style.breakable import breakable, breakable_code, code_breaks
 from app.ui.style.plain_text import plain_tip
-from tests.support.deadline import finishes
+from tests.support.deadline import all_finish
 
 RUN = 200_000  # characters of hostile text per call
 
@@ -79,11 +76,15 @@ def test_keyword_edits_finish_in_linear_time(blank: str, comment: str) -> None:
         f"loss.backward(\n    retain_graph=True{blank},{blank}# {comment}\n)\n",
         f"loss.backward(\n    retain_graph=True  # {comment}\n)\n",
     ]
+    calls = []
     for code in shapes:
         call = backward_call(code)
-        assert finishes(lambda code=code, call=call: set_call_keyword(code, call, "retain_graph", None))
-        assert finishes(lambda code=code, call=call: set_call_keyword(code, call, "create_graph", "True"))
-        assert finishes(lambda code=code, call=call: find_call(code, call))
+        calls += [
+            lambda code=code, call=call: set_call_keyword(code, call, "retain_graph", None),
+            lambda code=code, call=call: set_call_keyword(code, call, "create_graph", "True"),
+            lambda code=code, call=call: find_call(code, call),
+        ]
+    assert all_finish(calls) == [True] * len(calls)  # each in time, in one forked process
     removed = set_call_keyword(shapes[0], backward_call(shapes[0]), "retain_graph", None)
     assert removed == "loss.backward(\n    create_graph=False,\n)\n"  # still the edit it was
     alone = set_call_keyword(shapes[2], backward_call(shapes[2]), "retain_graph", None)
@@ -94,9 +95,11 @@ def test_keyword_edits_finish_in_linear_time(blank: str, comment: str) -> None:
 @given(old=ANY, new=ANY)
 def test_changed_lines_finishes_in_linear_time(old: str, new: str) -> None:
     lines = [old[i : i + 50] for i in range(0, RUN, 50)]
-    assert finishes(lambda: changed_lines(old, new))
-    assert finishes(lambda: changed_lines("\n".join(lines), "\n".join(reversed(lines))))
-    assert finishes(lambda: changed_lines("x = 1\n" * (RUN // 6), "y = 2\n" + "x = 1\n" * (RUN // 6)))
+    assert all_finish([
+        lambda: changed_lines(old, new),
+        lambda: changed_lines("\n".join(lines), "\n".join(reversed(lines))),
+        lambda: changed_lines("x = 1\n" * (RUN // 6), "y = 2\n" + "x = 1\n" * (RUN // 6)),
+    ]) == [True] * 3  # fmt: skip
     assert changed_lines("a\n" + old + "\nb\n", "a\n" + new + "\nb\n") == (
         [] if old == new else [f"- {old}".rstrip(), f"+ {new}".rstrip()]
     )
@@ -137,15 +140,14 @@ def test_fixes_and_advice_finish_in_linear_time(
     padded = _with_code(
         failed, failed.program.code.replace(short, PADDED.format(blank=blank, comment=comment))
     )
-    assert finishes(lambda: fixes_for(padded))
-    detach = [f for f in fixes_for(padded) if f.title == "h.detach() at the end of each iteration"]
-    assert detach and "retain_graph" not in detach[0].code
     logged = hostile_recordings["logged-loss"]
     line = "    total_loss += loss          # the tensor, with its graph\n"
     held = _with_code(
         logged, logged.program.code.replace(line, f"    total_loss += loss{blank}# {comment}\n")
     )
-    assert finishes(lambda: advice_for(held))
+    assert all_finish([lambda: fixes_for(padded), lambda: advice_for(held)]) == [True, True]
+    detach = [f for f in fixes_for(padded) if f.title == "h.detach() at the end of each iteration"]
+    assert detach and "retain_graph" not in detach[0].code
     advice = advice_for(held)
     assert advice is not None and "total_loss += loss.item()" in advice.fixes[0].code
 
@@ -156,10 +158,11 @@ def test_fixes_and_advice_finish_in_linear_time(
 @FUZZ
 @given(text=ANY)
 def test_the_windows_text_functions_finish_in_linear_time(text: str) -> None:
-    for call in (breakable, breakable_code, code_breaks, token_spans, toml_string):
-        assert finishes(lambda call=call: call(text)), call.__name__
-    assert finishes(lambda: parse_program(text))
-    assert finishes(lambda: parse_program(f"[program]\ncode = '''{text}'''\n{text}"))
+    functions = (breakable, breakable_code, code_breaks, token_spans, toml_string)
+    calls = [*(lambda call=call: call(text) for call in functions), lambda: parse_program(text)]
+    calls.append(lambda: parse_program(f"[program]\ncode = '''{text}'''\n{text}"))
+    names = [*(f.__name__ for f in functions), "parse_program", "parse_program of a file"]
+    assert dict(zip(names, all_finish(calls), strict=True)) == dict.fromkeys(names, True)
 
 
 # -- the window: the lesson on a pool thread -----------------------------------------------------
@@ -278,8 +281,12 @@ def test_the_table_writes_no_control_character(
     assert " " * 12 + f"printed: {terminal_text(first)}" in table.split("\n")
 
 
-def test_trace_of_a_program_that_prints_escapes_writes_them_escaped(tmp_path) -> None:
-    """A title and a print holding ESC, BEL and a C1 control: stdout shows them as escapes."""
+def test_trace_of_a_program_that_prints_escapes_writes_them_escaped(tmp_path, capsys) -> None:
+    """A title and a print holding ESC, BEL and a C1 control: stdout shows them as escapes. The
+    command runs in this process (a new one spent its time importing torch): what it prints to
+    stdout is captured as a pipe would take it."""
+    from app.cli import main
+
     script = tmp_path / "escapes.py"
     script.write_text(
         "# Title \x1b]0;renamed\x07 here\nimport torch\n"
@@ -288,18 +295,13 @@ def test_trace_of_a_program_that_prints_escapes_writes_them_escaped(tmp_path) ->
         "y = x.square()\ny.sum().backward()\ny.sum().backward()\n",
         encoding="utf-8",
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "app", "trace", "--in-process", str(script)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[3],
-    )
-    assert done.returncode == 0, done.stderr
-    assert only_printable(done.stdout)
-    assert "Title \\x1b]0;renamed\\x07 here" in done.stdout.splitlines()
-    assert "printed: \\x1b[2J\\x07bell\\x9b" in done.stdout
+    capsys.readouterr()
+    code = main(["trace", "--in-process", str(script)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert only_printable(out)
+    assert "Title \\x1b]0;renamed\\x07 here" in out.splitlines()
+    assert "printed: \\x1b[2J\\x07bell\\x9b" in out
 
 
 # -- the window: a recording's text is never read as HTML ----------------------------------------

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core import builtin_names, load_builtin, record
+from app.core import builtin_names
 from app.core.lensfile import (
     LensError,
     container,
@@ -37,6 +37,7 @@ from app.core.report import to_json, to_table
 from app.render.layout import layout_graph
 from app.render.layout_store import layout_from_json
 from tests.support.handmade import long_recording, small_recording
+from tests.support.recorded import builtin_recording
 
 ROOT = Path(__file__).resolve().parents[3]
 FIELDS = (
@@ -219,7 +220,7 @@ def test_nodes_and_steps_are_decoded_one_at_a_time(
     """From a file or the child's pipe, each node and step is decoded on its own: no call decodes
     the whole recording (one such call on the 5,000-node chain held the GIL for 32 ms while the
     window's worker read it), and the recording is the one written."""
-    rec = record(load_builtin(name))
+    rec = builtin_recording(name)  # made once for both ways in
     data = lens_bytes(rec, compress=compress)
     sizes: list[int] = []
     for decoder in ("NODE", "STEP"):
