@@ -281,9 +281,11 @@ def test_any_module_tree_trained_in_any_loop_lays_out_and_exports(tmp_path: Path
 def test_dot_runs_below_the_windows_priority() -> None:
     """dot lays out while the window paints (NOTE [helpers below the window]): the command
     started as dot is reads its own nice value from the kernel, and it is this process's plus
-    ``DOT_NICE``; what it prints comes back as ``subprocess.run`` would give it."""
+    ``DOT_NICE``; what it prints comes back as ``subprocess.run`` would give it. The priority is
+    lowered just after the start, so the command reads it a moment later, as a layout is."""
     from app.render import layout
 
-    done = layout._run_dot(["sh", "-c", "cut -d' ' -f19 /proc/self/stat; echo said >&2"], 1, 30.0)
+    read_later = "sleep 0.5; cut -d' ' -f19 /proc/$$/stat; echo said >&2"
+    done = layout._run_dot(["sh", "-c", read_later], 1, 30.0)
     assert done.returncode == 0 and done.stderr == b"said\n"
     assert int(done.stdout) == os.getpriority(os.PRIO_PROCESS, 0) + layout.DOT_NICE
