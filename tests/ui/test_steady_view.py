@@ -129,15 +129,18 @@ def test_a_weight_every_iteration_uses_keeps_the_view_on_the_iteration(qtbot, wi
 
 
 class _Paints(QObject):
-    """Paint events a widget receives."""
+    """Paint events a widget receives: how many, and how many pixels they cover."""
 
     def __init__(self, widget) -> None:
         super().__init__()
         self.count = 0
+        self.pixels = 0
         widget.installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:
-        self.count += event.type() == QEvent.Type.Paint
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+            self.pixels += sum(r.width() * r.height() for r in event.region())
         return False
 
 
@@ -166,20 +169,6 @@ def test_a_step_that_moves_the_view_paints_it_once(qtbot, window):
     assert corner_moved >= 1  # the run did move the corner map
 
 
-class _PaintedArea(QObject):
-    """The pixels of a widget's paint events."""
-
-    def __init__(self, widget) -> None:
-        super().__init__()
-        self.pixels = 0
-        widget.installEventFilter(self)
-
-    def eventFilter(self, watched, event) -> bool:
-        if event.type() == QEvent.Type.Paint:
-            self.pixels += sum(r.width() * r.height() for r in event.region())
-        return False
-
-
 def test_a_short_pan_paints_the_strip_it_uncovers(qtbot, window):
     """minimap.py's NOTE [a pan paints what it uncovers]: zoomed in, with the corner map shown, a
     pan of 30 pixels paints the strip it uncovers and the corner's places, not the whole view
@@ -190,7 +179,7 @@ def test_a_short_pan_paints_the_strip_it_uncovers(qtbot, window):
     qtbot.waitUntil(lambda: view.graph_scene.off_screen.waiting == 0, timeout=TIMEOUT)
     qtbot.wait(50)  # the step's restyles left for later are done and painted
     bar, viewport = view.horizontalScrollBar(), view.viewport()
-    painted = _PaintedArea(viewport)
+    painted = _Paints(viewport)
     whole = viewport.width() * viewport.height()
     for shift in (30, -30):
         painted.pixels = 0
