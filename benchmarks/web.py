@@ -92,7 +92,13 @@ def measure_page(recording: Recording, folder: Path) -> dict[str, Any]:
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 720})
             page.goto(path.as_uri())
-            page.wait_for_function("window.lensPlayer && lensPlayer.first_paint_ms !== null", timeout=120_000)
+            # Polled through evaluate: wait_for_function's string predicate is compiled with
+            # new Function in the page, which the page's Content-Security-Policy refuses.
+            deadline = time.monotonic() + 120
+            while not page.evaluate("() => Boolean(window.lensPlayer && lensPlayer.first_paint_ms !== null)"):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the page never painted")
+                time.sleep(0.02)
             first_paint = page.evaluate("lensPlayer.first_paint_ms")
             starts = stretch_starts(recording)
             steps: list[float] = page.evaluate(STEP_STRETCHES, [starts, WINDOW_STEPS])

@@ -24,7 +24,7 @@ from app.render.web import write_player
 from app.render.web.steps import GRAD_NUMBERS
 from tests.support.json_steps import full_states
 from tests.support.recorded import builtin_layout, builtin_recording
-from tests.support.web_player_support import OpenPage, browser, open_page, screenshot_dir
+from tests.support.web_player_support import OpenPage, browser, open_page, screenshot_dir, wait_until
 
 __all__ = ["browser"]  # the fixture, used by name
 
@@ -188,7 +188,7 @@ def test_keys_step_by_call_iteration_and_ends(browser, tmp_path: Path) -> None:
     keys.press("ArrowLeft")
     assert page.dom()["index"] == last - 1
     keys.press("Space")  # from the last step: back to the first, then on, two steps a second
-    page.page.wait_for_function("window.lensPlayer.index >= 1", timeout=10_000)
+    wait_until(page.page, "window.lensPlayer.index >= 1", 10_000)
     keys.press("Space")
 
 
@@ -377,7 +377,7 @@ def test_a_notebook_cell_shows_the_player_and_saves_it(browser, tmp_path: Path) 
 
 def open_page_frame(browser: Any, path: Path) -> dict[str, Any]:
     """The DOM of the player inside the first frame of the page at ``path``."""
-    from tests.support.web_player_support import READ_DOM, READY
+    from tests.support.web_player_support import READ_DOM, READY, wait_until
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -385,7 +385,7 @@ def open_page_frame(browser: Any, path: Path) -> dict[str, Any]:
     page.on("request", lambda r: requests.append(r.url))
     page.goto(path.resolve().as_uri())
     frame = page.frames[1]
-    frame.wait_for_function(READY, timeout=60_000)
+    wait_until(frame, READY)
     frame.evaluate("window.lensPlayer.go(window.lensPlayer.count - 1)")
     dom: dict[str, Any] = frame.evaluate(READ_DOM)
     assert requests == [path.resolve().as_uri()]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,23 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 READY = "window.lensPlayer && window.lensPlayer.first_paint_ms !== null"
+
+
+def wait_until(target: Any, expression: str, timeout_ms: int = 60_000) -> None:
+    """Poll ``expression`` in ``target`` (a page or a frame) until it holds.
+
+    Playwright's own ``wait_for_function`` compiles a string predicate with ``new Function``
+    inside the page, which the player's Content-Security-Policy (no ``unsafe-eval``) refuses
+    whenever the first check does not already hold; ``evaluate`` runs through the debugging
+    protocol, which the policy does not govern.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    check = f"() => Boolean({expression})"
+    while not target.evaluate(check):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{expression!r} did not hold within {timeout_ms} ms")
+        time.sleep(0.02)
+
 
 # What the page shows at the step on screen, read from its DOM.
 READ_DOM = """() => {
@@ -93,7 +111,7 @@ class OpenPage:
         self.requests.clear()
         self.errors.clear()
         self.page.goto(self.url)
-        self.page.wait_for_function(READY, timeout=60_000)
+        wait_until(self.page, READY)
         return self
 
 
