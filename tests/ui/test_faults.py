@@ -27,6 +27,7 @@ from app.core.recorder.recorder import record
 from app.core.toml_writer import to_toml
 from app.render import layout as layout_module
 from app.render.layout import INSTALL_HINT
+from app.ui.editor.editor import DEBOUNCE_MS
 from app.ui.runtime import worker as worker_module
 from app.ui.runtime.excepthook import install_exception_handler
 from app.ui.runtime.settings import AppSettings
@@ -353,6 +354,10 @@ def test_a_recording_that_arrives_while_typing_does_not_overwrite_the_typing(
     with qtbot.waitSignal(window.session.recording_applied, timeout=TIMEOUT) as blocker:
         _edit_code(window, seed_with("z = y * 2"))  # checked, emitted, being recorded...
         editor.code_edit.setPlainText(seed_with("z = y * 2 + 1"))  # ...while the learner types on
+        # The learner's pause must not end before the first recording arrives (on a loaded
+        # machine it may take longer than the pause, and then the newer text supersedes it).
+        editor._timer.setInterval(10 * TIMEOUT)
+    editor._timer.setInterval(DEBOUNCE_MS)  # the pause starts again: the newest text is recorded
     assert blocker.args[0].program.code == seed_with("z = y * 2")
     assert editor.code_edit.text() == seed_with("z = y * 2 + 1")
     assert editor.is_modified()

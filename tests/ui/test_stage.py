@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QLabel, QScrollArea, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QWidget
 
 from app.ui.style.breakable import unbroken
 from app.ui.window.stage import CAPTION_SHARE, ERROR_MAX_SHARE, ERROR_SHARE, GRAPH_SHARE, Stage
@@ -38,6 +38,11 @@ def _stage(qtbot, caption: QLabel | None = None, width: int = 800):
 
 
 def _settle(qtbot):
+    """Every posted layout request handled, and the ones they post in turn (a bare wait of 30 ms
+    may end before a loaded machine gets to the second round)."""
+    for _ in range(4):
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
     qtbot.wait(30)
 
 
