@@ -1,17 +1,19 @@
-"""Run something once a widget has painted: work that may wait for the window's first frame.
+"""Run something once the window has drawn: after a widget's first paint, or once a graph is drawn.
 
-The window makes its graph view this way (NOTE [fast start] in ``main_window.py``): a timer
-armed before ``show`` fired, under X11, before the first frame, and its ~70-90 ms of imports
-and widgets held that frame back.
+The window makes its graph view after the first paint (NOTE [fast start] in ``main_window.py``):
+a timer armed before ``show`` fired, under X11, before the first frame, and its ~70-90 ms of
+imports and widgets held that frame back. The editor's checks import and the lesson wait, with
+:func:`unless_busy`, while the window still draws a big graph.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 
-__all__ = ["FIRST_PAINT_WAIT_MS", "after_first_paint"]
+__all__ = ["FIRST_PAINT_WAIT_MS", "after_first_paint", "unless_busy"]
 
 FIRST_PAINT_WAIT_MS = 1000  # the call runs by then even if no paint came (a window never shown)
 
@@ -40,3 +42,23 @@ class _AfterPaint(QObject):
         if call is not None:
             self.deleteLater()
             call()
+
+
+def unless_busy(
+    context: QObject,
+    busy: Callable[[], bool],
+    call: Callable[[], None],
+    *,
+    every_ms: int,
+    looks: int,
+    looked: int = 0,
+) -> bool:
+    """Run ``call`` now unless ``busy()``; else look again every ``every_ms``, running it once
+    ``busy()`` is false or after ``looks`` looks. Returns whether it waits. The timers go with
+    ``context``: a call whose context was deleted meanwhile never runs."""
+    if looked < looks and busy():
+        again = partial(unless_busy, context, busy, call, every_ms=every_ms, looks=looks, looked=looked + 1)
+        QTimer.singleShot(every_ms, context, again)
+        return True
+    call()
+    return False

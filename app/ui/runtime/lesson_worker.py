@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
+from app.ui.runtime.after_paint import unless_busy
 from app.ui.runtime.worker import GcPause
 
 if TYPE_CHECKING:
@@ -97,14 +98,21 @@ class LessonWorker(QObject):
         """A request waits for the window to draw its graph (NOTE [the lesson after the graph])."""
         return self._waiting
 
-    def _start_when_drawn(self, number: int, recording: Recording, waited: int = 0) -> None:
+    def _start_when_drawn(self, number: int, recording: Recording) -> None:
+        if number != self._latest:
+            return  # superseded before its first look: the newer request runs instead
+
+        def busy() -> bool:  # a superseded request stops looking: it will not run
+            wait = self.wait
+            return number == self._latest and wait is not None and wait()
+
+        start = partial(self._start, number, recording)
+        self._waiting = unless_busy(self, busy, start, every_ms=LESSON_WAIT_MS, looks=LESSON_WAITS)
+
+    def _start(self, number: int, recording: Recording) -> None:
         if number != self._latest:
             return  # superseded while it waited: the newer request runs instead
-        self._waiting = self.wait is not None and waited < LESSON_WAITS and self.wait()
-        if self._waiting:
-            again = partial(self._start_when_drawn, number, recording, waited + 1)
-            QTimer.singleShot(LESSON_WAIT_MS, self, again)
-            return
+        self._waiting = False
         key = (id(self), number)
         self._pauses.add(key)
         GcPause.hold(key)  # released on this thread once the answer is here

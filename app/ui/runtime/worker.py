@@ -55,6 +55,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
+from app.ui.runtime.after_paint import unless_busy
+
 if TYPE_CHECKING:
     from app.core.model.program import Program
     from app.core.model.recording import Recording
@@ -338,10 +340,11 @@ class RecordingWorker(QObject):
             big = isinstance(outcome, RecordingResult) and len(outcome.recording.graph) >= FREEZE_NODES
             self._release_gc(outcome.request, freeze=big)
 
-    def _start_checks_import(self, waited: int = 0) -> None:
-        if waited < CHECKS_WAITS and self.checks_wait():
-            QTimer.singleShot(CHECKS_AFTER_MS, self, partial(self._start_checks_import, waited + 1))
-            return
+    def _start_checks_import(self) -> None:
+        checks = self._begin_checks_import
+        unless_busy(self, self.checks_wait, checks, every_ms=CHECKS_AFTER_MS, looks=CHECKS_WAITS)
+
+    def _begin_checks_import(self) -> None:
         self._hold_gc("checks")  # released by _on_checks_imported, on this thread
         # A daemon thread, not the pool: closing the window waits for recordings, never for this
         # import (a second or more of torch), and the process may end while it is under way.
