@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.child.own_recording import RUN_RECORDING_ENV, is_own_recording, own_recording
 from app.core.lesson.offered import Lesson, lesson_of
 from app.core.lesson.prove import Outcome, Record, ScriptSource
 from app.core.model.errors import ProgramError
@@ -137,19 +138,6 @@ def proven_lesson(
 
 
 SCRIPT_ENV = "AUTOGRAD_LENS_RUN_SCRIPT"  # set by ``run`` for its window: [script path, its args...]
-# The .lens of the user's own script that this window shows: set by ``run`` for its window, and
-# by the window when it records a script as trusted (:func:`trust_script`).
-RUN_RECORDING_ENV = "AUTOGRAD_LENS_RUN_RECORDING"
-
-
-def is_own_recording(path: Path) -> bool:
-    """Whether ``path`` is the recording of the user's own script that ``run`` wrote and opened the
-    window on, or that the window recorded as trusted: not a stranger's file."""
-    own = os.environ.get(RUN_RECORDING_ENV)
-    try:
-        return own is not None and Path(own).resolve() == path.resolve()
-    except OSError:
-        return False
 
 
 def trust_script(path: Path, recording: Path) -> None:
@@ -158,12 +146,6 @@ def trust_script(path: Path, recording: Path) -> None:
     proves them."""
     os.environ[SCRIPT_ENV] = json.dumps([str(path.resolve())])
     own_recording(recording)
-
-
-def own_recording(recording: Path) -> None:
-    """``recording`` is the user's own script's, made for this window (``run``, the trusted-script
-    button, "Apply to file"): its fixes are proven as the script's, not on request."""
-    os.environ[RUN_RECORDING_ENV] = str(recording.resolve())
 
 
 def script_of(recording: Recording) -> ScriptSource | None:

@@ -228,7 +228,7 @@ class _StoredLayout:
             raise self.fail(f"{where}.xywh: a box of negative size")
         if v and max(*v[2::4], *v[3::4]) > largest:
             raise self.fail(f"{where}.xywh: a box larger than {largest:,.0f} points")
-        return MappingProxyType({k: Box(*v[4 * i : 4 * i + 4]) for i, k in enumerate(keys)})
+        return MappingProxyType(dict(zip(keys, map(Box, v[0::4], v[1::4], v[2::4], v[3::4]), strict=True)))
 
     def paths(self, value: Any, expected: Mapping[Any, K], where: str) -> Mapping[K, EdgePath]:
         """A spline for some of ``expected`` (Graphviz may route none for an edge)."""
@@ -242,13 +242,14 @@ class _StoredLayout:
             raise self.fail(f"{where}.with_arrow holds something other than 0 and 1")
         points = self.numbers(table.get("points"), f"{where}.points", 2 * sum(sizes))
         arrows = self.numbers(table.get("arrows"), f"{where}.arrows", 2 * sum(flags))
+        # every point and arrow tip paired once, in C; each path then takes its run of pairs
+        pairs = list(zip(points[0::2], points[1::2], strict=True))
+        tips = iter(zip(arrows[0::2], arrows[1::2], strict=True))
         out: dict[K, EdgePath] = {}
-        at = tip = 0
+        at = 0
         for key, size, flag in zip(keys, sizes, flags, strict=True):
-            coords = points[at : at + 2 * size]
-            arrow = (arrows[tip], arrows[tip + 1]) if flag else None
-            out[key] = EdgePath(tuple(zip(coords[::2], coords[1::2], strict=True)), arrow)
-            at, tip = at + 2 * size, tip + 2 * flag
+            out[key] = EdgePath(tuple(pairs[at : at + size]), next(tips) if flag else None)
+            at += size
         return MappingProxyType(out)
 
     def counts(self, value: Any, where: str, count: int) -> list[int]:

@@ -422,3 +422,44 @@ def test_the_picture_colours_its_dots_once_however_often_it_is_painted(
     shown = {real(*preview.look(i), PALETTES[DEFAULT_PALETTE]) for i in range(preview.nodes)}
     pixels = {first.pixel(x, y) for x in range(first.width()) for y in range(first.height())}
     assert {QColor(colour).rgb() for colour in shown} <= pixels
+
+
+def test_the_picture_is_drawn_once_and_copied_at_every_later_paint(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch, training_run: tuple[Recording, Layout]
+) -> None:
+    """A label shown over the picture, or one moved, repaints part of it while the file is read:
+    the picture is drawn once, at its size and in its palette, and each paint copies it."""
+    from PySide6.QtGui import QImage, QPainter
+
+    from app.ui.graph import graph_preview
+
+    preview = _preview(training_run)
+    drawn: list[int] = []
+    real = graph_preview.GraphPreview._paint_picture
+
+    def counted(self: Any, painter: Any) -> None:
+        drawn.append(1)
+        real(self, painter)
+
+    monkeypatch.setattr(graph_preview.GraphPreview, "_paint_picture", counted)
+    widget = graph_preview.GraphPreview()
+    qtbot.addWidget(widget)
+    widget.resize(800, 600)
+    widget.show_preview(preview, "reading")
+    first = widget.grab().toImage()
+    widget.repaint(300, 10, 160, 20)  # the busy label's corner
+    second = widget.grab().toImage()
+    assert len(drawn) == 1
+    assert first == second
+    direct = QImage(first.size(), first.format())  # what painting straight onto the widget made
+    painter = QPainter(direct)
+    widget._paint(painter)
+    painter.end()
+    assert direct == first
+    drawn.clear()
+    widget.set_palette("dark")
+    darker = widget.grab().toImage()
+    widget.resize(400, 300)
+    smaller = widget.grab().toImage()
+    assert len(drawn) == 2  # a new palette and a new size draw it again
+    assert darker != first and smaller.size().width() == 400

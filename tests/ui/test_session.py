@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import torch
 
@@ -272,6 +273,42 @@ def test_two_requests_before_torch_is_imported_both_finish_and_the_newest_shows(
     )
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "['two-losses']"
+
+
+LENS_OPEN_PROCESS = """
+import sys
+from PySide6.QtCore import QCoreApplication, QTimer
+from app.ui.runtime.session import Session
+app = QCoreApplication([])
+session = Session()
+session.recording_applied.connect(lambda r: (print(len(r.timeline)), app.quit()))
+session.failed.connect(lambda m: (print(m), app.exit(1)))
+session.load(sys.argv[1])
+QTimer.singleShot(100_000, lambda: app.exit(2))
+status = app.exec()
+session.worker.wait_idle()
+print(sorted(m for m in sys.modules if m.startswith("app.core.lesson")))
+sys.exit(status)
+"""
+
+
+def test_opening_a_lens_file_imports_no_lesson_module(two_losses, tmp_path):
+    # The window asks whether a file is the user's own script's recording on the GUI thread while
+    # its worker reads the file; the lesson's 20 modules wait for the first lesson.
+    from app.core.lensfile import save_lens
+
+    path = tmp_path / "two.lens"
+    save_lens(two_losses, path)
+    done = subprocess.run(
+        [sys.executable, "-c", LENS_OPEN_PROCESS, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert done.stdout.strip().splitlines() == [str(len(two_losses.timeline)), "[]"]
 
 
 def test_a_lens_files_damaged_step_is_said_when_it_is_shown(qtbot, session, two_losses, tmp_path):

@@ -11,7 +11,7 @@ graph view's modules are imported.
 from __future__ import annotations
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPen, QTransform
+from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPen, QPixmap, QTransform
 from PySide6.QtWidgets import QWidget
 
 from app.render.preview import MARGIN, MAX_FIT_ZOOM, OVERVIEW_DOT_PX, Preview
@@ -41,6 +41,7 @@ class GraphPreview(QWidget):
         # the file is read, and colouring 5,000 dots one by one each time held the interpreter
         # (a cached colour's key, the palette, is hashed whole on every call) from the reader.
         self._dot_groups: dict[str, list[tuple[str, list[QPointF]]]] = {}
+        self._drawn: QPixmap | None = None  # the whole widget as last drawn (paintEvent)
 
     @property
     def preview(self) -> Preview | None:
@@ -52,16 +53,18 @@ class GraphPreview(QWidget):
         self._points = [QPointF(dots[i], dots[i + 1]) for i in range(0, len(dots), 2)]
         points, ends = self._points, preview.lines
         self._lines = [QLineF(points[ends[i]], points[ends[i + 1]]) for i in range(0, len(ends), 2)]
-        self._preview, self._text, self._dot_groups = preview, text, {}
+        self._preview, self._text, self._dot_groups, self._drawn = preview, text, {}, None
         self.setToolTip(plain_tip(text))
         self.update()
 
     def clear(self) -> None:
         self._preview, self._points, self._lines, self._dot_groups = None, [], [], {}
+        self._drawn = None
         self.update()
 
     def set_palette(self, name: str) -> None:
         self._palette = name if name in PALETTES else DEFAULT_PALETTE
+        self._drawn = None
         self.update()
 
     def fitted(self) -> QTransform:
@@ -81,8 +84,27 @@ class GraphPreview(QWidget):
         return transform
 
     def paintEvent(self, event: QPaintEvent) -> None:
+        # Painted once into a pixmap, then copied: the window repaints parts of the picture while
+        # the file is read (a widget shown or moved over it), and drawing it whole each time took
+        # 20-90 ms of the interpreter, beside the worker reading the file.
+        ratio = self.devicePixelRatioF()
+        drawn = self._drawn
+        if (
+            drawn is None
+            or drawn.devicePixelRatioF() != ratio
+            or drawn.deviceIndependentSize().toSize() != self.size()
+        ):
+            drawn = self._drawn = QPixmap(self.size() * ratio)
+            drawn.setDevicePixelRatio(ratio)
+            painter = QPainter(drawn)
+            self._paint(painter)
+            painter.end()
+        painter = QPainter(self)  # clipped to the region to repaint
+        painter.drawPixmap(0, 0, drawn)
+        painter.end()
+
+    def _paint(self, painter: QPainter) -> None:
         palette = PALETTES[self._palette]
-        painter = QPainter(self)
         painter.fillRect(self.rect(), QColor(palette.background))
         if self._preview is not None:
             painter.save()
@@ -92,7 +114,6 @@ class GraphPreview(QWidget):
         painter.setPen(QColor(palette.text))
         area = self.rect().adjusted(TEXT_PADDING, TEXT_PADDING, -TEXT_PADDING, -TEXT_PADDING)
         painter.drawText(area, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft, self._text)
-        painter.end()
 
     def _paint_picture(self, painter: QPainter) -> None:
         preview, palette = self._preview, PALETTES[self._palette]

@@ -300,7 +300,7 @@ class Session(QObject):
 def _is_lens(source: Program | str | Path) -> bool:
     """A ``.lens`` file read as data: any but the recording of the user's own script that ``run``
     or the trusted-script button made for this window (NOTE [a .lens runs nothing])."""
-    from app.child.proofs import is_own_recording
+    from app.child.own_recording import is_own_recording  # not proofs: no lesson modules yet
     from app.core.lensfile import is_lens
 
     return isinstance(source, (str, Path)) and is_lens(source) and not is_own_recording(Path(source))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QTimer
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
 __all__ = ["BusyLabel"]
@@ -52,6 +52,10 @@ class BusyLabel(QLabel):
         """Sit at the top right corner of ``widget``, above its children, following its size."""
         self.setParent(widget)
         self.setAutoFillBackground(True)
+        # It fills itself (an opaque palette colour), so the widgets under it need not paint first:
+        # without this each tick repainted the strip of a .lens file's picture beneath it (the
+        # picture's whole paint, 2-50 ms, every 200 ms while the file is read).
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         widget.installEventFilter(self)
         self._place()
 
