@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from app.child import proofs
 from app.cli import main
+from app.core.lesson.prove import Outcome, Record, ScriptSource
 
 HIDDEN_TUPLE = """\
 import torch
@@ -28,6 +30,34 @@ for i in range(3):
 """
 
 
+@pytest.fixture(scope="module")
+def _proven_edits() -> dict[tuple[object, ...], Outcome]:
+    return {}
+
+
+@pytest.fixture
+def proofs_shared_in_module(_proven_edits, monkeypatch) -> None:
+    """Each edit of a script is proven once for this module, by a fresh process as ``run`` proves
+    it (``in_script_child``): the two tests that run ``HIDDEN_TUPLE`` prove the same three edits,
+    and the second reads the first one's recordings (never changed) instead of starting three more
+    interpreters that import torch."""
+    real = proofs.in_script_child
+
+    def shared(script: ScriptSource, time_limit_s: float | None = None) -> Record:
+        record = real(script, time_limit_s)
+
+        def run(code: str) -> Outcome:
+            key = (script.path.name, script.args, script.device, code)
+            if key not in _proven_edits:
+                _proven_edits[key] = record(code)
+            return _proven_edits[key]
+
+        return run
+
+    monkeypatch.setattr(proofs, "in_script_child", shared)
+
+
+@pytest.mark.usefixtures("proofs_shared_in_module")
 def test_run_json_offers_the_detach_of_each_tensor_of_a_carried_tuple(tmp_path: Path, capsys) -> None:
     script = tmp_path / "lm.py"
     script.write_text(HIDDEN_TUPLE, encoding="utf-8")
@@ -45,6 +75,7 @@ def test_run_json_offers_the_detach_of_each_tensor_of_a_carried_tuple(tmp_path: 
     runpy.run_path(str(fixed), run_name="__main__")  # PyTorch itself: no error
 
 
+@pytest.mark.usefixtures("proofs_shared_in_module")
 def test_run_prints_the_proven_fix_as_a_diff_of_the_users_file(tmp_path: Path, capsys) -> None:
     script = tmp_path / "lm.py"
     script.write_text(HIDDEN_TUPLE, encoding="utf-8")

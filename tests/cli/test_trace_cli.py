@@ -221,14 +221,24 @@ needs_programs = pytest.mark.skipif(
 )
 
 
-@needs_programs
-def test_save_then_trace_the_lens_file_gives_the_same_json_and_table(tmp_path: Path) -> None:
-    out = tmp_path / "forgot.lens"
+@pytest.fixture(scope="module")
+def saved_forgot_retain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """``trace forgot-retain --json --save FILE``, run once for the tests that read FILE (never
+    written to again): the file and the JSON the command printed."""
+    out = tmp_path_factory.mktemp("saved") / "forgot.lens"
     saved = run_app("trace", "forgot-retain", "--json", "--save", str(out))
     assert saved.returncode == 0 and own_stderr(saved.stderr) == []
+    return out, saved.stdout
+
+
+@needs_programs
+def test_save_then_trace_the_lens_file_gives_the_same_json_and_table(
+    saved_forgot_retain: tuple[Path, str], tmp_path: Path
+) -> None:
+    out, saved_json = saved_forgot_retain
     read = run_app("trace", str(out), "--json", "--prove-fixes")  # reading alone proves nothing
     assert read.returncode == 0 and read.stderr == ""
-    assert json.loads(read.stdout) == json.loads(saved.stdout)
+    assert json.loads(read.stdout) == json.loads(saved_json)
     table = run_app("trace", "forgot-retain", "--save", str(tmp_path / "again.lens"))
     assert table.stdout.rstrip("\n").endswith(f"saved the recording to {tmp_path / 'again.lens'}")
     assert run_app("trace", str(out), "--prove-fixes").stdout.rstrip("\n") in table.stdout
@@ -251,9 +261,8 @@ def test_every_builtin_recording_round_trips_through_a_lens_file(name: str) -> N
 
 
 @needs_programs
-def test_export_draws_a_lens_file(tmp_path: Path) -> None:
-    out = tmp_path / "forgot.lens"
-    assert run_app("trace", "forgot-retain", "--json", "--save", str(out)).returncode == 0
+def test_export_draws_a_lens_file(saved_forgot_retain: tuple[Path, str], tmp_path: Path) -> None:
+    out, _ = saved_forgot_retain
     done = run_app("export", str(out), "--out", str(tmp_path / "svg"))
     assert done.returncode == 0, done.stderr
     from app.core.lensfile import read_lens
