@@ -60,6 +60,7 @@ class SteadyLabel(QWidget):
         twin.setTextFormat(Qt.TextFormat.PlainText)
         twin.setWordWrap(wrap)
         twin.ensurePolished()  # the stylesheet's font first, then the shown label's (_twin)
+        self.destroyed.connect(twin.deleteLater)  # a window of its own: deleted with the holder
         policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(wrap)
         self.setSizePolicy(policy)
