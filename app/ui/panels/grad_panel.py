@@ -166,10 +166,8 @@ class _LeafView(QWidget):
         super().__init__(parent)
         self.name = name
         # long tensors wrap at their commas instead of widening the panel; NOTE [steady heights]
-        self.value = SteadyLabel(f"{name}.grad = None")
-        self.value.setObjectName("gradValue")
-        self.history = SteadyLabel("")
-        self.history.setObjectName("gradHistory")
+        self.value = SteadyLabel(f"{name}.grad = None", name="gradValue")
+        self.history = SteadyLabel("", name="gradHistory")
         self.bars = GradBars()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 8)

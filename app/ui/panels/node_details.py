@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -89,18 +89,19 @@ class NodeDetails(QWidget):
         self._pinned: str | None = None
         self._program_name: str | None = None
         self._table_node: str | None = None  # the node whose rows the table holds
+        self._table_least = QSize()  # the table's least size the panel's layout last heard of
         self.node_id: str | None = None
         # NOTE [steady heights]: the node changes at every step of a call
-        self.title = SteadyLabel(CLICK_TITLE)
-        self.title.setObjectName("nodeTitle")
-        self.subtitle = SteadyLabel("")
-        self.subtitle.setObjectName("nodeSubtitle")
+        self.title = SteadyLabel(CLICK_TITLE, name="nodeTitle")
+        self.subtitle = SteadyLabel("", name="nodeSubtitle")
         self.table = _Table(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # sized to their contents when the text changes (_fit_columns), not by the header at each
+        # change of any cell: the header measured every column again, through a layout of the table
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         layout = self._layout = QVBoxLayout(self)
@@ -191,12 +192,19 @@ class NodeDetails(QWidget):
     def _fill_table(self, node: GraphNode, state: StepState) -> None:
         rows = _rows(node)
         if self._table_node == node.id:  # same node, next step: only the states can change
-            for row, slot in enumerate(rows):
+            changed = [
                 self._set_cell(row, STATE_COLUMN, _state_text(node, slot, state))
+                for row, slot in enumerate(rows)
+            ]
+            if any(changed):
+                self.table.resizeColumnToContents(STATE_COLUMN)
             return
         self._table_node = node.id
         self.table.setRowCount(len(rows))
-        self.table.updateGeometry()  # its least height holds a row of this node's
+        least = self.table.minimumSizeHint()
+        if least != self._table_least:  # its least height holds a row of this node's
+            self._table_least = least
+            self.table.updateGeometry()
         for row, slot in enumerate(rows):
             tensor = slot.kind == "tensor"
             cells = {
@@ -208,13 +216,23 @@ class NodeDetails(QWidget):
             }
             for column, name in enumerate(COLUMNS):
                 self._set_cell(row, column, cells[name])
+        self.table.resizeColumnsToContents()
 
-    def _set_cell(self, row: int, column: int, text: str) -> None:
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self.table.resizeColumnsToContents()  # another text size: other widths
+
+    def _set_cell(self, row: int, column: int, text: str) -> bool:
+        """Show ``text`` in the cell; whether it changed."""
         item = self.table.item(row, column)  # reused: rewriting text is cheaper than new items
         if item is None:
             self.table.setItem(row, column, QTableWidgetItem(text))
-        elif item.text() != text:  # setText repaints and re-measures the table even when equal
-            item.setText(text)
+            return True
+        if item.text() == text:  # setText repaints and re-measures the table even when equal
+            return False
+        item.setText(text)
+        return True
 
 
 def _rows(node: GraphNode) -> list[SavedSlot]:
