@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MEMORY_MB",
+    "IDLE_CHILDREN",
     "POOL",
     "ChildFailure",
     "ChildLimits",
@@ -269,12 +270,22 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+IDLE_CHILDREN = 2  # the window's recording and a proof of its panels run at once, each in a child
+
+
 class ChildPool:
-    """At most one idle child kept warm; busy ones are owned by their caller until given back."""
+    """At most :data:`IDLE_CHILDREN` idle children kept warm; busy ones are owned by their caller
+    until given back.
+
+    A window records an edit while its panels prove a fix of the recording before: two children at
+    once. Keeping only one idle closed the other when it came back, and the next edit started it
+    again (an ``import torch``: a second of CPU before that edit's recording or proof could run).
+    An idle child holds about 220 MB once torch is imported.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._idle: RecordingChild | None = None
+        self._idle: list[RecordingChild] = []
         self._started = 0
         self.limits = ChildLimits()  # of recordings given none (``--time-limit``, ``--memory-limit``)
         self.devices: tuple[Device, ...] | None = None  # as the last child to start reported them
@@ -287,31 +298,40 @@ class ChildPool:
     def prestart(self) -> None:
         """Start a child now, so the first recording finds torch already imported."""
         with self._lock:
-            if self._idle is None:
-                self._idle = self._start(self.limits.memory_mb)
+            if not self._idle:
+                self._idle.append(self._start(self.limits.memory_mb))
 
     def take(self, memory_mb: int | None) -> RecordingChild:
+        """An idle child with that memory limit (the newest first), or a new one; an idle child
+        that died or has another limit is closed on the way."""
+        found: RecordingChild | None = None
+        unfit: list[RecordingChild] = []
         with self._lock:
-            child, self._idle = self._idle, None
-        if child is not None and child.alive() and child.memory_mb == memory_mb:
-            return child
-        if child is not None:
+            while self._idle and found is None:
+                child = self._idle.pop()
+                if child.alive() and child.memory_mb == memory_mb:
+                    found = child
+                else:
+                    unfit.append(child)
+        for child in unfit:
             child.close()
+        if found is not None:
+            return found
         with self._lock:
             return self._start(memory_mb)
 
     def give_back(self, child: RecordingChild) -> None:
         with self._lock:
-            keep = self._idle is None and child.alive()
+            keep = len(self._idle) < IDLE_CHILDREN and child.alive()
             if keep:
-                self._idle = child
+                self._idle.append(child)
         if not keep:
             child.close()
 
     def close(self) -> None:
         with self._lock:
-            child, self._idle = self._idle, None
-        if child is not None:
+            idle, self._idle = self._idle, []
+        for child in idle:
             child.close()
 
     def _start(self, memory_mb: int | None) -> RecordingChild:
