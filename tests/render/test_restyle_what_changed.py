@@ -272,3 +272,37 @@ def test_a_paint_of_what_the_step_restyled_asks_the_index_no_more(qtbot, recorde
     view.viewport().repaint()
     assert len(looks) == 2 and far not in scene.off_screen.nodes  # restyled before it was painted
     assert not scene.is_stale(scene.nodes[far])
+
+
+def test_a_pan_onto_items_left_for_later_paints_the_view_once(qtbot, recorded, monkeypatch):
+    """A pan that brings items left for later into view restyles them as it scrolls, before the
+    paint: restyled in the paint itself, their repaint asked for a second pass over the view."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    from app.render.qt import off_screen
+
+    class Paints(QObject):
+        count = 0
+
+        def eventFilter(self, watched, event) -> bool:
+            self.count += event.type() == QEvent.Type.Paint
+            return False
+
+    monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
+    view, _, boundary = _zoomed_at_the_last_call_end(qtbot, recorded)
+    scene = view.graph_scene
+    scene.show_state(recorded.timeline.state(boundary - 1))
+    qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
+    scene.show_state(recorded.timeline.state(boundary))
+    for _ in range(3):
+        QApplication.processEvents()
+    far = next(n for n in scene.off_screen.nodes if n in scene.nodes)
+    paints = Paints()
+    view.viewport().installEventFilter(paints)
+    view.centerOn(scene.nodes[far])
+    for _ in range(4):  # the pan's paint, and any paint that paint asked for
+        QApplication.processEvents()
+    view.viewport().removeEventFilter(paints)
+    assert not scene.is_stale(scene.nodes[far])
+    assert paints.count == 1

@@ -287,9 +287,9 @@ def test_gone_nodes_are_drawn_gone_exactly_from_their_gone_step(qtbot, laid_out,
             gone = node.gone_at_step is not None and i >= node.gone_at_step
             assert (item.state == "gone") == gone, (i, node.id)
             if gone:
-                assert NODE_TAGS["gone"] in item.text and item.opacity() < 1.0
+                assert NODE_TAGS["gone"] in item.text and item.painted_opacity < 1.0
                 for slot in drawn_slots(node):
-                    assert scene.slots[(node.id, slot.name)].opacity() < 1.0
+                    assert scene.slots[(node.id, slot.name)].painted_opacity < 1.0
             built = node.created_at_step is None or i >= node.created_at_step
             assert (item.state == "hidden") == (not built), (i, node.id)
 

@@ -141,12 +141,12 @@ def test_nodes_added_by_call_two_are_hidden_before_and_visible_after(make_view):
         for node_id in later:
             item = view.node_item(node_id)
             if i < first_of_call_2:
-                assert item.state == "hidden" and item.opacity() < 0.5
+                assert item.state == "hidden" and item.painted_opacity < 0.5
                 assert all(view.slot_item(node_id, s.name).state == "hidden" for s in drawn_slots(item.node))
             elif item.node.gone_at_step is not None and i >= item.node.gone_at_step:
-                assert item.state == "gone" and 0.3 < item.opacity() < 1.0  # faded, yet readable
+                assert item.state == "gone" and 0.3 < item.painted_opacity < 1.0  # faded, yet readable
             else:
-                assert item.state != "hidden" and item.opacity() == 1.0
+                assert item.state != "hidden" and item.painted_opacity == 1.0
 
 
 def test_restyling_never_rebuilds_items(make_view):
@@ -163,6 +163,41 @@ def test_restyling_never_rebuilds_items(make_view):
     assert view.graph_scene is scene
     assert view.show_state(rec.timeline.state(3)) >= 0
     assert view.show_state(rec.timeline.state(3)) == 0  # same step again: nothing restyled
+
+
+def _on_screen(view: GraphView) -> QImage:
+    """The viewport's pixels on screen: what the window flushed, not a new paint (``grab`` would
+    paint the whole viewport again and hide a restyle that was never repainted)."""
+    viewport = view.viewport()
+    at = viewport.mapTo(viewport.window(), QPoint(0, 0))
+    window = viewport.window().winId()
+    return view.screen().grabWindow(window, at.x(), at.y(), viewport.width(), viewport.height()).toImage()
+
+
+def test_a_step_repaints_what_it_restyled_and_marks_no_item_dirty(qtbot, models):
+    """repaint.py's NOTE [a restyle repaints without a walk]: after each step and its events, the
+    screen shows what a view painted afresh at that step shows, faded boxes and edges faded; no
+    item carries Qt's own opacity (setting it marks the item dirty: Qt then walks every item)."""
+    rec, lay = models["forgot-retain"]
+    stepped, fresh = _shown_view(qtbot, 500, 400), _shown_view(qtbot, 500, 400)
+    stepped.set_model(rec, lay, progressive=False)
+    faded = 0
+    for i in [*range(len(rec.timeline)), *reversed(range(len(rec.timeline) - 1))]:
+        state = rec.timeline.state(i)
+        stepped.show_state(state)
+        for _ in range(3):  # the step's repaint request, the paint, and a paint that asks for one
+            QApplication.processEvents()
+        fresh.set_model(rec, lay, progressive=False)
+        fresh.show_state(state)
+        fresh.setTransform(stepped.transform())
+        fresh.horizontalScrollBar().setValue(stepped.horizontalScrollBar().value())
+        fresh.verticalScrollBar().setValue(stepped.verticalScrollBar().value())
+        fresh.viewport().repaint()
+        assert _on_screen(stepped) == _on_screen(fresh), f"step {i}"
+        items = stepped.graph_scene.items()
+        assert all(item.opacity() == 1.0 for item in items)
+        faded += sum(getattr(item, "painted_opacity", 1.0) < 1.0 for item in items)
+    assert faded  # the recording fades nodes (gone) and saved values (freed)
 
 
 def test_stepping_back_shows_the_same_as_stepping_forward(make_view):
@@ -423,7 +458,7 @@ def test_proxies_mirror_their_node_and_lead_to_it(qtbot, deep):
         view.show_state(rec.timeline.state(step.index))
         for proxy in proxies:
             assert proxy.state == view.node_item(w).state
-            assert proxy.opacity() == view.node_item(w).opacity()
+            assert proxy.painted_opacity == view.node_item(w).painted_opacity
     view.camera.zoom_in()
     view.camera.zoom_in()
     proxy = proxies[0]

@@ -169,6 +169,18 @@ def test_a_step_that_moves_the_view_paints_it_once(qtbot, window):
     assert corner_moved >= 1  # the run did move the corner map
 
 
+def _settle(qtbot, paints: _Paints) -> None:
+    """Wait until the viewport has had no paint for 100 ms: a panel that lays itself out again
+    after a step (an answer from another thread) repaints the whole window once."""
+
+    def quiet() -> bool:
+        before = paints.count
+        qtbot.wait(100)
+        return paints.count == before
+
+    qtbot.waitUntil(quiet, timeout=TIMEOUT)
+
+
 def test_a_short_pan_paints_the_strip_it_uncovers(qtbot, window):
     """minimap.py's NOTE [a pan paints what it uncovers]: zoomed in, with the corner map shown, a
     pan of 30 pixels paints the strip it uncovers and the corner's places, not the whole view
@@ -177,9 +189,9 @@ def test_a_short_pan_paints_the_strip_it_uncovers(qtbot, window):
     session.go_to(_node_steps(session.recording)[0])
     qtbot.waitUntil(view.minimap.isVisible, timeout=TIMEOUT)
     qtbot.waitUntil(lambda: view.graph_scene.off_screen.waiting == 0, timeout=TIMEOUT)
-    qtbot.wait(50)  # the step's restyles left for later are done and painted
     bar, viewport = view.horizontalScrollBar(), view.viewport()
     painted = _Paints(viewport)
+    _settle(qtbot, painted)  # the step's restyles left for later, and the panels' late relayout, painted
     whole = viewport.width() * viewport.height()
     for shift in (30, -30):
         painted.pixels = 0

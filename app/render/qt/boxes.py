@@ -42,6 +42,7 @@ from app.render.qt.fonts import (
     slot_texts,
     small_roles,
 )
+from app.render.qt.repaint import fade, repaint
 from app.render.step_style import StepLooks
 from app.render.style import SLOT_GLYPHS, BoxStyle, text_readable
 
@@ -78,8 +79,6 @@ class BoxItem(QGraphicsItem):
         self._state, self._style, self._note = self.look_now()  # _note: a line a state may add
         self._look = box_look(self._style)
         self._lines = self._lines_for(self._style.tag, self._note)
-        if self._style.opacity != 1.0:
-            self.setOpacity(self._style.opacity)
 
     # -- the step shown, computed when read (what is painted may wait: restyle_later.py's NOTE) --
     def look_now(self) -> tuple[str, BoxStyle, str]:
@@ -107,6 +106,11 @@ class BoxItem(QGraphicsItem):
     def painted_state(self) -> str:
         """The state painted now (a hidden item's restyle may wait: restyle_later.py's NOTE)."""
         return self._state
+
+    @property
+    def painted_opacity(self) -> float:
+        """The opacity painted now (the painter's, as it paints: repaint.py's NOTE)."""
+        return self._style.opacity
 
     @property
     def painted_lines(self) -> tuple[str, ...]:
@@ -147,8 +151,7 @@ class BoxItem(QGraphicsItem):
         self._state, self._style, self._note = state, style, note
         self._look = box_look(style)
         self._lines = self._lines_for(style.tag, note)
-        self.setOpacity(style.opacity)
-        self.update()
+        repaint(self)  # NOTE [a restyle repaints without a walk]
         return True
 
     def set_fonts(self, fonts: Fonts, px: float) -> float:
@@ -176,6 +179,7 @@ class BoxItem(QGraphicsItem):
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         if lod < self.min_lod:
             return
+        fade(painter, self._style.opacity)
         paint_box(painter, self._rect, self._style, self._look)
         if self._fonts is None:
             return
@@ -231,7 +235,7 @@ class NodeItem(BoxItem):
     def set_selected(self, on: bool, colour: str) -> None:
         self.selected = on
         self._selection = QPen(QColor(colour), 3.0, DASH)
-        self.update()
+        repaint(self)
 
     def paint(
         self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None

@@ -14,6 +14,7 @@ from app.core.model.timeline import SlotKey
 from app.render.layout import EdgePath
 from app.render.qt.box_paint import NO_BRUSH, PEN_STYLES, SOLID
 from app.render.qt.boxes import MIN_SLOT_LOD
+from app.render.qt.repaint import fade, repaint
 from app.render.step_style import StepLooks
 from app.render.style import EdgeStyle
 
@@ -175,8 +176,6 @@ class EdgeItem(QGraphicsItem):
         self._state = state
         self._style = style
         self._pen, self._arrow_pen, self._brush = _edge_look(style)
-        if style.opacity != 1.0:
-            self.setOpacity(style.opacity)
 
     @property
     def has_arrow(self) -> bool:
@@ -198,6 +197,11 @@ class EdgeItem(QGraphicsItem):
     def style(self) -> EdgeStyle:
         return self.look_now()[1]
 
+    @property
+    def painted_opacity(self) -> float:
+        """The opacity painted now (the painter's, as it paints: repaint.py's NOTE)."""
+        return self._style.opacity
+
     def restyle(self) -> bool:
         """Paint the look of the step shown; False (nothing repainted) when unchanged."""
         return self.set_look(*self.look_now())
@@ -207,8 +211,7 @@ class EdgeItem(QGraphicsItem):
             return False
         self._state, self._style = state, style
         self._pen, self._arrow_pen, self._brush = _edge_look(style)
-        self.setOpacity(style.opacity)
-        self.update()
+        repaint(self)  # NOTE [a restyle repaints without a walk]
         return True
 
     def boundingRect(self) -> QRectF:
@@ -258,6 +261,7 @@ class EdgeItem(QGraphicsItem):
             and QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform()) < self.min_lod
         ):
             return
+        fade(painter, self._style.opacity)
         if self._path is None:
             self._path = _spline_path(self._points)
             if self._corners is not None:

@@ -12,6 +12,7 @@ from app.render.dot_source import TITLE_ROOM
 from app.render.layout import Box
 from app.render.qt.box_paint import paint_box
 from app.render.qt.fonts import PAD_X, Fonts, qfont
+from app.render.qt.repaint import fade, repaint
 from app.render.step_style import StepLooks
 from app.render.style import text_readable
 
@@ -42,7 +43,6 @@ class ClusterItem(QGraphicsItem):
         self.state, self.style = looks.cluster(name)
         self.setZValue(-1)
         self.place(1.0)
-        self.setOpacity(self.style.opacity)
 
     def restyle(self) -> bool:
         """Paint the look of the step shown; False (nothing repainted) when unchanged."""
@@ -50,8 +50,7 @@ class ClusterItem(QGraphicsItem):
         if state == self.state and style == self.style:
             return False
         self.state, self.style = state, style
-        self.setOpacity(style.opacity)
-        self.update()
+        repaint(self)  # NOTE [a restyle repaints without a walk]
         return True
 
     def set_fonts(self, fonts: Fonts) -> None:
@@ -82,6 +81,7 @@ class ClusterItem(QGraphicsItem):
     def paint(
         self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
     ) -> None:
+        fade(painter, self.style.opacity)
         paint_box(painter, self._rect, self.style)
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         if self._fonts is not None and lod > 0:

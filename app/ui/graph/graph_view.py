@@ -266,6 +266,11 @@ class GraphView(QGraphicsView):
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
         self._build_seen()
+        graph = self._graph
+        if graph is not None and graph.off_screen.waiting:  # NOTE [restyle off screen later]
+            # before the paint: restyled in the paint, what the pan brought into view asked for its
+            # repaint after it, a second pass over the view at each step that moved it
+            graph.restyle_within(self.seen_rect())
 
     def _build_seen(self) -> None:
         """Make what the viewport shows now of a graph being built (scene_items.py's NOTE [build what
