@@ -81,3 +81,26 @@ def _own_script_marks_stay_in_their_test():
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def pytest_collection_modifyitems(items):
+    """NOTE [held is reachable] in app/core/recorder/reach.py: ``lens.record()`` walks what its
+    caller's globals reach, on every line. A doctest's globals hold pytest's ``getfixture``, a
+    bound method of the item's fixture request, which reaches the whole session (every collected
+    item, every cached fixture value): each doctest of ``app/lens.py`` walked all of it, seconds
+    per line in a full run. Doctests that never ask for a fixture run without that name, as they
+    run in a plain ``python -m doctest``."""
+    from functools import partial
+
+    from _pytest.doctest import DoctestItem
+
+    for item in items:
+        if not isinstance(item, DoctestItem) or item.dtest is None:
+            continue
+        if not any("getfixture" in example.source for example in item.dtest.examples):
+            item.setup = partial(_setup_without_getfixture, item.setup, item.dtest.globs)
+
+
+def _setup_without_getfixture(setup, globs):
+    setup()
+    globs.pop("getfixture", None)
