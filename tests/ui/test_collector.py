@@ -214,6 +214,8 @@ THEME_CHANGE = textwrap.dedent(
 
     gc.set_threshold(1, 1, 1)
     for theme in ["dark", "light"] * 5:
+        if session is not None:
+            gc.collect()  # the last round's garbage, as the session's collector would between events
         garbage()
         inside[0] = True
         apply_theme(app, theme)
