@@ -56,7 +56,12 @@ KNOWN_WRONG: dict[str, str] = {}
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm() -> None:
+    from app.core.sizing.meta_without_dynamo import references_without_dynamo
+
     warm_up()  # each forked child then starts in milliseconds
+    # Once per process, and cached: made here, no child walks every object of this process (the
+    # walk touches each one's count, so the fork copies the whole heap) on its first recording.
+    references_without_dynamo()
 
 
 @functools.cache
