@@ -306,3 +306,41 @@ def test_a_pan_onto_items_left_for_later_paints_the_view_once(qtbot, recorded, m
     view.viewport().removeEventFilter(paints)
     assert not scene.is_stale(scene.nodes[far])
     assert paints.count == 1
+
+
+def test_a_slow_steps_own_events_start_no_later_restyle_while_the_steps_go_on(qtbot, recorded, monkeypatch):
+    """The pause before the later restyles is timed from the end of a step's work: a step whose
+    other handling (the panels following it, on a loaded machine) takes longer than the pause
+    starts none of them; they begin once the steps stop."""
+    import time
+
+    from PySide6.QtWidgets import QApplication
+
+    from app.render.qt import off_screen
+    from app.render.qt import scene as scene_module
+
+    monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
+    ran: list[str] = []
+    some = off_screen.OffScreen.restyle_some
+    monkeypatch.setattr(
+        off_screen.OffScreen,
+        "restyle_some",
+        lambda self, seconds: (ran.append("later"), some(self, seconds))[1],
+    )
+    view, _, boundary = _zoomed_at_the_last_call_end(qtbot, recorded)
+    scene = view.graph_scene
+    scene.show_state(recorded.timeline.state(boundary - 1))
+    qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
+    ran.clear()
+    for index in (boundary, boundary - 1, boundary, boundary - 1, boundary):
+        scene.show_state(recorded.timeline.state(index))
+        ran.append(f"step {index}" + (" left some" if scene.off_screen.waiting else ""))
+        time.sleep(scene_module.LATER_AFTER_MS / 1000 + 0.05)  # the rest of a slow step's handling
+        for _ in range(2):  # the step's events: the scene's change signal, the view's paint
+            QApplication.processEvents()
+    steps = list(ran)
+    assert steps[0] == f"step {boundary} left some", steps
+    assert "later" not in steps, steps
+    qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)  # the steps paused
+    assert ran[: len(steps)] == steps and set(ran[len(steps) :]) == {"later"}, ran
+    assert not any(scene.is_stale(item) for item in (*scene.nodes.values(), *scene.edges.values()))

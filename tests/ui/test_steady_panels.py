@@ -86,3 +86,34 @@ def test_the_node_tables_columns_fit_their_cells_at_every_step(qtbot, session):
             assert header.sectionSize(column) >= widest, (index, column)
             assert header.sectionSize(column) >= header.sectionSizeHint(column), (index, column)
     assert rows_seen > 0
+
+
+def test_a_second_pass_lays_out_neither_the_caption_nor_its_room_and_shows_each_caption(qtbot, session):
+    """The caption bar (caption_bar.py's NOTE [caption of fixed lines]) takes the same lines at
+    every step: a new caption that fits them asks its room (stage.py's CaptionRoom) for no layout."""
+    from app.ui.panels.caption_bar import CaptionBar
+    from app.ui.window.stage import Stage
+
+    recording = record(load_builtin("rnn-no-detach"))
+    caption, counter, notice, error = CaptionBar(session), StepCounter(session), QWidget(), QWidget()
+    notice.hide()
+    error.hide()
+    stage = Stage(notice, caption, counter, error, QWidget())
+    qtbot.addWidget(stage)
+    stage.resize(700, 600)
+    stage.show()
+    session.apply(recording)
+    steps = len(recording.timeline)
+    _step_all(qtbot, session, steps)
+    requests = _LayoutRequests([stage.caption_room, stage])
+    try:
+        shown = set()
+        for index in range(steps):
+            session.go_to(index)
+            qtbot.wait(1)
+            assert caption.caption() == recording.timeline[index].caption
+            shown.add(caption.text())
+    finally:
+        requests.stop()
+    assert len(shown) > 3  # the steps' captions differ
+    assert requests.counts == {"CaptionRoom": 0, "Stage": 0}

@@ -90,6 +90,14 @@ class GraphScene(QGraphicsScene):
         self.off_screen = OffScreen(self.scene_items)  # NOTE [restyle off screen later]
         self._later = QTimer(self)
         self._later.timeout.connect(self._on_later)
+        # NOTE [restyle off screen later]: the pause is timed from the end of the step's own work
+        # (its other panels, its paint), not from its restyle: a step whose events took longer
+        # than LATER_AFTER_MS started the later restyles mid-stepping, a slice at every event-loop
+        # pass until the next step
+        self._step_done = QTimer(self)
+        self._step_done.setSingleShot(True)
+        self._step_done.setInterval(0)  # fires once the step's posted events (its paint) are done
+        self._step_done.timeout.connect(self._start_later)
         self._selected: str | None = None
         self.complete = False
         self.restyled = 0  # items restyled so far (tests count a step's work)
@@ -232,7 +240,8 @@ class GraphScene(QGraphicsScene):
         done, changed = self.scene_items.restyle(*now)
         self.restyled += done
         if self.off_screen.waiting:
-            self._later.start(LATER_AFTER_MS)  # again at each step: stepping on, the rest waits
+            self._later.stop()  # stepping on, the rest waits: timed again once this step is done
+            self._step_done.start()
         return len(frames) + changed
 
     def _seen(self) -> QRectF | None:
@@ -248,6 +257,10 @@ class GraphScene(QGraphicsScene):
         """Restyle the items left for later that are drawn within ``seen`` (a view about to paint)."""
         if self.off_screen.waiting:
             self.restyled += self.off_screen.restyle_within(seen)
+
+    def _start_later(self) -> None:
+        if self.off_screen.waiting:
+            self._later.start(LATER_AFTER_MS)
 
     def _on_later(self) -> None:
         self._later.setInterval(0)  # the steps paused: the rest a slice a tick

@@ -12,6 +12,16 @@ label's own wrapping took for them); a third left the graph less than half the w
 projector theme, and a height set by a recording's longest captions changed with the caption's
 width, which the step counter beside it changes.
 
+# NOTE [a caption that fits asks for no layout]
+``QLabel.setText`` posts a layout request to the label's parent at every step (the caption's
+room, stage.py's ``CaptionRoom``), which measures the caption again and has the scroll area lay
+out its viewport: one layout a step, for a caption that by the note above takes the same lines
+at every step. So when the new caption needs no more room than the bar has (its height at its
+width, its narrowest width no wider than any it asked for since the room last measured it), the
+request it just posted is taken back. Only its own: while another one may be waiting (its width
+or font changed, or a caption that needed more room asked) none is taken back until the parent
+has had it.
+
 # NOTE [a whole caption on a small screen]
 On a small screen for the text size (``screen_fit.is_tight``) the two lines cut most captions: at
 1280x720 and text 1.5 the error step's caption (why the call failed: the sentence to read out)
@@ -24,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QResizeEvent, QTextLayout, QTextOption
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
@@ -51,6 +61,11 @@ class CaptionBar(QLabel):
         self._most = CAPTION_LINES  # the lines a recording's captions may take (set_tight)
         self._lines = CAPTION_LINES  # the lines this recording's captions take at this width
         self._measured: tuple[object, ...] = ()  # what _lines was measured for
+        # NOTE [a caption that fits asks for no layout]: the narrowest width asked for since the
+        # parent last laid it out, and whether a layout request may be waiting at the parent
+        self._least = -1
+        self._asked = True
+        self._watched: QWidget | None = None  # the parent whose layout requests it watches
         self.setWordWrap(True)  # its lines fit (fixed_lines): it wraps none, and measures them right
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -90,22 +105,52 @@ class CaptionBar(QLabel):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if event.size().width() != event.oldSize().width():
+            self._asked, self._least = True, -1  # measured anew at this width
             self._fill()
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._asked, self._least = True, -1
             self._fill()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ParentChange:
+            if self._watched is not None:
+                self._watched.removeEventFilter(self)
+            self._watched = self.parentWidget()
+            if self._watched is not None:
+                self._watched.installEventFilter(self)
+            self._asked = True
+        return super().event(event)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._watched and event.type() == QEvent.Type.LayoutRequest:
+            self._asked = False  # the parent has had every request so far
+        return super().eventFilter(watched, event)
 
     def _fill(self) -> None:
         width = max(1, self.contentsRect().width() - 2 * self.margin() - SLACK_PX)
         lines, cut = fixed_lines(breakable(self._caption), self.font(), width, self._line_count(width))
         text = LINE_BREAK.join(lines)
         if text != self.text():
-            self.setText(text)
+            self._show_text(text)
         tip = unbroken(self._caption) if cut else ""
         if tip != self.toolTip():
             self.setToolTip(tip)
+
+    def _show_text(self, text: str) -> None:
+        """Set ``text``, and take back the layout request it posted when it fits (NOTE [a caption
+        that fits asks for no layout])."""
+        self.setText(text)
+        parent = self.parentWidget()
+        if parent is None or not self.isVisible():
+            return
+        least = self.minimumSizeHint().width()
+        if self._asked or least > self._least or self.heightForWidth(self.width()) > self.height():
+            self._asked, self._least = True, max(self._least, least)
+        else:
+            QCoreApplication.removePostedEvents(parent, QEvent.Type.LayoutRequest)
 
     def _line_count(self, width: int) -> int:
         if self._most <= CAPTION_LINES:
