@@ -269,8 +269,10 @@ def test_a_paint_of_what_the_step_restyled_asks_the_index_no_more(qtbot, recorde
     waiting = {n for n in scene.off_screen.nodes}
     far = next(n for n in waiting if n in scene.nodes)
     view.centerOn(scene.nodes[far])
+    panned = len(looks)  # the pan looks as it scrolls: once for each scroll bar it moved
+    assert panned in (2, 3) and far not in scene.off_screen.nodes  # restyled before it is painted
     view.viewport().repaint()
-    assert len(looks) == 2 and far not in scene.off_screen.nodes  # restyled before it was painted
+    assert len(looks) == panned  # the paint finds nothing waiting without a look
     assert not scene.is_stale(scene.nodes[far])
 
 

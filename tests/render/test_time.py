@@ -206,7 +206,7 @@ def test_step_counter_names_the_iteration_and_the_call_and_wraps(qtbot, session)
     session.go_to(rec.calls[1].first_step)
     mark = rec.timeline[session.index].loops[-1]
     assert counter.detail.text().startswith(f"iteration {mark.index + 1} of {mark.count} · call 2 of 3")
-    assert counter.detail.wordWrap()  # text scale 1.5 in a narrow dock: wrapped, never cut
+    assert counter.detail.label.wordWrap()  # text scale 1.5 in a narrow dock: wrapped, never cut
 
 
 NESTED = """\
