@@ -255,7 +255,9 @@ def test_a_paint_of_what_the_step_restyled_asks_the_index_no_more(qtbot, recorde
     looks = []
     within = off_screen.OffScreen._keys_within
     monkeypatch.setattr(
-        off_screen.OffScreen, "_keys_within", lambda self, seen: (looks.append(seen), within(self, seen))[1]
+        off_screen.OffScreen,
+        "_keys_within",
+        lambda self, *areas: (looks.append(areas), within(self, *areas))[1],
     )
     view, _, boundary = _zoomed_at_the_last_call_end(qtbot, recorded)
     scene = view.graph_scene
@@ -268,12 +270,50 @@ def test_a_paint_of_what_the_step_restyled_asks_the_index_no_more(qtbot, recorde
     assert len(looks) == 1
     waiting = {n for n in scene.off_screen.nodes}
     far = next(n for n in waiting if n in scene.nodes)
+    before = view.seen_rect()
     view.centerOn(scene.nodes[far])
     panned = len(looks)  # the pan looks as it scrolls: once for each scroll bar it moved
     assert panned in (2, 3) and far not in scene.off_screen.nodes  # restyled before it is painted
+    assert all(not area.intersects(before) for area in looks[1])  # nothing shown before is asked
+    seen = view.seen_rect()
+    drawn = [scene.nodes[n].sceneBoundingRect() for n in scene.off_screen.nodes if n in scene.nodes]
+    assert not any(rect.intersects(seen) for rect in drawn)  # and still nothing waits in view
     view.viewport().repaint()
     assert len(looks) == panned  # the paint finds nothing waiting without a look
     assert not scene.is_stale(scene.nodes[far])
+
+
+def test_a_short_pan_looks_up_only_the_strip_it_brings_into_view(qtbot, recorded, monkeypatch):
+    """What a view showed is clear of items left for later: a pan of a few pixels asks the scene's
+    index for the strip it brings in, and after it nothing left for later is drawn in the view."""
+    from app.render.qt import off_screen
+
+    monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
+    looks = []
+    within = off_screen.OffScreen._keys_within
+    monkeypatch.setattr(
+        off_screen.OffScreen,
+        "_keys_within",
+        lambda self, *areas: (looks.append(areas), within(self, *areas))[1],
+    )
+    view, _, boundary = _zoomed_at_the_last_call_end(qtbot, recorded)
+    scene = view.graph_scene
+    scene.show_state(recorded.timeline.state(boundary - 1))
+    qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)
+    scene.show_state(recorded.timeline.state(boundary))
+    assert scene.off_screen.waiting
+    for bar, step in ((view.horizontalScrollBar(), 24), (view.verticalScrollBar(), -16)):
+        before, looked = view.seen_rect(), len(looks)
+        bar.setValue(bar.value() + step)
+        after = view.seen_rect()
+        assert before != after and len(looks) == looked + 1
+        strip = looks[-1]
+        area = sum(a.width() * a.height() for a in strip)
+        moved = after.united(before).width() * after.united(before).height() - after.width() * after.height()
+        assert area <= 1.01 * abs(moved) + 1e-6 < 0.5 * after.width() * after.height()
+        assert all(not a.intersects(before) and after.contains(a) for a in strip)
+        drawn = [scene.nodes[n].sceneBoundingRect() for n in scene.off_screen.nodes if n in scene.nodes]
+        assert not any(rect.intersects(after) for rect in drawn)
 
 
 def test_a_pan_onto_items_left_for_later_paints_the_view_once(qtbot, recorded, monkeypatch):

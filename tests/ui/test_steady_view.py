@@ -245,3 +245,58 @@ def test_after_a_fix_the_lines_it_wrote_are_shown_readable(qtbot, tmp_path):
     where = panel.cursorRect(QTextCursor(panel.document().findBlockByNumber(first - 1)))
     assert panel.viewport().rect().contains(where), (first, where, panel.viewport().rect())
     made.session.worker.wait_idle()
+
+
+def test_a_step_scrolls_each_bar_at_most_once(qtbot, window):
+    """Following the run sets each scroll bar once a step: Qt's ensureVisible of a rectangle too
+    wide for the view scrolls to its left edge and then to its right, and the camera asked for
+    three of them a step (a scroll each time, with what a scroll costs)."""
+    view, session = window.graph_view, window.session
+    steps = _node_steps(session.recording)
+    session.go_to(steps[0])
+    qtbot.wait(20)
+    moves: list[str] = []
+    view.horizontalScrollBar().valueChanged.connect(lambda _: moves.append("h"))
+    view.verticalScrollBar().valueChanged.connect(lambda _: moves.append("v"))
+    moved = 0
+    for index in steps[1:80]:
+        moves.clear()
+        session.go_to(index)
+        assert moves.count("h") <= 1 and moves.count("v") <= 1, (index, moves)
+        moved += bool(moves)
+    assert moved >= 3  # the run did move the view
+
+
+def test_the_cameras_one_scroll_lands_where_qts_ensure_visible_calls_do(qtbot, window):
+    """For rectangles of every size and place, with margins, in turn, the camera's single scroll
+    leaves the bars where Qt's own ``ensureVisible`` calls, one after another, leave them."""
+    import random
+
+    from PySide6.QtCore import QRectF
+
+    view, session = window.graph_view, window.session
+    session.go_to(_node_steps(session.recording)[0])
+    qtbot.wait(20)
+    bars = view.horizontalScrollBar(), view.verticalScrollBar()
+    assert bars[0].maximum() > 0 and bars[1].maximum() > 0  # zoomed in: both bars can move
+    scene = view.graph_scene.sceneRect()
+    rng = random.Random(7)
+    for _ in range(300):
+        start = (
+            rng.randint(bars[0].minimum(), bars[0].maximum()),
+            rng.randint(bars[1].minimum(), bars[1].maximum()),
+        )
+        wanted = []
+        for _ in range(rng.randint(1, 3)):
+            w, h = rng.uniform(1, scene.width() / 2), rng.uniform(1, scene.height() / 2)
+            x, y = rng.uniform(scene.left(), scene.right() - w), rng.uniform(scene.top(), scene.bottom() - h)
+            wanted.append((QRectF(x, y, w, h), rng.randint(0, 200), rng.randint(0, 200)))
+        for bar, value in zip(bars, start, strict=True):
+            bar.setValue(value)
+        for rect, xm, ym in wanted:
+            view.ensureVisible(rect, xm, ym)
+        expected = (bars[0].value(), bars[1].value())
+        for bar, value in zip(bars, start, strict=True):
+            bar.setValue(value)
+        view.camera._ensure_visible(wanted)
+        assert (bars[0].value(), bars[1].value()) == expected, wanted

@@ -79,23 +79,24 @@ class OffScreen:
         self.edges.difference_update(edges)
 
     def restyle_within(self, seen: QRectF) -> int:
-        """Restyle the waiting items drawn within ``seen`` (a view about to paint it)."""
+        """Restyle the waiting items drawn within ``seen`` (a view about to paint it). After a pan
+        only the strips it brought into view are looked up: what the view showed before is clear."""
         if not self.waiting or self._all_restyled_within(seen):
             return 0
-        in_nodes, in_slots, in_edges = self._keys_within(seen)
+        clear = self._clear[0] if self._clear is not None and self._still_clear() else None
+        in_nodes, in_slots, in_edges = self._keys_within(*uncovered(seen, clear))
         self._clear = (QRectF(seen), self._items.spread, self._items.fonts)
         now = (list(self.nodes & in_nodes), list(self.slots & in_slots), list(self.edges & in_edges))
         self.forget(*now)
         return self._items.restyle(*now)[0]
 
     def _all_restyled_within(self, seen: QRectF) -> bool:
+        return self._clear is not None and self._still_clear() and self._clear[0].contains(seen)
+
+    def _still_clear(self) -> bool:
+        """Whether the items kept the places and sizes they had when the clear rectangle was made."""
         clear = self._clear
-        return (
-            clear is not None
-            and clear[1] == self._items.spread
-            and clear[2] is self._items.fonts
-            and clear[0].contains(seen)
-        )
+        return clear is not None and clear[1] == self._items.spread and clear[2] is self._items.fonts
 
     def restyle_some(self, seconds: float) -> int:
         """Restyle waiting items for about ``seconds``; how many were restyled."""
@@ -113,13 +114,14 @@ class OffScreen:
         self.nodes, self.slots, self.edges = set(), set(), set()
         return done
 
-    def _keys_within(self, seen: QRectF) -> tuple[set[str], set[SlotKey], set[Edge]]:
-        """What the items drawn within ``seen`` are filed under, found through the scene's index
+    def _keys_within(self, *areas: QRectF) -> tuple[set[str], set[SlotKey], set[Edge]]:
+        """What the items drawn within ``areas`` are filed under, found through the scene's index
         (a look at every waiting item's rectangle took ~1 s at a 5,000-node call's end)."""
         nodes: set[str] = set()
         slots: set[SlotKey] = set()
         edges: set[Edge] = set()
-        for item in self._items.scene.items(seen, Qt.ItemSelectionMode.IntersectsItemBoundingRect):
+        scene, mode = self._items.scene, Qt.ItemSelectionMode.IntersectsItemBoundingRect
+        for item in (item for area in areas for item in scene.items(area, mode)):
             if isinstance(item, NodeItem):
                 nodes.add(item.node_id)
             elif isinstance(item, ProxyItem):
@@ -131,3 +133,19 @@ class OffScreen:
             elif isinstance(item, EdgeItem) and item.key is not None:
                 slots.add(item.key)  # a saved value's dotted line: restyled with its box
         return nodes, slots, edges
+
+
+def uncovered(seen: QRectF, clear: QRectF | None) -> list[QRectF]:
+    """The parts of ``seen`` outside ``clear``: up to four strips (above, below, then left and right
+    of it), or ``seen`` whole when the two do not overlap. An item that meets ``seen`` meets
+    ``clear`` or one of the strips."""
+    if clear is None or not clear.intersects(seen):
+        return [QRectF(seen)]
+    middle = seen.intersected(clear)
+    strips = [
+        QRectF(seen.left(), seen.top(), seen.width(), middle.top() - seen.top()),
+        QRectF(seen.left(), middle.bottom(), seen.width(), seen.bottom() - middle.bottom()),
+        QRectF(seen.left(), middle.top(), middle.left() - seen.left(), middle.height()),
+        QRectF(middle.right(), middle.top(), seen.right() - middle.right(), middle.height()),
+    ]
+    return [s for s in strips if s.width() > 0 and s.height() > 0]

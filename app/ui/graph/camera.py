@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol, overload
 
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QPolygon, QTransform
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QScrollBar, QWidget
 
 from app.render.labels import NODE_FONT_PX, SLOT_FONT_PX
 from app.render.preview import MAX_FIT_ZOOM
@@ -66,6 +66,10 @@ class FramedView(Protocol):
     def centerOn(self, pos: QPointF, /) -> None: ...
 
     def ensureVisible(self, rect: QRectF, xmargin: int = ..., ymargin: int = ..., /) -> None: ...
+
+    def horizontalScrollBar(self) -> QScrollBar: ...
+
+    def verticalScrollBar(self) -> QScrollBar: ...
 
     def transformationAnchor(self) -> QGraphicsView.ViewportAnchor: ...
 
@@ -185,14 +189,15 @@ class Camera:
             more = graph.focus_rects(other)
             if more is not None and fits(together | more[0]) >= zoom:
                 together |= more[0]
+        wanted = [(own, FOCUS_MARGIN, FOCUS_MARGIN), (alone, FOCUS_MARGIN, FOCUS_MARGIN)]
         if zoom != self.zoom:
             self.set_zoom(zoom)
             view.centerOn(together.center())
         else:
-            self._pan_to(together, room)
-        # its saved values before its company; too wide, as many of them as fit beside the node
-        view.ensureVisible(own, FOCUS_MARGIN, FOCUS_MARGIN)
-        view.ensureVisible(alone, FOCUS_MARGIN, FOCUS_MARGIN)  # the node itself, when all is too wide
+            wanted.insert(0, self._lead(together, room))
+        # its saved values before its company; too wide, as many of them as fit beside the node;
+        # then the node itself, when all is too wide
+        self._ensure_visible(wanted)
         self._fitted = (graph.sceneRect(), self.zoom)
         self._reading = node_id
         return True
@@ -216,14 +221,36 @@ class Camera:
         drawn = self._view.mapFromScene(rect).boundingRect()
         return QRect(room).contains(drawn)
 
-    def _pan_to(self, rect: QRectF, room: QRect) -> None:
-        """Pan the shortest way that shows ``rect`` (scene units) with a lead of up to a quarter of
-        the view beyond it, so the next steps of a run that goes on that way stay put a while."""
-        view = self._view
+    def _lead(self, rect: QRectF, room: QRect) -> tuple[QRectF, int, int]:
+        """``rect`` (scene units) with the margins that pan the shortest way to it with a lead of up
+        to a quarter of the view beyond it, so the next steps of a run that goes on that way stay
+        put a while."""
         width, height = rect.width() * self.zoom, rect.height() * self.zoom
         lead_x = max(FOCUS_MARGIN, min(room.width() / 4, (room.width() - width) / 2))
         lead_y = max(FOCUS_MARGIN, min(room.height() / 4, (room.height() - height) / 2))
-        view.ensureVisible(rect, int(lead_x), int(lead_y))
+        return rect, int(lead_x), int(lead_y)
+
+    def _ensure_visible(self, wanted: Sequence[tuple[QRectF, int, int]]) -> None:
+        """Where ``QGraphicsView.ensureVisible`` of each rectangle with its margins, in turn, leaves
+        the scroll bars, each bar set once. Qt's own calls each scroll as they go, and one too wide
+        for the view scrolls a bar twice (to its left edge, then its right): following a 5,000-node
+        chain moved the view six times a step, each a scroll with what a scroll costs."""
+        view = self._view
+        bars = (view.horizontalScrollBar(), view.verticalScrollBar())
+        values = [bars[0].value(), bars[1].value()]
+        sizes = (view.viewport().width(), view.viewport().height())
+        transform = view.transform()
+        for rect, xmargin, ymargin in wanted:
+            mapped = transform.mapRect(rect)
+            spans = ((mapped.left(), mapped.right(), xmargin), (mapped.top(), mapped.bottom(), ymargin))
+            for axis, (low, high, margin) in enumerate(spans):
+                bar, start = bars[axis], values[axis]  # Qt reads the view's edges once a call
+                if low <= start + margin:
+                    values[axis] = _clamped(bar, int(low - margin - 0.5))
+                if high >= start + sizes[axis] - margin:
+                    values[axis] = _clamped(bar, int(high - sizes[axis] + margin + 0.5))
+        for bar, value in zip(bars, values, strict=True):
+            bar.setValue(value)
 
     @property
     def readable_px(self) -> float:
@@ -303,3 +330,7 @@ class Camera:
         """Whether saved-value text is large enough on screen to be drawn (level of detail)."""
         px = SLOT_FONT_PX * self._view.font_scale * PALETTES[self._view.palette_name].text_scale
         return text_readable(self.zoom, px)
+
+
+def _clamped(bar: QScrollBar, value: int) -> int:
+    return min(max(value, bar.minimum()), bar.maximum())
