@@ -12,7 +12,7 @@ from functools import lru_cache
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 
-from app.render.qt.fonts import qfont
+from app.render.qt.fonts import Fonts, Role, qfont
 from app.render.style import BoxStyle
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "BoxLook",
     "box_look",
     "centred",
+    "draw_line",
     "glyph_font",
     "hatch_lines",
     "paint_box",
@@ -109,3 +110,23 @@ def centred(width: float, height: float) -> tuple[QRectF, QRectF]:
 def glyph_font(px: int) -> QFont:
     """The font of a state glyph ``px`` scene units tall (a few box heights: a few fonts)."""
     return qfont(px, bold=False)
+
+
+def draw_line(painter: QPainter, fonts: Fonts, role: Role, line: str, rect: QRectF) -> None:
+    """``line`` in the ``role``'s font, centred in ``rect`` as ``drawText(rect, CENTRE, line)``
+    centres it (and, wider than ``rect``, cut at its sides as drawText cuts it), from a layout
+    made once (``Fonts.static_text``)."""
+    painter.setFont(fonts.fonts[role])
+    text = fonts.static_text(role, line)
+    size = text.size()
+    left, top = (
+        rect.left() + (rect.width() - size.width()) / 2,
+        rect.top() + (rect.height() - size.height()) / 2,
+    )
+    if size.width() <= rect.width() + 0.5 and size.height() <= rect.height() + 0.5:
+        painter.drawStaticText(QPointF(left, top), text)
+        return
+    painter.save()
+    painter.setClipRect(rect, Qt.ClipOperation.IntersectClip)
+    painter.drawStaticText(QPointF(left, top), text)
+    painter.restore()

@@ -26,6 +26,7 @@ from app.render.qt.box_paint import (
     SELECT_MARGIN,
     box_look,
     centred,
+    draw_line,
     glyph_font,
     paint_box,
 )
@@ -203,8 +204,7 @@ class BoxItem(QGraphicsItem):
         painter.setPen(self._look.text)
         left, width = self._rect.left(), self._rect.width()
         for line, role, height in zip(self._lines, roles, heights, strict=True):
-            painter.setFont(fonts.fonts[role])
-            painter.drawText(QRectF(left, y, width, height), CENTRE, line)
+            draw_line(painter, fonts, role, line, QRectF(left, y, width, height))
             y += height
 
 
