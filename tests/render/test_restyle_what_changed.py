@@ -386,3 +386,43 @@ def test_a_slow_steps_own_events_start_no_later_restyle_while_the_steps_go_on(qt
     qtbot.waitUntil(lambda: scene.off_screen.waiting == 0, timeout=5000)  # the steps paused
     assert ran[: len(steps)] == steps and set(ran[len(steps) :]) == {"later"}, ran
     assert not any(scene.is_stale(item) for item in (*scene.nodes.values(), *scene.edges.values()))
+
+
+def test_a_collapsed_graphs_changes_are_its_nodes_changes_drawn(recorded):
+    """With modules collapsed, what a step restyles is what changed among the nodes, saved values
+    and edges, each drawn as what stands for it: its box, the box's summary value, the edge
+    between the boxes (an edge inside a box is not drawn). Computed here from every node's own
+    changes, mapped through the fold, for steps one apart, across calls and jumps."""
+    from app.render.modules import fold
+
+    names = frozenset(g.name for g in module_groups(recorded.graph))
+    folded = fold(recorded.graph, names)
+    shown = ShownStates(recorded)
+    drawn = DrawnStates(shown, folded)
+    assert folded.members
+    box_of = dict(folded.box_of)
+    drawn_edges: dict[str, set] = {}
+    for edge in folded.graph.edges:
+        for end in (edge.src, edge.dst):
+            drawn_edges.setdefault(end, set()).add(edge)
+    summary = {b: folded.graph.node(b).saved[0].name for b in folded.members if folded.graph.node(b).saved}
+    total = len(recorded.timeline)
+    rng = random.Random(3)
+    pairs = [(i, i + 1) for i in range(total - 1)] + [tuple(rng.sample(range(total), 2)) for _ in range(60)]
+    big = 0
+    for a, b in pairs:
+        before, after = recorded.timeline.state(a), recorded.timeline.state(b)
+        real = shown.changes(before, after)
+        nodes = {box_of.get(n, n) for n in real.nodes}
+        boxes = {n for n in nodes if n in folded.members} | {
+            box_of[k[0]] for k in real.slots if k[0] in box_of
+        }
+        slots = {k for k in real.slots if k[0] not in box_of} | {
+            (x, summary[x]) for x in boxes if x in summary
+        }
+        edges = {folded.edge_of.get(e, e) for e in real.edges} - {None}
+        edges |= {e for x in boxes for e in drawn_edges.get(x, ())}
+        got = drawn.changes(before, after)
+        assert (set(got.nodes), set(got.slots), set(got.edges)) == (nodes, slots, edges), (a, b)
+        big += len(real.nodes) > len(folded.members)
+    assert big  # some steps changed more nodes than there are boxes (a call's end)
