@@ -119,13 +119,15 @@ def grad_history(
     ends: Mapping[int, Mapping[str, Values | None]],
     *,
     lines_of: dict[tuple[int, str], str] | None = None,
+    finished: list[int] | None = None,
 ) -> list[str]:
     """The gradient panel's history of ``name``'s ``.grad`` at ``step`` (``now``: its gradient
     there; ``ends``: the gradients each finished call left): a line per finished call, the line
     that set it since (``opt.zero_grad()``), the running call's, the latest :data:`MAX_HISTORY`.
-    ``lines_of`` keeps each finished call's line, written once (it never changes)."""
+    ``lines_of`` keeps each finished call's line, written once (it never changes); ``finished``:
+    :func:`finished_calls` at ``step``, when the caller has it (a panel shows several leaves)."""
     lines_of = {} if lines_of is None else lines_of
-    finished = finished_calls(recording, step.index)
+    finished = finished_calls(recording, step.index) if finished is None else finished
     lines = []
     hidden = max(len(finished) - MAX_HISTORY, 0)  # only the lines shown are written: a long loop
     for call in finished[hidden:]:  # made hundreds of calls, and this runs at every step

@@ -298,7 +298,9 @@ class GradPanel(QWidget):
             self._scales = _largest(recording, list(self._leaves))
         for name, view in self._leaves.items():
             now = state.grads.get(name)
-            history = grad_history(recording, state.step, name, now, self._ends, lines_of=self._lines)
+            history = grad_history(
+                recording, state.step, name, now, self._ends, lines_of=self._lines, finished=finished
+            )
             view.show_text(grad_text(name, now), "\n".join(history))
             bars = _bars(recording, state, name, self._ends, finished, tops_of=self._tops)
             view.bars.set_bars(bars, self._scales.get(name, 1.0))

@@ -200,7 +200,9 @@ class NodeDetails(QWidget):
                 self.table.resizeColumnToContents(STATE_COLUMN)
             return
         self._table_node = node.id
-        self.table.setRowCount(len(rows))
+        new_texts = self.table.rowCount() != len(rows)
+        if new_texts:
+            self.table.setRowCount(len(rows))
         least = self.table.minimumSizeHint()
         if least != self._table_least:  # its least height holds a row of this node's
             self._table_least = least
@@ -215,8 +217,9 @@ class NodeDetails(QWidget):
                 "Bytes": _nbytes(slot) if tensor else "—",
             }
             for column, name in enumerate(COLUMNS):
-                self._set_cell(row, column, cells[name])
-        self.table.resizeColumnsToContents()
+                new_texts = self._set_cell(row, column, cells[name]) or new_texts
+        if new_texts:  # the same texts as the node before (the next iteration's): the same widths
+            self.table.resizeColumnsToContents()
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
