@@ -8,6 +8,14 @@ rebuilds the full state of any step by replaying from the nearest checkpoint
 kept), so memory grows with the
 changes, not with steps x graph size, and stepping back never touches torch.
 
+# NOTE [states share their checkpoint]
+A checkpoint is read-only once made, and a :class:`StepState` is its checkpoint's mappings
+with the few changes since on top (``_Overlay``), not copies of them: copying every saved
+value's state, gradient and version made each step of a 5,000-node graph cost a millisecond.
+Its node sets are frozensets shared while no step changes them: the checkpoint's, or the one
+made for the last step that added (or lost) nodes, so stepping through a backward pass makes
+no set, and what compares a set by identity (``ShownStates._every_visible``) compares once.
+
 # NOTE [steps on demand]
 ``Timeline.steps`` is any sequence of steps: a tuple once recorded, or a file's steps made
 (decoded and checked) as they are first asked for (``lensfile.steps``), so a big ``.lens``
@@ -20,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, TypeVar
@@ -29,6 +37,8 @@ from app.core.model.graph import LoopMark
 from app.core.model.values import Values
 
 _T = TypeVar("_T")
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 __all__ = [
     "CHECKPOINTS_KEPT",
@@ -47,6 +57,7 @@ SlotKey = tuple[str, str]  # (node id, slot name)
 StepKind = Literal["forward", "node", "recompute", "call_end", "error"]
 CHECKPOINT_EVERY = 32
 CHECKPOINTS_KEPT = 16
+CHECKPOINTS_ON_THE_WAY = CHECKPOINTS_KEPT // 2  # kept when a far replay passes them
 
 _EMPTY: Mapping[object, object] = MappingProxyType({})
 _NO_VERSIONS: Mapping[SlotKey, int] = MappingProxyType({})
@@ -119,25 +130,74 @@ class StepState:
     gone: frozenset[str] = frozenset()  # nodes nothing the program holds reaches any more
 
 
-@dataclass
+class _Overlay(Mapping[_K, _V]):
+    """A read-only mapping: ``base`` (a checkpoint's, never changed once made) with ``delta``
+    (the few changes of the steps since) on top, iterated in the order a dict updated with
+    them would be (NOTE [states share their checkpoint])."""
+
+    __slots__ = ("_base", "_delta")
+
+    def __init__(self, base: Mapping[_K, _V], delta: dict[_K, _V]) -> None:
+        self._base, self._delta = base, delta
+
+    def __getitem__(self, key: _K) -> _V:
+        delta = self._delta
+        return delta[key] if key in delta else self._base[key]
+
+    def get(self, key: _K, default: Any = None) -> Any:
+        delta = self._delta
+        return delta[key] if key in delta else self._base.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._delta or key in self._base
+
+    def __iter__(self) -> Iterator[_K]:
+        base = self._base
+        yield from base
+        yield from (key for key in self._delta if key not in base)
+
+    def __len__(self) -> int:
+        base = self._base
+        return len(base) + sum(1 for key in self._delta if key not in base)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self)!r})"
+
+
+def _over(base: dict[_K, _V], delta: dict[_K, _V]) -> Mapping[_K, _V]:
+    return _Overlay(base, delta) if delta else MappingProxyType(base)
+
+
+@dataclass(frozen=True)
 class _Full:
+    """The full state at a checkpoint, read-only once made: every state after it shares it."""
+
     slots: dict[SlotKey, SlotState]
     grads: dict[str, Values | None]
-    visible: set[str]
+    visible: frozenset[str]
     versions: dict[SlotKey, int]
-    gone: set[str]
+    gone: frozenset[str]
 
-    def copy(self) -> _Full:
-        return _Full(
-            dict(self.slots), dict(self.grads), set(self.visible), dict(self.versions), set(self.gone)
-        )
+    def then(self, steps: Sequence[Step]) -> _Full:
+        """The full state after ``steps``, as a new checkpoint (this one unchanged); a node set
+        no step changed stays the same object (``ShownStates`` compares it by identity)."""
+        slots, grads, versions = self.slots.copy(), self.grads.copy(), self.versions.copy()
+        added: set[str] = set()
+        gone: set[str] = set()
+        for step in steps:  # most changes are empty, and updating a dict with an empty
+            if step.slot_changes:  # read-only mapping costs a microsecond: tested first
+                slots.update(step.slot_changes)
+            if step.grad_changes:
+                grads.update(step.grad_changes)
+            if step.version_changes:
+                versions.update(step.version_changes)
+            added.update(step.added_nodes)
+            gone.update(step.gone_nodes)
+        visible = self.visible | added if added else self.visible
+        return _Full(slots, grads, visible, versions, self.gone | gone if gone else self.gone)
 
-    def apply(self, step: Step) -> None:
-        self.slots.update(step.slot_changes)
-        self.grads.update(step.grad_changes)
-        self.visible.update(step.added_nodes)
-        self.versions.update(step.version_changes)
-        self.gone.update(step.gone_nodes)
+
+_START = _Full({}, {}, frozenset(), {}, frozenset())
 
 
 @dataclass
@@ -160,6 +220,8 @@ class Timeline:
     _checkpoints: OrderedDict[int, _Full] = field(default_factory=OrderedDict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # The node sets last made by ``state`` (NOTE [states share their checkpoint]), by kind.
+    _node_sets: dict[str, tuple[int, frozenset[str]]] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -202,21 +264,54 @@ class Timeline:
             return self._derived.setdefault(name, made)  # type: ignore[no-any-return]
 
     def state(self, index: int) -> StepState:
-        """The full state at step ``index`` (replayed, O(CHECKPOINT_EVERY))."""
+        """The full state at step ``index``: the nearest checkpoint and the changes of the steps
+        since, O(CHECKPOINT_EVERY) (NOTE [states share their checkpoint])."""
         if not 0 <= index < len(self.steps):
             raise IndexError(f"step {index} is outside 0..{len(self.steps) - 1}")
         base = (index // CHECKPOINT_EVERY) * CHECKPOINT_EVERY
-        full = self._checkpoint(base).copy()
-        for step in self.steps[base + 1 : index + 1]:
-            full.apply(step)
+        full = self._checkpoint(base)
+        slots: dict[SlotKey, SlotState] = {}
+        grads: dict[str, Values | None] = {}
+        versions: dict[SlotKey, int] = {}
+        added: list[tuple[str, ...]] = []
+        gone: list[tuple[str, ...]] = []
+        last_added = last_gone = base
+        for at, step in enumerate(self.steps[base + 1 : index + 1], base + 1):
+            if step.slot_changes:  # tested first, as in _Full.then
+                slots.update(step.slot_changes)
+            if step.grad_changes:
+                grads.update(step.grad_changes)
+            if step.version_changes:
+                versions.update(step.version_changes)
+            if step.added_nodes:
+                added.append(step.added_nodes)
+                last_added = at
+            if step.gone_nodes:
+                gone.append(step.gone_nodes)
+                last_gone = at
         return StepState(
             self.steps[index],
-            MappingProxyType(full.slots),
-            MappingProxyType(full.grads),
-            frozenset(full.visible),
-            MappingProxyType(full.versions),
-            frozenset(full.gone),
+            _over(full.slots, slots),
+            _over(full.grads, grads),
+            self._nodes_after("visible", last_added, full.visible, added),
+            _over(full.versions, versions),
+            self._nodes_after("gone", last_gone, full.gone, gone),
         )
+
+    def _nodes_after(
+        self, kind: str, last: int, base: frozenset[str], changes: list[tuple[str, ...]]
+    ) -> frozenset[str]:
+        """``base`` with ``changes`` (those of the steps up to ``last``, the last that changed
+        this set): ``base`` itself when none did, else the set made for ``last`` before, if it
+        was the last made (a step that adds no node shares the step before's set)."""
+        if not changes:
+            return base
+        known = self._node_sets.get(kind)  # one read and one write: a race only makes it twice
+        if known is not None and known[0] == last:
+            return known[1]
+        made = base.union(*changes)
+        self._node_sets[kind] = (last, made)
+        return made
 
     def _checkpoint(self, base: int) -> _Full:
         with self._lock:  # the window's worker and GUI thread may both replay
@@ -230,14 +325,17 @@ class Timeline:
             return full
 
     def _replay_to(self, base: int) -> _Full:
-        start = max((b for b in self._checkpoints if b < base), default=None)
-        if start is None:
-            start, full = -1, _Full({}, {}, set(), {}, set())
-        else:
-            full = self._checkpoints[start].copy()
-        for step in self.steps[start + 1 : base + 1]:
-            full.apply(step)
-        return full
+        """The checkpoint at ``base``, replayed from the nearest kept one before it. The
+        ``CHECKPOINTS_ON_THE_WAY`` checkpoints just before ``base`` are kept too: stepping back
+        asks for them next, and each would otherwise replay from that far checkpoint (or step 0)
+        again, a pause every ``CHECKPOINT_EVERY`` steps back."""
+        start = max((b for b in self._checkpoints if b < base), default=-1)
+        full = _START if start < 0 else self._checkpoints[start]
+        on_the_way = range(base - CHECKPOINTS_ON_THE_WAY * CHECKPOINT_EVERY, base, CHECKPOINT_EVERY)
+        for mark in [m for m in on_the_way if m > start]:
+            full = self._checkpoints[mark] = full.then(self.steps[start + 1 : mark + 1])
+            start = mark
+        return full.then(self.steps[start + 1 : base + 1])
 
     def changed_between(self, a: int, b: int) -> tuple[set[SlotKey], set[str]]:
         """Slots and nodes whose state may differ between steps ``a`` and ``b``."""
