@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from app.core.model.graph import Graph
 from app.core.model.program import CallInfo, Program
@@ -40,8 +41,9 @@ class Recording:
     def grads_at_end(self, call: int) -> Mapping[str, Values | None]:
         return self.timeline.state(self.calls[call].last_step).grads
 
-    @property
+    @cached_property
     def failed(self) -> CallInfo | None:
+        """The call that failed (a recording is never changed: looked for once, not at every step)."""
         return next((c for c in self.calls if c.error is not None), None)
 
     @property
