@@ -53,7 +53,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
 
 from app.ui.runtime.after_paint import unless_busy
 
@@ -180,6 +180,31 @@ def import_core() -> None:
             gc.freeze()
 
 
+class _ChecksImported(QObject):
+    """Says, from the import's own thread, that the checks are imported.
+
+    # NOTE [the import's news]
+    The checks are imported on a thread of their own, and a worker waits to hear that it is done.
+    A worker can be deleted on the GUI thread at any moment (its window closed); a thread that
+    emits a signal of that worker races the deletion, and lost it once in a full test run (a
+    crash inside the emit). So the thread emits the signal of this object, one for the process,
+    made on the GUI thread and never deleted; each waiting worker is connected to it once, and
+    Qt removes the connection of a worker that is gone.
+    """
+
+    done = Signal()
+
+
+_NEWS: list[_ChecksImported] = []
+
+
+def _checks_news() -> _ChecksImported:
+    """The one :class:`_ChecksImported` (made on first use, which is on the GUI thread)."""
+    if not _NEWS:
+        _NEWS.append(_ChecksImported())
+    return _NEWS[0]
+
+
 def import_checks() -> None:
     """Import the language's checks (and so torch) once the first graph is shown, off the GUI thread."""
     with _IMPORT_LOCK:
@@ -268,7 +293,6 @@ class RecordingWorker(QObject):
     failed = Signal(object)  # RecordingFailure of the newest request
     busy_changed = Signal(bool)
     _done = Signal(object)  # emitted from a pool thread; queued onto this object's thread
-    _checks_done = Signal()  # the language's checks are imported (from a pool thread)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -282,7 +306,6 @@ class RecordingWorker(QObject):
         # torch meanwhile took the interpreter from the drawing (a second or more on a busy machine).
         self.checks_wait: Callable[[], bool] = lambda: False
         self._done.connect(self._on_done)
-        self._checks_done.connect(self._on_checks_imported)
         self.destroyed.connect(partial(GcPause.release_all, self._pauses))
 
     @property
@@ -346,23 +369,24 @@ class RecordingWorker(QObject):
 
     def _begin_checks_import(self) -> None:
         self._hold_gc("checks")  # released by _on_checks_imported, on this thread
+        # NOTE [the import's news]: the thread tells a QObject that is never deleted, and Qt
+        # queues the call to this worker while it lives. Told by this worker's own signal, the
+        # thread raced the GUI thread deleting it (a closed window's): a crash in the emit.
+        _checks_news().done.connect(self._on_checks_imported, Qt.ConnectionType.SingleShotConnection)
         # A daemon thread, not the pool: closing the window waits for recordings, never for this
         # import (a second or more of torch), and the process may end while it is under way.
         threading.Thread(target=self._import_checks, name="import-checks", daemon=True).start()
 
-    def _import_checks(self) -> None:
-        # Runs on its own thread. The timer before it is safe: this worker is only ever collected
-        # on the GUI thread (NOTE [collect on the GUI thread]), and Qt drops a single shot whose
-        # context object is gone.
+    @staticmethod
+    def _import_checks() -> None:
+        # Runs on its own thread, and touches no worker: one may be deleted on the GUI thread
+        # while this runs (NOTE [the import's news]).
         try:
             import_checks()
         except Exception as exc:  # the window closing meanwhile; the editor imports them when it needs them
             log.warning("the editor's checks were not imported ahead: %s", exc)
         finally:
-            try:
-                self._checks_done.emit()
-            except RuntimeError:  # the worker was deleted meanwhile
-                log.debug("the checks were imported after the worker was gone")
+            _checks_news().done.emit()
 
     def _on_checks_imported(self) -> None:
         self._release_gc("checks", freeze=False)
