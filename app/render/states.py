@@ -228,12 +228,18 @@ class ShownStates:
 
     def changed_boxes(self, before: StepState | None, after: StepState) -> tuple[set[str], set[SlotKey]]:
         """The nodes and saved values of :meth:`changes`, without their edges."""
+        nodes, slots = self.changed_parts(before, after)
+        if before is not None:  # (from no step, every saved value is among them already)
+            slots.update(chain.from_iterable(map(self.slots_of.get, nodes, repeat(()))))
+        return nodes, slots
+
+    def changed_parts(self, before: StepState | None, after: StepState) -> tuple[set[str], set[SlotKey]]:
+        """The nodes that changed, and the saved values whose own state changed (a changed node's
+        other saved values are not among them: :meth:`changed_boxes` adds them)."""
         if before is None:
             return set(self.slots_of), set(chain.from_iterable(self.slots_of.values()))
         slots, _ = self.recording.timeline.changed_between(before.step.index, after.step.index)
-        nodes = self.changed_nodes(before, after)
-        slots.update(chain.from_iterable(map(self.slots_of.get, nodes, repeat(()))))
-        return nodes, slots
+        return self.changed_nodes(before, after), slots
 
     def _ran_between(self, before: StepState, after: StepState) -> set[str]:
         """Nodes whose running, ran or failed look may differ between the two steps. Within one
@@ -353,11 +359,7 @@ class DrawnStates:
         if not folded.members:
             return self.shown.changes(before, after)
         shown, box_of = self.shown, self.box_of
-        if before is None:
-            real_nodes, own_slots = shown.changed_boxes(before, after)
-        else:  # the saved values that changed themselves; a changed node's own come below
-            own_slots, _ = shown.recording.timeline.changed_between(before.step.index, after.step.index)
-            real_nodes = shown.changed_nodes(before, after)
+        real_nodes, own_slots = shown.changed_parts(before, after)  # a changed node's slots: below
         nodes = set(map(box_of.get, real_nodes, real_nodes))
         boxes = nodes & folded.members.keys()
         # a changed node's saved values: its box's summary value when it is in one (the box is in
