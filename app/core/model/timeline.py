@@ -181,20 +181,43 @@ class _Full:
     def then(self, steps: Sequence[Step]) -> _Full:
         """The full state after ``steps``, as a new checkpoint (this one unchanged); a node set
         no step changed stays the same object (``ShownStates`` compares it by identity)."""
-        slots, grads, versions = self.slots.copy(), self.grads.copy(), self.versions.copy()
-        added: set[str] = set()
-        gone: set[str] = set()
-        for step in steps:  # most changes are empty, and updating a dict with an empty
-            if step.slot_changes:  # read-only mapping costs a microsecond: tested first
-                slots.update(step.slot_changes)
+        changed = _Since(steps, 0)
+        return _Full(
+            {**self.slots, **changed.slots},
+            {**self.grads, **changed.grads},
+            self.visible.union(*changed.added) if changed.added else self.visible,
+            {**self.versions, **changed.versions},
+            self.gone.union(*changed.gone) if changed.gone else self.gone,
+        )
+
+
+class _Since:
+    """What ``steps`` (numbered from ``first``) changed, gathered: the later change of a key wins,
+    in the order a dict updated step by step would keep; the nodes each step added or lost, and
+    the number of the last step that added and that lost any (``first - 1``: none did)."""
+
+    __slots__ = ("added", "gone", "grads", "last_added", "last_gone", "slots", "versions")
+
+    def __init__(self, steps: Sequence[Step], first: int) -> None:
+        self.slots: dict[SlotKey, SlotState] = {}
+        self.grads: dict[str, Values | None] = {}
+        self.versions: dict[SlotKey, int] = {}
+        self.added: list[tuple[str, ...]] = []
+        self.gone: list[tuple[str, ...]] = []
+        self.last_added = self.last_gone = first - 1
+        for at, step in enumerate(steps, first):
+            if step.slot_changes:  # most changes are empty, and updating a dict with an empty
+                self.slots.update(step.slot_changes)  # read-only mapping costs a microsecond
             if step.grad_changes:
-                grads.update(step.grad_changes)
+                self.grads.update(step.grad_changes)
             if step.version_changes:
-                versions.update(step.version_changes)
-            added.update(step.added_nodes)
-            gone.update(step.gone_nodes)
-        visible = self.visible | added if added else self.visible
-        return _Full(slots, grads, visible, versions, self.gone | gone if gone else self.gone)
+                self.versions.update(step.version_changes)
+            if step.added_nodes:
+                self.added.append(step.added_nodes)
+                self.last_added = at
+            if step.gone_nodes:
+                self.gone.append(step.gone_nodes)
+                self.last_gone = at
 
 
 _START = _Full({}, {}, frozenset(), {}, frozenset())
@@ -270,32 +293,14 @@ class Timeline:
             raise IndexError(f"step {index} is outside 0..{len(self.steps) - 1}")
         base = (index // CHECKPOINT_EVERY) * CHECKPOINT_EVERY
         full = self._checkpoint(base)
-        slots: dict[SlotKey, SlotState] = {}
-        grads: dict[str, Values | None] = {}
-        versions: dict[SlotKey, int] = {}
-        added: list[tuple[str, ...]] = []
-        gone: list[tuple[str, ...]] = []
-        last_added = last_gone = base
-        for at, step in enumerate(self.steps[base + 1 : index + 1], base + 1):
-            if step.slot_changes:  # tested first, as in _Full.then
-                slots.update(step.slot_changes)
-            if step.grad_changes:
-                grads.update(step.grad_changes)
-            if step.version_changes:
-                versions.update(step.version_changes)
-            if step.added_nodes:
-                added.append(step.added_nodes)
-                last_added = at
-            if step.gone_nodes:
-                gone.append(step.gone_nodes)
-                last_gone = at
+        changed = _Since(self.steps[base + 1 : index + 1], base + 1)
         return StepState(
             self.steps[index],
-            _over(full.slots, slots),
-            _over(full.grads, grads),
-            self._nodes_after("visible", last_added, full.visible, added),
-            _over(full.versions, versions),
-            self._nodes_after("gone", last_gone, full.gone, gone),
+            _over(full.slots, changed.slots),
+            _over(full.grads, changed.grads),
+            self._nodes_after("visible", changed.last_added, full.visible, changed.added),
+            _over(full.versions, changed.versions),
+            self._nodes_after("gone", changed.last_gone, full.gone, changed.gone),
         )
 
     def _nodes_after(
