@@ -327,15 +327,16 @@ class CodePanel(CodeEdit):
         # only the rows whose marks changed (the faint bar of the lines before spans a loop's body
         # and mostly stays): the whole editor and its gutter were repainted at every step that
         # moved a mark, every visible line's text laid out and drawn again (~1.4 ms a step)
-        changed = [
-            *([self._marked, marked] if (marked, failed) != (self._marked, self._failed_mark) else []),
-            *([self._previous, previous] if previous != self._previous else []),
-        ]
-        before = [self._lines_rect(lines) for lines in changed[::2]]
+        moved = []  # (lines before, lines now) of each mark that changed
+        if (marked, failed) != (self._marked, self._failed_mark):
+            moved.append((self._marked, marked))
+        if previous != self._previous:
+            moved.append((self._previous, previous))
+        before = [self._lines_rect(old) for old, _ in moved]
         self._marked, self._failed_mark, self._previous = marked, failed, previous
         self._highlight()
         gutter = self.line_numbers()
-        for rect in [*before, *(self._lines_rect(lines) for lines in changed[1::2])]:
+        for rect in [*before, *(self._lines_rect(now) for _, now in moved)]:
             if rect is not None:
                 self.viewport().update(rect)
                 gutter.update(QRect(0, rect.top(), gutter.width(), rect.height()))

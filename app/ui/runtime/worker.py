@@ -49,7 +49,7 @@ import logging
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -195,14 +195,10 @@ class _ChecksImported(QObject):
     done = Signal()
 
 
-_NEWS: list[_ChecksImported] = []
-
-
+@cache
 def _checks_news() -> _ChecksImported:
     """The one :class:`_ChecksImported` (made on first use, which is on the GUI thread)."""
-    if not _NEWS:
-        _NEWS.append(_ChecksImported())
-    return _NEWS[0]
+    return _ChecksImported()
 
 
 def import_checks() -> None:
