@@ -59,6 +59,20 @@ def _call_boundaries(recording) -> list[int]:
     return [s.index for s in steps[1:] if s.call != steps[s.index - 1].call]
 
 
+def _index_looks(monkeypatch) -> list[tuple]:
+    """Each look the items left for later take at the scene's index: the areas asked for."""
+    from app.render.qt import off_screen
+
+    looks: list[tuple] = []
+    within = off_screen.OffScreen._keys_within
+    monkeypatch.setattr(
+        off_screen.OffScreen,
+        "_keys_within",
+        lambda self, *areas: (looks.append(areas), within(self, *areas))[1],
+    )
+    return looks
+
+
 def _zoomed_at_the_last_call_end(qtbot, recording):
     """A small view zoomed in on a corner of the graph: the node that ran just before the last
     call's end, and its neighbours. Gives the view, its layout and that call end's step."""
@@ -252,13 +266,7 @@ def test_a_paint_of_what_the_step_restyled_asks_the_index_no_more(qtbot, recorde
     from app.render.qt import off_screen
 
     monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
-    looks = []
-    within = off_screen.OffScreen._keys_within
-    monkeypatch.setattr(
-        off_screen.OffScreen,
-        "_keys_within",
-        lambda self, *areas: (looks.append(areas), within(self, *areas))[1],
-    )
+    looks = _index_looks(monkeypatch)
     view, _, boundary = _zoomed_at_the_last_call_end(qtbot, recorded)
     scene = view.graph_scene
     scene.show_state(recorded.timeline.state(boundary - 1))
@@ -289,13 +297,7 @@ def test_a_short_pan_looks_up_only_the_strip_it_brings_into_view(qtbot, recorded
     from app.render.qt import off_screen
 
     monkeypatch.setattr(off_screen, "LATER_ABOVE", 10)  # this small model's call end is "many"
-    looks = []
-    within = off_screen.OffScreen._keys_within
-    monkeypatch.setattr(
-        off_screen.OffScreen,
-        "_keys_within",
-        lambda self, *areas: (looks.append(areas), within(self, *areas))[1],
-    )
+    looks = _index_looks(monkeypatch)
     view, _, boundary = _zoomed_at_the_last_call_end(qtbot, recorded)
     scene = view.graph_scene
     scene.show_state(recorded.timeline.state(boundary - 1))
