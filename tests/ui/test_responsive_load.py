@@ -11,10 +11,11 @@ import gc
 import json
 import shutil
 import subprocess
+import time
 import weakref
 
 import pytest
-from PySide6.QtCore import QEvent
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.core import load_builtin, record
@@ -22,6 +23,7 @@ from app.core.json_reading import loads_in_pieces
 from app.render.dot_source import dot_source
 from app.render.layout import LayoutError, parse_layout
 from app.render.states import ShownStates
+from app.ui.editor import code_panel as code_panel_module
 from app.ui.editor.code_panel import FAILED, RUNNING, CodePanel
 from app.ui.graph.graph_view import GraphView
 from app.ui.runtime import worker as worker_module
@@ -149,6 +151,53 @@ def test_code_panel_marks_a_call_over_several_lines_with_one_selection(qtbot, se
     session.home()
     assert panel.highlighted_lines() == [long_call.timeline[0].line - 1]
     assert not panel.document().isUndoAvailable()  # marks are not edits: no undo history
+
+
+def test_a_long_text_is_written_in_a_turn_of_its_own(qtbot, session, monkeypatch, two_losses):
+    """NOTE [marks cost what changed]: a long text waits for the panel's paint and for what came due
+    by then (a 0 ms timer started in that paint), then for the window's graph, one look past it; a
+    panel that never paints is written all the same."""
+    monkeypatch.setattr(code_panel_module, "FILL_LATER_LINES", 2)
+    order: list[str] = []
+    drawing = [True]
+
+    class Watch(QObject):
+        def eventFilter(self, watched, event) -> bool:
+            if event.type() == QEvent.Type.Paint and "paint" not in order:
+                order.append("paint")
+                QTimer.singleShot(0, lambda: order.append("due at the paint"))
+            return False
+
+    def still_drawing() -> bool:
+        order.append(f"look {'drawing' if drawing[0] else 'drawn'}")
+        return drawing[0]
+
+    panel = CodePanel(session)
+    qtbot.addWidget(panel)
+    panel.fill_wait = still_drawing
+    panel.resize(400, 300)
+    panel.show()
+    qtbot.waitExposed(panel)
+    watch = Watch()
+    panel.viewport().installEventFilter(watch)
+    panel.text_written.connect(lambda: order.append("text"))
+    session.apply(two_losses)
+    time.sleep(0.01)  # the paint comes later than a timer armed by the recording would be due
+    qtbot.waitUntil(lambda: order.count("look drawing") >= 3, timeout=5_000)
+    assert order[:3] == ["paint", "due at the paint", "look drawing"] and "text" not in order
+    assert not panel.filled and panel.known_text() != two_losses.program.code
+    drawing[0] = False
+    qtbot.waitUntil(lambda: "text" in order, timeout=5_000)
+    assert order[-3:] == ["look drawn", "look drawn", "text"]
+    assert panel.filled and panel.known_text() == two_losses.program.code
+
+    other = Session()
+    hidden = CodePanel(other)  # never painted: written after FILL_UNPAINTED_MS
+    qtbot.addWidget(hidden)
+    other.apply(two_losses)
+    assert not hidden.filled
+    qtbot.waitUntil(lambda: hidden.filled, timeout=5_000)
+    assert hidden.known_text() == two_losses.program.code
 
 
 # -- the garbage-collector pause -----------------------------------------------------------------

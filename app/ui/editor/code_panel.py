@@ -37,11 +37,19 @@ full-width selection spanning the marked lines, however many there are, and
 repaints the margin.
 
 Writing the text of such a model costs ~10-15 ms on the GUI thread. So a
-long one (over ``FILL_LATER_LINES``) is written on a 1 ms timer after the
-recording is applied: the window's own updates and their paint run in one
-event-loop turn, this text in a later one, never both in the same turn
-(the heartbeat in ``benchmarks/bench.py`` measures such turns). Steps shown
-before it is written only move the marks it will be written with.
+long one (over ``FILL_LATER_LINES``) is written in an event-loop turn of its
+own, never beside the window's own updates and their paint (the heartbeat in
+``benchmarks/bench.py`` measures such turns). Qt runs every timer that is due
+in one go, so a text whose timer is due at the same moment as other work joins
+it: armed by the recording, its timer came due before the window had painted
+and ran straight after the paint; armed by that paint, it ran in the turn that
+put a big graph's scene on screen (its first frame repaints the whole window).
+Either way one stall of 45-50 ms (the 5,000-node chain). So the paint starts its
+timer, and while the window's ``fill_wait()`` says its graph is not drawn yet,
+the text looks again every ``FILL_WAIT_MS``, and is written one look after the
+graph was seen drawn. A panel that does not paint (hidden) writes it after
+``FILL_UNPAINTED_MS``. Steps shown before it is written only move the marks it
+will be written with.
 """
 
 from __future__ import annotations
@@ -81,7 +89,12 @@ RUNNING, FAILED = "▶", "✗"
 MAX_LINES = 12
 MIN_LINES = 4
 STATEMENT_SHOWN = 12  # characters of a marked statement the code column shows, at least
-FILL_LATER_LINES = 500  # a longer text is written one event-loop turn after the recording is applied
+FILL_LATER_LINES = 500  # a longer text is written one event-loop turn after the panel's paint
+FILL_UNPAINTED_MS = 100  # ... or this long after the recording is applied when the panel does not paint
+FILL_WAIT_MS, FILL_WAITS = (
+    20,
+    50,
+)  # ... and while ``fill_wait()`` (the graph not drawn yet), this often, at most
 HIGHLIGHT_MAX_LINES = 1000  # past this, uncoloured: colouring costs ~18 ms per 1000 lines on the GUI thread
 BAR_WIDTH, FAINT_BAR_WIDTH = 5, 2
 RECHECK_MS = 400  # after a typing pause: is the text the recorded one again?
@@ -131,8 +144,10 @@ class CodePanel(CodeEdit):
         self.line_numbers().setToolTip(GUTTER_TIP)
         self._fill_timer = QTimer(self)
         self._fill_timer.setSingleShot(True)
-        self._fill_timer.setInterval(1)
-        self._fill_timer.timeout.connect(self._fill)
+        self._fill_timer.timeout.connect(self._fill_later)
+        self._fill_after_paint = False  # NOTE [marks cost what changed]: the next paint starts the fill
+        self._fill_waits, self._fill_quiet = 0, False
+        self.fill_wait: Callable[[], bool] = lambda: False  # the window's: is its graph still to be drawn?
         self._flash_timer = QTimer(self)
         self._flash_timer.setSingleShot(True)
         self._flash_timer.setInterval(FLASH_MS)
@@ -196,6 +211,7 @@ class CodePanel(CodeEdit):
         self._recording = recording
         self._lines = recording.program.lines
         self._fill_timer.stop()
+        self._fill_after_paint, self._fill_waits, self._fill_quiet = False, 0, False
         change = self._session.last_change  # a fix or a toggle: its lines flash once written
         self._flash_next = []
         if change is not None and change is not self._change_seen and change[1] == recording.program.code:
@@ -209,7 +225,8 @@ class CodePanel(CodeEdit):
         if len(self._lines) > FILL_LATER_LINES:
             self._in_sync = False
             self._update_marks()
-            self._fill_timer.start()
+            self._fill_after_paint = True
+            self._fill_timer.start(FILL_UNPAINTED_MS)
         else:
             self._fill()
 
@@ -217,6 +234,17 @@ class CodePanel(CodeEdit):
     def filled(self) -> bool:
         """Whether the text of the recording applied last is written (see FILL_LATER_LINES)."""
         return not self._fill_timer.isActive()
+
+    def _fill_later(self) -> None:
+        """The timer of a long text (NOTE [marks cost what changed]): write it, or look again."""
+        self._fill_after_paint = False
+        busy = self.fill_wait()
+        if self._fill_waits < FILL_WAITS and (busy or not self._fill_quiet):
+            self._fill_quiet = not busy  # a look that finds the graph drawn, then the text at the next
+            self._fill_waits += 1
+            self._fill_timer.start(FILL_WAIT_MS)
+        else:
+            self._fill()
 
     def _fill(self) -> None:
         """Write the recording's text (unless it is there already), marked for the step shown now."""
@@ -413,6 +441,9 @@ class CodePanel(CodeEdit):
     # -- bars: strong for the current lines, faint for the ones before ------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
+        if self._fill_after_paint:  # NOTE [marks cost what changed]: the text in a later turn
+            self._fill_after_paint = False
+            self._fill_timer.start(1)
         if not self.marks_shown or not (self._marked or self._previous):
             return
         painter = QPainter(self.viewport())

@@ -158,6 +158,7 @@ class MainWindow(QMainWindow):
         self.legend_area.setFrameShape(QFrame.Shape.NoFrame)
         self.graph_area = GraphArea(session, self.navigation, self.legend_area)
         self.session.worker.checks_wait = self.graph_area.drawing_graph  # torch waits for the first graph
+        self.code_panel.fill_wait = self.graph_area.drawing_graph  # a long text too (code_panel.py)
         for fixes in (self.error_panel, self.memory_chart.advice):
             fixes.find_after(self.graph_area.loading_graph)  # the lesson waits for the graph, too
         # Predict's question beside the graph, in the room's sight (over_graph.py)
