@@ -17,7 +17,7 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication
 
 from app.ui.graph.camera import FOCUS_MARGIN
-from app.ui.graph.graph_area import neighbours_of, step_node
+from app.ui.graph.graph_area import step_node
 from app.ui.runtime.settings import AppSettings
 from app.ui.window.main_window import MainWindow
 from tests.support.room_window import training_window
@@ -100,7 +100,7 @@ def test_a_step_whose_node_is_already_readable_moves_nothing(qtbot, window):
 def test_a_weight_every_iteration_uses_keeps_the_view_on_the_iteration(qtbot, window):
     view, session = window.graph_view, window.session
     recording = session.recording
-    graph, neighbours = recording.graph, neighbours_of(recording)
+    graph, neighbours = recording.graph, recording.graph.neighbours
     shared = {
         n.id
         for n in graph.nodes

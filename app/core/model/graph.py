@@ -150,6 +150,22 @@ class Graph:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    @functools.cached_property
+    def neighbours(self) -> dict[str, list[str]]:
+        """Each node's neighbours, its next functions first, then the nodes whose next function
+        it is; made once (O(edges)): the window follows a run through it at every step, and its
+        worker makes it off the GUI thread.
+
+        >>> Graph((), (Edge("n0", "n1"), Edge("n1", "n2"))).neighbours
+        {'n0': ['n1'], 'n1': ['n2', 'n0'], 'n2': ['n1']}
+        """
+        found: dict[str, list[str]] = {}
+        for edge in self.edges:
+            found.setdefault(edge.src, []).append(edge.dst)
+        for edge in self.edges:
+            found.setdefault(edge.dst, []).append(edge.src)
+        return found
+
     def reached_from(self, roots: list[str]) -> list[str]:
         """``roots`` and every node the engine can reach from them (next functions, on down),
         breadth first.

@@ -79,16 +79,6 @@ def is_shared(recording: Recording, node: str, neighbours: dict[str, list[str]])
     return len(marks) > 1
 
 
-def neighbours_of(recording: Recording) -> dict[str, list[str]]:
-    """Each node's neighbours in the graph, next functions first."""
-    found: dict[str, list[str]] = {}
-    for edge in recording.graph.edges:
-        found.setdefault(edge.src, []).append(edge.dst)
-    for edge in recording.graph.edges:
-        found.setdefault(edge.dst, []).append(edge.src)
-    return found
-
-
 class GraphArea(QStackedWidget):
     """The session's graph, fitted and followed through ``navigation``; the legend goes in
     ``legend_area`` when the view is made."""
@@ -113,7 +103,6 @@ class GraphArea(QStackedWidget):
         self.view: GraphView | None = None
         self.legend: Legend | None = None
         self.preview: GraphPreview | None = None  # made when a file with a preview is opened
-        self._neighbours: tuple[Recording | None, dict[str, list[str]]] = (None, {})
         self._previewed: Callable[[], object] | None = None  # the load waiting for the preview's paint
         self.message = plain(QLabel("Recording the program…"))
         self.message.setObjectName("graphMessage")
@@ -293,7 +282,6 @@ class GraphArea(QStackedWidget):
         if node is None or recording is None:
             self._navigation.follow(node)
             return
-        if self._neighbours[0] is not recording:
-            self._neighbours = (recording, neighbours_of(recording))
-        company = step_company(state, node, self._neighbours[1])
-        self._navigation.follow(node, company, shared=is_shared(recording, node, self._neighbours[1]))
+        neighbours = recording.graph.neighbours  # made by the worker (prepare_shown)
+        company = step_company(state, node, neighbours)
+        self._navigation.follow(node, company, shared=is_shared(recording, node, neighbours))

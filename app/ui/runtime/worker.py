@@ -251,6 +251,7 @@ def prepare_shown(recording: Recording) -> Any:
     timeline.call_starts()
     timeline.iteration_starts()
     timeline.memory_series()
+    recording.graph.neighbours  # noqa: B018  # O(edges), read when the first step is followed
     return shown
 
 
