@@ -152,9 +152,9 @@ def _set_since(recording: Recording, step: Step, name: str, after: int) -> str |
     """The line that last set ``name``'s ``.grad`` outside a backward since step ``after``
     (``opt.zero_grad()``): without it, ``None`` right under a call's gradient read as if the
     call had left nothing."""
-    for index in range(step.index, after, -1):
+    for index in reversed(recording.timeline.grads_set_between(after, step.index)):
         earlier = recording.timeline[index]
-        if earlier.kind == "forward" and name in earlier.grad_changes and earlier.line is not None:
+        if name in earlier.grad_changes and earlier.line is not None:
             code = recording.program.line(earlier.line).strip()
             said = f" ({code})" if code else ""
             return f"line {earlier.line}{said} set it to {format_values(earlier.grad_changes[name])}"

@@ -27,6 +27,7 @@ read up front with the file, so the timeline bar and the memory chart make no st
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -271,6 +272,32 @@ class Timeline:
     def memory_series(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...] | None]:
         """Saved bytes, nodes alive and device bytes (None when no step knows them) at every step."""
         return self._once("memory", _memory_series)
+
+    def grads_set_between(self, after: int, index: int) -> list[int]:
+        """The forward steps ``after + 1 .. index`` that set a ``.grad`` (``opt.zero_grad()``), in
+        order. Each step past ``after`` is looked at once, however often this is asked: the
+        gradients panel asks at every step, for every leaf, and a scan back to the last call's
+        end at each was O(steps) a step (~2 ms of a step of the 5,000-node chain's second call).
+
+        >>> from app.core import load_builtin, record
+        >>> t = record(load_builtin("two-losses")).timeline
+        >>> t.grads_set_between(0, len(t) - 1)
+        []
+        """
+        with self._lock:
+            scans: dict[int, tuple[int, tuple[int, ...]]] = self._derived.setdefault("grads_set", {})
+            upto, found = scans.get(after, (after, ()))
+        if index > upto:
+            more = []
+            for i in range(upto + 1, index + 1):
+                step = self.steps[i]
+                if step.kind == "forward" and step.grad_changes:
+                    more.append(i)
+            found, upto = found + tuple(more), index
+            with self._lock:
+                if scans.get(after, (after, ()))[0] < upto:
+                    scans[after] = (upto, found)
+        return list(found[: bisect_right(found, index)])
 
     def _once(self, name: str, make: Callable[[Sequence[StepHead | Step]], _T]) -> _T:
         """``make(steps)``, made once per timeline and kept under ``name``.

@@ -157,3 +157,19 @@ def test_changed_between_is_symmetric_and_complete(chain: Recording) -> None:
     differ = {k for k in set(first.slots) | set(last.slots) if first.slots.get(k) != last.slots.get(k)}
     assert differ <= slots
     assert set(last.visible_nodes) - set(first.visible_nodes) <= nodes
+
+
+@pytest.mark.parametrize("name", ["gan-no-detach", "accumulate-zero-grad"])
+def test_the_grads_set_between_two_steps_in_any_order_of_asking(name: str) -> None:
+    """The forward steps that set a ``.grad`` between a call's end and a step, as a plain scan
+    of the steps finds them, whichever order the pairs are asked in (each answer is kept)."""
+    recording = record(load_builtin(name))
+    steps = recording.timeline.steps
+    setting = [s.index for s in steps if s.kind == "forward" and s.grad_changes]
+    assert setting  # the program sets a .grad outside a backward (zero_grad)
+    afters = [0, *(c.last_step for c in recording.calls)]
+    pairs = [(a, i) for a in afters for i in range(a, len(steps))]
+    for order in (pairs, pairs[::-1], random.Random(7).sample(pairs, len(pairs))):
+        timeline = record(load_builtin(name)).timeline
+        for after, index in order:
+            assert timeline.grads_set_between(after, index) == [i for i in setting if after < i <= index]
