@@ -5,10 +5,11 @@ is broken and measured afresh."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel
 
 from app.ui.panels.caption_bar import CAPTION_LINES, LINE_BREAK, SLACK_PX, CaptionBar, fixed_lines
 from app.ui.style.breakable import breakable
+from tests.support.holder import shown_in_holder
 
 CAPTIONS = [
     "TBackward0 ran; it saved no tensors, so there was nothing to free.",
@@ -33,13 +34,8 @@ def _expected(caption: CaptionBar, text: str) -> tuple[str, int, int]:
 
 
 def test_a_caption_shown_again_shows_and_measures_as_a_fresh_one(qtbot, session):
-    holder = QWidget()
     caption = CaptionBar(session)
-    QVBoxLayout(holder).addWidget(caption)
-    qtbot.addWidget(holder)
-    holder.resize(520, 200)
-    holder.show()
-    qtbot.waitExposed(holder)
+    holder = shown_in_holder(qtbot, caption, 520, 200)
     seen: set[tuple[str, int]] = set()
     for round_ in range(3):
         if round_ == 1:  # another font: other lines, other sizes

@@ -3,11 +3,10 @@ node's before it (the next iteration's) leaves them as they are."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QVBoxLayout, QWidget
-
 from app.core import record
 from app.ui.panels.node_details import NodeDetails
 from benchmarks.programs import training_program
+from tests.support.holder import shown_in_holder
 
 
 def _widths(details: NodeDetails) -> list[int]:
@@ -16,13 +15,8 @@ def _widths(details: NodeDetails) -> list[int]:
 
 def test_the_columns_fit_their_texts_at_every_step_of_a_loop(qtbot, session):
     recording = record(training_program(4))
-    holder = QWidget()
     details = NodeDetails(session)
-    QVBoxLayout(holder).addWidget(details)
-    qtbot.addWidget(holder)
-    holder.resize(420, 500)
-    holder.show()
-    qtbot.waitExposed(holder)
+    _holder = shown_in_holder(qtbot, details, 420, 500)  # the panel lives as long as its holder
     session.apply(recording)
     nodes, widths = set(), set()
     for index in [*range(len(recording.timeline)), 5, 0]:
