@@ -89,12 +89,12 @@ RUNNING, FAILED = "▶", "✗"
 MAX_LINES = 12
 MIN_LINES = 4
 STATEMENT_SHOWN = 12  # characters of a marked statement the code column shows, at least
-FILL_LATER_LINES = 500  # a longer text is written one event-loop turn after the panel's paint
-FILL_UNPAINTED_MS = 100  # ... or this long after the recording is applied when the panel does not paint
-FILL_WAIT_MS, FILL_WAITS = (
-    20,
-    50,
-)  # ... and while ``fill_wait()`` (the graph not drawn yet), this often, at most
+# NOTE [marks cost what changed]: a longer text is written in a turn of its own, after the panel's
+# paint (or FILL_UNPAINTED_MS after the recording when it does not paint), looking again every
+# FILL_WAIT_MS, at most FILL_WAITS times, while ``fill_wait()`` says the graph is not drawn yet
+FILL_LATER_LINES = 500
+FILL_UNPAINTED_MS = 100
+FILL_WAIT_MS, FILL_WAITS = 20, 50
 HIGHLIGHT_MAX_LINES = 1000  # past this, uncoloured: colouring costs ~18 ms per 1000 lines on the GUI thread
 BAR_WIDTH, FAINT_BAR_WIDTH = 5, 2
 RECHECK_MS = 400  # after a typing pause: is the text the recorded one again?
