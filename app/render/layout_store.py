@@ -42,7 +42,7 @@ from app.core.lensfile import save_lens
 from app.core.model.graph import Graph
 from app.core.model.recording import Recording
 from app.render.dot_source import frame_names, proxied_edges
-from app.render.labels import drawn_slots
+from app.render.labels import drawn_slot_table
 from app.render.layout import LADDER, Box, EdgePath, Layout, LayoutError, layout_graph
 from app.render.modules import fold, module_groups
 from app.render.preview import preview_json
@@ -153,7 +153,8 @@ class _StoredLayout:
         if type(simplified) is not str or simplified not in rungs:  # a list is not even hashable
             raise self.fail("an unknown simplification")
         frames = frame_names(drawn.graph)
-        slots = {(n.id, s.name): (n.id, s.name) for n in drawn.graph.nodes for s in drawn_slots(n)}
+        slot_boxes = drawn_slot_table(drawn.graph).items()  # shared with ShownStates: NOTE [drawn slot table]
+        slots = {(node, s.name): (node, s.name) for node, boxes in slot_boxes for s in boxes}
         proxies = {(e.src, e.dst): e for e in proxied_edges(drawn.graph)}
         return Layout(
             width=width,
