@@ -36,13 +36,16 @@ from collections.abc import Iterable, Mapping
 from itertools import accumulate
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
+
+import msgspec
+from msgspec import Meta
 
 from app.core.lensfile import save_lens
 from app.core.model.graph import Graph
 from app.core.model.recording import Recording
 from app.render.dot_source import frame_names, proxied_edges
-from app.render.labels import drawn_slots
+from app.render.labels import drawn_slot_table
 from app.render.layout import LADDER, Box, EdgePath, Layout, LayoutError, layout_graph
 from app.render.modules import fold, module_groups
 from app.render.preview import preview_json
@@ -153,7 +156,8 @@ class _StoredLayout:
         if type(simplified) is not str or simplified not in rungs:  # a list is not even hashable
             raise self.fail("an unknown simplification")
         frames = frame_names(drawn.graph)
-        slots = {(n.id, s.name): (n.id, s.name) for n in drawn.graph.nodes for s in drawn_slots(n)}
+        slot_boxes = drawn_slot_table(drawn.graph).items()  # shared with ShownStates: NOTE [drawn slot table]
+        slots = {(node, s.name): (node, s.name) for node, boxes in slot_boxes for s in boxes}
         proxies = {(e.src, e.dst): e for e in proxied_edges(drawn.graph)}
         return Layout(
             width=width,
@@ -183,11 +187,14 @@ class _StoredLayout:
         return value
 
     def numbers(self, value: Any, where: str, count: int) -> list[float]:
-        """``count`` finite numbers of at most :data:`MAX_COORD` each, checked in a few passes in C."""
+        """``count`` finite numbers of at most :data:`MAX_COORD` each, checked in two passes in C
+        (five when they are not, to name the fault)."""
         if not isinstance(value, list) or len(value) != count:
             raise self.fail(f"{where} is not a list of {count} numbers")
         if not set(map(type, value)) <= {int, float}:  # not bool, which json reads as True/False
             raise self.fail(f"{where} holds something that is not a number")
+        if _within_canvas(value):
+            return value  # what the passes below would let through, found in one
         try:
             total = math.fsum(value)  # a NaN or an infinity makes it not finite
         except (OverflowError, ValueError):  # a huge integer or sum; inf + -inf
@@ -261,3 +268,20 @@ class _StoredLayout:
         ):
             raise self.fail(f"{where} is not a list of {count} counts")
         return value
+
+
+# Every number within MAX_COORD of 0 (neither NaN nor an infinity is within a bound), checked by
+# msgspec in C as it converts: 2 ms for the 5,000-node chain's 233,000 numbers, where fsum, max and
+# min took 10 ms. A list that fails it goes through those three, which say what is wrong, as before.
+_COORDS = list[
+    Annotated[int, Meta(ge=-int(MAX_COORD), le=int(MAX_COORD))]
+    | Annotated[float, Meta(ge=-MAX_COORD, le=MAX_COORD)]
+]
+
+
+def _within_canvas(value: list[Any]) -> bool:
+    try:
+        msgspec.convert(value, _COORDS)
+    except msgspec.ValidationError:
+        return False
+    return True

@@ -165,6 +165,63 @@ def test_a_layout_that_does_not_fit_is_refused(rnn, what):
         layout_from_json([] if what == "a list for the layout" else data, rnn.graph)
 
 
+class _Count(int):
+    """A whole number that is not an ``int`` (json never makes one; a Python caller might)."""
+
+
+FAR = "holds a number that is not finite or is too large"
+NOT_A_NUMBER = "holds something that is not a number"
+# the numbers' faults named exactly, whichever way the numbers are checked
+WORDED = {
+    "a whole number just past the canvas": (
+        lambda d: d["nodes"]["xywh"].__setitem__(0, 100_000_001),
+        f"nodes.xywh {FAR}",
+    ),
+    "a point just past the canvas's left": (
+        lambda d: d["edges"]["points"].__setitem__(0, -100_000_000.5),
+        f"edges.points {FAR}",
+    ),
+    "an arrow tip past the canvas": (
+        lambda d: d["edges"]["arrows"].__setitem__(1, 1.5e8),
+        f"edges.arrows {FAR}",
+    ),
+    "NaN": (lambda d: d["slots"]["xywh"].__setitem__(0, math.nan), f"slots.xywh {FAR}"),
+    "minus infinity": (
+        lambda d: d["slot_edges"]["points"].__setitem__(2, -math.inf),
+        f"slot_edges.points {FAR}",
+    ),
+    "a huge whole number": (lambda d: d["nodes"]["xywh"].__setitem__(1, -(10**400)), f"nodes.xywh {FAR}"),
+    "true for a number": (lambda d: d.update(size=[True, 10.0]), f"size {NOT_A_NUMBER}"),
+    "text and NaN": (
+        lambda d: d["nodes"]["xywh"].__setitem__(slice(0, 2), ["1", math.nan]),
+        f"nodes.xywh {NOT_A_NUMBER}",
+    ),
+    "a subclass of int": (
+        lambda d: d["nodes"]["xywh"].__setitem__(0, _Count(3)),
+        f"nodes.xywh {NOT_A_NUMBER}",
+    ),
+}
+
+
+@pytest.mark.parametrize("what", sorted(WORDED))
+def test_a_layouts_bad_number_is_named(rnn, what):
+    change, said = WORDED[what]
+    data = _broken(rnn, change)
+    with pytest.raises(LayoutError) as caught:
+        layout_from_json(data, rnn.graph)
+    assert str(caught.value) == f"the recording's stored layout does not fit its graph ({said})"
+
+
+def test_numbers_at_the_canvas_edge_are_kept_as_written(rnn):
+    data = _broken(rnn, lambda d: d.update(size=[100_000_000, 1e8]))
+    data["edges"]["points"][:2] = [-100_000_000, -1e8]
+    layout = layout_from_json(data, rnn.graph)
+    assert (layout.width, layout.height) == (100_000_000, 1e8)
+    assert (type(layout.width), type(layout.height)) == (int, float)  # a whole number stays one
+    first = next(iter(layout.edges.values())).points[0]
+    assert first == (-100_000_000, -1e8) and type(first[0]) is int
+
+
 def _leaves(value, path=()):
     if isinstance(value, dict):
         for key, item in value.items():
